@@ -1,0 +1,172 @@
+package access
+
+import (
+	"context"
+
+	"github.com/askbi/askbi"
+)
+
+// EntityType names a kind of workspace entity.
+type EntityType string
+
+// Entity types. TypeTeam stands for the team itself, for team-wide rights.
+const (
+	TypeDashboard  EntityType = "dashboard"
+	TypeChart      EntityType = "chart"
+	TypeDataset    EntityType = "dataset"
+	TypeConnection EntityType = "connection"
+	TypeTeam       EntityType = "team"
+)
+
+// Entity is a reference to something access is checked on. Every entity
+// belongs to one team; ProjectID empty means team-wide (visible to every
+// member, such as a team connection or the team itself).
+type Entity struct {
+	Type      EntityType
+	ID        string
+	TeamID    string
+	ProjectID string
+}
+
+// Right is something a principal may do to an entity.
+type Right string
+
+// Rights. Each one's rule is in rules below; see Allow.
+const (
+	// RightRead reads an entity and its current data.
+	RightRead Right = "read"
+	// RightRefresh reads fresh data, bypassing the cache.
+	RightRefresh Right = "refresh"
+	// RightPreviewChart creates a temporary chart from a dataset.
+	RightPreviewChart Right = "preview_chart"
+	// RightExplore inspects and previews a connection's raw source.
+	RightExplore Right = "explore"
+	// RightSaveDataset saves a new dataset from a source request.
+	RightSaveDataset Right = "save_dataset"
+	// RightEditDashboard changes a dashboard or places a chart on it.
+	RightEditDashboard Right = "edit_dashboard"
+	// RightManageConnections creates and changes connections.
+	RightManageConnections Right = "manage_connections"
+	// RightApproveTools approves remote MCP tools for Ask.
+	RightApproveTools Right = "approve_tools"
+)
+
+// rule is what one Right needs.
+type rule struct {
+	scopes []Scope // required for token principals
+	role   Role    // minimum live role for every principal
+	// tokenAdminAllProjects applies the private-alpha rule to tokens:
+	// owner or admin, with a credential valid for all projects.
+	tokenAdminAllProjects bool
+	sessionOnly           bool
+}
+
+var rules = map[Right]rule{
+	RightRead:              {scopes: []Scope{ScopeDataRead}, role: RoleViewer},
+	RightRefresh:           {scopes: []Scope{ScopeDataRead, ScopeDataRefresh}, role: RoleViewer},
+	RightPreviewChart:      {scopes: []Scope{ScopeChartsPreview}, role: RoleViewer, tokenAdminAllProjects: true},
+	RightExplore:           {scopes: []Scope{ScopeDataRead}, role: RoleEditor, tokenAdminAllProjects: true},
+	RightSaveDataset:       {scopes: []Scope{ScopeDatasetsWrite}, role: RoleEditor, tokenAdminAllProjects: true},
+	RightEditDashboard:     {scopes: []Scope{ScopeDatasetsWrite}, role: RoleEditor},
+	RightManageConnections: {role: RoleAdmin, sessionOnly: true},
+	RightApproveTools:      {role: RoleAdmin, sessionOnly: true},
+}
+
+// Rights lists every right, in documented order.
+var Rights = []Right{
+	RightRead, RightRefresh, RightPreviewChart, RightExplore,
+	RightSaveDataset, RightEditDashboard, RightManageConnections, RightApproveTools,
+}
+
+// Checker makes every access decision askbi needs, against live membership.
+// The chat and MCP paths both call it; there is no second copy of a check.
+type Checker struct {
+	dir Directory
+}
+
+// NewChecker returns a Checker reading membership from dir.
+func NewChecker(dir Directory) *Checker { return &Checker{dir: dir} }
+
+// Live returns p as it stands now: its live role, and its project access
+// narrowed to the live grants. A user who is no longer a member of p's team
+// gets Forbidden.
+func (c *Checker) Live(ctx context.Context, p Principal) (_ Principal, err error) {
+	defer askbi.Wrap(&err, "access.Checker.Live")
+	if p.UserID == "" || p.TeamID == "" {
+		return Principal{}, askbi.Errorf(askbi.Unauthenticated, "no user or team")
+	}
+	if p.Auth.token() && p.CredentialID == "" {
+		return Principal{}, askbi.Errorf(askbi.Unauthenticated, "token principal without a credential")
+	}
+	m, err := c.dir.Member(ctx, p.TeamID, p.UserID)
+	if askbi.ErrorCode(err) == askbi.NotFound {
+		return Principal{}, askbi.Errorf(askbi.Forbidden, "you are not a member of this team")
+	}
+	if err != nil {
+		return Principal{}, err
+	}
+	grants := m.Projects
+	if m.Role.AtLeast(RoleAdmin) {
+		grants = AllProjects()
+	}
+	p.Role = m.Role
+	if p.Auth.token() {
+		p.Projects = p.Projects.Intersect(grants)
+	} else {
+		p.Projects = grants
+	}
+	p.live = true
+	return p, nil
+}
+
+// Can reports whether p may exercise right on e, reading live membership.
+// It returns nil, or an error with code NotFound (e is outside p's reach),
+// ScopeRequired, Forbidden, or Unauthenticated.
+func (c *Checker) Can(ctx context.Context, p Principal, right Right, e Entity) error {
+	live, err := c.Live(ctx, p)
+	if err != nil {
+		return err
+	}
+	return Allow(live, right, e)
+}
+
+// Sees reports whether live principal p can see e at all: same team, and e
+// is team-wide or in one of p's projects.
+func Sees(p Principal, e Entity) bool {
+	return p.live && e.TeamID == p.TeamID && (e.ProjectID == "" || p.Projects.Contains(e.ProjectID))
+}
+
+// Allow decides right on e for a live principal (from Checker.Live), so a
+// caller checking many entities reads membership once. Order: reach
+// (NotFound), then scope (ScopeRequired), then role and credential
+// (Forbidden).
+func Allow(p Principal, right Right, e Entity) error {
+	const op = "access.Allow"
+	if !p.live {
+		return &askbi.Error{Code: askbi.Internal, Op: op, Message: "access check on an unresolved principal"}
+	}
+	r, ok := rules[right]
+	if !ok {
+		return &askbi.Error{Code: askbi.Internal, Op: op, Message: "unknown right " + string(right)}
+	}
+	if !Sees(p, e) {
+		return &askbi.Error{Code: askbi.NotFound, Op: op, Message: string(e.Type) + " not found"}
+	}
+	if p.Auth.token() {
+		if r.sessionOnly {
+			return &askbi.Error{Code: askbi.Forbidden, Op: op, Message: "this action is only available when signed in to the product"}
+		}
+		for _, s := range r.scopes {
+			if !p.HasScope(s) {
+				return &askbi.Error{Code: askbi.ScopeRequired, Op: op, Message: "this action requires the " + string(s) + " scope"}
+			}
+		}
+		if r.tokenAdminAllProjects && (!p.Role.AtLeast(RoleAdmin) || !p.Projects.All) {
+			return &askbi.Error{Code: askbi.Forbidden, Op: op, Message: "this action requires a team owner or admin with an all-project key"}
+		}
+	}
+	if !p.Role.AtLeast(r.role) {
+		return &askbi.Error{Code: askbi.Forbidden, Op: op, Message: "this action requires the " + string(r.role) + " role or above"}
+	}
+	return nil
+}

@@ -1,0 +1,31 @@
+// Package askbi gives a BI or analytics product two AI surfaces over one set
+// of access checks and one data executor:
+//
+//   - Ask, an in-product AI data assistant that works on the exact
+//     dashboards, charts and datasets the user selected, runs allowlisted
+//     tools, and holds every mutating call behind a single-use approval the
+//     server enforces.
+//   - An inbound MCP server that opens the product's data to outside agents
+//     through six bounded tools, under API keys or OAuth 2.1 with scopes.
+//
+// This root package holds only the overview and the error vocabulary. Every
+// askbi error is an *Error with a stable Code; adapters map codes to their
+// outputs (HTTP statuses, MCP tool results, chat events), and users only see
+// ErrorMessage, never the cause.
+//
+// # Packages
+//
+//   - access: principals, roles, scopes, access decisions, API keys.
+//
+// # Quick start
+//
+// A host implements access.Directory over its own membership tables (or uses
+// access.MemoryDirectory), then asks one Checker for every decision:
+//
+//	dir := access.NewMemoryDirectory()
+//	dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
+//	checker := access.NewChecker(dir)
+//	p := access.Principal{UserID: "alice", TeamID: "acme", Auth: access.AuthSession}
+//	err := checker.Read(ctx, p, access.Entity{Type: access.TypeDashboard, ID: "d1", TeamID: "acme", ProjectID: "growth"})
+//	if askbi.ErrorCode(err) == askbi.NotFound { ... }
+package askbi

@@ -1,0 +1,79 @@
+package askbi_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/askbi/askbi"
+)
+
+func TestErrorCode(t *testing.T) {
+	tests := []struct {
+		name    string
+		err     error
+		code    askbi.Code
+		message string
+	}{
+		{"nil", nil, "", ""},
+		{"foreign", io.EOF, askbi.Internal, "An internal error occurred."},
+		{"coded", askbi.Errorf(askbi.NotFound, "dashboard not found"), askbi.NotFound, "dashboard not found"},
+		{"no message", askbi.E(askbi.RateLimited), askbi.RateLimited, "Too many requests; try again later."},
+		{"wrapped with fmt", fmt.Errorf("ctx: %w", askbi.Errorf(askbi.Timeout, "too slow")), askbi.Timeout, "too slow"},
+		{"cause hidden", &askbi.Error{Code: askbi.Unavailable, Err: errors.New("dial tcp 10.0.0.1: password=hunter2")}, askbi.Unavailable, "The service is unavailable."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := askbi.ErrorCode(tt.err); got != tt.code {
+				t.Errorf("ErrorCode = %q, want %q", got, tt.code)
+			}
+			if got := askbi.ErrorMessage(tt.err); got != tt.message {
+				t.Errorf("ErrorMessage = %q, want %q", got, tt.message)
+			}
+		})
+	}
+}
+
+func TestWrap(t *testing.T) {
+	f := func(cause error) (err error) {
+		defer askbi.Wrap(&err, "pkg.F")
+		return cause
+	}
+	if err := f(nil); err != nil {
+		t.Errorf("Wrap(nil) = %v", err)
+	}
+	err := f(askbi.Errorf(askbi.Forbidden, "no"))
+	if askbi.ErrorCode(err) != askbi.Forbidden || askbi.ErrorMessage(err) != "no" || err.Error() != "pkg.F: forbidden: no" {
+		t.Errorf("Wrap(coded) = %v", err)
+	}
+	err = f(errors.New("secret detail"))
+	if askbi.ErrorCode(err) != askbi.Internal || askbi.ErrorMessage(err) == "secret detail" || err.Error() != "pkg.F: internal: secret detail" {
+		t.Errorf("Wrap(foreign) = %v (%q)", err, askbi.ErrorMessage(err))
+	}
+}
+
+func TestIs(t *testing.T) {
+	err := fmt.Errorf("x: %w", askbi.Errorf(askbi.Conflict, "taken"))
+	if !errors.Is(err, askbi.E(askbi.Conflict)) {
+		t.Error("errors.Is(conflict) = false")
+	}
+	if errors.Is(err, askbi.E(askbi.NotFound)) {
+		t.Error("errors.Is(not_found) = true")
+	}
+	var e *askbi.Error
+	if !errors.As(err, &e) || e.Message != "taken" {
+		t.Errorf("errors.As = %v", e)
+	}
+}
+
+func ExampleErrorMessage() {
+	err := &askbi.Error{Code: askbi.NotFound, Op: "dataexec.RunDataset", Message: "dataset not found", Err: errors.New("sql: no rows")}
+	fmt.Println(askbi.ErrorCode(err))
+	fmt.Println(askbi.ErrorMessage(err))
+	fmt.Println(askbi.ErrorMessage(errors.New("pq: password authentication failed")))
+	// Output:
+	// not_found
+	// dataset not found
+	// An internal error occurred.
+}
