@@ -64,7 +64,7 @@ type rule struct {
 var rules = map[Right]rule{
 	RightRead:              {scopes: []Scope{ScopeDataRead}, role: RoleViewer},
 	RightRefresh:           {scopes: []Scope{ScopeDataRead, ScopeDataRefresh}, role: RoleViewer},
-	RightPreviewChart:      {scopes: []Scope{ScopeChartsPreview}, role: RoleViewer, tokenAdminAllProjects: true},
+	RightPreviewChart:      {scopes: []Scope{ScopeDataRead, ScopeChartsPreview}, role: RoleViewer, tokenAdminAllProjects: true},
 	RightExplore:           {scopes: []Scope{ScopeDataRead}, role: RoleEditor, tokenAdminAllProjects: true},
 	RightSaveDataset:       {scopes: []Scope{ScopeDatasetsWrite}, role: RoleEditor, tokenAdminAllProjects: true},
 	RightEditDashboard:     {scopes: []Scope{ScopeDatasetsWrite}, role: RoleEditor},

@@ -1,0 +1,135 @@
+package pgstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+)
+
+// KeyStore is an access.KeyStore in PostgreSQL. The stored row holds the
+// key's SHA-256, never the secret.
+type KeyStore struct {
+	db *sqlx.DB
+}
+
+// NewKeyStore returns a KeyStore on a migrated database.
+func NewKeyStore(db *sqlx.DB) *KeyStore { return &KeyStore{db: db} }
+
+type keyRow struct {
+	ID          string         `db:"id"`
+	Prefix      string         `db:"prefix"`
+	Hash        []byte         `db:"hash"`
+	Name        string         `db:"name"`
+	UserID      string         `db:"user_id"`
+	TeamID      string         `db:"team_id"`
+	Scopes      pq.StringArray `db:"scopes"`
+	AllProjects bool           `db:"all_projects"`
+	ProjectIDs  pq.StringArray `db:"project_ids"`
+	CreatedAt   time.Time      `db:"created_at"`
+	LastUsedAt  sql.NullTime   `db:"last_used_at"`
+	RevokedAt   sql.NullTime   `db:"revoked_at"`
+}
+
+func (r keyRow) key() access.Key {
+	k := access.Key{
+		ID: r.ID, Prefix: r.Prefix, Hash: r.Hash, Name: r.Name,
+		UserID: r.UserID, TeamID: r.TeamID, CreatedAt: r.CreatedAt.UTC(),
+		// A NULL time scans as the zero time, which the Key reads as unset.
+		LastUsedAt: r.LastUsedAt.Time.UTC(), RevokedAt: r.RevokedAt.Time.UTC(),
+	}
+	for _, s := range r.Scopes {
+		k.Scopes = append(k.Scopes, access.Scope(s))
+	}
+	if r.AllProjects {
+		k.Projects = access.AllProjects()
+	} else {
+		k.Projects = access.ProjectSet(r.ProjectIDs...)
+	}
+	return k
+}
+
+const keyColumns = `id, prefix, hash, name, user_id, team_id, scopes, all_projects, project_ids, created_at, last_used_at, revoked_at`
+
+// Create implements access.KeyStore.
+func (s *KeyStore) Create(ctx context.Context, k access.Key) error {
+	scopes := make([]string, len(k.Scopes))
+	for i, sc := range k.Scopes {
+		scopes[i] = string(sc)
+	}
+	ids := k.Projects.IDs
+	if ids == nil || k.Projects.All {
+		ids = []string{}
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO api_keys (`+keyColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		k.ID, k.Prefix, k.Hash, k.Name, k.UserID, k.TeamID, pq.StringArray(scopes),
+		k.Projects.All, pq.StringArray(ids), k.CreatedAt, nullTime(k.LastUsedAt), nullTime(k.RevokedAt))
+	if isUniqueViolation(err) {
+		return askbi.Errorf(askbi.Conflict, "API key already exists")
+	}
+	if err != nil {
+		return internal("pgstore.KeyStore.Create", err)
+	}
+	return nil
+}
+
+// ByPrefix implements access.KeyStore.
+func (s *KeyStore) ByPrefix(ctx context.Context, prefix string) (access.Key, error) {
+	var r keyRow
+	err := s.db.GetContext(ctx, &r, `SELECT `+keyColumns+` FROM api_keys WHERE prefix = $1`, prefix)
+	if errors.Is(err, sql.ErrNoRows) {
+		return access.Key{}, askbi.Errorf(askbi.NotFound, "API key not found")
+	}
+	if err != nil {
+		return access.Key{}, internal("pgstore.KeyStore.ByPrefix", err)
+	}
+	return r.key(), nil
+}
+
+// List implements access.KeyStore.
+func (s *KeyStore) List(ctx context.Context, teamID, userID string) ([]access.Key, error) {
+	var rows []keyRow
+	err := s.db.SelectContext(ctx, &rows, `SELECT `+keyColumns+` FROM api_keys
+		WHERE team_id = $1 AND user_id = $2 ORDER BY created_at DESC, id DESC`, teamID, userID)
+	if err != nil {
+		return nil, internal("pgstore.KeyStore.List", err)
+	}
+	keys := make([]access.Key, len(rows))
+	for i, r := range rows {
+		keys[i] = r.key()
+	}
+	return keys, nil
+}
+
+// Revoke implements access.KeyStore.
+func (s *KeyStore) Revoke(ctx context.Context, id string, t time.Time) error {
+	return s.update(ctx, "pgstore.KeyStore.Revoke",
+		`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1`, id, t)
+}
+
+// Touch implements access.KeyStore.
+func (s *KeyStore) Touch(ctx context.Context, id string, t time.Time) error {
+	return s.update(ctx, "pgstore.KeyStore.Touch", `UPDATE api_keys SET last_used_at = $2 WHERE id = $1`, id, t)
+}
+
+func (s *KeyStore) update(ctx context.Context, op, query string, id string, t time.Time) error {
+	res, err := s.db.ExecContext(ctx, query, id, t)
+	if err != nil {
+		return internal(op, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return internal(op, err)
+	} else if n == 0 {
+		return askbi.Errorf(askbi.NotFound, "API key not found")
+	}
+	return nil
+}
+
+func nullTime(t time.Time) sql.NullTime { return sql.NullTime{Time: t, Valid: !t.IsZero()} }

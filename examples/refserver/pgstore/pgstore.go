@@ -1,0 +1,117 @@
+// Package pgstore keeps the state askbi owns (API keys, and later
+// conversations, approvals, memory, OAuth grants) in PostgreSQL, on sqlx and
+// lib/pq. Schema changes are embedded SQL migrations applied in order by
+// Migrate.
+//
+// Each store passes the same exported conformance suite as its in-memory
+// counterpart, e.g. accesstest.RunKeyStore.
+package pgstore
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/askbi/askbi"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// migrateLock is the advisory-lock key that serializes Migrate across
+// processes sharing one database.
+const migrateLock = 0x61736b6269 // "askbi"
+
+// Open connects to the database at url (a lib/pq URL or DSN) and applies
+// pending migrations.
+func Open(ctx context.Context, url string) (*sqlx.DB, error) {
+	db, err := sqlx.Open("postgres", url)
+	if err != nil {
+		return nil, err
+	}
+	if err := Migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Migrate applies the embedded migrations that have not run yet, each in its
+// own transaction, under a transaction-scoped advisory lock so concurrent
+// processes apply each migration once.
+func Migrate(ctx context.Context, db *sqlx.DB) error {
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		err = Transact(ctx, db, func(tx *sqlx.Tx) error {
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, migrateLock); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+				name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+				return err
+			}
+			var done bool
+			if err := tx.GetContext(ctx, &done, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE name = $1)`, name); err != nil {
+				return err
+			}
+			if done {
+				return nil
+			}
+			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (name) VALUES ($1)`, name)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("pgstore: migration %s: %w", strings.TrimPrefix(name, "migrations/"), err)
+		}
+	}
+	return nil
+}
+
+// Transact runs fn in a transaction, committing when fn returns nil and
+// rolling back otherwise.
+func Transact(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) (err error) {
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			tx.Rollback()
+			panic(p)
+		}
+		if err != nil {
+			tx.Rollback()
+			return
+		}
+		err = tx.Commit()
+	}()
+	return fn(tx)
+}
+
+func isUniqueViolation(err error) bool {
+	var pe *pq.Error
+	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+// internal wraps a database error so its text stays out of user messages.
+func internal(op string, err error) error {
+	return &askbi.Error{Code: askbi.Internal, Op: op, Err: err}
+}

@@ -1,0 +1,198 @@
+// Package pgtest gives tests a throwaway PostgreSQL, and the reference
+// server its private cluster.
+//
+// A test package calls Main from TestMain; each test that needs a database
+// calls MustDatabase or MustDB and gets a fresh, empty database of its own,
+// dropped when the test ends:
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m) }
+//
+//	func TestX(t *testing.T) {
+//		db := pgtest.MustDB(t)
+//		...
+//	}
+//
+// The first such call starts one cluster for the whole test binary, from the
+// installed binaries, in a temporary folder on a free loopback port; Main
+// stops it and removes the folder. Packages whose tests never ask pay
+// nothing. With ASKBI_TEST_DATABASE_URL set (a postgres:// URL of a role
+// that may create databases), no cluster is started and the databases are
+// created on that server instead.
+//
+// Where PostgreSQL is not installed, the tests that need it are skipped with
+// a loud "SKIPPING" message, or fail when ASKBI_REQUIRE_POSTGRES=1 (for CI).
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// Environment variables read by the test harness.
+const (
+	EnvDatabaseURL     = "ASKBI_TEST_DATABASE_URL"
+	EnvRequirePostgres = "ASKBI_REQUIRE_POSTGRES"
+)
+
+var (
+	serverOnce sync.Once
+	shared     *server
+	sharedErr  error
+	skipOnce   sync.Once
+	dbSeq      atomic.Int64
+)
+
+// Main runs the tests of m, stops the cluster if one was started, and exits
+// with the tests' status. Call it from TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	if shared != nil {
+		if err := shared.close(); err != nil {
+			fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
+			if code == 0 {
+				code = 1
+			}
+		}
+	}
+	os.Exit(code)
+}
+
+// MustDatabase creates a fresh, empty database for tb and returns its lib/pq
+// URL (postgres://...?sslmode=disable), with superuser rights when pgtest
+// started the cluster. The database is dropped when tb ends, even with
+// sessions still open.
+func MustDatabase(tb testing.TB) string {
+	tb.Helper()
+	s := mustServer(tb)
+	name := fmt.Sprintf("askbi_test_%d_%s", dbSeq.Add(1), rand.Text()[:8])
+	name = strings.ToLower(name)
+	dsn, err := s.createDatabase(tb.Context(), name)
+	if err != nil {
+		tb.Fatalf("pgtest: create database: %v", err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := s.dropDatabase(ctx, name); err != nil {
+			tb.Errorf("pgtest: drop database %s: %v", name, err)
+		}
+	})
+	return dsn
+}
+
+// MustDB opens a fresh database from MustDatabase with the "postgres"
+// driver and closes it when tb ends.
+func MustDB(tb testing.TB) *sqlx.DB {
+	tb.Helper()
+	db, err := sqlx.Open("postgres", MustDatabase(tb))
+	if err != nil {
+		tb.Fatalf("pgtest: %v", err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+// mustServer starts the shared server on first use, and skips or fails tb
+// when it is unavailable.
+func mustServer(tb testing.TB) *server {
+	tb.Helper()
+	serverOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		shared, sharedErr = newServer(ctx, os.Getenv(EnvDatabaseURL))
+	})
+	switch {
+	case sharedErr == nil:
+		return shared
+	case !errors.Is(sharedErr, ErrNotInstalled):
+		tb.Fatalf("pgtest: %v", sharedErr)
+	case os.Getenv(EnvRequirePostgres) == "1":
+		tb.Fatalf("pgtest: %s=1 but %v", EnvRequirePostgres, sharedErr)
+	}
+	msg := fmt.Sprintf("SKIPPING: PostgreSQL not installed; install it or set %s (%v)", EnvDatabaseURL, sharedErr)
+	skipOnce.Do(func() { fmt.Fprintf(os.Stderr, "pgtest: %s\n", msg) })
+	tb.Skip(msg)
+	return nil
+}
+
+// server is where test databases are created: a cluster of our own, or the
+// server at ASKBI_TEST_DATABASE_URL.
+type server struct {
+	cluster *Cluster // nil for an external server
+	tmp     string   // the cluster's folder, removed on close
+	base    url.URL  // server URL; a database's URL replaces its path
+	admin   *sql.DB
+}
+
+// newServer connects to serverURL, or starts a cluster when it is empty.
+func newServer(ctx context.Context, serverURL string) (_ *server, err error) {
+	s := &server{}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, s.close())
+		}
+	}()
+	if serverURL == "" {
+		// The folder is created 0700 under the world-searchable temp folder
+		// and handed to the server user when running as root.
+		if s.tmp, err = os.MkdirTemp("", "askbi-pgtest-"); err != nil {
+			return s, err
+		}
+		if s.cluster, err = Start(ctx, s.tmp, &Options{NoSync: true}); err != nil {
+			return s, err
+		}
+		serverURL = s.cluster.URL("postgres")
+	}
+	u, err := url.Parse(serverURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return s, fmt.Errorf("%s must be a postgres:// URL", EnvDatabaseURL)
+	}
+	s.base = *u
+	if s.admin, err = sql.Open("postgres", serverURL); err != nil {
+		return s, err
+	}
+	return s, s.admin.PingContext(ctx)
+}
+
+// createDatabase creates database name and returns its URL.
+func (s *server) createDatabase(ctx context.Context, name string) (string, error) {
+	if err := createDatabase(ctx, s.admin, name); err != nil {
+		return "", err
+	}
+	u := s.base
+	u.Path, u.RawPath = "/"+name, ""
+	return u.String(), nil
+}
+
+func (s *server) dropDatabase(ctx context.Context, name string) error {
+	_, err := s.admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+pq.QuoteIdentifier(name)+" WITH (FORCE)")
+	return err
+}
+
+// close disconnects, stops the cluster and removes its folder.
+func (s *server) close() error {
+	var errs []error
+	if s.admin != nil {
+		errs = append(errs, s.admin.Close())
+	}
+	if s.cluster != nil {
+		errs = append(errs, s.cluster.Stop())
+	}
+	if s.tmp != "" {
+		errs = append(errs, os.RemoveAll(s.tmp))
+	}
+	return errors.Join(errs...)
+}
