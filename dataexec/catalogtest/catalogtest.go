@@ -1,0 +1,399 @@
+// Package catalogtest holds the conformance suite for dataexec.Catalog. A
+// host runs it against its own catalog adapter:
+//
+//	func TestCatalog(t *testing.T) {
+//		catalogtest.Run(t, func(t *testing.T, f catalogtest.Fixture) dataexec.Catalog {
+//			return newCatalogHolding(t, f) // a fresh store seeded with f
+//		})
+//	}
+package catalogtest
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/dataexec"
+)
+
+// Fixture is the workspace a catalog under test must hold, and nothing
+// else, when newCatalog returns it. Timestamps are whole microseconds in
+// UTC, so SQL stores can keep them exactly.
+type Fixture struct {
+	Connections []dataexec.Connection
+	Dashboards  []dataexec.Dashboard
+	Datasets    []dataexec.Dataset
+	Charts      []dataexec.Chart
+}
+
+// T0 is the time the fixture's timestamps count from.
+var T0 = time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+
+func at(min int) time.Time { return T0.Add(time.Duration(min) * time.Minute) }
+
+// NewFixture returns the suite's workspace: team acme (projects growth and
+// finance) and team globex (project ops), with connections, dashboards,
+// datasets, saved charts and one preview chart.
+func NewFixture() Fixture {
+	return Fixture{
+		Connections: []dataexec.Connection{
+			{ID: "conn-wh", TeamID: "acme", Name: "Warehouse", Type: "postgres", Active: true, CreatedAt: at(0), UpdatedAt: at(1)},
+			{ID: "conn-fin", TeamID: "acme", ProjectID: "finance", Name: "Finance DB", Type: "postgres", CreatedAt: at(0), UpdatedAt: at(2)},
+			{ID: "conn-gx", TeamID: "globex", Name: "Helpdesk", Type: "mcp", Active: true, CreatedAt: at(0), UpdatedAt: at(3)},
+		},
+		Dashboards: []dataexec.Dashboard{
+			{ID: "dash-growth", TeamID: "acme", ProjectID: "growth", Name: "Growth overview", CreatedAt: at(0), UpdatedAt: at(10)},
+			{ID: "dash-fin", TeamID: "acme", ProjectID: "finance", Name: "Finance", CreatedAt: at(0), UpdatedAt: at(11)},
+			{ID: "dash-ops", TeamID: "globex", ProjectID: "ops", Name: "Ops signups", CreatedAt: at(0), UpdatedAt: at(12)},
+		},
+		Datasets: []dataexec.Dataset{
+			{ID: "ds-signups", TeamID: "acme", ProjectID: "growth", Name: "Weekly signups", Version: 3,
+				Request: dataexec.Request{
+					ConnectionID: "conn-wh",
+					SQL:          "SELECT week, country, signups FROM signups WHERE country = {{country}} LIMIT {{n}}",
+					Fields: dataexec.Fields{
+						{Name: "week", Path: []string{"week"}},
+						{Name: "signups", Path: []string{"column_2"}},
+					},
+					Variables: []dataexec.Variable{
+						{Name: "country", Type: dataexec.VarString, Default: "US"},
+						{Name: "n", Type: dataexec.VarNumber, Default: float64(7)},
+						{Name: "since", Type: dataexec.VarDate},
+					},
+				},
+				CreatedAt: at(0), UpdatedAt: at(20)},
+			{ID: "ds-mrr", TeamID: "acme", ProjectID: "finance", Name: "MRR", Version: 1,
+				Request:   dataexec.Request{ConnectionID: "conn-fin", SQL: "SELECT month, mrr FROM mrr"},
+				CreatedAt: at(0), UpdatedAt: at(21)},
+			{ID: "ds-conv", TeamID: "acme", ProjectID: "growth", Name: "Conversion 50% cohort", Version: 1,
+				Request:   dataexec.Request{ConnectionID: "conn-wh", SQL: "SELECT 1"},
+				CreatedAt: at(0), UpdatedAt: at(22)},
+			{ID: "ds-tickets", TeamID: "globex", ProjectID: "ops", Name: "Tickets by day", Version: 2,
+				Request: dataexec.Request{
+					ConnectionID: "conn-gx", Tool: "tickets_by_day",
+					Arguments: json.RawMessage(`{"days":30,"status":["open","closed"]}`),
+					Fields:    dataexec.Fields{{Name: "day", Path: []string{"column_0"}}, {Name: "count", Path: []string{"column_1", "0"}}},
+				},
+				CreatedAt: at(0), UpdatedAt: at(23)},
+		},
+		Charts: []dataexec.Chart{
+			{ID: "chart-signups", TeamID: "acme", ProjectID: "growth", DashboardID: "dash-growth", Name: "Signups by week",
+				Type: dataexec.ChartLine, DatasetID: "ds-signups", XField: "week", YFields: []string{"signups"}, CreatedAt: at(0), UpdatedAt: at(30)},
+			{ID: "chart-country", TeamID: "acme", ProjectID: "growth", DashboardID: "dash-growth", Name: "Signups by country",
+				Type: dataexec.ChartBar, DatasetID: "ds-signups", XField: "week", YFields: []string{"signups"}, CreatedAt: at(0), UpdatedAt: at(31)},
+			{ID: "chart-mrr", TeamID: "acme", ProjectID: "finance", DashboardID: "dash-fin", Name: "MRR trend",
+				Type: dataexec.ChartArea, DatasetID: "ds-mrr", XField: "month", YFields: []string{"mrr"}, CreatedAt: at(0), UpdatedAt: at(32)},
+			{ID: "chart-draft", TeamID: "acme", ProjectID: "growth", Name: "Draft signups",
+				Type: dataexec.ChartBar, DatasetID: "ds-signups", XField: "week", YFields: []string{"signups"}, CreatedAt: at(0), UpdatedAt: at(33)},
+			{ID: "chart-tickets", TeamID: "globex", ProjectID: "ops", DashboardID: "dash-ops", Name: "Tickets",
+				Type: dataexec.ChartKPI, DatasetID: "ds-tickets", YFields: []string{"count"}, CreatedAt: at(0), UpdatedAt: at(34)},
+		},
+	}
+}
+
+// CmpOptions compare catalog values as the suite does: times by instant,
+// JSON arguments by meaning, nil and empty alike.
+var CmpOptions = cmp.Options{
+	cmp.FilterPath(func(p cmp.Path) bool { return p.Last().Type() != reflect.TypeFor[json.RawMessage]() }, cmpopts.EquateEmpty()),
+	cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) }),
+	cmp.Comparer(func(a, b json.RawMessage) bool {
+		if len(a) == 0 || len(b) == 0 {
+			return len(a) == len(b)
+		}
+		var x, y any
+		return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && cmp.Equal(x, y)
+	}),
+}
+
+// Run proves that the catalogs newCatalog makes behave as dataexec.Catalog
+// documents. Each subtest gets a fresh catalog holding NewFixture().
+func Run(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.Catalog) {
+	ctx := context.Background()
+	fx := NewFixture()
+	newCat := func(t *testing.T) dataexec.Catalog {
+		t.Helper()
+		return newCatalog(t, NewFixture())
+	}
+
+	t.Run("Get", func(t *testing.T) {
+		c := newCat(t)
+		for _, want := range fx.Connections {
+			got, err := c.Connection(ctx, want.ID)
+			mustMatch(t, "Connection", want, got, err)
+		}
+		for _, want := range fx.Dashboards {
+			got, err := c.Dashboard(ctx, want.ID)
+			mustMatch(t, "Dashboard", want, got, err)
+		}
+		for _, want := range fx.Datasets {
+			got, err := c.Dataset(ctx, want.ID)
+			mustMatch(t, "Dataset", want, got, err)
+		}
+		for _, want := range fx.Charts {
+			got, err := c.Chart(ctx, want.ID)
+			mustMatch(t, "Chart", want, got, err)
+		}
+	})
+
+	t.Run("GetUnknown", func(t *testing.T) {
+		c := newCat(t)
+		_, err1 := c.Connection(ctx, "nope")
+		_, err2 := c.Dashboard(ctx, "nope")
+		_, err3 := c.Dataset(ctx, "nope")
+		_, err4 := c.Chart(ctx, "nope")
+		for i, err := range []error{err1, err2, err3, err4} {
+			if askbi.ErrorCode(err) != askbi.NotFound {
+				t.Errorf("get %d of unknown ID = %v, want not_found", i, err)
+			}
+		}
+	})
+
+	t.Run("CreateDataset", func(t *testing.T) {
+		c := newCat(t)
+		want := fx.Datasets[0]
+		want.ID, want.Name, want.CreatedAt, want.UpdatedAt = "", "Signups copy", at(40), at(40)
+		got, err := c.CreateDataset(ctx, want)
+		if err != nil {
+			t.Fatalf("CreateDataset: %v", err)
+		}
+		if got.ID == "" {
+			t.Fatal("CreateDataset assigned no ID")
+		}
+		want.ID = got.ID
+		if diff := cmp.Diff(want, got, CmpOptions); diff != "" {
+			t.Errorf("CreateDataset mismatch (-want +got):\n%s", diff)
+		}
+		stored, err := c.Dataset(ctx, got.ID)
+		mustMatch(t, "Dataset", want, stored, err)
+
+		again := want
+		again.Name = "Replaced"
+		again.Request.SQL = "SELECT 2"
+		if _, err := c.CreateDataset(ctx, again); askbi.ErrorCode(err) != askbi.Conflict {
+			t.Errorf("CreateDataset(existing ID) = %v, want conflict", err)
+		}
+		stored, err = c.Dataset(ctx, got.ID)
+		mustMatch(t, "Dataset after conflict", want, stored, err)
+	})
+
+	t.Run("CreateChart", func(t *testing.T) {
+		c := newCat(t)
+		want := dataexec.Chart{TeamID: "acme", ProjectID: "growth", Name: "New preview", Type: dataexec.ChartPie,
+			DatasetID: "ds-signups", XField: "week", YFields: []string{"signups"}, CreatedAt: at(41), UpdatedAt: at(41)}
+		got, err := c.CreateChart(ctx, want)
+		if err != nil {
+			t.Fatalf("CreateChart: %v", err)
+		}
+		if got.ID == "" || got.Status() != dataexec.StatusPreview {
+			t.Fatalf("CreateChart = %+v, want an assigned ID and a preview", got)
+		}
+		want.ID = got.ID
+		stored, err := c.Chart(ctx, got.ID)
+		mustMatch(t, "Chart", want, stored, err)
+		if _, err := c.CreateChart(ctx, want); askbi.ErrorCode(err) != askbi.Conflict {
+			t.Errorf("CreateChart(existing ID) = %v, want conflict", err)
+		}
+	})
+
+	t.Run("UpdateChart", func(t *testing.T) {
+		c := newCat(t)
+		orig := fx.Charts[0]
+		change := orig
+		change.Name, change.Type, change.XField, change.YFields, change.UpdatedAt = "Renamed", dataexec.ChartArea, "country", []string{"signups", "week"}, at(42)
+		change.DatasetID = "ds-conv"
+		// Fields UpdateChart must leave alone:
+		change.TeamID, change.ProjectID, change.DashboardID, change.CreatedAt = "globex", "ops", "", at(99)
+		got, err := c.UpdateChart(ctx, change)
+		if err != nil {
+			t.Fatalf("UpdateChart: %v", err)
+		}
+		want := orig
+		want.Name, want.Type, want.XField, want.YFields, want.UpdatedAt = "Renamed", dataexec.ChartArea, "country", []string{"signups", "week"}, at(42)
+		want.DatasetID = "ds-conv"
+		if diff := cmp.Diff(want, got, CmpOptions); diff != "" {
+			t.Errorf("UpdateChart mismatch (-want +got):\n%s", diff)
+		}
+		stored, err := c.Chart(ctx, orig.ID)
+		mustMatch(t, "Chart", want, stored, err)
+		change.ID = "nope"
+		if _, err := c.UpdateChart(ctx, change); askbi.ErrorCode(err) != askbi.NotFound {
+			t.Errorf("UpdateChart(unknown) = %v, want not_found", err)
+		}
+	})
+
+	t.Run("PlaceChart", func(t *testing.T) {
+		c := newCat(t)
+		got, err := c.PlaceChart(ctx, "chart-draft", "dash-fin", at(43))
+		if err != nil {
+			t.Fatalf("PlaceChart: %v", err)
+		}
+		want := fx.Charts[3]
+		want.DashboardID, want.ProjectID, want.UpdatedAt = "dash-fin", "finance", at(43)
+		if diff := cmp.Diff(want, got, CmpOptions); diff != "" {
+			t.Errorf("PlaceChart mismatch (-want +got):\n%s", diff)
+		}
+		stored, err := c.Chart(ctx, "chart-draft")
+		mustMatch(t, "Chart", want, stored, err)
+
+		for _, tc := range []struct {
+			name, chart, dash string
+			want              askbi.Code
+		}{
+			{"again", "chart-draft", "dash-growth", askbi.Conflict},
+			{"saved chart", "chart-signups", "dash-fin", askbi.Conflict},
+			{"unknown chart", "nope", "dash-fin", askbi.NotFound},
+			{"unknown dashboard", "chart-draft", "nope", askbi.NotFound},
+		} {
+			if _, err := c.PlaceChart(ctx, tc.chart, tc.dash, at(44)); askbi.ErrorCode(err) != tc.want {
+				t.Errorf("PlaceChart(%s) = %v, want %s", tc.name, err, tc.want)
+			}
+		}
+		stored, err = c.Chart(ctx, "chart-draft")
+		mustMatch(t, "Chart after failed placements", want, stored, err)
+	})
+
+	t.Run("PlaceChartConcurrently", func(t *testing.T) {
+		c := newCat(t)
+		const n = 8
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Go(func() {
+				dash := "dash-growth"
+				if i%2 == 1 {
+					dash = "dash-fin"
+				}
+				_, errs[i] = c.PlaceChart(ctx, "chart-draft", dash, at(45))
+			})
+		}
+		wg.Wait()
+		ok := 0
+		for _, err := range errs {
+			switch askbi.ErrorCode(err) {
+			case "":
+				ok++
+			case askbi.Conflict:
+			default:
+				t.Errorf("PlaceChart = %v, want success or conflict", err)
+			}
+		}
+		if ok != 1 {
+			t.Errorf("%d concurrent placements succeeded, want exactly 1", ok)
+		}
+	})
+
+	t.Run("DeleteDashboard", func(t *testing.T) {
+		c := newCat(t)
+		if err := c.DeleteDashboard(ctx, "dash-growth"); err != nil {
+			t.Fatalf("DeleteDashboard: %v", err)
+		}
+		if _, err := c.Dashboard(ctx, "dash-growth"); askbi.ErrorCode(err) != askbi.NotFound {
+			t.Errorf("Dashboard(deleted) = %v, want not_found", err)
+		}
+		for _, id := range []string{"chart-signups", "chart-country"} {
+			if _, err := c.Chart(ctx, id); askbi.ErrorCode(err) != askbi.NotFound {
+				t.Errorf("Chart(%s) of deleted dashboard = %v, want not_found", id, err)
+			}
+		}
+		for _, id := range []string{"chart-mrr", "chart-draft"} {
+			if _, err := c.Chart(ctx, id); err != nil {
+				t.Errorf("Chart(%s) = %v, want it kept", id, err)
+			}
+		}
+		if _, err := c.Dataset(ctx, "ds-signups"); err != nil {
+			t.Errorf("Dataset of deleted dashboard's charts = %v, want it kept", err)
+		}
+		if err := c.DeleteDashboard(ctx, "dash-growth"); askbi.ErrorCode(err) != askbi.NotFound {
+			t.Errorf("DeleteDashboard(again) = %v, want not_found", err)
+		}
+	})
+
+	t.Run("Search", func(t *testing.T) {
+		c := newCat(t)
+		rows := map[string]dataexec.SearchRow{
+			"conn-wh":       {Entity: fx.Connections[0].Ref(), Name: "Warehouse", UpdatedAt: at(1), ConnectionName: "Warehouse", ConnectionType: "postgres", Active: true},
+			"conn-fin":      {Entity: fx.Connections[1].Ref(), Name: "Finance DB", UpdatedAt: at(2), ConnectionName: "Finance DB", ConnectionType: "postgres"},
+			"dash-growth":   {Entity: fx.Dashboards[0].Ref(), Name: "Growth overview", UpdatedAt: at(10), ChartCount: 2},
+			"dash-fin":      {Entity: fx.Dashboards[1].Ref(), Name: "Finance", UpdatedAt: at(11), ChartCount: 1},
+			"ds-signups":    {Entity: fx.Datasets[0].Ref(), Name: "Weekly signups", UpdatedAt: at(20), ConnectionName: "Warehouse", ConnectionType: "postgres", Active: true},
+			"ds-mrr":        {Entity: fx.Datasets[1].Ref(), Name: "MRR", UpdatedAt: at(21), ConnectionName: "Finance DB", ConnectionType: "postgres"},
+			"ds-conv":       {Entity: fx.Datasets[2].Ref(), Name: "Conversion 50% cohort", UpdatedAt: at(22), ConnectionName: "Warehouse", ConnectionType: "postgres", Active: true},
+			"chart-signups": {Entity: fx.Charts[0].Ref(), Name: "Signups by week", UpdatedAt: at(30), ChartType: dataexec.ChartLine, DashboardName: "Growth overview"},
+			"chart-country": {Entity: fx.Charts[1].Ref(), Name: "Signups by country", UpdatedAt: at(31), ChartType: dataexec.ChartBar, DashboardName: "Growth overview"},
+			"chart-mrr":     {Entity: fx.Charts[2].Ref(), Name: "MRR trend", UpdatedAt: at(32), ChartType: dataexec.ChartArea, DashboardName: "Finance"},
+			"chart-draft":   {Entity: fx.Charts[3].Ref(), Name: "Draft signups", UpdatedAt: at(33), ChartType: dataexec.ChartBar},
+		}
+		pick := func(ids ...string) []dataexec.SearchRow {
+			out := []dataexec.SearchRow{}
+			for _, id := range ids {
+				out = append(out, rows[id])
+			}
+			return out
+		}
+		all := access.AllProjects()
+		for _, tc := range []struct {
+			name string
+			q    dataexec.CatalogQuery
+			want []dataexec.SearchRow
+		}{
+			{"recent first", dataexec.CatalogQuery{TeamID: "acme", Projects: all, Limit: 50},
+				pick("chart-draft", "chart-mrr", "chart-country", "chart-signups", "ds-conv", "ds-mrr", "ds-signups", "dash-fin", "dash-growth", "conn-fin", "conn-wh")},
+			{"limit", dataexec.CatalogQuery{TeamID: "acme", Projects: all, Limit: 2}, pick("chart-draft", "chart-mrr")},
+			{"case-insensitive", dataexec.CatalogQuery{TeamID: "acme", Text: "SIGNUPS", Projects: all, Limit: 50},
+				pick("chart-draft", "chart-country", "chart-signups", "ds-signups")},
+			{"types", dataexec.CatalogQuery{TeamID: "acme", Text: "signups", Types: []access.EntityType{access.TypeDataset, access.TypeDashboard}, Projects: all, Limit: 50},
+				pick("ds-signups")},
+			{"connections", dataexec.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeConnection}, Projects: all, Limit: 50},
+				pick("conn-fin", "conn-wh")},
+			{"one project and team-wide", dataexec.CatalogQuery{TeamID: "acme", Projects: access.ProjectSet("growth"), Limit: 50},
+				pick("chart-draft", "chart-country", "chart-signups", "ds-conv", "ds-signups", "dash-growth", "conn-wh")},
+			{"no projects", dataexec.CatalogQuery{TeamID: "acme", Projects: access.Projects{}, Limit: 50}, pick("conn-wh")},
+			{"percent is literal", dataexec.CatalogQuery{TeamID: "acme", Text: "50%", Projects: all, Limit: 50}, pick("ds-conv")},
+			{"underscore is literal", dataexec.CatalogQuery{TeamID: "acme", Text: "_", Projects: all, Limit: 50}, pick()},
+			{"other team's names", dataexec.CatalogQuery{TeamID: "acme", Text: "ops", Projects: all, Limit: 50}, pick()},
+			{"unknown team", dataexec.CatalogQuery{TeamID: "initech", Projects: all, Limit: 50}, pick()},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				got, err := c.Search(ctx, tc.q)
+				if err != nil {
+					t.Fatalf("Search: %v", err)
+				}
+				if diff := cmp.Diff(tc.want, got, CmpOptions); diff != "" {
+					t.Errorf("Search mismatch (-want +got):\n%s", diff)
+				}
+			})
+		}
+	})
+
+	t.Run("SearchChartCountAfterPlacement", func(t *testing.T) {
+		c := newCat(t)
+		if _, err := c.PlaceChart(ctx, "chart-draft", "dash-growth", at(46)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.Search(ctx, dataexec.CatalogQuery{TeamID: "acme", Text: "growth overview", Types: []access.EntityType{access.TypeDashboard}, Projects: access.AllProjects(), Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].ChartCount != 3 {
+			t.Errorf("Search = %+v, want one dashboard with 3 charts", got)
+		}
+	})
+}
+
+func mustMatch[T any](t *testing.T, what string, want, got T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if diff := cmp.Diff(want, got, CmpOptions); diff != "" {
+		t.Fatalf("%s mismatch (-want +got):\n%s", what, diff)
+	}
+}

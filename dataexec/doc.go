@@ -1,0 +1,32 @@
+// Package dataexec is askbi's one data path. The chat assistant (package
+// ask) and the inbound MCP server (package mcpserver) both call its
+// Executor, which checks access against live membership on every call and
+// runs dataset, chart and exploration requests within bounded limits:
+// a deadline, a per-principal rate, a request size, a row cap and a byte
+// cap, with a cache of fresh results and a last-good fallback.
+//
+// A host plugs in three things: its workspace Catalog (dashboards, charts,
+// datasets, connections; MemoryCatalog for tests and demos, proven by
+// catalogtest.Run), its Sources (one Source per connection: the PostgreSQL
+// source in dataexec/pgsource, an MCP tool source, or the in-memory
+// TableSource), and optionally a shared RateLimiter and an AuditSink.
+//
+// # Quick start
+//
+//	cat := dataexec.NewMemoryCatalog()
+//	cat.PutConnection(dataexec.Connection{ID: "wh", TeamID: "acme", Name: "Warehouse", Type: "postgres", Active: true})
+//	cat.PutDataset(dataexec.Dataset{ID: "signups", TeamID: "acme", ProjectID: "growth", Name: "Signups", Version: 1,
+//		Request: dataexec.Request{ConnectionID: "wh", SQL: "SELECT day, signups FROM signups"}})
+//	exec := dataexec.NewExecutor(cat, access.NewChecker(dir), dataexec.SourceMap{"wh": pgSource}, nil)
+//	res, err := exec.RunDataset(ctx, principal, "signups", dataexec.Params{})
+//
+// # Data rules
+//
+// Output field paths (Request.Fields) are applied once per fresh request
+// and the mapped rows are cached; see Fields for the path rules. Variables
+// are referenced as {{name}} and rendered as safe PostgreSQL literals.
+// Filters apply to the mapped rows. Before a chart is created, a bounded
+// sample is built into chart data; empty results and value fields with no
+// finite number give InvalidResult with a correction, never a success.
+// Empty, invalid or timed-out previews never create datasets.
+package dataexec

@@ -1,0 +1,260 @@
+package dataexec_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/dataexec"
+)
+
+// t0 is when every test's clock starts.
+var t0 = time.Date(2026, 11, 30, 8, 12, 0, 0, time.UTC)
+
+// clock is an injected Now that tests move by hand.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// fakeSource is a Source that counts its calls, records its queries and
+// answers with respond (or the signups table). It honours MaxRows.
+type fakeSource struct {
+	mu      sync.Mutex
+	calls   int
+	queries []dataexec.Query
+	respond func(ctx context.Context, q dataexec.Query) (*dataexec.Table, error)
+}
+
+func (f *fakeSource) Query(ctx context.Context, q dataexec.Query) (*dataexec.Table, error) {
+	f.mu.Lock()
+	f.calls++
+	f.queries = append(f.queries, q)
+	respond := f.respond
+	f.mu.Unlock()
+	if respond == nil {
+		respond = func(context.Context, dataexec.Query) (*dataexec.Table, error) { return signupsTable(), nil }
+	}
+	t, err := respond(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if q.MaxRows > 0 && len(t.Rows) > q.MaxRows {
+		t = &dataexec.Table{Columns: t.Columns, Rows: t.Rows[:q.MaxRows], Truncated: true, TruncatedReason: dataexec.TruncatedRows}
+	}
+	return t, nil
+}
+
+// Calls returns how many queries ran.
+func (f *fakeSource) Calls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
+}
+
+// LastSQL returns the SQL of the last query.
+func (f *fakeSource) LastSQL() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.queries) == 0 {
+		return ""
+	}
+	return f.queries[len(f.queries)-1].SQL
+}
+
+func (f *fakeSource) Respond(fn func(ctx context.Context, q dataexec.Query) (*dataexec.Table, error)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.respond = fn
+}
+
+// Table makes the source answer every query with t.
+func (f *fakeSource) Table(t *dataexec.Table) {
+	f.Respond(func(context.Context, dataexec.Query) (*dataexec.Table, error) { return t, nil })
+}
+
+// Fail makes the source fail every query with err.
+func (f *fakeSource) Fail(err error) {
+	f.Respond(func(context.Context, dataexec.Query) (*dataexec.Table, error) { return nil, err })
+}
+
+// inspectingSource is a fakeSource that can also be inspected.
+type inspectingSource struct{ fakeSource }
+
+func (s *inspectingSource) Inspect(_ context.Context, table string, limit int) ([]dataexec.Relation, error) {
+	rels := []dataexec.Relation{{Schema: "public", Name: "signups", Kind: "table"}, {Schema: "public", Name: "mrr", Kind: "view"}}
+	if table == "" {
+		return rels[:min(limit, len(rels))], nil
+	}
+	if table != "signups" && table != "public.signups" {
+		return nil, askbi.Errorf(askbi.NotFound, "table not found")
+	}
+	r := rels[0]
+	r.Columns = []dataexec.Column{{Name: "day", Type: "date"}, {Name: "country", Type: "text"}, {Name: "signups", Type: "bigint"}}
+	return []dataexec.Relation{r}, nil
+}
+
+func signupsTable() *dataexec.Table {
+	return &dataexec.Table{
+		Columns: []string{"day", "country", "signups"},
+		Rows: [][]any{
+			{time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), "US", int64(12)},
+			{time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC), "US", int64(0)},
+			{time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC), "DE", nil},
+			{time.Date(2026, 11, 4, 0, 0, 0, 0, time.UTC), "DE", int64(7)},
+		},
+	}
+}
+
+// env is a workspace for executor tests:
+//
+//   - team acme, projects growth and finance: alice (owner), bob (editor,
+//     growth only), vic (viewer, growth and finance);
+//   - team globex, project ops: carol (owner).
+//
+// Connections wh (acme, team-wide) and gx (globex) run on src; legacy
+// (acme, mysql) has no source; fin (acme, finance) runs on src; off
+// (acme) is inactive.
+type env struct {
+	cat   *dataexec.MemoryCatalog
+	dir   *access.MemoryDirectory
+	src   *inspectingSource
+	plain *fakeSource // the source of fin, which cannot be inspected
+	exec  *dataexec.Executor
+	audit *dataexec.MemoryAudit
+	clock *clock
+}
+
+// newEnv returns a seeded env. opts may be nil; its Now and Audit are
+// replaced by the env's, and its RateLimiter defaults to a generous one.
+func newEnv(t testing.TB, opts *dataexec.Options) *env {
+	t.Helper()
+	e := &env{
+		cat: dataexec.NewMemoryCatalog(), dir: access.NewMemoryDirectory(), src: &inspectingSource{},
+		plain: &fakeSource{}, audit: dataexec.NewMemoryAudit(0), clock: &clock{t: t0},
+	}
+	e.dir.AddProject("acme", "growth")
+	e.dir.AddProject("acme", "finance")
+	e.dir.AddProject("globex", "ops")
+	e.dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
+	e.dir.SetMember("acme", "bob", access.RoleEditor, access.ProjectSet("growth"))
+	e.dir.SetMember("acme", "vic", access.RoleViewer, access.ProjectSet("growth", "finance"))
+	e.dir.SetMember("globex", "carol", access.RoleOwner, access.AllProjects())
+
+	at := func(m int) time.Time { return t0.Add(time.Duration(-m) * time.Hour) }
+	for _, c := range []dataexec.Connection{
+		{ID: "wh", TeamID: "acme", Name: "Warehouse", Type: "postgres", Active: true, UpdatedAt: at(50)},
+		{ID: "fin", TeamID: "acme", ProjectID: "finance", Name: "Ledger", Type: "postgres", Active: true, UpdatedAt: at(51)},
+		{ID: "legacy", TeamID: "acme", Name: "Old shop", Type: "mysql", Active: true, UpdatedAt: at(52)},
+		{ID: "off", TeamID: "acme", Name: "Pending", Type: "mcp", UpdatedAt: at(53)},
+		{ID: "gx", TeamID: "globex", Name: "Globex DB", Type: "postgres", Active: true, UpdatedAt: at(54)},
+	} {
+		e.cat.PutConnection(c)
+	}
+	for _, d := range []dataexec.Dashboard{
+		{ID: "d-growth", TeamID: "acme", ProjectID: "growth", Name: "Growth overview", UpdatedAt: at(10)},
+		{ID: "d-fin", TeamID: "acme", ProjectID: "finance", Name: "Finance", UpdatedAt: at(11)},
+		{ID: "d-ops", TeamID: "globex", ProjectID: "ops", Name: "Ops", UpdatedAt: at(12)},
+	} {
+		e.cat.PutDashboard(d)
+	}
+	signupsFields := dataexec.Fields{{Name: "day", Path: []string{"day"}}, {Name: "country", Path: []string{"column_1"}}, {Name: "signups", Path: []string{"signups"}}}
+	for _, d := range []dataexec.Dataset{
+		{ID: "signups", TeamID: "acme", ProjectID: "growth", Name: "Signups", Version: 1, UpdatedAt: at(20),
+			Request: dataexec.Request{ConnectionID: "wh",
+				SQL:       "SELECT day, country, signups FROM signups WHERE plan = {{plan}}",
+				Fields:    signupsFields,
+				Variables: []dataexec.Variable{{Name: "plan", Type: dataexec.VarString, Default: "pro"}}}},
+		{ID: "mrr", TeamID: "acme", ProjectID: "finance", Name: "MRR", Version: 1, UpdatedAt: at(21),
+			Request: dataexec.Request{ConnectionID: "fin", SQL: "SELECT month, mrr FROM mrr"}},
+		{ID: "shop", TeamID: "acme", ProjectID: "growth", Name: "Shop orders", Version: 1, UpdatedAt: at(22),
+			Request: dataexec.Request{ConnectionID: "legacy", SQL: "SELECT 1"}},
+		{ID: "tickets", TeamID: "globex", ProjectID: "ops", Name: "Tickets", Version: 1, UpdatedAt: at(23),
+			Request: dataexec.Request{ConnectionID: "gx", SQL: "SELECT day, signups FROM tickets", Fields: signupsFields}},
+	} {
+		e.cat.PutDataset(d)
+	}
+	for _, c := range []dataexec.Chart{
+		{ID: "c-signups", TeamID: "acme", ProjectID: "growth", DashboardID: "d-growth", Name: "Signups by day",
+			Type: dataexec.ChartLine, DatasetID: "signups", XField: "day", YFields: []string{"signups"}, UpdatedAt: at(30)},
+		{ID: "c-draft", TeamID: "acme", ProjectID: "growth", Name: "Signups draft",
+			Type: dataexec.ChartBar, DatasetID: "signups", XField: "country", YFields: []string{"signups"}, UpdatedAt: at(31)},
+		{ID: "c-ops", TeamID: "globex", ProjectID: "ops", DashboardID: "d-ops", Name: "Tickets",
+			Type: dataexec.ChartBar, DatasetID: "tickets", XField: "day", YFields: []string{"signups"}, UpdatedAt: at(32)},
+	} {
+		e.cat.PutChart(c)
+	}
+
+	var o dataexec.Options
+	if opts != nil {
+		o = *opts
+	}
+	o.Now, o.Audit = e.clock.Now, e.audit
+	if o.RateLimiter == nil {
+		o.RateLimiter = dataexec.NewMemoryRateLimiter(&dataexec.RateOptions{Burst: 1 << 20, Rate: 1 << 20, Now: e.clock.Now})
+	}
+	sources := dataexec.SourceMap{"wh": e.src, "gx": e.src, "fin": e.plain, "off": e.src}
+	e.exec = dataexec.NewExecutor(e.cat, access.NewChecker(e.dir), sources, &o)
+	return e
+}
+
+// calls is the number of queries every source ran.
+func (e *env) calls() int { return e.src.Calls() + e.plain.Calls() }
+
+func session(user, team string) access.Principal {
+	return access.Principal{UserID: user, TeamID: team, Auth: access.AuthSession}
+}
+
+func apiKey(user, team, id string, projects access.Projects, scopes ...access.Scope) access.Principal {
+	return access.Principal{UserID: user, TeamID: team, Auth: access.AuthAPIKey, CredentialID: id, Projects: projects, Scopes: scopes}
+}
+
+var (
+	alice = session("alice", "acme")
+	bob   = session("bob", "acme")
+	vic   = session("vic", "acme")
+	carol = session("carol", "globex")
+)
+
+// mustCode fails t unless err has code want (want "" means no error).
+func mustCode(t testing.TB, err error, want askbi.Code) {
+	t.Helper()
+	if got := askbi.ErrorCode(err); got != want {
+		t.Fatalf("error = %v (code %q), want code %q", err, got, want)
+	}
+}
+
+// mustRun runs a dataset and fails t on error.
+func mustRun(t testing.TB, e *env, p access.Principal, id string, params dataexec.Params) *dataexec.Result {
+	t.Helper()
+	res, err := e.exec.RunDataset(context.Background(), p, id, params)
+	if err != nil {
+		t.Fatalf("RunDataset(%s): %v", id, err)
+	}
+	return res
+}
+
+// datasetCount is the number of datasets of team acme.
+func (e *env) datasetCount(t testing.TB) int {
+	t.Helper()
+	rows, err := e.cat.Search(context.Background(), dataexec.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeDataset}, Projects: access.AllProjects(), Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(rows)
+}

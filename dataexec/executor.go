@@ -1,0 +1,996 @@
+package dataexec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+)
+
+// HardMaxRows is the largest row cap an Executor accepts; Options.MaxRows
+// above it is clamped to it.
+const HardMaxRows = 10000
+
+// Options configures an Executor. The zero value is valid; each zero field
+// means its default.
+type Options struct {
+	// Timeout is the deadline for the source work of one call (a query or
+	// an inspection). Default 15 seconds.
+	Timeout time.Duration
+	// MaxRows caps the rows of a result. Default 1,000; values above
+	// HardMaxRows (10,000) are clamped to it.
+	MaxRows int
+	// PreviewRows caps the rows of an exploration preview, including the
+	// preview SaveDataset runs. Default 100; never more than MaxRows.
+	PreviewRows int
+	// MaxBytes caps the estimated serialized (JSON) size of a result's
+	// rows. Default 1 MiB.
+	MaxBytes int64
+	// MaxRequestBytes caps the size of what a caller sends in one call:
+	// SQL, tool and arguments, fields, filters, variables, names and IDs
+	// combined. Larger calls get TooLarge. Default 64 KiB.
+	MaxRequestBytes int
+	// SampleRows is how many rows are checked before a chart is created or
+	// changed. Default 200.
+	SampleRows int
+	// MaxChartPoints caps the rows a chart draws. Default 1,000.
+	MaxChartPoints int
+	// InspectLimit caps the relations an inspection lists. Default 200.
+	InspectLimit int
+	// Cache configures the cache of fresh results.
+	Cache CacheOptions
+	// RateLimiter limits calls per principal. Default a
+	// NewMemoryRateLimiter(nil): 60 calls at once, then 2 per second.
+	RateLimiter RateLimiter
+	// Audit records dataset saves and chart previews, changes and
+	// placements. Default none.
+	Audit AuditSink
+	// Logger logs audit failures. Default slog.Default().
+	Logger *slog.Logger
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// Executor is the one data path of askbi: the chat assistant and the MCP
+// server both call it, and it is where access is checked for every data
+// read and workspace change. Each call reads the principal's live
+// membership once (access.Checker.Live) and decides every right with
+// access.Allow, then applies the limits in Options. It is safe for
+// concurrent use.
+//
+// Unknown IDs and IDs the principal cannot see (another team's, or in a
+// project outside its access) both answer NotFound with the same message.
+// A call rejected for its input (InvalidArgument, or TooLarge for its
+// size), for access (Unauthenticated, NotFound, ScopeRequired, Forbidden),
+// for its rate (RateLimited) or for its connection (Unsupported,
+// Unavailable when inactive) runs no source query. The one exception is a
+// filter on an unknown field of a dataset without declared output fields,
+// whose columns are only known after the run.
+type Executor struct {
+	catalog Catalog
+	checker *access.Checker
+	sources Sources
+
+	timeout      time.Duration
+	maxRows      int
+	previewRows  int
+	maxBytes     int64
+	maxRequest   int
+	sampleRows   int
+	chartPoints  int
+	inspectLimit int
+
+	cache *resultCache
+	rate  RateLimiter
+	audit AuditSink
+	log   *slog.Logger
+	now   func() time.Time
+}
+
+// NewExecutor returns an Executor over the host's catalog, checking access
+// with checker and running requests on sources. opts may be nil.
+func NewExecutor(catalog Catalog, checker *access.Checker, sources Sources, opts *Options) *Executor {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	e := &Executor{
+		catalog: catalog, checker: checker, sources: sources,
+		timeout: o.Timeout, maxRows: o.MaxRows, previewRows: o.PreviewRows, maxBytes: o.MaxBytes,
+		maxRequest: o.MaxRequestBytes, sampleRows: o.SampleRows, chartPoints: o.MaxChartPoints,
+		inspectLimit: o.InspectLimit,
+		cache:        newResultCache(o.Cache), rate: o.RateLimiter, audit: o.Audit, log: o.Logger, now: o.Now,
+	}
+	setDefault(&e.timeout, 15*time.Second)
+	setDefault(&e.maxRows, 1000)
+	e.maxRows = min(e.maxRows, HardMaxRows)
+	setDefault(&e.previewRows, 100)
+	e.previewRows = min(e.previewRows, e.maxRows)
+	setDefault(&e.maxBytes, 1<<20)
+	setDefault(&e.maxRequest, 64<<10)
+	setDefault(&e.sampleRows, 200)
+	setDefault(&e.chartPoints, 1000)
+	setDefault(&e.inspectLimit, 200)
+	if e.rate == nil {
+		e.rate = NewMemoryRateLimiter(nil)
+	}
+	if e.log == nil {
+		e.log = slog.Default()
+	}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	return e
+}
+
+func setDefault[T int | int64 | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
+}
+
+// Meta describes a result: its size, whether and why it was cut, and
+// where its data came from.
+type Meta struct {
+	RowCount  int  `json:"row_count"`
+	Truncated bool `json:"truncated"`
+	// TruncatedReason is TruncatedRows, TruncatedBytes or (chart data)
+	// TruncatedPoints when Truncated.
+	TruncatedReason string `json:"truncated_reason,omitempty"`
+	// Cached is true when the data was not fetched by this call.
+	Cached bool `json:"cached"`
+	// DataDate is when the data was fetched from the source.
+	DataDate time.Time `json:"data_date"`
+	// Warning is set when this is a last good result served because a
+	// refresh or fresh run failed; it says when the data is from and why.
+	Warning string `json:"warning,omitempty"`
+}
+
+// Result is a dataset's or preview's data: mapped columns and rows. Cells
+// are nil, bool, int64, float64, json.Number or string (see the output
+// field rules on Request.Fields). Results may be shared with the cache:
+// read them, never change them.
+type Result struct {
+	// Dataset is the dataset RunDataset ran; nil for a preview.
+	Dataset *Ref     `json:"dataset,omitempty"`
+	Columns []string `json:"columns"`
+	Rows    [][]any  `json:"rows"`
+	Meta
+}
+
+// Params are a caller's inputs to a data read.
+type Params struct {
+	// Filters apply to the mapped rows; at most 20.
+	Filters []Filter `json:"filters,omitempty"`
+	// Variables set the dataset's declared variables by name; the others
+	// take their defaults.
+	Variables map[string]any `json:"variables,omitempty"`
+	// Refresh bypasses the cache; it needs access.RightRefresh (the
+	// data:refresh scope for tokens).
+	Refresh bool `json:"refresh,omitempty"`
+}
+
+// ChartResult is a chart with safe references to its datasets and
+// dashboard, and its data when the call built it.
+type ChartResult struct {
+	Status    ChartStatus `json:"status"`
+	Chart     Chart       `json:"chart"`
+	Datasets  []Ref       `json:"datasets"`
+	Dashboard *Ref        `json:"dashboard"` // nil for a preview
+	Data      *ChartData  `json:"data,omitempty"`
+}
+
+// NewDataset is a dataset to save from an explored request.
+type NewDataset struct {
+	Name string `json:"name"`
+	// DashboardID is the dashboard whose project the dataset joins.
+	DashboardID string  `json:"dashboard_id"`
+	Request     Request `json:"request"`
+}
+
+// SavedDataset is the outcome of SaveDataset: the new dataset and the
+// preview that validated it.
+type SavedDataset struct {
+	Dataset Ref     `json:"dataset"`
+	Preview *Result `json:"preview"`
+}
+
+// RunDataset runs one dataset with filters and variables, from the cache
+// when a fresh result is there (unless params.Refresh).
+//
+// It needs access.RightRead on the dataset, and access.RightRefresh for a
+// refresh. Errors: RateLimited, TooLarge, Unauthenticated, Forbidden,
+// NotFound, ScopeRequired; InvalidArgument for a bad filter or variable;
+// Unsupported when the connection's type has no source, Unavailable when
+// the connection is inactive or gone; and from the source run (when no
+// last good result can stand in): Timeout, Unavailable, InvalidResult
+// (field mapping), TooLarge (one row over the byte cap).
+func (e *Executor) RunDataset(ctx context.Context, p access.Principal, datasetID string, params Params) (_ *Result, err error) {
+	defer askbi.Wrap(&err, "dataexec.Executor.RunDataset")
+	live, err := e.start(ctx, p, len(datasetID)+paramsSize(params))
+	if err != nil {
+		return nil, err
+	}
+	ds, err := load(ctx, live, access.TypeDataset, e.catalog.Dataset, datasetID, dataRights(params.Refresh)...)
+	if err != nil {
+		return nil, err
+	}
+	pl, conn, err := e.datasetPlan(ctx, ds, params.Filters, params.Variables)
+	if err != nil {
+		return nil, err
+	}
+	res, err := e.run(ctx, pl, params.Refresh)
+	if err != nil {
+		return nil, err
+	}
+	// res may be the cache's own copy: label a shallow copy instead.
+	out := *res
+	ref := datasetRef(ds, conn)
+	out.Dataset = &ref
+	return &out, nil
+}
+
+// ChartData reads one chart's data, built from its dataset run with
+// params. It does not validate the data as chart creation does: an empty
+// result gives empty chart data.
+//
+// It needs access.RightRead on the chart and on its dataset (and
+// access.RightRefresh on the dataset for a refresh). Errors are those of
+// RunDataset, and InvalidResult when a chart field is not in the result.
+func (e *Executor) ChartData(ctx context.Context, p access.Principal, chartID string, params Params) (_ *ChartResult, err error) {
+	defer askbi.Wrap(&err, "dataexec.Executor.ChartData")
+	live, err := e.start(ctx, p, len(chartID)+paramsSize(params))
+	if err != nil {
+		return nil, err
+	}
+	c, err := load(ctx, live, access.TypeChart, e.catalog.Chart, chartID, access.RightRead)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := load(ctx, live, access.TypeDataset, e.catalog.Dataset, c.DatasetID, dataRights(params.Refresh)...)
+	if err != nil {
+		return nil, err
+	}
+	pl, conn, err := e.datasetPlan(ctx, ds, params.Filters, params.Variables)
+	if err != nil {
+		return nil, err
+	}
+	res, err := e.run(ctx, pl, params.Refresh)
+	if err != nil {
+		return nil, err
+	}
+	data, err := buildChart(res, chartSpec(c), false, e.sampleRows, e.chartPoints)
+	if err != nil {
+		return nil, err
+	}
+	return e.chartResult(ctx, live, c, ds, conn, data), nil
+}
+
+// Preview runs an exploration request on a connection and returns a
+// bounded result (Options.PreviewRows). It is never cached. Variables take
+// their defaults. Without output fields, cells holding objects or arrays
+// are returned as they are, so the caller can see what paths to write.
+//
+// It needs access.RightExplore on the connection. Errors: those of
+// RunDataset, and InvalidArgument for a bad request (the message names the
+// field).
+func (e *Executor) Preview(ctx context.Context, p access.Principal, req Request) (_ *Result, err error) {
+	defer askbi.Wrap(&err, "dataexec.Executor.Preview")
+	live, err := e.start(ctx, p, requestSize(req))
+	if err != nil {
+		return nil, err
+	}
+	conn, err := load(ctx, live, access.TypeConnection, e.catalog.Connection, req.ConnectionID, access.RightExplore)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := e.previewPlan(ctx, conn, req, len(req.Fields) == 0)
+	if err != nil {
+		return nil, err
+	}
+	res, _, err := e.fetch(ctx, pl)
+	return res, err
+}
+
+// SaveDataset validates an explored request, previews it, and only when
+// the preview returns rows that map cleanly saves it as a dataset in the
+// dashboard's project, atomically with its request. An empty, invalid or
+// timed-out preview never saves. When the request has no output fields,
+// the preview's columns become its fields, so later filters and charts can
+// be checked before anything runs.
+//
+// It needs access.RightExplore on the connection and
+// access.RightSaveDataset and access.RightEditDashboard on the dashboard;
+// a project connection must belong to the dashboard's project. Errors:
+// those of Preview; InvalidArgument for a bad name; InvalidResult for an
+// empty preview, a text-only tool result or duplicate column names;
+// Conflict from the catalog. The attempt is audited as
+// ActionDatasetSave.
+func (e *Executor) SaveDataset(ctx context.Context, p access.Principal, nd NewDataset) (_ *SavedDataset, err error) {
+	defer askbi.Wrap(&err, "dataexec.Executor.SaveDataset")
+	began := e.now()
+	target := access.Entity{Type: access.TypeDashboard, ID: nd.DashboardID}
+	details := map[string]string{}
+	defer func() { e.record(ctx, p, ActionDatasetSave, target, began, err, details) }()
+
+	live, err := e.start(ctx, p, requestSize(nd.Request)+len(nd.Name)+len(nd.DashboardID))
+	if err != nil {
+		return nil, err
+	}
+	conn, err := load(ctx, live, access.TypeConnection, e.catalog.Connection, nd.Request.ConnectionID, access.RightExplore)
+	if err != nil {
+		return nil, err
+	}
+	details["connection_type"] = conn.Type
+	dash, err := load(ctx, live, access.TypeDashboard, e.catalog.Dashboard, nd.DashboardID, access.RightSaveDataset, access.RightEditDashboard)
+	if err != nil {
+		return nil, err
+	}
+	target = dash.Ref()
+	name := strings.TrimSpace(nd.Name)
+	if !validEntityName(name) {
+		return nil, askbi.Errorf(askbi.InvalidArgument, "name: must be 1 to %d printable characters", maxEntityName)
+	}
+	if conn.ProjectID != "" && conn.ProjectID != dash.ProjectID {
+		return nil, askbi.Errorf(askbi.InvalidArgument, "dashboard_id: this connection is not available in the dashboard's project")
+	}
+	pl, err := e.previewPlan(ctx, conn, nd.Request, false) // a dataset's cells are scalars
+	if err != nil {
+		return nil, err
+	}
+	res, _, err := e.fetch(ctx, pl)
+	if err != nil {
+		return nil, err
+	}
+	details["preview_rows"] = fmt.Sprint(res.RowCount)
+	if res.RowCount == 0 {
+		return nil, askbi.Errorf(askbi.InvalidResult, "the preview returned no rows, so nothing was saved; widen the query or its date range")
+	}
+	req := cloneRequest(nd.Request)
+	if len(req.Fields) == 0 {
+		if req.Tool != "" && textOnly(res) {
+			return nil, askbi.Errorf(askbi.InvalidResult, "the tool returned only text, which is not chart-ready data; add output fields that select named values")
+		}
+		if req.Fields, err = columnFields(res.Columns); err != nil {
+			return nil, err
+		}
+	}
+	now := e.now()
+	ds, err := e.catalog.CreateDataset(ctx, Dataset{
+		TeamID: dash.TeamID, ProjectID: dash.ProjectID, Name: name, Version: 1, Request: req,
+		CreatedAt: now, UpdatedAt: now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	target = ds.Ref()
+	return &SavedDataset{Dataset: datasetRef(ds, conn), Preview: res}, nil
+}
+
+// CreateChartPreview runs a dataset, checks a bounded sample as chart data
+// (rows exist, fields exist, every value field has a finite number), and
+// only then creates a temporary preview chart. It never places the chart
+// on a dashboard.
+//
+// It needs access.RightPreviewChart on the dataset. Errors: those of
+// RunDataset; InvalidArgument for a bad spec; InvalidResult with a
+// correction when the sample fails. The attempt is audited as
+// ActionChartPreview.
+func (e *Executor) CreateChartPreview(ctx context.Context, p access.Principal, spec ChartSpec) (_ *ChartResult, err error) {
+	defer askbi.Wrap(&err, "dataexec.Executor.CreateChartPreview")
+	began := e.now()
+	target := access.Entity{Type: access.TypeDataset, ID: spec.DatasetID}
+	defer func() {
+		e.record(ctx, p, ActionChartPreview, target, began, err, chartDetails(spec))
+	}()
+
+	live, err := e.start(ctx, p, specSize(spec))
+	if err != nil {
+		return nil, err
+	}
+	if err := validateChartSpec(spec); err != nil {
+		return nil, err
+	}
+	ds, err := load(ctx, live, access.TypeDataset, e.catalog.Dataset, spec.DatasetID, access.RightPreviewChart)
+	if err != nil {
+		return nil, err
+	}
+	target = ds.Ref()
+	data, conn, err := e.sampleChart(ctx, ds, spec)
+	if err != nil {
+		return nil, err
+	}
+	now := e.now()
+	c, err := e.catalog.CreateChart(ctx, Chart{
+		TeamID: ds.TeamID, ProjectID: ds.ProjectID, Name: strings.TrimSpace(spec.Name), Type: spec.Type,
+		DatasetID: ds.ID, XField: spec.XField, YFields: spec.YFields, CreatedAt: now, UpdatedAt: now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	target = c.Ref()
+	return e.chartResult(ctx, live, c, ds, conn, data), nil
+}
+
+// UpdateChart changes a chart's name, type, fields or dataset (an empty
+// spec.DatasetID keeps it), after the same sample check as
+// CreateChartPreview. A preview stays a preview; a saved chart stays on its
+// dashboard.
+//
+// It needs access.RightRead on the chart, access.RightPreviewChart on the
+// dataset, and access.RightEditDashboard on the dashboard of a saved
+// chart; a new dataset must be in the chart's project. Errors: those of
+// CreateChartPreview. The attempt is audited as ActionChartUpdate.
+func (e *Executor) UpdateChart(ctx context.Context, p access.Principal, chartID string, spec ChartSpec) (_ *ChartResult, err error) {
+	defer askbi.Wrap(&err, "dataexec.Executor.UpdateChart")
+	began := e.now()
+	target := access.Entity{Type: access.TypeChart, ID: chartID}
+	defer func() {
+		e.record(ctx, p, ActionChartUpdate, target, began, err, chartDetails(spec))
+	}()
+
+	live, err := e.start(ctx, p, len(chartID)+specSize(spec))
+	if err != nil {
+		return nil, err
+	}
+	c, err := load(ctx, live, access.TypeChart, e.catalog.Chart, chartID, access.RightRead)
+	if err != nil {
+		return nil, err
+	}
+	target = c.Ref()
+	if spec.DatasetID == "" {
+		spec.DatasetID = c.DatasetID
+	}
+	if err := validateChartSpec(spec); err != nil {
+		return nil, err
+	}
+	if c.Status() == StatusSaved {
+		if _, err := load(ctx, live, access.TypeDashboard, e.catalog.Dashboard, c.DashboardID, access.RightEditDashboard); err != nil {
+			return nil, err
+		}
+	}
+	ds, err := load(ctx, live, access.TypeDataset, e.catalog.Dataset, spec.DatasetID, access.RightPreviewChart)
+	if err != nil {
+		return nil, err
+	}
+	if ds.ID != c.DatasetID && ds.ProjectID != c.ProjectID {
+		return nil, askbi.Errorf(askbi.InvalidArgument, "dataset_id: choose a dataset in the chart's project")
+	}
+	data, conn, err := e.sampleChart(ctx, ds, spec)
+	if err != nil {
+		return nil, err
+	}
+	c.Name, c.Type, c.DatasetID = strings.TrimSpace(spec.Name), spec.Type, ds.ID
+	c.XField, c.YFields, c.UpdatedAt = spec.XField, spec.YFields, e.now()
+	if c, err = e.catalog.UpdateChart(ctx, c); err != nil {
+		return nil, notFoundAs(err, access.TypeChart)
+	}
+	return e.chartResult(ctx, live, c, ds, conn, data), nil
+}
+
+// PlaceChart is the "add preview to dashboard" action: it puts a preview
+// chart on a dashboard, updating the chart in place (same ID), after the
+// same permission and validation path as any chart change. The chart's
+// dataset must be in the dashboard's project.
+//
+// It needs access.RightRead on the chart and its dataset and
+// access.RightEditDashboard on the dashboard. Errors: RateLimited,
+// TooLarge, Unauthenticated, Forbidden, ScopeRequired; NotFound when the
+// chart (for instance a deleted preview), its dataset or the dashboard is
+// gone or out of reach; Conflict when the chart is already on a dashboard;
+// InvalidArgument for a dashboard in another project. The attempt is
+// audited as ActionChartPlace.
+func (e *Executor) PlaceChart(ctx context.Context, p access.Principal, chartID, dashboardID string) (_ *ChartResult, err error) {
+	defer askbi.Wrap(&err, "dataexec.Executor.PlaceChart")
+	began := e.now()
+	target := access.Entity{Type: access.TypeChart, ID: chartID}
+	defer func() { e.record(ctx, p, ActionChartPlace, target, began, err, nil) }()
+
+	live, err := e.start(ctx, p, len(chartID)+len(dashboardID))
+	if err != nil {
+		return nil, err
+	}
+	c, err := load(ctx, live, access.TypeChart, e.catalog.Chart, chartID, access.RightRead)
+	if err != nil {
+		return nil, err
+	}
+	target = c.Ref()
+	dash, err := load(ctx, live, access.TypeDashboard, e.catalog.Dashboard, dashboardID, access.RightEditDashboard)
+	if err != nil {
+		return nil, err
+	}
+	if c.Status() != StatusPreview {
+		return nil, askbi.Errorf(askbi.Conflict, "the chart is already on a dashboard")
+	}
+	ds, err := load(ctx, live, access.TypeDataset, e.catalog.Dataset, c.DatasetID, access.RightRead)
+	if err != nil {
+		return nil, err
+	}
+	if err := validateChartSpec(chartSpec(c)); err != nil {
+		return nil, err
+	}
+	if ds.ProjectID != dash.ProjectID {
+		return nil, askbi.Errorf(askbi.InvalidArgument, "dashboard_id: choose a dashboard in the same project as the chart's dataset")
+	}
+	placed, err := e.catalog.PlaceChart(ctx, c.ID, dash.ID, e.now())
+	if err != nil {
+		return nil, notFoundAs(err, access.TypeChart)
+	}
+	target = placed.Ref()
+	var conn Connection
+	if cn, err := e.catalog.Connection(ctx, ds.Request.ConnectionID); err == nil {
+		conn = cn
+	}
+	return e.chartResult(ctx, live, placed, ds, conn, nil), nil
+}
+
+// Inspect describes what a connection's source may read: with table empty,
+// its relations (at most Options.InspectLimit) without columns; with table
+// set, that one relation with its columns.
+//
+// It needs access.RightExplore on the connection. Errors: RateLimited,
+// TooLarge, Unauthenticated, Forbidden, ScopeRequired, NotFound (also for
+// an unknown table); Unsupported when the source cannot be inspected;
+// Unavailable; Timeout.
+func (e *Executor) Inspect(ctx context.Context, p access.Principal, connectionID, table string) (_ []Relation, err error) {
+	defer askbi.Wrap(&err, "dataexec.Executor.Inspect")
+	live, err := e.start(ctx, p, len(connectionID)+len(table))
+	if err != nil {
+		return nil, err
+	}
+	conn, err := load(ctx, live, access.TypeConnection, e.catalog.Connection, connectionID, access.RightExplore)
+	if err != nil {
+		return nil, err
+	}
+	src, err := e.source(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	insp, ok := src.(Inspector)
+	if !ok {
+		return nil, askbi.Errorf(askbi.Unsupported, "this connection's source cannot be inspected")
+	}
+	tctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	rels, err := insp.Inspect(tctx, table, e.inspectLimit)
+	if err != nil {
+		return nil, e.sourceError(ctx, tctx, err)
+	}
+	if len(rels) > e.inspectLimit {
+		rels = rels[:e.inspectLimit]
+	}
+	return rels, nil
+}
+
+// Connections lists the connections the principal may explore
+// (access.RightExplore), most recently updated first, at most
+// MaxSearchLimit, each with its type and state as info line. It is the
+// first step of exploration: pick a connection, then Inspect it.
+//
+// Errors: RateLimited, Unauthenticated, Forbidden and ScopeRequired when
+// the principal may not explore at all.
+func (e *Executor) Connections(ctx context.Context, p access.Principal) (_ []Ref, err error) {
+	defer askbi.Wrap(&err, "dataexec.Executor.Connections")
+	live, err := e.Live(ctx, p, access.RightExplore)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := e.catalog.Search(ctx, CatalogQuery{TeamID: live.TeamID, Types: []access.EntityType{access.TypeConnection},
+		Projects: live.Projects, Limit: MaxSearchLimit})
+	if err != nil {
+		return nil, err
+	}
+	refs := []Ref{}
+	for _, r := range rows {
+		if r.Entity.Type == access.TypeConnection && access.Allow(live, access.RightExplore, r.Entity) == nil {
+			refs = append(refs, Ref{Type: r.Entity.Type, ID: r.Entity.ID, Name: r.Name, ProjectID: r.Entity.ProjectID, Info: infoLine(r)})
+		}
+	}
+	return refs, nil
+}
+
+// Live applies the per-principal rate limit, resolves p's live membership
+// and checks right on p's team as a whole (access.TypeTeam), for adapter
+// reads outside the Executor, such as workspace activity, so they pass the
+// same gate. It returns the live principal for further access.Allow
+// checks.
+//
+// Errors: RateLimited, Unauthenticated, Forbidden, ScopeRequired.
+func (e *Executor) Live(ctx context.Context, p access.Principal, right access.Right) (_ access.Principal, err error) {
+	defer askbi.Wrap(&err, "dataexec.Executor.Live")
+	live, err := e.start(ctx, p, 0)
+	if err != nil {
+		return access.Principal{}, err
+	}
+	team := access.Entity{Type: access.TypeTeam, ID: live.TeamID, TeamID: live.TeamID}
+	if err := access.Allow(live, right, team); err != nil {
+		return access.Principal{}, err
+	}
+	return live, nil
+}
+
+// start runs the checks every call begins with, cheapest first: the rate
+// limit, the request size, then the principal's live membership.
+func (e *Executor) start(ctx context.Context, p access.Principal, size int) (access.Principal, error) {
+	if err := e.rate.Allow(ctx, rateKey(p)); err != nil {
+		return access.Principal{}, err
+	}
+	if size > e.maxRequest {
+		return access.Principal{}, e.tooLarge()
+	}
+	return e.checker.Live(ctx, p)
+}
+
+func (e *Executor) tooLarge() error {
+	return askbi.Errorf(askbi.TooLarge, "the request is larger than %d KiB; shorten the query, arguments, filters or variables", e.maxRequest>>10)
+}
+
+// rateKey names a principal's rate budget: its credential for tokens (API
+// key or OAuth grant), its user in its team for sessions.
+func rateKey(p access.Principal) string {
+	if p.CredentialID != "" {
+		return string(p.Auth) + ":" + p.CredentialID
+	}
+	return "session:" + p.TeamID + "/" + p.UserID
+}
+
+func dataRights(refresh bool) []access.Right {
+	if refresh {
+		return []access.Right{access.RightRead, access.RightRefresh}
+	}
+	return []access.Right{access.RightRead}
+}
+
+// load fetches one entity and decides rights on it for live principal p.
+// An unknown ID and an entity out of p's reach give the same NotFound.
+func load[T interface{ Ref() access.Entity }](ctx context.Context, p access.Principal, typ access.EntityType,
+	get func(context.Context, string) (T, error), id string, rights ...access.Right) (T, error) {
+	var zero T
+	if id == "" {
+		return zero, askbi.Errorf(askbi.InvalidArgument, "%s_id is required", typ)
+	}
+	v, err := get(ctx, id)
+	if err != nil {
+		return zero, notFoundAs(err, typ)
+	}
+	for _, r := range rights {
+		if err := access.Allow(p, r, v.Ref()); err != nil {
+			return zero, notFoundAs(err, typ)
+		}
+	}
+	return v, nil
+}
+
+// notFoundAs gives every NotFound about an entity of typ one message, so
+// callers cannot tell "unknown" from "not yours". Other errors pass.
+func notFoundAs(err error, typ access.EntityType) error {
+	if askbi.ErrorCode(err) != askbi.NotFound {
+		return err
+	}
+	return &askbi.Error{Code: askbi.NotFound, Message: string(typ) + " not found", Err: err}
+}
+
+// source returns the Source of an active connection.
+func (e *Executor) source(ctx context.Context, conn Connection) (Source, error) {
+	if !conn.Active {
+		return nil, askbi.Errorf(askbi.Unavailable, "the connection is not active; finish its setup first")
+	}
+	return e.sources.Source(ctx, conn)
+}
+
+// plan is one source run, fully validated.
+type plan struct {
+	src     Source
+	query   Query
+	fields  Fields
+	nested  bool // pass objects and arrays through (previews without fields)
+	filters []Filter
+	key     cacheKey
+}
+
+// datasetPlan validates a dataset run and builds its plan and cache key.
+// It also returns the dataset's connection.
+func (e *Executor) datasetPlan(ctx context.Context, ds Dataset, filters []Filter, vars map[string]any) (*plan, Connection, error) {
+	var known []string
+	if len(ds.Request.Fields) > 0 {
+		known = ds.Request.Fields.Names()
+	}
+	if err := validateFilters(filters, known); err != nil {
+		return nil, Connection{}, err
+	}
+	vals, err := resolveVariables(ds.Request.Variables, vars)
+	if err != nil {
+		return nil, Connection{}, err
+	}
+	conn, err := e.catalog.Connection(ctx, ds.Request.ConnectionID)
+	if askbi.ErrorCode(err) == askbi.NotFound || err == nil && conn.TeamID != ds.TeamID {
+		return nil, Connection{}, &askbi.Error{Code: askbi.Unavailable, Message: "the dataset's connection no longer exists", Err: err}
+	}
+	if err != nil {
+		return nil, Connection{}, err
+	}
+	pl, err := e.buildPlan(ctx, conn, ds.Request, vals, e.maxRows)
+	if err != nil {
+		return nil, Connection{}, err
+	}
+	pl.filters = filters
+	pl.key, err = keyDoc{
+		DatasetID: ds.ID, Version: ds.Version, ConnectionID: conn.ID,
+		SQL: pl.query.SQL, Tool: pl.query.Tool, Arguments: pl.query.Arguments, Fields: pl.fields,
+		Filters: filters, Variables: vals, MaxRows: pl.query.MaxRows, MaxBytes: pl.query.MaxBytes,
+	}.sum()
+	return pl, conn, err
+}
+
+// previewPlan validates an exploration request and builds its plan;
+// nested lets object and array cells through.
+func (e *Executor) previewPlan(ctx context.Context, conn Connection, req Request, nested bool) (*plan, error) {
+	if err := validateRequest(req); err != nil {
+		return nil, err
+	}
+	vals, err := resolveVariables(req.Variables, nil)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := e.buildPlan(ctx, conn, req, vals, e.previewRows)
+	if err != nil {
+		return nil, err
+	}
+	pl.nested = nested
+	return pl, nil
+}
+
+// buildPlan renders a request's variables and finds its source.
+func (e *Executor) buildPlan(ctx context.Context, conn Connection, req Request, vals map[string]any, maxRows int) (*plan, error) {
+	q := Query{Tool: req.Tool, MaxRows: maxRows, MaxBytes: e.maxBytes}
+	var err error
+	if req.SQL != "" {
+		if q.SQL, err = renderSQL(req.SQL, vals); err != nil {
+			return nil, err
+		}
+	} else if q.Arguments, err = renderArguments(req.Arguments, vals); err != nil {
+		return nil, err
+	}
+	src, err := e.source(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	return &plan{src: src, query: q, fields: req.Fields}, nil
+}
+
+// validateRequest checks an exploration request before anything runs.
+func validateRequest(r Request) error {
+	bad := func(format string, args ...any) error { return askbi.Errorf(askbi.InvalidArgument, format, args...) }
+	switch {
+	case (r.SQL == "") == (r.Tool == ""):
+		return bad("give either sql or tool")
+	case r.SQL != "" && strings.TrimSpace(r.SQL) == "":
+		return bad("sql: must not be blank")
+	case r.SQL == "" && !validName(r.Tool):
+		return bad("tool: %s", nameLimitMsg)
+	case r.SQL != "" && len(r.Arguments) > 0:
+		return bad("arguments: only for tool requests")
+	}
+	if err := validateFields(r.Fields); err != nil {
+		return err
+	}
+	if err := validateDeclarations(r.Variables); err != nil {
+		return err
+	}
+	if r.SQL != "" {
+		_, err := scanSQL(r.SQL)
+		return err
+	}
+	return nil
+}
+
+// run serves a dataset plan from the cache or the source. A failed fetch
+// falls back to the last good result, with a warning, when there is one.
+func (e *Executor) run(ctx context.Context, pl *plan, refresh bool) (*Result, error) {
+	last, fresh, ok := e.cache.get(pl.key, e.now())
+	if ok && fresh && !refresh {
+		out := *last
+		out.Cached = true
+		return &out, nil
+	}
+	res, size, err := e.fetch(ctx, pl)
+	if err != nil {
+		if !ok || ctx.Err() != nil || askbi.ErrorCode(err) == askbi.InvalidArgument {
+			return nil, err
+		}
+		out := *last
+		out.Cached = true
+		out.Warning = fmt.Sprintf("showing data from %s; refresh failed: %s",
+			last.DataDate.UTC().Format("2006-01-02 15:04 UTC"), askbi.ErrorMessage(err))
+		return &out, nil
+	}
+	e.cache.put(pl.key, res, size)
+	out := *res // callers may change their Meta; the cached one stays
+	return &out, nil
+}
+
+// fetch runs a plan on its source under the deadline, then maps, filters
+// and caps the rows. It returns the result and its estimated size.
+func (e *Executor) fetch(ctx context.Context, pl *plan) (*Result, int64, error) {
+	tctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	t, err := pl.src.Query(tctx, pl.query)
+	if err != nil {
+		return nil, 0, e.sourceError(ctx, tctx, err)
+	}
+	fetched := e.now()
+	cols, rows, err := mapTable(t, pl.fields, pl.nested)
+	if err != nil {
+		return nil, 0, err
+	}
+	res := &Result{Columns: cols, Meta: Meta{Truncated: t.Truncated, TruncatedReason: t.TruncatedReason, DataDate: fetched}}
+	if len(rows) > pl.query.MaxRows {
+		rows = rows[:pl.query.MaxRows]
+		res.Truncated, res.TruncatedReason = true, TruncatedRows
+	}
+	if rows, err = applyFilters(pl.filters, cols, rows); err != nil {
+		return nil, 0, err
+	}
+	size := int64(2)
+	for _, c := range cols {
+		size += stringSize(c) + 1
+	}
+	for i, row := range rows {
+		n := rowSize(row)
+		if size+n > e.maxBytes {
+			if i == 0 {
+				return nil, 0, askbi.Errorf(askbi.TooLarge, "a single row exceeds the %d KiB result limit; select fewer or shorter columns", e.maxBytes>>10)
+			}
+			rows = rows[:i]
+			res.Truncated, res.TruncatedReason = true, TruncatedBytes
+			break
+		}
+		size += n
+	}
+	if rows == nil {
+		rows = [][]any{}
+	}
+	if res.Columns == nil {
+		res.Columns = []string{}
+	}
+	res.Rows, res.RowCount = rows, len(rows)
+	return res, size, nil
+}
+
+// sourceError gives a source failure its code: Timeout when the deadline
+// passed, Unavailable when the caller went away.
+func (e *Executor) sourceError(ctx, tctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return &askbi.Error{Code: askbi.Unavailable, Message: "the request was cancelled", Err: err}
+	case errors.Is(tctx.Err(), context.DeadlineExceeded) || askbi.ErrorCode(err) == askbi.Timeout:
+		return &askbi.Error{Code: askbi.Timeout, Message: fmt.Sprintf("the source did not answer within %s; narrow the request or try again", e.timeout), Err: err}
+	}
+	return err
+}
+
+// sampleChart runs a dataset as chart creation does and checks its sample.
+func (e *Executor) sampleChart(ctx context.Context, ds Dataset, spec ChartSpec) (*ChartData, Connection, error) {
+	pl, conn, err := e.datasetPlan(ctx, ds, nil, nil)
+	if err != nil {
+		return nil, conn, err
+	}
+	res, err := e.run(ctx, pl, false)
+	if err != nil {
+		return nil, conn, err
+	}
+	data, err := buildChart(res, spec, true, e.sampleRows, e.chartPoints)
+	return data, conn, err
+}
+
+// chartResult assembles the safe references of a chart result. The
+// dashboard reference is left out unless p can see the dashboard.
+func (e *Executor) chartResult(ctx context.Context, p access.Principal, c Chart, ds Dataset, conn Connection, data *ChartData) *ChartResult {
+	r := &ChartResult{Status: c.Status(), Chart: c, Datasets: []Ref{datasetRef(ds, conn)}, Data: data}
+	if c.DashboardID != "" {
+		if d, err := e.catalog.Dashboard(ctx, c.DashboardID); err == nil && access.Sees(p, d.Ref()) {
+			r.Dashboard = &Ref{Type: access.TypeDashboard, ID: d.ID, Name: d.Name, ProjectID: d.ProjectID}
+		}
+	}
+	return r
+}
+
+// chartDetails are the safe audit details of a chart change.
+func chartDetails(s ChartSpec) map[string]string {
+	if !s.Type.Valid() {
+		return nil
+	}
+	return map[string]string{"chart_type": string(s.Type)}
+}
+
+func chartSpec(c Chart) ChartSpec {
+	return ChartSpec{DatasetID: c.DatasetID, Name: c.Name, Type: c.Type, XField: c.XField, YFields: c.YFields}
+}
+
+// textOnly reports whether a result is one column of text: an MCP tool's
+// response text, which is not chart-ready data.
+func textOnly(r *Result) bool {
+	if len(r.Columns) != 1 {
+		return false
+	}
+	for _, row := range r.Rows {
+		if _, ok := row[0].(string); !ok && row[0] != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// columnFields makes output fields that select each column by name.
+func columnFields(cols []string) (Fields, error) {
+	fs := make(Fields, len(cols))
+	for i, c := range cols {
+		fs[i] = Field{Name: c, Path: []string{c}}
+	}
+	if err := validateFields(fs); err != nil {
+		return nil, askbi.Errorf(askbi.InvalidResult, "the result's column names cannot be used as fields (%s); give each column a short, unique alias", askbi.ErrorMessage(err))
+	}
+	return fs, nil
+}
+
+// record writes an audit entry; a failure is logged, never returned, so
+// the outcome of a committed write is not misreported.
+func (e *Executor) record(ctx context.Context, p access.Principal, action string, target access.Entity, began time.Time, err error, details map[string]string) {
+	if e.audit == nil {
+		return
+	}
+	outcome := OutcomeOK
+	if err != nil {
+		outcome = string(askbi.ErrorCode(err))
+	}
+	if len(details) == 0 {
+		details = nil
+	}
+	entry := AuditEntry{
+		Time: began, Action: action, UserID: p.UserID, TeamID: p.TeamID, Auth: p.Auth,
+		CredentialID: p.CredentialID, Target: target, Outcome: outcome, Duration: e.now().Sub(began), Details: details,
+	}
+	if rerr := e.audit.Record(context.WithoutCancel(ctx), entry); rerr != nil {
+		e.log.ErrorContext(ctx, "dataexec: audit record failed", "action", action, "error", rerr)
+	}
+}
+
+// paramsSize estimates the size of a caller's params.
+func paramsSize(p Params) int {
+	n := 0
+	for _, f := range p.Filters {
+		n += len(f.Field) + len(f.Op) + int(valueSize(f.Value)) + 8
+	}
+	for k, v := range p.Variables {
+		n += len(k) + int(valueSize(v)) + 4
+	}
+	return n
+}
+
+// requestSize estimates the size of a caller's request.
+func requestSize(r Request) int {
+	n := len(r.ConnectionID) + len(r.SQL) + len(r.Tool) + len(r.Arguments)
+	for _, f := range r.Fields {
+		n += len(f.Name) + 4
+		for _, el := range f.Path {
+			n += len(el) + 3
+		}
+	}
+	for _, v := range r.Variables {
+		n += len(v.Name) + len(v.Type) + int(valueSize(v.Default)) + 8
+	}
+	return n
+}
+
+func specSize(s ChartSpec) int {
+	n := len(s.DatasetID) + len(s.Name) + len(s.Type) + len(s.XField)
+	for _, y := range s.YFields {
+		n += len(y) + 3
+	}
+	return n
+}

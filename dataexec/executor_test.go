@@ -1,0 +1,503 @@
+package dataexec_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/dataexec"
+)
+
+var ctx = context.Background()
+
+func TestRunDataset(t *testing.T) {
+	e := newEnv(t, nil)
+	got := mustRun(t, e, vic, "signups", dataexec.Params{})
+	want := &dataexec.Result{
+		Dataset: &dataexec.Ref{Type: access.TypeDataset, ID: "signups", Name: "Signups", ProjectID: "growth", Info: "Warehouse · PostgreSQL"},
+		Columns: []string{"day", "country", "signups"},
+		Rows: [][]any{
+			{"2026-11-01", "US", int64(12)}, {"2026-11-02", "US", int64(0)},
+			{"2026-11-03", "DE", nil}, {"2026-11-04", "DE", int64(7)},
+		},
+		Meta: dataexec.Meta{RowCount: 4, DataDate: t0},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("RunDataset mismatch (-want +got):\n%s", diff)
+	}
+	if sql := e.src.LastSQL(); sql != "SELECT day, country, signups FROM signups WHERE plan =  'pro' " {
+		t.Errorf("source ran %q", sql)
+	}
+
+	got = mustRun(t, e, vic, "signups", dataexec.Params{
+		Filters:   []dataexec.Filter{{Field: "signups", Op: dataexec.OpGte, Value: json.Number("0")}},
+		Variables: map[string]any{"plan": "it's free"},
+	})
+	if got.RowCount != 3 || got.Cached {
+		t.Errorf("filtered run = %d rows, cached %v; want 3 fresh rows", got.RowCount, got.Cached)
+	}
+	if sql := e.src.LastSQL(); sql != "SELECT day, country, signups FROM signups WHERE plan =  'it''s free' " {
+		t.Errorf("source ran %q", sql)
+	}
+}
+
+func TestRunDatasetCache(t *testing.T) {
+	e := newEnv(t, nil)
+	first := mustRun(t, e, vic, "signups", dataexec.Params{})
+	e.clock.Advance(4 * time.Minute)
+	hit := mustRun(t, e, bob, "signups", dataexec.Params{})
+	if e.calls() != 1 || !hit.Cached || !hit.DataDate.Equal(t0) {
+		t.Fatalf("second run: calls %d, cached %v, data date %v; want 1 call, cached, %v", e.calls(), hit.Cached, hit.DataDate, t0)
+	}
+	if diff := cmp.Diff(first.Rows, hit.Rows); diff != "" {
+		t.Errorf("cached rows mismatch (-want +got):\n%s", diff)
+	}
+	e.clock.Advance(time.Minute + time.Second) // past the 5 minute TTL
+	expired := mustRun(t, e, vic, "signups", dataexec.Params{})
+	if e.calls() != 2 || expired.Cached || !expired.DataDate.Equal(e.clock.Now()) {
+		t.Errorf("after TTL: calls %d, cached %v; want a fresh run", e.calls(), expired.Cached)
+	}
+}
+
+func TestRunDatasetCacheKey(t *testing.T) {
+	e := newEnv(t, nil)
+	base := dataexec.Params{
+		Filters:   []dataexec.Filter{{Field: "country", Op: dataexec.OpEq, Value: "US"}},
+		Variables: map[string]any{"plan": "pro"},
+	}
+	mustRun(t, e, vic, "signups", base)
+	for _, tc := range []struct {
+		name   string
+		params dataexec.Params
+		change func()
+		miss   bool
+	}{
+		{"same request hits", base, nil, false},
+		{"default equals explicit value", dataexec.Params{Filters: base.Filters}, nil, false},
+		{"other variable value", dataexec.Params{Filters: base.Filters, Variables: map[string]any{"plan": "free"}}, nil, true},
+		{"other filter", dataexec.Params{Filters: []dataexec.Filter{{Field: "country", Op: dataexec.OpEq, Value: "DE"}}}, nil, true},
+		{"no filter", dataexec.Params{}, nil, true},
+		{"new version", base, func() {
+			ds, _ := e.cat.Dataset(ctx, "signups")
+			ds.Version++
+			e.cat.PutDataset(ds)
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.change != nil {
+				tc.change()
+			}
+			before := e.calls()
+			res := mustRun(t, e, vic, "signups", tc.params)
+			if ran := e.calls() - before; (ran == 1) != tc.miss || res.Cached == tc.miss {
+				t.Errorf("ran %d queries, cached %v; want miss=%v", ran, res.Cached, tc.miss)
+			}
+		})
+	}
+}
+
+func TestRunDatasetRefresh(t *testing.T) {
+	e := newEnv(t, nil)
+	mustRun(t, e, vic, "signups", dataexec.Params{})
+	readKey := apiKey("alice", "acme", "key-read", access.AllProjects(), access.ScopeDataRead)
+	refreshKey := apiKey("alice", "acme", "key-refresh", access.AllProjects(), access.ScopeDataRead, access.ScopeDataRefresh)
+	for _, tc := range []struct {
+		name string
+		p    access.Principal
+		want askbi.Code
+		runs int
+	}{
+		{"session viewer", vic, "", 1},
+		{"key without data:refresh", readKey, askbi.ScopeRequired, 0},
+		{"key with data:refresh", refreshKey, "", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := e.calls()
+			res, err := e.exec.RunDataset(ctx, tc.p, "signups", dataexec.Params{Refresh: true})
+			mustCode(t, err, tc.want)
+			if got := e.calls() - before; got != tc.runs {
+				t.Errorf("refresh ran %d queries, want %d", got, tc.runs)
+			}
+			if err == nil && res.Cached {
+				t.Error("refresh result is cached")
+			}
+		})
+	}
+	// Without refresh the read-only key is served from the cache.
+	res, err := e.exec.RunDataset(ctx, readKey, "signups", dataexec.Params{})
+	if err != nil || !res.Cached {
+		t.Errorf("RunDataset(read key) = %+v, %v; want a cached result", res, err)
+	}
+}
+
+func TestRunDatasetFallback(t *testing.T) {
+	e := newEnv(t, nil)
+	good := mustRun(t, e, vic, "signups", dataexec.Params{})
+	e.src.Fail(askbi.Errorf(askbi.Unavailable, "the database is unreachable"))
+	e.clock.Advance(2 * time.Minute)
+
+	t.Run("failed refresh", func(t *testing.T) {
+		res := mustRun(t, e, vic, "signups", dataexec.Params{Refresh: true})
+		want := good.Meta
+		want.Cached = true
+		want.Warning = "showing data from 2026-11-30 08:12 UTC; refresh failed: the database is unreachable"
+		if diff := cmp.Diff(want, res.Meta); diff != "" {
+			t.Errorf("fallback meta mismatch (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(good.Rows, res.Rows); diff != "" {
+			t.Errorf("fallback rows mismatch (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("failed fresh run after TTL", func(t *testing.T) {
+		e.clock.Advance(10 * time.Minute)
+		res := mustRun(t, e, vic, "signups", dataexec.Params{})
+		if !strings.HasPrefix(res.Warning, "showing data from 2026-11-30 08:12 UTC") || !res.DataDate.Equal(t0) {
+			t.Errorf("fallback = %q from %v", res.Warning, res.DataDate)
+		}
+	})
+	t.Run("no last good result", func(t *testing.T) {
+		_, err := e.exec.RunDataset(ctx, vic, "signups", dataexec.Params{Variables: map[string]any{"plan": "free"}})
+		mustCode(t, err, askbi.Unavailable)
+	})
+	t.Run("last good result too old", func(t *testing.T) {
+		e.clock.Advance(25 * time.Hour)
+		_, err := e.exec.RunDataset(ctx, vic, "signups", dataexec.Params{})
+		mustCode(t, err, askbi.Unavailable)
+	})
+}
+
+func TestBadInput(t *testing.T) {
+	e := newEnv(t, &dataexec.Options{MaxRequestBytes: 4 << 10})
+	tooMany := make([]dataexec.Filter, 21)
+	for i := range tooMany {
+		tooMany[i] = dataexec.Filter{Field: "day", Op: dataexec.OpEq, Value: "x"}
+	}
+	run := func(p access.Principal, id string, params dataexec.Params) func() error {
+		return func() error { _, err := e.exec.RunDataset(ctx, p, id, params); return err }
+	}
+	chart := func(p access.Principal, id string) func() error {
+		return func() error { _, err := e.exec.ChartData(ctx, p, id, dataexec.Params{}); return err }
+	}
+	keyGrowth := apiKey("alice", "acme", "k-growth", access.ProjectSet("growth"), access.ScopeDataRead)
+	for _, tc := range []struct {
+		name     string
+		call     func() error
+		wantCode askbi.Code
+		wantMsg  string
+	}{
+		{"unknown dataset", run(vic, "nope", dataexec.Params{}), askbi.NotFound, "dataset not found"},
+		{"other team's dataset", run(vic, "tickets", dataexec.Params{}), askbi.NotFound, "dataset not found"},
+		{"dataset in a project out of reach", run(bob, "mrr", dataexec.Params{}), askbi.NotFound, "dataset not found"},
+		{"dataset outside the key's projects", run(keyGrowth, "mrr", dataexec.Params{}), askbi.NotFound, "dataset not found"},
+		{"empty dataset ID", run(vic, "", dataexec.Params{}), askbi.InvalidArgument, "dataset_id is required"},
+		{"unknown chart", chart(vic, "nope"), askbi.NotFound, "chart not found"},
+		{"other team's chart", chart(vic, "c-ops"), askbi.NotFound, "chart not found"},
+		{"unknown filter field", run(vic, "signups", dataexec.Params{Filters: []dataexec.Filter{{Field: "revenue", Op: dataexec.OpEq, Value: 1.0}}}),
+			askbi.InvalidArgument, "filter 1 (revenue): unknown field"},
+		{"unknown filter op", run(vic, "signups", dataexec.Params{Filters: []dataexec.Filter{{Field: "day", Op: "between", Value: "x"}}}),
+			askbi.InvalidArgument, `filter 1 (day): unknown op "between"; use eq, ne, gt, gte, lt, lte, contains or in`},
+		{"wrong filter value type", run(vic, "signups", dataexec.Params{Filters: []dataexec.Filter{{Field: "signups", Op: dataexec.OpGt, Value: true}}}),
+			askbi.InvalidArgument, "filter 1 (signups): value must be a number or string"},
+		{"too many filters", run(vic, "signups", dataexec.Params{Filters: tooMany}), askbi.InvalidArgument, "filters: at most 20 filters"},
+		{"unknown variable", run(vic, "signups", dataexec.Params{Variables: map[string]any{"region": "EU"}}),
+			askbi.InvalidArgument, `variables: "region" is not declared by this dataset`},
+		{"wrong variable type", run(vic, "signups", dataexec.Params{Variables: map[string]any{"plan": 3.0}}),
+			askbi.InvalidArgument, "variables: plan must be a string"},
+		{"hostile variable", run(vic, "signups", dataexec.Params{Variables: map[string]any{"plan": `\' OR 1=1 --`}}),
+			askbi.InvalidArgument, "variables: plan must be valid text without backslashes"},
+		{"oversized request", run(vic, "signups", dataexec.Params{Filters: []dataexec.Filter{{Field: "country", Op: dataexec.OpEq, Value: strings.Repeat("x", 5000)}}}),
+			askbi.TooLarge, "the request is larger than 4 KiB; shorten the query, arguments, filters or variables"},
+		{"connection type without a source", run(vic, "shop", dataexec.Params{}), askbi.Unsupported, "this connection's source type is not supported here"},
+		{"principal of another team", run(carol, "signups", dataexec.Params{}), askbi.NotFound, "dataset not found"},
+		{"unauthenticated", run(access.Principal{}, "signups", dataexec.Params{}), askbi.Unauthenticated, "no user or team"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := e.calls()
+			err := tc.call()
+			if askbi.ErrorCode(err) != tc.wantCode || askbi.ErrorMessage(err) != tc.wantMsg {
+				t.Errorf("error = %v; want %s %q", err, tc.wantCode, tc.wantMsg)
+			}
+			if e.calls() != before {
+				t.Errorf("the source ran %d queries, want none", e.calls()-before)
+			}
+		})
+	}
+}
+
+// TestFilterPassThroughDataset covers a dataset without declared fields:
+// its columns are only known after the run, so an unknown filter field is
+// found then, and nothing is cached.
+func TestFilterPassThroughDataset(t *testing.T) {
+	e := newEnv(t, nil)
+	e.plain.Table(&dataexec.Table{Columns: []string{"month", "mrr"}, Rows: [][]any{{"2026-10", 100.5}, {"2026-11", 120.0}}})
+	bad := dataexec.Params{Filters: []dataexec.Filter{{Field: "revenue", Op: dataexec.OpGt, Value: 1.0}}}
+	for range 2 {
+		_, err := e.exec.RunDataset(ctx, vic, "mrr", bad)
+		mustCode(t, err, askbi.InvalidArgument)
+	}
+	if e.calls() != 2 {
+		t.Errorf("ran %d queries, want 2 (a failed run is not cached)", e.calls())
+	}
+	res := mustRun(t, e, vic, "mrr", dataexec.Params{Filters: []dataexec.Filter{{Field: "mrr", Op: dataexec.OpGt, Value: 110.0}}})
+	if diff := cmp.Diff([][]any{{"2026-11", 120.0}}, res.Rows); diff != "" {
+		t.Errorf("rows mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestTruncation(t *testing.T) {
+	t.Run("row cap", func(t *testing.T) {
+		e := newEnv(t, &dataexec.Options{MaxRows: 2})
+		res := mustRun(t, e, vic, "signups", dataexec.Params{})
+		if res.RowCount != 2 || !res.Truncated || res.TruncatedReason != dataexec.TruncatedRows {
+			t.Errorf("result = %+v, want 2 rows truncated by row_cap", res.Meta)
+		}
+	})
+	t.Run("row cap is clamped", func(t *testing.T) {
+		e := newEnv(t, &dataexec.Options{MaxRows: 1 << 30})
+		mustRun(t, e, vic, "signups", dataexec.Params{})
+		if got := e.src.queries[0].MaxRows; got != dataexec.HardMaxRows {
+			t.Errorf("MaxRows passed to the source = %d, want %d", got, dataexec.HardMaxRows)
+		}
+	})
+	t.Run("byte cap", func(t *testing.T) {
+		e := newEnv(t, &dataexec.Options{MaxBytes: 80})
+		res := mustRun(t, e, vic, "signups", dataexec.Params{})
+		if res.RowCount != 2 || !res.Truncated || res.TruncatedReason != dataexec.TruncatedBytes {
+			t.Errorf("result = %+v, want 2 rows truncated by byte_cap", res.Meta)
+		}
+		cols, _ := json.Marshal(res.Columns)
+		rows, _ := json.Marshal(res.Rows)
+		if n := len(cols) + len(rows); n > 80 {
+			t.Errorf("serialized columns and rows are %d bytes, over the 80 byte cap", n)
+		}
+	})
+}
+
+func TestTimeout(t *testing.T) {
+	e := newEnv(t, &dataexec.Options{Timeout: time.Millisecond})
+	e.src.Respond(func(ctx context.Context, q dataexec.Query) (*dataexec.Table, error) {
+		<-ctx.Done() // a query that never finishes on its own
+		return nil, ctx.Err()
+	})
+	_, err := e.exec.RunDataset(ctx, vic, "signups", dataexec.Params{})
+	mustCode(t, err, askbi.Timeout)
+	if want := "the source did not answer within 1ms; narrow the request or try again"; askbi.ErrorMessage(err) != want {
+		t.Errorf("message = %q, want %q", askbi.ErrorMessage(err), want)
+	}
+}
+
+func TestChartData(t *testing.T) {
+	e := newEnv(t, nil)
+	got, err := e.exec.ChartData(ctx, vic, "c-signups", dataexec.Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := func(v float64) *float64 { return &v }
+	want := &dataexec.ChartResult{
+		Status:    dataexec.StatusSaved,
+		Datasets:  []dataexec.Ref{{Type: access.TypeDataset, ID: "signups", Name: "Signups", ProjectID: "growth", Info: "Warehouse · PostgreSQL"}},
+		Dashboard: &dataexec.Ref{Type: access.TypeDashboard, ID: "d-growth", Name: "Growth overview", ProjectID: "growth"},
+		Data: &dataexec.ChartData{
+			Type:   dataexec.ChartLine,
+			Labels: []string{"2026-11-01", "2026-11-02", "2026-11-03", "2026-11-04"},
+			Series: []dataexec.Series{{Name: "signups", Values: []*float64{f(12), f(0), nil, f(7)}}},
+			Meta:   dataexec.Meta{RowCount: 4, DataDate: t0},
+		},
+	}
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(dataexec.ChartResult{}, "Chart")); diff != "" {
+		t.Errorf("ChartData mismatch (-want +got):\n%s", diff)
+	}
+
+	// Reading a chart never fails on empty data.
+	got, err = e.exec.ChartData(ctx, vic, "c-signups", dataexec.Params{Filters: []dataexec.Filter{{Field: "country", Op: dataexec.OpEq, Value: "FR"}}})
+	if err != nil || len(got.Data.Labels) != 0 {
+		t.Errorf("ChartData(no rows) = %+v, %v; want empty data", got, err)
+	}
+}
+
+func TestPreview(t *testing.T) {
+	e := newEnv(t, &dataexec.Options{PreviewRows: 3})
+	e.src.Table(&dataexec.Table{
+		Columns: []string{"page", "stats"},
+		Rows: [][]any{
+			{"/a", []any{json.Number("1"), map[string]any{"v": json.Number("10")}}},
+			{"/b", []any{json.Number("0"), nil}},
+			{"/c", []any{json.Number("3")}},
+			{"/d", []any{json.Number("4")}},
+		},
+	})
+	req := dataexec.Request{ConnectionID: "wh", SQL: "SELECT page, stats FROM pages"}
+	raw, err := e.exec.Preview(ctx, bob, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw.RowCount != 3 || !raw.Truncated || raw.Rows[0][1] == nil {
+		t.Errorf("raw preview = %+v, want 3 rows with nested cells, truncated", raw)
+	}
+	req.Fields = dataexec.Fields{{Name: "page", Path: []string{"column_0"}}, {Name: "visitors", Path: []string{"column_1", "0"}}}
+	mapped, err := e.exec.Preview(ctx, bob, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([][]any{{"/a", json.Number("1")}, {"/b", json.Number("0")}, {"/c", json.Number("3")}}, mapped.Rows); diff != "" {
+		t.Errorf("mapped preview mismatch (-want +got):\n%s", diff)
+	}
+	if e.calls() != 2 {
+		t.Errorf("previews ran %d queries, want 2 (never cached)", e.calls())
+	}
+
+	for _, tc := range []struct {
+		name string
+		p    access.Principal
+		req  dataexec.Request
+		want askbi.Code
+	}{
+		{"viewer cannot explore", vic, req, askbi.Forbidden},
+		{"project key cannot explore", apiKey("alice", "acme", "k", access.ProjectSet("growth"), access.ScopeDataRead), req, askbi.Forbidden},
+		{"other team's connection", bob, dataexec.Request{ConnectionID: "gx", SQL: "SELECT 1"}, askbi.NotFound},
+		{"project connection out of reach", bob, dataexec.Request{ConnectionID: "fin", SQL: "SELECT 1"}, askbi.NotFound},
+		{"inactive connection", bob, dataexec.Request{ConnectionID: "off", Tool: "list"}, askbi.Unavailable},
+		{"no source", bob, dataexec.Request{ConnectionID: "legacy", SQL: "SELECT 1"}, askbi.Unsupported},
+		{"sql and tool", bob, dataexec.Request{ConnectionID: "wh", SQL: "SELECT 1", Tool: "x"}, askbi.InvalidArgument},
+		{"neither", bob, dataexec.Request{ConnectionID: "wh"}, askbi.InvalidArgument},
+		{"quoted variable", bob, dataexec.Request{ConnectionID: "wh", SQL: "SELECT '{{x}}'",
+			Variables: []dataexec.Variable{{Name: "x", Type: dataexec.VarString, Default: "a"}}}, askbi.InvalidArgument},
+		{"bad field path", bob, dataexec.Request{ConnectionID: "wh", SQL: "SELECT 1", Fields: dataexec.Fields{{Name: "a"}}}, askbi.InvalidArgument},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := e.calls()
+			_, err := e.exec.Preview(ctx, tc.p, tc.req)
+			mustCode(t, err, tc.want)
+			if e.calls() != before {
+				t.Error("the source ran")
+			}
+		})
+	}
+}
+
+func TestInspect(t *testing.T) {
+	e := newEnv(t, nil)
+	rels, err := e.exec.Inspect(ctx, bob, "wh", "signups")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rels) != 1 || len(rels[0].Columns) != 3 {
+		t.Errorf("Inspect(signups) = %+v, want one relation with 3 columns", rels)
+	}
+	_, err = e.exec.Inspect(ctx, bob, "wh", "secrets")
+	mustCode(t, err, askbi.NotFound)
+	_, err = e.exec.Inspect(ctx, alice, "fin", "")
+	mustCode(t, err, askbi.Unsupported)
+	_, err = e.exec.Inspect(ctx, vic, "wh", "")
+	mustCode(t, err, askbi.Forbidden)
+}
+
+func TestConnections(t *testing.T) {
+	e := newEnv(t, nil)
+	names := func(p access.Principal) ([]string, error) {
+		refs, err := e.exec.Connections(ctx, p)
+		var out []string
+		for _, r := range refs {
+			out = append(out, r.Name+": "+r.Info)
+		}
+		return out, err
+	}
+	got, err := names(bob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// bob reaches growth only, so the finance connection is left out.
+	if diff := cmp.Diff([]string{"Warehouse: PostgreSQL · active", "Old shop: MySQL · active", "Pending: MCP · inactive"}, got); diff != "" {
+		t.Errorf("Connections mismatch (-want +got):\n%s", diff)
+	}
+	_, err = names(vic)
+	mustCode(t, err, askbi.Forbidden)
+	_, err = names(apiKey("alice", "acme", "k", access.ProjectSet("growth"), access.ScopeDataRead))
+	mustCode(t, err, askbi.Forbidden)
+}
+
+func TestLive(t *testing.T) {
+	e := newEnv(t, nil)
+	live, err := e.exec.Live(ctx, vic, access.RightRead)
+	if err != nil || !live.IsLive() || live.Role != access.RoleViewer {
+		t.Errorf("Live(vic) = %+v, %v; want a live viewer", live, err)
+	}
+	_, err = e.exec.Live(ctx, apiKey("alice", "acme", "k", access.AllProjects(), access.ScopeChartsPreview), access.RightRead)
+	mustCode(t, err, askbi.ScopeRequired)
+	_, err = e.exec.Live(ctx, session("mallory", "acme"), access.RightRead)
+	mustCode(t, err, askbi.Forbidden)
+}
+
+func TestLiveMembership(t *testing.T) {
+	e := newEnv(t, nil)
+	mustRun(t, e, bob, "signups", dataexec.Params{})
+	if _, err := e.exec.Preview(ctx, bob, dataexec.Request{ConnectionID: "wh", SQL: "SELECT 1"}); askbi.ErrorCode(err) == askbi.Forbidden {
+		t.Fatalf("editor cannot explore: %v", err)
+	}
+	bobKey := apiKey("bob", "acme", "k-bob", access.AllProjects(), access.ScopeDataRead)
+	mustRun(t, e, bobKey, "signups", dataexec.Params{})
+
+	// Downgraded to viewer: exploring stops at once.
+	e.dir.SetMember("acme", "bob", access.RoleViewer, access.ProjectSet("growth"))
+	_, err := e.exec.Preview(ctx, bob, dataexec.Request{ConnectionID: "wh", SQL: "SELECT 1"})
+	mustCode(t, err, askbi.Forbidden)
+	// Moved to another project: the cached dataset is out of reach at once.
+	e.dir.SetMember("acme", "bob", access.RoleEditor, access.ProjectSet("finance"))
+	_, err = e.exec.RunDataset(ctx, bob, "signups", dataexec.Params{})
+	mustCode(t, err, askbi.NotFound)
+	// Removed: sessions and keys stop working at once, cache or not.
+	e.dir.RemoveMember("acme", "bob")
+	for _, p := range []access.Principal{bob, bobKey} {
+		_, err = e.exec.RunDataset(ctx, p, "signups", dataexec.Params{})
+		mustCode(t, err, askbi.Forbidden)
+		_, err = e.exec.Search(ctx, p, dataexec.SearchQuery{})
+		mustCode(t, err, askbi.Forbidden)
+	}
+}
+
+func TestRateLimit(t *testing.T) {
+	c := &clock{t: t0}
+	limiter := dataexec.NewMemoryRateLimiter(&dataexec.RateOptions{Burst: 3, Rate: 1, Now: c.Now})
+	e := newEnv(t, &dataexec.Options{RateLimiter: limiter})
+	for i := range 3 {
+		if _, err := e.exec.RunDataset(ctx, vic, "signups", dataexec.Params{}); err != nil {
+			t.Fatalf("call %d: %v", i+1, err)
+		}
+	}
+	before := e.calls()
+	_, err := e.exec.RunDataset(ctx, vic, "signups", dataexec.Params{Refresh: true})
+	mustCode(t, err, askbi.RateLimited)
+	if e.calls() != before {
+		t.Error("a rate-limited call ran a query")
+	}
+	// Another principal, and the same user's API key, have their own budgets.
+	mustRun(t, e, bob, "signups", dataexec.Params{})
+	mustRun(t, e, apiKey("vic", "acme", "k-vic", access.AllProjects(), access.ScopeDataRead), "signups", dataexec.Params{})
+	c.Advance(time.Second)
+	mustRun(t, e, vic, "signups", dataexec.Params{})
+}
+
+func TestMemoryRateLimiterKeys(t *testing.T) {
+	c := &clock{t: t0}
+	l := dataexec.NewMemoryRateLimiter(&dataexec.RateOptions{Burst: 1, Rate: 0.001, MaxKeys: 2, Now: c.Now})
+	for _, step := range []struct {
+		key  string
+		want askbi.Code
+	}{
+		{"a", ""}, {"a", askbi.RateLimited}, {"b", ""}, {"b", askbi.RateLimited},
+		{"c", ""},                // evicts a, the least recently used
+		{"b", askbi.RateLimited}, // b is still tracked
+		{"a", ""},                // a starts over
+	} {
+		if got := askbi.ErrorCode(l.Allow(ctx, step.key)); got != step.want {
+			t.Errorf("Allow(%s) = %q, want %q", step.key, got, step.want)
+		}
+	}
+}

@@ -1,0 +1,107 @@
+package dataexec
+
+import (
+	"container/list"
+	"context"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/askbi/askbi"
+)
+
+// RateLimiter limits how often one principal may call the Executor. Hosts
+// running several instances can share one (in Redis, say) behind this
+// interface. Implementations must be safe for concurrent use.
+type RateLimiter interface {
+	// Allow spends one request of key's budget. It returns nil, or
+	// RateLimited when the budget is spent; a shared limiter may return
+	// Unavailable when its backend cannot be reached.
+	Allow(ctx context.Context, key string) error
+}
+
+// RateOptions configures a MemoryRateLimiter. The zero value is valid.
+type RateOptions struct {
+	// Rate is how many requests per second each key regains. Default 2.
+	Rate float64
+	// Burst is how many requests a key may make at once. Default 60.
+	Burst int
+	// MaxKeys bounds the keys tracked. When a new key arrives at the bound,
+	// the least recently used key is forgotten, and starts with a full
+	// bucket if it comes back; keep MaxKeys above the number of principals
+	// active at once. Default 10,000.
+	MaxKeys int
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// MemoryRateLimiter is an in-memory token-bucket RateLimiter for one
+// process, with a bounded number of keys. It is safe for concurrent use.
+type MemoryRateLimiter struct {
+	rate    float64
+	burst   float64
+	maxKeys int
+	now     func() time.Time
+
+	mu      sync.Mutex
+	lru     *list.List // of *bucket, most recent first
+	buckets map[string]*list.Element
+}
+
+type bucket struct {
+	key    string
+	tokens float64
+	last   time.Time
+}
+
+// NewMemoryRateLimiter returns a limiter; opts may be nil.
+func NewMemoryRateLimiter(opts *RateOptions) *MemoryRateLimiter {
+	var o RateOptions
+	if opts != nil {
+		o = *opts
+	}
+	m := &MemoryRateLimiter{rate: o.Rate, burst: float64(o.Burst), maxKeys: o.MaxKeys, now: o.Now,
+		lru: list.New(), buckets: map[string]*list.Element{}}
+	if m.rate <= 0 {
+		m.rate = 2
+	}
+	if m.burst <= 0 {
+		m.burst = 60
+	}
+	if m.maxKeys <= 0 {
+		m.maxKeys = 10000
+	}
+	if m.now == nil {
+		m.now = time.Now
+	}
+	return m
+}
+
+// Allow implements RateLimiter.
+func (m *MemoryRateLimiter) Allow(_ context.Context, key string) error {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var b *bucket
+	if el, ok := m.buckets[key]; ok {
+		m.lru.MoveToFront(el)
+		b = el.Value.(*bucket)
+		if elapsed := now.Sub(b.last).Seconds(); elapsed > 0 {
+			b.tokens = min(m.burst, b.tokens+elapsed*m.rate)
+		}
+		b.last = now
+	} else {
+		if m.lru.Len() >= m.maxKeys {
+			old := m.lru.Remove(m.lru.Back()).(*bucket)
+			delete(m.buckets, old.key)
+		}
+		b = &bucket{key: key, tokens: m.burst, last: now}
+		m.buckets[key] = m.lru.PushFront(b)
+	}
+	if b.tokens < 1 {
+		wait := math.Ceil((1 - b.tokens) / m.rate)
+		return askbi.Errorf(askbi.RateLimited, "too many requests; try again in %.0f s", wait)
+	}
+	b.tokens--
+	return nil
+}

@@ -1,0 +1,76 @@
+package dataexec
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Query is what a Source runs: one SQL statement (SQL sources) or one tool
+// call (MCP sources), within the limits the Executor passes.
+type Query struct {
+	SQL       string          // for SQL sources
+	Tool      string          // for MCP sources
+	Arguments json.RawMessage // for MCP sources
+
+	// MaxRows is the number of rows to return at most. A Source reads at most
+	// MaxRows+1 so it can tell whether more rows existed, and pushes the cap
+	// into the query where it can, so the database stops producing rows.
+	MaxRows int
+	// MaxBytes caps the estimated serialized (JSON) size of all returned
+	// cells. A Source enforces it while reading and stops early.
+	MaxBytes int64
+}
+
+// Table is the raw, unmapped result of a Source.
+//
+// Cells hold only JSON-friendly values: nil, bool, int64, float64, string,
+// json.Number, time.Time, or decoded JSON (map[string]any, []any).
+type Table struct {
+	Columns   []string
+	Rows      [][]any
+	Truncated bool
+	// TruncatedReason is TruncatedRows or TruncatedBytes when Truncated.
+	TruncatedReason string
+}
+
+// Reasons a result was truncated.
+const (
+	TruncatedRows  = "row_cap"
+	TruncatedBytes = "byte_cap"
+)
+
+// Source runs bounded, read-only queries against one connection.
+//
+// Query returns askbi errors: InvalidArgument when the request is rejected
+// before it runs (the message says what to change), Timeout when ctx's
+// deadline passed, TooLarge when a single row alone exceeds MaxBytes,
+// Unavailable when the backend cannot be reached. A cancelled ctx cancels
+// the backend work. Implementations are safe for concurrent use.
+type Source interface {
+	Query(ctx context.Context, q Query) (*Table, error)
+}
+
+// Inspector is implemented by sources that can describe what the
+// connection's credentials may read. It is optional; find it with a type
+// assertion.
+type Inspector interface {
+	// Inspect lists, within limit, the relations the connection may read.
+	// With table empty it lists relations without columns; with table set
+	// ("schema.name" or "name") it returns that one relation with columns,
+	// or NotFound.
+	Inspect(ctx context.Context, table string, limit int) ([]Relation, error)
+}
+
+// Relation is a table or view a source can read.
+type Relation struct {
+	Schema  string   `json:"schema"`
+	Name    string   `json:"name"`
+	Kind    string   `json:"kind"` // "table", "view", "materialized_view"
+	Columns []Column `json:"columns,omitempty"`
+}
+
+// Column is one column of a Relation.
+type Column struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}

@@ -1,0 +1,334 @@
+package dataexec_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/dataexec/catalogtest"
+)
+
+func TestSaveDataset(t *testing.T) {
+	e := newEnv(t, nil)
+	e.clock.Advance(time.Minute)
+	nd := dataexec.NewDataset{
+		Name: " Signups by plan ", DashboardID: "d-growth",
+		Request: dataexec.Request{ConnectionID: "wh", SQL: "SELECT day, country, signups FROM signups WHERE plan = {{plan}}",
+			Variables: []dataexec.Variable{{Name: "plan", Type: dataexec.VarString, Default: "pro"}}},
+	}
+	saved, err := e.exec.SaveDataset(ctx, bob, nd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRef := dataexec.Ref{Type: access.TypeDataset, ID: saved.Dataset.ID, Name: "Signups by plan", ProjectID: "growth", Info: "Warehouse · PostgreSQL"}
+	if diff := cmp.Diff(wantRef, saved.Dataset); diff != "" {
+		t.Errorf("saved ref mismatch (-want +got):\n%s", diff)
+	}
+	if saved.Preview.RowCount != 4 {
+		t.Errorf("preview has %d rows, want 4", saved.Preview.RowCount)
+	}
+	got, err := e.cat.Dataset(ctx, saved.Dataset.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := nd.Request
+	req.Fields = dataexec.Fields{{Name: "day", Path: []string{"day"}}, {Name: "country", Path: []string{"country"}}, {Name: "signups", Path: []string{"signups"}}}
+	want := dataexec.Dataset{ID: saved.Dataset.ID, TeamID: "acme", ProjectID: "growth", Name: "Signups by plan", Version: 1,
+		Request: req, CreatedAt: e.clock.Now(), UpdatedAt: e.clock.Now()}
+	if diff := cmp.Diff(want, got, catalogtest.CmpOptions); diff != "" {
+		t.Errorf("stored dataset mismatch (-want +got):\n%s", diff)
+	}
+	entries := e.audit.Entries()
+	wantEntry := dataexec.AuditEntry{Time: e.clock.Now(), Action: dataexec.ActionDatasetSave, UserID: "bob", TeamID: "acme",
+		Auth: access.AuthSession, Target: got.Ref(), Outcome: dataexec.OutcomeOK,
+		Details: map[string]string{"connection_type": "postgres", "preview_rows": "4"}}
+	if diff := cmp.Diff([]dataexec.AuditEntry{wantEntry}, entries); diff != "" {
+		t.Errorf("audit mismatch (-want +got):\n%s", diff)
+	}
+
+	// The saved dataset runs, and its fields now check filters up front.
+	runs := e.calls()
+	_, err = e.exec.RunDataset(ctx, bob, saved.Dataset.ID, dataexec.Params{Filters: []dataexec.Filter{{Field: "revenue", Op: dataexec.OpEq, Value: "x"}}})
+	mustCode(t, err, askbi.InvalidArgument)
+	if e.calls() != runs {
+		t.Error("a filter on an unknown field ran the dataset")
+	}
+}
+
+func TestSaveDatasetNeverSavesBadPreviews(t *testing.T) {
+	ownerKey := apiKey("alice", "acme", "k-alice", access.AllProjects(), access.ScopeDataRead, access.ScopeDatasetsWrite)
+	good := dataexec.NewDataset{Name: "New", DashboardID: "d-growth", Request: dataexec.Request{ConnectionID: "wh", SQL: "SELECT 1"}}
+	with := func(f func(*dataexec.NewDataset)) dataexec.NewDataset {
+		nd := good
+		f(&nd)
+		return nd
+	}
+	for _, tc := range []struct {
+		name    string
+		p       access.Principal
+		nd      dataexec.NewDataset
+		respond func(context.Context, dataexec.Query) (*dataexec.Table, error)
+		opts    *dataexec.Options
+		want    askbi.Code
+		msg     string
+		ran     bool
+	}{
+		{name: "empty preview", p: bob, nd: good, ran: true,
+			respond: table(&dataexec.Table{Columns: []string{"a"}}),
+			want:    askbi.InvalidResult, msg: "the preview returned no rows, so nothing was saved; widen the query or its date range"},
+		{name: "mapping fails", p: bob, ran: true,
+			nd: with(func(nd *dataexec.NewDataset) {
+				nd.Request.Fields = dataexec.Fields{{Name: "v", Path: []string{"signups", "0"}}}
+			}),
+			want: askbi.InvalidResult, msg: "field v: path signups.0 not found in row 1"},
+		{name: "object cells without fields", p: bob, ran: true,
+			respond: table(&dataexec.Table{Columns: []string{"payload"}, Rows: [][]any{{map[string]any{"a": 1.0}}}}),
+			nd:      good, want: askbi.InvalidResult, msg: "column payload holds objects or arrays; add output fields that select values inside it"},
+		{name: "text-only tool result", p: alice, ran: true,
+			respond: table(&dataexec.Table{Columns: []string{"text"}, Rows: [][]any{{"Visitors were up 5% this week."}}}),
+			nd:      with(func(nd *dataexec.NewDataset) { nd.Request = dataexec.Request{ConnectionID: "wh", Tool: "summary"} }),
+			want:    askbi.InvalidResult, msg: "the tool returned only text, which is not chart-ready data; add output fields that select named values"},
+		{name: "duplicate column names", p: bob, ran: true,
+			respond: table(&dataexec.Table{Columns: []string{"n", "n"}, Rows: [][]any{{1.0, 2.0}}}),
+			nd:      good, want: askbi.InvalidResult,
+			msg: "the result's column names cannot be used as fields (fields: field n appears twice); give each column a short, unique alias"},
+		{name: "timed out preview", p: bob, nd: good, ran: true, opts: &dataexec.Options{Timeout: time.Millisecond},
+			respond: func(ctx context.Context, _ dataexec.Query) (*dataexec.Table, error) {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			},
+			want: askbi.Timeout, msg: "the source did not answer within 1ms; narrow the request or try again"},
+		{name: "source error", p: bob, nd: good, ran: true,
+			respond: func(context.Context, dataexec.Query) (*dataexec.Table, error) {
+				return nil, askbi.Errorf(askbi.InvalidArgument, "only SELECT statements are allowed")
+			},
+			want: askbi.InvalidArgument, msg: "only SELECT statements are allowed"},
+		{name: "bad name", p: bob, nd: with(func(nd *dataexec.NewDataset) { nd.Name = "" }),
+			want: askbi.InvalidArgument, msg: "name: must be 1 to 100 printable characters"},
+		{name: "project connection on another project's dashboard", p: alice,
+			nd:   with(func(nd *dataexec.NewDataset) { nd.Request.ConnectionID = "fin" }),
+			want: askbi.InvalidArgument, msg: "dashboard_id: this connection is not available in the dashboard's project"},
+		{name: "viewer", p: vic, nd: good, want: askbi.Forbidden, msg: "this action requires the editor role or above"},
+		{name: "key without datasets:write", p: apiKey("alice", "acme", "k-r", access.AllProjects(), access.ScopeDataRead), nd: good,
+			want: askbi.ScopeRequired, msg: "this action requires the datasets:write scope"},
+		{name: "project key", p: apiKey("alice", "acme", "k-p", access.ProjectSet("growth"), access.ScopeDataRead, access.ScopeDatasetsWrite), nd: good,
+			want: askbi.Forbidden, msg: "this action requires a team owner or admin with an all-project key"},
+		{name: "editor out of the dashboard's project", p: bob, nd: with(func(nd *dataexec.NewDataset) { nd.DashboardID = "d-fin" }),
+			want: askbi.NotFound, msg: "dashboard not found"},
+		{name: "other team's dashboard", p: ownerKey, nd: with(func(nd *dataexec.NewDataset) { nd.DashboardID = "d-ops" }),
+			want: askbi.NotFound, msg: "dashboard not found"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, tc.opts)
+			if tc.respond != nil {
+				e.src.Respond(tc.respond)
+			}
+			before := e.datasetCount(t)
+			_, err := e.exec.SaveDataset(ctx, tc.p, tc.nd)
+			if askbi.ErrorCode(err) != tc.want || askbi.ErrorMessage(err) != tc.msg {
+				t.Errorf("SaveDataset = %v; want %s %q", err, tc.want, tc.msg)
+			}
+			if got := e.datasetCount(t); got != before {
+				t.Errorf("datasets: %d, want %d (nothing saved)", got, before)
+			}
+			if ran := e.calls() > 0; ran != tc.ran {
+				t.Errorf("source ran: %v, want %v", ran, tc.ran)
+			}
+			entries := e.audit.Entries()
+			if len(entries) != 1 || entries[0].Outcome != string(tc.want) {
+				t.Errorf("audit = %+v, want one %s entry", entries, tc.want)
+			}
+		})
+	}
+}
+
+// failingCatalog fails every dataset save, as a database rollback would.
+type failingCatalog struct{ *dataexec.MemoryCatalog }
+
+func (failingCatalog) CreateDataset(context.Context, dataexec.Dataset) (dataexec.Dataset, error) {
+	return dataexec.Dataset{}, askbi.Errorf(askbi.Unavailable, "the database is unavailable")
+}
+
+func TestSaveDatasetCatalogFailure(t *testing.T) {
+	e := newEnv(t, nil)
+	exec := dataexec.NewExecutor(failingCatalog{e.cat}, access.NewChecker(e.dir), dataexec.SourceMap{"wh": e.src}, &dataexec.Options{Audit: e.audit})
+	before := e.datasetCount(t)
+	_, err := exec.SaveDataset(ctx, bob, dataexec.NewDataset{Name: "x", DashboardID: "d-growth", Request: dataexec.Request{ConnectionID: "wh", SQL: "SELECT 1"}})
+	mustCode(t, err, askbi.Unavailable)
+	if got := e.datasetCount(t); got != before {
+		t.Errorf("datasets: %d, want %d", got, before)
+	}
+}
+
+func table(t *dataexec.Table) func(context.Context, dataexec.Query) (*dataexec.Table, error) {
+	return func(context.Context, dataexec.Query) (*dataexec.Table, error) { return t, nil }
+}
+
+func TestCreateChartPreview(t *testing.T) {
+	e := newEnv(t, nil)
+	spec := dataexec.ChartSpec{DatasetID: "signups", Name: "Signups by country", Type: dataexec.ChartBar, XField: "country", YFields: []string{"signups"}}
+	got, err := e.exec.CreateChartPreview(ctx, vic, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := e.cat.Chart(ctx, got.Chart.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantChart := dataexec.Chart{ID: got.Chart.ID, TeamID: "acme", ProjectID: "growth", Name: "Signups by country", Type: dataexec.ChartBar,
+		DatasetID: "signups", XField: "country", YFields: []string{"signups"}, CreatedAt: t0, UpdatedAt: t0}
+	if diff := cmp.Diff(wantChart, stored, catalogtest.CmpOptions); diff != "" {
+		t.Errorf("stored chart mismatch (-want +got):\n%s", diff)
+	}
+	if got.Status != dataexec.StatusPreview || got.Dashboard != nil || len(got.Datasets) != 1 || got.Datasets[0].ID != "signups" {
+		t.Errorf("result = %+v, want a preview with its dataset and no dashboard", got)
+	}
+	if diff := cmp.Diff([]string{"US", "US", "DE", "DE"}, got.Data.Labels); diff != "" {
+		t.Errorf("labels mismatch (-want +got):\n%s", diff)
+	}
+
+	text := &dataexec.Table{Columns: []string{"day", "country", "signups"}, Rows: [][]any{{"a", "US", "many"}, {"b", "DE", "few"}}}
+	for _, tc := range []struct {
+		name    string
+		p       access.Principal
+		spec    dataexec.ChartSpec
+		respond func(context.Context, dataexec.Query) (*dataexec.Table, error)
+		want    askbi.Code
+		msg     string
+		ran     bool
+	}{
+		{name: "empty result", p: vic, spec: spec, ran: true, respond: table(&dataexec.Table{Columns: []string{"day", "country", "signups"}}),
+			want: askbi.InvalidResult, msg: "the query returned no rows; widen the date range or remove filters"},
+		{name: "text-only measure", p: vic, spec: spec, ran: true, respond: table(text),
+			want: askbi.InvalidResult, msg: "field signups has no numeric values; choose a numeric field or aggregate"},
+		{name: "missing field", p: vic, ran: true, spec: dataexec.ChartSpec{DatasetID: "signups", Name: "x", Type: dataexec.ChartBar, XField: "week", YFields: []string{"signups"}},
+			want: askbi.InvalidResult, msg: "field week is not in the dataset; available fields: day, country, signups"},
+		{name: "bad spec", p: vic, spec: dataexec.ChartSpec{DatasetID: "signups", Name: "x", Type: "radar", XField: "day", YFields: []string{"signups"}},
+			want: askbi.InvalidArgument, msg: "chart_type: must be one of line, bar, area, pie, doughnut, table, kpi"},
+		{name: "other team's dataset", p: vic, spec: dataexec.ChartSpec{DatasetID: "tickets", Name: "x", Type: dataexec.ChartBar, XField: "day", YFields: []string{"signups"}},
+			want: askbi.NotFound, msg: "dataset not found"},
+		{name: "key without charts:preview", p: apiKey("alice", "acme", "k", access.AllProjects(), access.ScopeDataRead), spec: spec,
+			want: askbi.ScopeRequired, msg: "this action requires the charts:preview scope"},
+		{name: "editor's key", p: apiKey("bob", "acme", "k", access.AllProjects(), access.ScopeDataRead, access.ScopeChartsPreview), spec: spec,
+			want: askbi.Forbidden, msg: "this action requires a team owner or admin with an all-project key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			if tc.respond != nil {
+				e.src.Respond(tc.respond)
+			}
+			_, err := e.exec.CreateChartPreview(ctx, tc.p, tc.spec)
+			if askbi.ErrorCode(err) != tc.want || askbi.ErrorMessage(err) != tc.msg {
+				t.Errorf("CreateChartPreview = %v; want %s %q", err, tc.want, tc.msg)
+			}
+			if ran := e.calls() > 0; ran != tc.ran {
+				t.Errorf("source ran: %v, want %v", ran, tc.ran)
+			}
+			rows, _ := e.cat.Search(ctx, dataexec.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeChart}, Projects: access.AllProjects(), Limit: 50})
+			if len(rows) != 2 {
+				t.Errorf("acme has %d charts, want the 2 seeded (nothing created)", len(rows))
+			}
+		})
+	}
+}
+
+func TestPlaceChart(t *testing.T) {
+	e := newEnv(t, nil)
+	preview, err := e.exec.CreateChartPreview(ctx, bob, dataexec.ChartSpec{DatasetID: "signups", Name: "By country", Type: dataexec.ChartPie, XField: "country", YFields: []string{"signups"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := preview.Chart.ID
+
+	_, err = e.exec.PlaceChart(ctx, vic, id, "d-growth")
+	mustCode(t, err, askbi.Forbidden) // a viewer cannot edit the dashboard
+	_, err = e.exec.PlaceChart(ctx, bob, id, "d-fin")
+	mustCode(t, err, askbi.NotFound) // out of bob's projects
+	_, err = e.exec.PlaceChart(ctx, alice, id, "d-fin")
+	mustCode(t, err, askbi.InvalidArgument) // another project than the dataset's
+	_, err = e.exec.PlaceChart(ctx, bob, id, "d-ops")
+	mustCode(t, err, askbi.NotFound) // another team's dashboard
+	_, err = e.exec.PlaceChart(ctx, carol, id, "d-ops")
+	mustCode(t, err, askbi.NotFound) // another team's chart
+
+	e.clock.Advance(time.Minute)
+	placed, err := e.exec.PlaceChart(ctx, bob, id, "d-growth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &dataexec.ChartResult{
+		Status: dataexec.StatusSaved,
+		Chart: dataexec.Chart{ID: id, TeamID: "acme", ProjectID: "growth", DashboardID: "d-growth", Name: "By country", Type: dataexec.ChartPie,
+			DatasetID: "signups", XField: "country", YFields: []string{"signups"}, CreatedAt: t0, UpdatedAt: t0.Add(time.Minute)},
+		Datasets:  []dataexec.Ref{{Type: access.TypeDataset, ID: "signups", Name: "Signups", ProjectID: "growth", Info: "Warehouse · PostgreSQL"}},
+		Dashboard: &dataexec.Ref{Type: access.TypeDashboard, ID: "d-growth", Name: "Growth overview", ProjectID: "growth"},
+	}
+	if diff := cmp.Diff(want, placed, catalogtest.CmpOptions); diff != "" {
+		t.Errorf("PlaceChart mismatch (-want +got):\n%s", diff)
+	}
+	_, err = e.exec.PlaceChart(ctx, bob, id, "d-growth")
+	mustCode(t, err, askbi.Conflict)
+
+	// A deleted chart is gone for good.
+	if err := e.cat.DeleteDashboard(ctx, "d-growth"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.exec.PlaceChart(ctx, bob, id, "d-growth")
+	mustCode(t, err, askbi.NotFound)
+
+	var actions []string
+	for _, a := range e.audit.Entries() {
+		actions = append(actions, a.Action+" "+a.Outcome)
+	}
+	wantActions := []string{"chart.preview ok", "chart.place forbidden", "chart.place not_found", "chart.place invalid_argument",
+		"chart.place not_found", "chart.place not_found", "chart.place ok", "chart.place conflict", "chart.place not_found"}
+	if diff := cmp.Diff(wantActions, actions); diff != "" {
+		t.Errorf("audit mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestUpdateChart(t *testing.T) {
+	e := newEnv(t, nil)
+	spec := dataexec.ChartSpec{Name: "Signups per day", Type: dataexec.ChartArea, XField: "day", YFields: []string{"signups"}}
+	got, err := e.exec.UpdateChart(ctx, bob, "c-signups", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Chart.Type != dataexec.ChartArea || got.Chart.Name != "Signups per day" || got.Chart.DashboardID != "d-growth" || got.Status != dataexec.StatusSaved {
+		t.Errorf("UpdateChart = %+v", got.Chart)
+	}
+	_, err = e.exec.UpdateChart(ctx, vic, "c-signups", spec)
+	mustCode(t, err, askbi.Forbidden) // a saved chart needs the dashboard edit right
+	if _, err := e.exec.UpdateChart(ctx, vic, "c-draft", spec); err != nil {
+		t.Errorf("viewer updating a preview: %v", err)
+	}
+	spec.DatasetID = "mrr"
+	_, err = e.exec.UpdateChart(ctx, alice, "c-draft", spec)
+	mustCode(t, err, askbi.InvalidArgument) // dataset in another project
+	spec.DatasetID, spec.YFields = "", []string{"country"}
+	_, err = e.exec.UpdateChart(ctx, bob, "c-signups", spec)
+	mustCode(t, err, askbi.InvalidResult)
+	if c, _ := e.cat.Chart(ctx, "c-signups"); c.Name != "Signups per day" || c.YFields[0] != "signups" {
+		t.Errorf("chart changed by a failed update: %+v", c)
+	}
+}
+
+func TestFieldsInRequestJSON(t *testing.T) {
+	var r dataexec.Request
+	in := `{"connection_id":"mcp1","tool":"top_pages","arguments":{"days":7},"fields":{"page":["column_0"],"visitors":["column_1","0"]}}`
+	if err := json.Unmarshal([]byte(in), &r); err != nil {
+		t.Fatal(err)
+	}
+	want := dataexec.Request{ConnectionID: "mcp1", Tool: "top_pages", Arguments: json.RawMessage(`{"days":7}`),
+		Fields: dataexec.Fields{{Name: "page", Path: []string{"column_0"}}, {Name: "visitors", Path: []string{"column_1", "0"}}}}
+	if diff := cmp.Diff(want, r, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("Request mismatch (-want +got):\n%s", diff)
+	}
+}
