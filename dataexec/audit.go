@@ -13,10 +13,11 @@ import (
 // Audit actions the Executor records. Adapters add their own, such as
 // "mcp.tool_call".
 const (
-	ActionDatasetSave  = "dataset.save"
-	ActionChartPreview = "chart.preview"
-	ActionChartUpdate  = "chart.update"
-	ActionChartPlace   = "chart.place"
+	ActionDatasetSave     = "dataset.save"
+	ActionChartPreview    = "chart.preview"
+	ActionChartUpdate     = "chart.update"
+	ActionChartPlace      = "chart.place"
+	ActionDashboardDelete = "dashboard.delete"
 )
 
 // OutcomeOK is the Outcome of a successful action; a failed one records
