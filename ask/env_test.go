@@ -1,0 +1,217 @@
+package ask_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/ask"
+	"github.com/askbi/askbi/ask/provider/mock"
+	"github.com/askbi/askbi/dataexec"
+)
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+type sharing struct {
+	mu    sync.Mutex
+	level ask.Sharing
+}
+
+func (s *sharing) Sharing(context.Context, string) (ask.Sharing, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.level, nil
+}
+
+func (s *sharing) set(l ask.Sharing) {
+	s.mu.Lock()
+	s.level = l
+	s.mu.Unlock()
+}
+
+// env is an assistant over a small two-team workspace:
+//   - acme (growth, finance): alice owner, bob editor (growth), vic viewer;
+//   - globex (ops): carol owner.
+type env struct {
+	a         *ask.Assistant
+	model     *mock.Provider
+	dir       *access.MemoryDirectory
+	cat       *dataexec.MemoryCatalog
+	convs     *ask.MemoryConversationStore
+	approvals *ask.MemoryApprovalStore
+	audit     *dataexec.MemoryAudit
+	clock     *clock
+	sharing   *sharing
+	tables    map[string]*dataexec.Table
+}
+
+var (
+	alice = access.Principal{UserID: "alice", TeamID: "acme", Auth: access.AuthSession}
+	bob   = access.Principal{UserID: "bob", TeamID: "acme", Auth: access.AuthSession}
+	vic   = access.Principal{UserID: "vic", TeamID: "acme", Auth: access.AuthSession}
+	carol = access.Principal{UserID: "carol", TeamID: "globex", Auth: access.AuthSession}
+)
+
+const (
+	sqlWeekly  = "SELECT week, signups FROM weekly"
+	sqlCountry = "SELECT country, signups FROM by_country"
+	sqlMRR     = "SELECT month, mrr FROM mrr"
+	sqlTickets = "SELECT day, opened FROM tickets"
+)
+
+func newEnv(t testing.TB, provider ask.Provider) *env {
+	t.Helper()
+	e := &env{dir: access.NewMemoryDirectory(), cat: dataexec.NewMemoryCatalog(), audit: dataexec.NewMemoryAudit(1000),
+		convs: ask.NewMemoryConversationStore(), approvals: ask.NewMemoryApprovalStore(),
+		clock: &clock{t: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}, sharing: &sharing{level: ask.SharingRows}}
+	for _, p := range [][2]string{{"acme", "growth"}, {"acme", "finance"}, {"globex", "ops"}} {
+		e.dir.AddProject(p[0], p[1])
+	}
+	e.dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
+	e.dir.SetMember("acme", "bob", access.RoleEditor, access.ProjectSet("growth"))
+	e.dir.SetMember("acme", "vic", access.RoleViewer, access.AllProjects())
+	e.dir.SetMember("globex", "carol", access.RoleOwner, access.AllProjects())
+	at := e.clock.Now().Add(-time.Hour)
+	c := e.cat
+	c.PutConnection(dataexec.Connection{ID: "wh", TeamID: "acme", Name: "Warehouse", Type: "postgres", Active: true, UpdatedAt: at})
+	c.PutConnection(dataexec.Connection{ID: "gx", TeamID: "globex", Name: "Globex DB", Type: "postgres", Active: true, UpdatedAt: at})
+	c.PutDashboard(dataexec.Dashboard{ID: "d-growth", TeamID: "acme", ProjectID: "growth", Name: "Growth overview", UpdatedAt: at})
+	c.PutDashboard(dataexec.Dashboard{ID: "d-revenue", TeamID: "acme", ProjectID: "finance", Name: "Revenue", UpdatedAt: at})
+	c.PutDashboard(dataexec.Dashboard{ID: "d-ops", TeamID: "globex", ProjectID: "ops", Name: "Support", UpdatedAt: at})
+	ds := func(id, team, project, conn, name, sql string, fields ...string) {
+		var fs dataexec.Fields
+		for _, f := range fields {
+			fs = append(fs, dataexec.Field{Name: f, Path: []string{f}})
+		}
+		c.PutDataset(dataexec.Dataset{ID: id, TeamID: team, ProjectID: project, Name: name, Version: 1, UpdatedAt: at,
+			Request: dataexec.Request{ConnectionID: conn, SQL: sql, Fields: fs}})
+	}
+	ds("ds-weekly", "acme", "growth", "wh", "Weekly signups", sqlWeekly, "week", "signups")
+	ds("ds-country", "acme", "growth", "wh", "Signups by country", sqlCountry, "country", "signups")
+	ds("ds-mrr", "acme", "finance", "wh", "MRR", sqlMRR, "month", "mrr")
+	ds("ds-tickets", "globex", "ops", "gx", "Tickets by day", sqlTickets, "day", "opened")
+	chart := func(id, team, project, dash, name string, typ dataexec.ChartType, dsID, x, y string) {
+		c.PutChart(dataexec.Chart{ID: id, TeamID: team, ProjectID: project, DashboardID: dash, Name: name, Type: typ,
+			DatasetID: dsID, XField: x, YFields: []string{y}, UpdatedAt: at})
+	}
+	chart("c-weekly", "acme", "growth", "d-growth", "Weekly signups", dataexec.ChartLine, "ds-weekly", "week", "signups")
+	chart("c-country", "acme", "growth", "d-growth", "Signups by country", dataexec.ChartBar, "ds-country", "country", "signups")
+	chart("c-mrr", "acme", "finance", "d-revenue", "MRR", dataexec.ChartLine, "ds-mrr", "month", "mrr")
+	chart("c-tickets", "globex", "ops", "d-ops", "Tickets", dataexec.ChartBar, "ds-tickets", "day", "opened")
+	e.tables = map[string]*dataexec.Table{
+		sqlWeekly:  {Columns: []string{"week", "signups"}, Rows: [][]any{{"2026-11-02", int64(1201)}, {"2026-11-09", int64(1342)}, {"2026-11-16", int64(1450)}}},
+		sqlCountry: {Columns: []string{"country", "signups"}, Rows: [][]any{{"US", int64(3410)}, {"DE", int64(3322)}}},
+		sqlMRR:     {Columns: []string{"month", "mrr"}, Rows: [][]any{{"2026-10", json.Number("60500.00")}}},
+		sqlTickets: {Columns: []string{"day", "opened"}, Rows: [][]any{{"2026-11-01", int64(4)}}},
+	}
+	src := dataexec.NewTableSource(e.tables)
+	exec := dataexec.NewExecutor(c, access.NewChecker(e.dir), dataexec.SourceMap{"wh": src, "gx": src},
+		&dataexec.Options{Audit: e.audit, Now: e.clock.Now, RateLimiter: dataexec.NewMemoryRateLimiter(&dataexec.RateOptions{Burst: 1 << 30, Rate: 1 << 30})})
+	reg, err := ask.NewRegistry(ask.ProductTools(exec)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if provider == nil {
+		e.model = mock.New()
+		provider = e.model
+	}
+	e.a = ask.New(provider, exec, e.convs, e.approvals, reg, &ask.Options{Now: e.clock.Now, Sharing: e.sharing, Logger: slog.New(slog.DiscardHandler)})
+	return e
+}
+
+// MustConversation starts a conversation for p.
+func (e *env) MustConversation(t *testing.T, p access.Principal) string {
+	t.Helper()
+	c, err := e.a.CreateConversation(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.ID
+}
+
+// send runs a turn and returns its events and error.
+func (e *env) send(p access.Principal, conv, msg string, ctxRefs *[]ask.ContextRef) ([]ask.Event, error) {
+	emit, events := ask.Collect()
+	err := e.a.Send(context.Background(), p, ask.SendRequest{ConversationID: conv, Message: msg, Context: ctxRefs}, emit)
+	return events(), err
+}
+
+// MustSend is send that fails the test on error.
+func (e *env) MustSend(t *testing.T, p access.Principal, conv, msg string, ctxRefs *[]ask.ContextRef) []ask.Event {
+	t.Helper()
+	events, err := e.send(p, conv, msg, ctxRefs)
+	if err != nil {
+		t.Fatalf("Send(%q): %v", msg, err)
+	}
+	return events
+}
+
+func types(events []ask.Event) []ask.EventType {
+	var out []ask.EventType
+	for _, e := range events {
+		if e.Type != ask.EventMessageDelta {
+			out = append(out, e.Type)
+		}
+	}
+	return out
+}
+
+func find(events []ask.Event, typ ask.EventType) *ask.Event {
+	for i := range events {
+		if events[i].Type == typ {
+			return &events[i]
+		}
+	}
+	return nil
+}
+
+func refs(rs ...ask.ContextRef) *[]ask.ContextRef { return &rs }
+
+func chartRef(id string) ask.ContextRef { return ask.ContextRef{Type: access.TypeChart, ID: id} }
+
+func mustCode(t *testing.T, err error, want askbi.Code) {
+	t.Helper()
+	if got := askbi.ErrorCode(err); got != want {
+		t.Errorf("error = %v, want code %q", err, want)
+	}
+}
+
+// MustOpen opens a conversation.
+func (e *env) MustOpen(t *testing.T, p access.Principal, conv string) *ask.View {
+	t.Helper()
+	v, err := e.a.Open(context.Background(), p, conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func (e *env) audited(action string) int {
+	n := 0
+	for _, en := range e.audit.Entries() {
+		if en.Action == action && en.Outcome == dataexec.OutcomeOK {
+			n++
+		}
+	}
+	return n
+}

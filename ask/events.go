@@ -1,0 +1,156 @@
+package ask
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// EventType names one kind of turn event.
+type EventType string
+
+// Event types, in the order a turn can produce them.
+const (
+	EventContextUpdated       EventType = "context.updated"
+	EventMessageDelta         EventType = "message.delta"
+	EventMessageCompleted     EventType = "message.completed"
+	EventToolRunning          EventType = "tool.running"
+	EventToolCompleted        EventType = "tool.completed"
+	EventToolFailed           EventType = "tool.failed"
+	EventToolApprovalRequired EventType = "tool.approval_required"
+	EventToolRejected         EventType = "tool.rejected"
+	EventRequestCompleted     EventType = "request.completed"
+	EventRequestFailed        EventType = "request.failed"
+)
+
+// Event is one typed event of a turn. The same events go over SSE and as
+// one JSON list. Nothing in an event is raw tool data, a secret or an
+// internal error.
+type Event struct {
+	Seq            int       `json:"seq"`
+	Type           EventType `json:"type"`
+	ConversationID string    `json:"conversation_id"`
+	TurnID         string    `json:"turn_id,omitempty"`
+	// Delta is a streamed piece of the assistant's text (message.delta).
+	Delta string `json:"delta,omitempty"`
+	// Text is the whole assistant message (message.completed).
+	Text string `json:"text,omitempty"`
+	// Tool describes a tool call (tool.*).
+	Tool *ToolEvent `json:"tool,omitempty"`
+	// Context is the safe active set (context.updated).
+	Context []ContextItem `json:"context,omitempty"`
+	// Notice tells the user something changed, such as a selected item
+	// that is no longer available.
+	Notice string `json:"notice,omitempty"`
+	// State is the turn's state when the request ends.
+	State TurnState `json:"state,omitempty"`
+	// Error is set on tool.failed and request.failed.
+	Error *ErrorBody `json:"error,omitempty"`
+}
+
+// ToolEvent is a tool call in an event.
+type ToolEvent struct {
+	CallID string   `json:"call_id"`
+	Name   string   `json:"name"`
+	Label  string   `json:"label"`
+	State  RunState `json:"state"`
+	Class  Class    `json:"class"`
+	// ApprovalID, Arguments and ExpiresAt are set on
+	// tool.approval_required: the user sees what they approve.
+	ApprovalID string          `json:"approval_id,omitempty"`
+	Arguments  json.RawMessage `json:"arguments,omitempty"`
+	ExpiresAt  *time.Time      `json:"expires_at,omitempty"`
+	Summary    string          `json:"summary,omitempty"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Retry      bool            `json:"retry,omitempty"`
+}
+
+// ErrorBody is a safe error: a stable code and a message for users.
+type ErrorBody struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Emit receives a turn's events in order. It must not block for long; a
+// slow client slows the turn.
+type Emit func(Event)
+
+// Collect returns an Emit that appends to a list, and the list, for the
+// JSON answer.
+func Collect() (Emit, func() []Event) {
+	var mu sync.Mutex
+	var events []Event
+	return func(e Event) {
+			mu.Lock()
+			events = append(events, e)
+			mu.Unlock()
+		}, func() []Event {
+			mu.Lock()
+			defer mu.Unlock()
+			return append([]Event(nil), events...)
+		}
+}
+
+// SSEHeartbeat is how often an idle SSE stream sends a comment line.
+const SSEHeartbeat = 15 * time.Second
+
+// SSE writes events as Server-Sent Events, with a heartbeat comment every
+// SSEHeartbeat while the turn is quiet. Call Close when the turn ends.
+type SSE struct {
+	mu   sync.Mutex
+	w    http.ResponseWriter
+	rc   *http.ResponseController
+	stop chan struct{}
+	done sync.WaitGroup
+}
+
+// NewSSE starts an event stream on w.
+func NewSSE(w http.ResponseWriter) *SSE {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	s := &SSE{w: w, rc: http.NewResponseController(w), stop: make(chan struct{})}
+	s.rc.Flush()
+	s.done.Go(func() {
+		t := time.NewTicker(SSEHeartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+				s.write(": heartbeat\n\n")
+			}
+		}
+	})
+	return s
+}
+
+// Emit writes one event.
+func (s *SSE) Emit(e Event) {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return
+	}
+	s.write(fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, b))
+}
+
+func (s *SSE) write(frame string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// A write error means the client left; the request's context is
+	// cancelled by net/http and the turn stops.
+	if _, err := s.w.Write([]byte(frame)); err == nil {
+		s.rc.Flush()
+	}
+}
+
+// Close stops the heartbeat.
+func (s *SSE) Close() {
+	close(s.stop)
+	s.done.Wait()
+}

@@ -1,0 +1,75 @@
+package ask
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Role is who wrote a model message.
+type Role string
+
+// Message roles.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Message is one provider-neutral model message.
+type Message struct {
+	Role Role `json:"role"`
+	// Text is the message text. For a tool message it is the tool's output
+	// as the model may see it, already filtered and wrapped as untrusted
+	// data.
+	Text string `json:"text,omitempty"`
+	// ToolCalls are the calls an assistant message asks for.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID names the call a tool message answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+}
+
+// ToolCall is one tool call proposed by the model.
+type ToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"` // a JSON object
+}
+
+// ToolSpec is a tool as the model sees it.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"` // a JSON Schema object
+}
+
+// ModelRequest is one call to a model.
+type ModelRequest struct {
+	// System holds the product's instructions. Untrusted text (context
+	// labels, memory, tool data) never goes here.
+	System   string     `json:"system"`
+	Messages []Message  `json:"messages"`
+	Tools    []ToolSpec `json:"tools,omitempty"`
+	// MaxTokens caps the reply; zero means the provider's default.
+	MaxTokens int `json:"max_tokens,omitempty"`
+}
+
+// ModelReply is a model's whole answer to one request.
+type ModelReply struct {
+	Text      string     `json:"text,omitempty"`
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+}
+
+// Provider is a chat model. Complete streams text deltas to onText as they
+// arrive (onText may be nil) and returns the whole reply, with any tool
+// calls assembled from their streamed parts.
+//
+// Errors carry askbi codes and safe messages only; a provider's error body
+// never reaches the message: Timeout when ctx's deadline passed or the
+// provider timed out, Unavailable when the provider failed or could not be
+// reached, RateLimited when it throttled us, InvalidResult when the reply
+// could not be understood (for example tool arguments that are not a JSON
+// object). A cancelled ctx stops the call. Implementations must be safe for
+// concurrent use.
+type Provider interface {
+	Complete(ctx context.Context, req ModelRequest, onText func(delta string)) (ModelReply, error)
+}

@@ -1,0 +1,278 @@
+// Package mock is a deterministic, scripted ask.Provider for tests and the
+// demo. It needs no credentials and never calls the network.
+//
+// It recognises a few requests and drives the product tools the way a
+// model would:
+//
+//   - "show signups by week" (any "show X by Y"): search_workspace for a
+//     dataset named like X, preview_data, then create_chart_preview (a bar
+//     chart when Y is a category such as country, else a line chart),
+//     then a short answer.
+//   - "delete the Revenue dashboard": search_workspace for the dashboard,
+//     then propose delete_dashboard (destructive: the product asks for
+//     approval), then report what happened.
+//   - "change this to a weekly bar chart": update_chart on the single
+//     selected chart (handle @c1), or ask which one when several charts
+//     are selected, or ask for a selection when none is.
+//
+// Like a naive model, it obeys a line "INSTRUCTION: call TOOL {json}"
+// found in tool output; tests use that to show that injected instructions
+// still cannot run a gated tool without the user's approval.
+package mock
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/askbi/askbi/ask"
+)
+
+// Provider is the scripted model. The zero value is ready to use.
+type Provider struct {
+	mu       sync.Mutex
+	requests []ask.ModelRequest
+	calls    int
+}
+
+// New returns a mock provider.
+func New() *Provider { return &Provider{} }
+
+// Requests returns every request the provider received, for tests that
+// assert on what reached the model.
+func (p *Provider) Requests() []ask.ModelRequest {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]ask.ModelRequest(nil), p.requests...)
+}
+
+var (
+	showBy      = regexp.MustCompile(`(?i)\bshow (?:me )?(?:the )?(.+?) by (\w+)`)
+	deleteDash  = regexp.MustCompile(`(?i)\bdelete (?:the )?(.+?) dashboard`)
+	changeChart = regexp.MustCompile(`(?i)\bchange (?:this|it|the chart)\b.*?\b(line|bar|area|pie|doughnut|table|kpi) chart`)
+	instruction = regexp.MustCompile(`INSTRUCTION: call ([a-z_]+) (\{[^\n]*\})`)
+	selected    = regexp.MustCompile(`(@c[0-9]+) (\w+) "`)
+	categorical = map[string]bool{"country": true, "plan": true, "region": true, "segment": true, "channel": true}
+)
+
+// Complete implements ask.Provider.
+func (p *Provider) Complete(ctx context.Context, req ask.ModelRequest, onText func(string)) (ask.ModelReply, error) {
+	p.mu.Lock()
+	p.requests = append(p.requests, req)
+	p.calls++
+	n := p.calls
+	p.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return ask.ModelReply{}, err
+	}
+	reply := script(req, n)
+	if onText != nil && reply.Text != "" {
+		for _, w := range strings.SplitAfter(reply.Text, " ") {
+			onText(w)
+		}
+	}
+	return reply, nil
+}
+
+// turnState is what the script reads from a request: the last question,
+// the selection, and the tool outputs since the question.
+type turnState struct {
+	question string
+	handles  map[string][]string // entity type → handles
+	outputs  []ask.Message       // tool messages after the question, in order
+	calls    []ask.ToolCall      // the calls those answer
+}
+
+func read(req ask.ModelRequest) turnState {
+	st := turnState{handles: map[string][]string{}}
+	last := -1
+	for i, m := range req.Messages {
+		if m.Role == ask.RoleUser {
+			last = i
+		}
+	}
+	if last < 0 {
+		return st
+	}
+	q := req.Messages[last].Text
+	if i := strings.Index(q, "</selected_items>"); i >= 0 {
+		for _, m := range selected.FindAllStringSubmatch(q[:i], -1) {
+			st.handles[m[2]] = append(st.handles[m[2]], m[1])
+		}
+		q = strings.TrimSpace(q[i+len("</selected_items>"):])
+	}
+	st.question = q
+	for _, m := range req.Messages[last+1:] {
+		switch m.Role {
+		case ask.RoleAssistant:
+			st.calls = append(st.calls, m.ToolCalls...)
+		case ask.RoleTool:
+			st.outputs = append(st.outputs, m)
+		}
+	}
+	return st
+}
+
+// lastOutput returns the newest tool output's tool name and JSON body.
+func (st turnState) lastOutput() (tool string, body map[string]any) {
+	if len(st.outputs) == 0 {
+		return "", nil
+	}
+	m := st.outputs[len(st.outputs)-1]
+	for _, c := range st.calls {
+		if c.ID == m.ToolCallID {
+			tool = c.Name
+		}
+	}
+	text := m.Text
+	if i := strings.Index(text, "\n"); i >= 0 {
+		text = text[i+1:]
+	}
+	text = strings.TrimSuffix(strings.TrimSpace(text), "</tool_output>")
+	json.Unmarshal([]byte(text), &body)
+	return tool, body
+}
+
+func call(n int, name string, args map[string]any) ask.ModelReply {
+	b, _ := json.Marshal(args)
+	return ask.ModelReply{ToolCalls: []ask.ToolCall{{ID: fmt.Sprintf("mock_%d", n), Name: name, Arguments: b}}}
+}
+
+func say(format string, args ...any) ask.ModelReply {
+	return ask.ModelReply{Text: fmt.Sprintf(format, args...)}
+}
+
+func script(req ask.ModelRequest, n int) ask.ModelReply {
+	st := read(req)
+	tool, out := st.lastOutput()
+	if out != nil {
+		if name, args := findInstruction(out); name != "" && len(st.outputs) < 6 {
+			return call(n, name, args)
+		}
+		if e, ok := out["error"].(map[string]any); ok {
+			return say("That did not work: %v", e["message"])
+		}
+		if _, ok := out["rejected"]; ok {
+			return say("OK, I did not do it.")
+		}
+	}
+	switch {
+	case showBy.MatchString(st.question):
+		m := showBy.FindStringSubmatch(st.question)
+		subject, by := strings.ToLower(m[1]), strings.ToLower(m[2])
+		switch tool {
+		case "":
+			return call(n, "search_workspace", map[string]any{"query": firstWord(subject), "types": []string{"dataset"}})
+		case "search_workspace":
+			id := pick(out, subject+" "+by)
+			if id == "" {
+				return say("I could not find a dataset about %s.", subject)
+			}
+			return call(n, "preview_data", map[string]any{"dataset_id": id})
+		case "preview_data":
+			cols, _ := out["columns"].([]any)
+			ds, _ := out["dataset"].(map[string]any)
+			if len(cols) < 2 || ds == nil {
+				return say("The dataset does not have a field to chart.")
+			}
+			typ := "line"
+			if categorical[by] {
+				typ = "bar"
+			}
+			name := strings.ToUpper(subject[:1]) + subject[1:] + " by " + by
+			return call(n, "create_chart_preview", map[string]any{"dataset_id": ds["id"], "chart_type": typ,
+				"x_field": cols[0], "y_fields": []any{cols[1]}, "name": name})
+		default:
+			return say("Here is a preview of %s by %s. Add it to a dashboard when it looks right.", subject, by)
+		}
+	case deleteDash.MatchString(st.question):
+		name := deleteDash.FindStringSubmatch(st.question)[1]
+		switch tool {
+		case "":
+			return call(n, "search_workspace", map[string]any{"query": name, "types": []string{"dashboard"}})
+		case "search_workspace":
+			id := pick(out, name)
+			if id == "" {
+				return say("I could not find a dashboard called %s.", name)
+			}
+			return call(n, "delete_dashboard", map[string]any{"dashboard_id": id})
+		default:
+			return say("Deleted the %s dashboard.", name)
+		}
+	case changeChart.MatchString(st.question):
+		typ := strings.ToLower(changeChart.FindStringSubmatch(st.question)[1])
+		charts := st.handles["chart"]
+		switch {
+		case tool != "":
+			return say("Done: the chart is now a %s chart.", typ)
+		case len(charts) == 0:
+			return say("Which chart? Select one first.")
+		case len(charts) > 1:
+			return say("Which chart do you mean?")
+		}
+		return call(n, "update_chart", map[string]any{"chart_id": charts[0], "chart_type": typ})
+	}
+	if tool != "" {
+		return say("Done.")
+	}
+	return say("I can search your workspace, preview data and build charts. Try \"show signups by week\".")
+}
+
+func firstWord(s string) string {
+	if f := strings.Fields(s); len(f) > 0 {
+		return f[0]
+	}
+	return s
+}
+
+// pick returns the ID of the search result whose name shares the most
+// words with want.
+func pick(out map[string]any, want string) string {
+	results, _ := out["results"].([]any)
+	best, bestScore := "", -1
+	for _, r := range results {
+		m, _ := r.(map[string]any)
+		name, _ := m["name"].(string)
+		id, _ := m["id"].(string)
+		score := 0
+		for _, w := range strings.Fields(strings.ToLower(want)) {
+			if strings.Contains(strings.ToLower(name), w) {
+				score++
+			}
+		}
+		if score > bestScore {
+			best, bestScore = id, score
+		}
+	}
+	return best
+}
+
+// findInstruction looks for an "INSTRUCTION: call TOOL {json}" string
+// anywhere in a tool output.
+func findInstruction(v any) (string, map[string]any) {
+	switch x := v.(type) {
+	case string:
+		if m := instruction.FindStringSubmatch(x); m != nil {
+			var args map[string]any
+			if json.Unmarshal([]byte(m[2]), &args) == nil {
+				return m[1], args
+			}
+		}
+	case map[string]any:
+		for _, e := range x {
+			if name, args := findInstruction(e); name != "" {
+				return name, args
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if name, args := findInstruction(e); name != "" {
+				return name, args
+			}
+		}
+	}
+	return "", nil
+}

@@ -1,0 +1,242 @@
+package ask
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/askbi/askbi/access"
+)
+
+// Conversation is one user's chat in one team.
+type Conversation struct {
+	ID        string    `json:"id"`
+	TeamID    string    `json:"team_id"`
+	UserID    string    `json:"user_id"`
+	Title     string    `json:"title"` // from the first question
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// TurnState is where a turn stands.
+type TurnState string
+
+// Turn states. A turn ends completed, failed or stopped; it waits in
+// awaiting_approval while a gated call is pending.
+const (
+	TurnRunning          TurnState = "running"
+	TurnAwaitingApproval TurnState = "awaiting_approval"
+	TurnCompleted        TurnState = "completed"
+	TurnFailed           TurnState = "failed"
+	TurnStopped          TurnState = "stopped"
+)
+
+// Turn is one user message and the model and tool calls it started.
+type Turn struct {
+	ID             string    `json:"id"`
+	ConversationID string    `json:"conversation_id"`
+	State          TurnState `json:"state"`
+	// ErrorCode is the askbi code a failed or stopped turn ended with.
+	ErrorCode string    `json:"error_code,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Sharing is how much of a tool's output may reach an external model. The
+// host sets it per team; each saved tool output is stamped with the level
+// in force when it was produced, and replay never uses a higher one.
+type Sharing string
+
+// Sharing levels, from least to most.
+const (
+	SharingSchema     Sharing = "schema"     // field names and types only
+	SharingAggregates Sharing = "aggregates" // plus counts and numeric summaries
+	SharingRows       Sharing = "rows"       // plus the rows themselves
+)
+
+// Entry is one saved item of a conversation's history: a user question,
+// an assistant reply (with the tool calls it asked for), or a tool's
+// output. History is replayed to the model within a bound, each tool
+// output filtered again at its stamped Sharing level.
+type Entry struct {
+	ID             string `json:"id"`
+	ConversationID string `json:"conversation_id"`
+	TurnID         string `json:"turn_id"`
+	// Seq orders a conversation's entries; the store assigns it.
+	Seq       int64      `json:"seq"`
+	Role      Role       `json:"role"`
+	Text      string     `json:"text,omitempty"`
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID, Tool, Output and Sharing describe a tool output entry.
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+	Tool       string          `json:"tool,omitempty"`
+	Output     json.RawMessage `json:"output,omitempty"` // redacted, never shown raw to the model
+	Sharing    Sharing         `json:"sharing,omitempty"`
+	CreatedAt  time.Time       `json:"created_at"`
+}
+
+// ContextRef is one entity of a conversation's active context, as stored.
+// It is revalidated against the catalog and access on every use.
+type ContextRef struct {
+	Type access.EntityType `json:"entity_type"`
+	ID   string            `json:"id"`
+}
+
+// RunState is the state of one tool call in the work summary.
+type RunState string
+
+// Tool call states. running, approval_required and the final states
+// completed, failed, rejected and unavailable.
+const (
+	RunRunning          RunState = "running"
+	RunApprovalRequired RunState = "approval_required"
+	RunCompleted        RunState = "completed"
+	RunFailed           RunState = "failed"
+	RunRejected         RunState = "rejected"
+	RunUnavailable      RunState = "unavailable"
+)
+
+// ToolRun is one tool call as the work summary shows it: built from saved
+// calls and results, never written by the model. It holds no raw
+// arguments, queries, credentials or stack traces.
+type ToolRun struct {
+	CallID         string   `json:"call_id"`
+	ConversationID string   `json:"conversation_id"`
+	TurnID         string   `json:"turn_id"`
+	Tool           string   `json:"tool"`
+	Label          string   `json:"label"` // e.g. "Previewed data"
+	State          RunState `json:"state"`
+	ErrorCode      string   `json:"error_code,omitempty"`
+	ErrorMessage   string   `json:"error_message,omitempty"` // safe
+	// Retry is true when running the call again is safe (read-only tools).
+	Retry      bool   `json:"retry"`
+	ApprovalID string `json:"approval_id,omitempty"`
+	// Result is the safe result the client renders (chart references and
+	// the like), never the rows.
+	Result    json.RawMessage `json:"result,omitempty"`
+	CreatedAt time.Time       `json:"created_at"`
+	UpdatedAt time.Time       `json:"updated_at"`
+}
+
+// ConversationStore keeps conversations, their turns, history, active
+// context and work summary. Every method is scoped by conversation ID; the
+// caller checks ownership first. Implementations must be safe for
+// concurrent use; asktest.RunConversationStore proves one.
+type ConversationStore interface {
+	// CreateConversation stores c. Conflict when c.ID exists.
+	CreateConversation(ctx context.Context, c Conversation) error
+	// Conversation returns one conversation, or NotFound.
+	Conversation(ctx context.Context, id string) (Conversation, error)
+	// Conversations lists a user's conversations in a team, most recently
+	// updated first, at most limit.
+	Conversations(ctx context.Context, teamID, userID string, limit int) ([]Conversation, error)
+	// UpdateConversation sets the title and UpdatedAt of c.ID. NotFound
+	// when it does not exist.
+	UpdateConversation(ctx context.Context, c Conversation) error
+	// DeleteConversation deletes a conversation with its turns, entries,
+	// context and tool runs. NotFound when it does not exist.
+	DeleteConversation(ctx context.Context, id string) error
+
+	// SaveTurn inserts or updates turn t. NotFound when its conversation
+	// does not exist.
+	SaveTurn(ctx context.Context, t Turn) error
+	// Turns lists a conversation's turns, oldest first.
+	Turns(ctx context.Context, conversationID string) ([]Turn, error)
+
+	// AppendEntry adds e at the end of its conversation's history and
+	// returns it with Seq assigned. NotFound when the conversation does
+	// not exist.
+	AppendEntry(ctx context.Context, e Entry) (Entry, error)
+	// Entries returns the last limit entries of a conversation, oldest
+	// first.
+	Entries(ctx context.Context, conversationID string, limit int) ([]Entry, error)
+
+	// SetContext replaces a conversation's active context with refs, in
+	// one transaction: rows not in refs are deleted, missing ones
+	// inserted, order kept. NotFound when the conversation does not exist.
+	SetContext(ctx context.Context, conversationID string, refs []ContextRef) error
+	// Context returns the active context in the order it was set.
+	Context(ctx context.Context, conversationID string) ([]ContextRef, error)
+
+	// SaveToolRun inserts or updates the run with r.CallID. NotFound when
+	// its conversation does not exist.
+	SaveToolRun(ctx context.Context, r ToolRun) error
+	// ToolRuns lists a conversation's tool runs, oldest first.
+	ToolRuns(ctx context.Context, conversationID string) ([]ToolRun, error)
+}
+
+// ApprovalState is where an approval stands.
+type ApprovalState string
+
+// Approval states. An approval is consumed or rejected at most once.
+const (
+	ApprovalPending  ApprovalState = "pending"
+	ApprovalConsumed ApprovalState = "consumed"
+	ApprovalRejected ApprovalState = "rejected"
+)
+
+// Approval is a single-use server record that lets one gated tool call run.
+// It is bound to the user, team, conversation, tool and the SHA-256 of the
+// call's canonical arguments, and it expires.
+type Approval struct {
+	ID             string          `json:"id"`
+	UserID         string          `json:"user_id"`
+	TeamID         string          `json:"team_id"`
+	ConversationID string          `json:"conversation_id"`
+	TurnID         string          `json:"turn_id"`
+	ToolCallID     string          `json:"tool_call_id"`
+	Tool           string          `json:"tool"`
+	ArgsHash       string          `json:"args_hash"` // hex SHA-256 of the canonical arguments
+	Arguments      json.RawMessage `json:"arguments"` // canonical JSON
+	State          ApprovalState   `json:"state"`
+	CreatedAt      time.Time       `json:"created_at"`
+	ExpiresAt      time.Time       `json:"expires_at"`
+}
+
+// Binding is what an approve or reject request claims about an approval.
+// Every field must match the stored approval.
+type Binding struct {
+	UserID         string
+	TeamID         string
+	ConversationID string
+	Tool           string
+	ArgsHash       string
+}
+
+// Receipt is the stored result of an approved call, bound to its approval.
+type Receipt struct {
+	ApprovalID string          `json:"approval_id"`
+	ToolCallID string          `json:"tool_call_id"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	ErrorCode  string          `json:"error_code,omitempty"`
+	CreatedAt  time.Time       `json:"created_at"`
+}
+
+// ApprovalStore keeps approvals and receipts. Consume and Reject are
+// atomic: of any number of concurrent calls on one approval, across
+// processes sharing the store, at most one succeeds. Implementations must be
+// safe for concurrent use; asktest.RunApprovalStore proves one.
+type ApprovalStore interface {
+	// CreateApproval stores a pending approval. Conflict when a.ID exists.
+	CreateApproval(ctx context.Context, a Approval) error
+	// Approval returns one approval, or NotFound.
+	Approval(ctx context.Context, id string) (Approval, error)
+	// Pending lists a conversation's pending approvals that expire after
+	// now, oldest first.
+	Pending(ctx context.Context, conversationID string, now time.Time) ([]Approval, error)
+	// Consume marks approval id consumed when it is pending, every field of
+	// b matches it and now is before its ExpiresAt, and returns it. Any
+	// mismatch, expiry, replay or unknown id is ApprovalInvalid and changes
+	// nothing. Conflict when another approval of the same tool call was
+	// already consumed.
+	Consume(ctx context.Context, id string, b Binding, now time.Time) (Approval, error)
+	// Reject burns approval id under the same rules as Consume, marking it
+	// rejected.
+	Reject(ctx context.Context, id string, b Binding, now time.Time) (Approval, error)
+	// PutReceipt stores r for a consumed approval. Storing the same
+	// approval's receipt again is Conflict; so is a receipt for r.ToolCallID
+	// under another approval. NotFound when the approval does not exist.
+	PutReceipt(ctx context.Context, r Receipt) error
+	// Receipt returns the receipt of approval id, or NotFound.
+	Receipt(ctx context.Context, approvalID string) (Receipt, error)
+}

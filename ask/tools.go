@@ -1,0 +1,227 @@
+package ask
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+)
+
+// Class is how much a tool call can change, which decides whether it needs
+// an approval.
+type Class string
+
+// Classes. An MCP tool's annotations map as: readOnlyHint=true → read-only;
+// destructiveHint=true → destructive; readOnlyHint=false → mutating;
+// missing → unknown, treated as destructive.
+const (
+	ClassReadOnly    Class = "read_only"   // runs without approval
+	ClassMutating    Class = "mutating"    // needs an approval
+	ClassDestructive Class = "destructive" // always needs an approval
+	ClassUnknown     Class = "unknown"     // treated as destructive
+)
+
+// ClassFromAnnotations classifies a tool from its MCP annotations (nil
+// pointers mean the hint is missing).
+func ClassFromAnnotations(readOnly, destructive *bool) Class {
+	switch {
+	case destructive != nil && *destructive:
+		return ClassDestructive
+	case readOnly != nil && *readOnly:
+		return ClassReadOnly
+	case readOnly != nil:
+		return ClassMutating
+	}
+	return ClassUnknown
+}
+
+// Gated reports whether calls of class c need an approval.
+func (c Class) Gated() bool { return c != ClassReadOnly }
+
+// Call is one tool call as a tool's Run receives it. Arguments are
+// validated against the tool's input schema, and references to selected
+// context items ("@c1") are already replaced with the items' IDs.
+type Call struct {
+	Principal      access.Principal
+	ConversationID string
+	Arguments      json.RawMessage
+}
+
+// Output is what a tool returns.
+type Output struct {
+	// Summary is one short line for the work summary and the model, such
+	// as "12 rows".
+	Summary string
+	// Data is the tool's full output. It is saved (redacted) and reaches
+	// the model only through the tool's Filter.
+	Data any
+	// Result is the safe result the client renders, such as chart
+	// references; it never holds rows.
+	Result any
+}
+
+// Tool is one tool the model may call, defined once: its name, input
+// schema, classification, what of its output the model may see, and its
+// work-summary label.
+type Tool struct {
+	Name        string
+	Description string
+	InputSchema json.RawMessage
+	Class       Class
+	// Label names the call in the work summary, e.g. "Previewed data".
+	Label string
+	// Filter returns the part of data (the JSON of Output.Data) the model
+	// may see at a sharing level. It runs live and again on every history
+	// replay. Default ShowAll.
+	Filter func(data json.RawMessage, level Sharing) json.RawMessage
+	Run    func(ctx context.Context, call Call) (Output, error)
+}
+
+// ShowAll is the Filter of tools whose output holds no rows (references,
+// names, counts): the model sees it at every level.
+func ShowAll(data json.RawMessage, _ Sharing) json.RawMessage { return data }
+
+// TableFilter is the Filter of tools that return a table ({"columns":
+// [...], "rows": [[...]], ...}): schema shows the columns and row count;
+// aggregates adds per-column numeric summaries (count, min, max, sum);
+// rows shows the rows too.
+func TableFilter(data json.RawMessage, level Sharing) json.RawMessage {
+	var t map[string]any
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	if err := d.Decode(&t); err != nil {
+		return json.RawMessage(`{"error":"output withheld"}`)
+	}
+	rows, _ := t["rows"].([]any)
+	if level == SharingRows {
+		return data
+	}
+	delete(t, "rows")
+	if level == SharingAggregates {
+		cols, _ := t["columns"].([]any)
+		stats := map[string]any{}
+		for i, c := range cols {
+			name, _ := c.(string)
+			var n int
+			var min, max, sum float64
+			for _, r := range rows {
+				row, _ := r.([]any)
+				if i >= len(row) {
+					continue
+				}
+				num, ok := row[i].(json.Number)
+				if !ok {
+					continue
+				}
+				f, err := num.Float64()
+				if err != nil {
+					continue
+				}
+				if n == 0 || f < min {
+					min = f
+				}
+				if n == 0 || f > max {
+					max = f
+				}
+				sum += f
+				n++
+			}
+			if n > 0 {
+				stats[name] = map[string]any{"count": n, "min": min, "max": max, "sum": sum}
+			}
+		}
+		t["aggregates"] = stats
+	}
+	t["rows_withheld"] = fmt.Sprintf("rows are not shared with the model at the %q level", level)
+	b, _ := json.Marshal(t)
+	return b
+}
+
+// Remote tool names follow MCP's rule for tool names.
+var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// Registry is the explicit allowlist of tools the model may see.
+type Registry struct {
+	tools   []Tool
+	schemas map[string]*jsonschema.Resolved
+}
+
+// NewRegistry checks and registers tools, in order. Names must be unique
+// and match ^[a-zA-Z0-9_-]{1,64}$; each tool needs an object input schema,
+// a class, a label and Run.
+func NewRegistry(tools ...Tool) (*Registry, error) {
+	r := &Registry{schemas: map[string]*jsonschema.Resolved{}}
+	for _, t := range tools {
+		if !toolName.MatchString(t.Name) {
+			return nil, fmt.Errorf("ask: tool name %q must match %s", t.Name, toolName)
+		}
+		if _, dup := r.schemas[t.Name]; dup {
+			return nil, fmt.Errorf("ask: tool %q registered twice", t.Name)
+		}
+		if t.Run == nil || t.Label == "" || !slices.Contains([]Class{ClassReadOnly, ClassMutating, ClassDestructive, ClassUnknown}, t.Class) {
+			return nil, fmt.Errorf("ask: tool %q needs Run, Label and a Class", t.Name)
+		}
+		var s jsonschema.Schema
+		if err := json.Unmarshal(t.InputSchema, &s); err != nil || s.Type != "object" {
+			return nil, fmt.Errorf("ask: tool %q: input schema must be a JSON object schema", t.Name)
+		}
+		res, err := s.Resolve(nil)
+		if err != nil {
+			return nil, fmt.Errorf("ask: tool %q: %v", t.Name, err)
+		}
+		if t.Filter == nil {
+			t.Filter = ShowAll
+		}
+		r.schemas[t.Name] = res
+		r.tools = append(r.tools, t)
+	}
+	return r, nil
+}
+
+// Tool returns the registered tool called name.
+func (r *Registry) Tool(name string) (Tool, bool) {
+	i := slices.IndexFunc(r.tools, func(t Tool) bool { return t.Name == name })
+	if i < 0 {
+		return Tool{}, false
+	}
+	return r.tools[i], true
+}
+
+// specs lists the tools for a model request. Headless runs leave gated
+// tools out: nobody could approve them.
+func (r *Registry) specs(headless bool) []ToolSpec {
+	var out []ToolSpec
+	for _, t := range r.tools {
+		if headless && t.Class.Gated() {
+			continue
+		}
+		out = append(out, ToolSpec{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
+	}
+	return out
+}
+
+// validate checks arguments against the tool's input schema.
+func (r *Registry) validate(name string, args json.RawMessage) error {
+	var plain map[string]any
+	if err := json.Unmarshal(args, &plain); err != nil || plain == nil {
+		return askbi.Errorf(askbi.InvalidArgument, "arguments must be a JSON object")
+	}
+	if err := r.schemas[name].Validate(plain); err != nil {
+		return askbi.Errorf(askbi.InvalidArgument, "arguments do not match the %s input schema: %s", name, shorten(err.Error(), 200))
+	}
+	return nil
+}
+
+func shorten(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

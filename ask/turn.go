@@ -1,0 +1,451 @@
+package ask
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/internal/canonjson"
+	"github.com/askbi/askbi/internal/redact"
+	"github.com/askbi/askbi/memory"
+)
+
+// turn is one running turn.
+type turn struct {
+	a        *Assistant
+	p        access.Principal // live
+	conv     Conversation
+	t        Turn
+	items    []ContextItem
+	level    Sharing
+	headless bool
+	emit     Emit
+	seq      int
+}
+
+func (tr *turn) send(e Event) {
+	tr.seq++
+	e.Seq, e.ConversationID, e.TurnID = tr.seq, tr.conv.ID, tr.t.ID
+	if tr.emit != nil {
+		tr.emit(e)
+	}
+}
+
+// store returns a context for saving state that outlives a cancelled
+// request, so a stopped turn is still recorded.
+func store(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+}
+
+// finish saves the turn's final state and sends the closing event. It
+// returns err, so a failed turn reaches the caller too.
+func (tr *turn) finish(ctx context.Context, err error) error {
+	sctx, cancel := store(ctx)
+	defer cancel()
+	if err == nil {
+		if tr.t.State == TurnRunning {
+			tr.t.State = TurnCompleted
+		}
+	} else {
+		tr.t.State = TurnFailed
+		if ctx.Err() != nil {
+			tr.t.State = TurnStopped
+		}
+		tr.t.ErrorCode = string(askbi.ErrorCode(err))
+		if tr.t.ErrorCode == string(askbi.Internal) {
+			tr.a.o.Logger.Error("ask: turn failed", "conversation", tr.conv.ID, "turn", tr.t.ID, "err", err)
+		}
+	}
+	tr.t.UpdatedAt = tr.a.o.Now().UTC()
+	if serr := tr.a.convs.SaveTurn(sctx, tr.t); serr != nil {
+		tr.a.o.Logger.Error("ask: save turn", "turn", tr.t.ID, "err", serr)
+	}
+	if err != nil {
+		tr.send(Event{Type: EventRequestFailed, State: tr.t.State, Error: errorBody(err)})
+		return err
+	}
+	tr.send(Event{Type: EventRequestCompleted, State: tr.t.State})
+	return nil
+}
+
+func errorBody(err error) *ErrorBody {
+	return &ErrorBody{Code: string(askbi.ErrorCode(err)), Message: askbi.ErrorMessage(err)}
+}
+
+// answer saves and sends an assistant message that needs no model call.
+func (tr *turn) answer(ctx context.Context, text string) error {
+	if _, err := tr.a.convs.AppendEntry(ctx, Entry{ID: newID("ent"), ConversationID: tr.conv.ID, TurnID: tr.t.ID,
+		Role: RoleAssistant, Text: text, CreatedAt: tr.a.o.Now().UTC()}); err != nil {
+		return err
+	}
+	tr.send(Event{Type: EventMessageCompleted, Text: text})
+	return nil
+}
+
+// loop calls the model and runs its tool calls until it answers, a gated
+// call waits for approval, or a limit is hit.
+func (tr *turn) loop(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, tr.a.o.TurnTimeout)
+	defer cancel()
+	for range tr.a.o.MaxIterations {
+		req, err := tr.request(ctx)
+		if err != nil {
+			return err
+		}
+		reply, err := tr.a.provider.Complete(ctx, req, func(d string) {
+			tr.send(Event{Type: EventMessageDelta, Delta: redact.String(d)})
+		})
+		if err != nil {
+			if ctx.Err() == context.DeadlineExceeded {
+				return askbi.Errorf(askbi.Timeout, "the assistant took longer than %s", tr.a.o.TurnTimeout)
+			}
+			return err
+		}
+		// Our own call IDs: provider IDs need not be unique across
+		// conversations, and they key the work summary.
+		calls := make([]ToolCall, len(reply.ToolCalls))
+		for i, c := range reply.ToolCalls {
+			calls[i] = ToolCall{ID: newID("call"), Name: c.Name, Arguments: c.Arguments}
+		}
+		text := redact.String(reply.Text)
+		if _, err := tr.a.convs.AppendEntry(ctx, Entry{ID: newID("ent"), ConversationID: tr.conv.ID, TurnID: tr.t.ID,
+			Role: RoleAssistant, Text: text, ToolCalls: calls, CreatedAt: tr.a.o.Now().UTC()}); err != nil {
+			return err
+		}
+		if text != "" {
+			tr.send(Event{Type: EventMessageCompleted, Text: text})
+		}
+		if len(calls) == 0 {
+			return nil
+		}
+		paused := false
+		for _, c := range calls {
+			if paused {
+				// One approval at a time: later calls are not run, and the
+				// model may propose them again after the answer.
+				if err := tr.saveOutput(ctx, Tool{Filter: ShowAll}, c.ID, json.RawMessage(`{"not_run":"waiting for the user to approve an earlier call"}`)); err != nil {
+					return err
+				}
+				continue
+			}
+			if paused, err = tr.call(ctx, c); err != nil {
+				return err
+			}
+		}
+		if paused {
+			tr.t.State = TurnAwaitingApproval
+			return nil
+		}
+	}
+	return askbi.Errorf(askbi.Unavailable, "the assistant stopped after %d steps without an answer; ask a narrower question", tr.a.o.MaxIterations)
+}
+
+// call handles one proposed tool call. It returns paused when the call
+// now waits for approval. Tool failures go to the model and the user; only
+// storage errors end the turn.
+func (tr *turn) call(ctx context.Context, c ToolCall) (paused bool, err error) {
+	tool, ok := tr.a.tools.Tool(c.Name)
+	if !ok {
+		return false, tr.fail(ctx, Tool{Name: c.Name, Label: "Unknown tool", Class: ClassUnknown, Filter: ShowAll}, c.ID,
+			askbi.Errorf(askbi.Unsupported, "there is no tool named %q", shorten(c.Name, 64)), "")
+	}
+	args, err := tr.resolveHandles(c.Arguments)
+	if err == nil {
+		err = tr.a.tools.validate(tool.Name, args)
+	}
+	if err != nil {
+		return false, tr.fail(ctx, tool, c.ID, err, "")
+	}
+	if !tool.Class.Gated() {
+		_, err := tr.run(ctx, tool, ToolCall{ID: c.ID, Name: c.Name, Arguments: args}, "")
+		return false, storageOnly(err)
+	}
+	if tr.headless {
+		return false, tr.fail(ctx, tool, c.ID, askbi.Errorf(askbi.Unavailable, "%s needs a person's approval; it is not available in this run", tool.Name), "")
+	}
+	canon, err := canonjson.Canonical(args)
+	if err != nil {
+		return false, tr.fail(ctx, tool, c.ID, askbi.Errorf(askbi.InvalidArgument, "arguments: %s", shorten(err.Error(), 120)), "")
+	}
+	hash, _ := canonjson.Hash(canon)
+	now := tr.a.o.Now().UTC()
+	ap := Approval{ID: newID("apr"), UserID: tr.p.UserID, TeamID: tr.p.TeamID, ConversationID: tr.conv.ID, TurnID: tr.t.ID,
+		ToolCallID: c.ID, Tool: tool.Name, ArgsHash: hash, Arguments: canon, State: ApprovalPending,
+		CreatedAt: now, ExpiresAt: now.Add(tr.a.o.ApprovalTTL)}
+	if err := tr.a.approvals.CreateApproval(ctx, ap); err != nil {
+		return false, err
+	}
+	run := tr.newRun(tool, c.ID)
+	run.State, run.ApprovalID = RunApprovalRequired, ap.ID
+	if err := tr.a.convs.SaveToolRun(ctx, run); err != nil {
+		return false, err
+	}
+	tr.send(Event{Type: EventToolApprovalRequired, Tool: &ToolEvent{CallID: c.ID, Name: tool.Name, Label: tool.Label, Class: tool.Class,
+		State: RunApprovalRequired, ApprovalID: ap.ID, Arguments: json.RawMessage(redact.String(string(canon))), ExpiresAt: &ap.ExpiresAt}})
+	return true, nil
+}
+
+// toolFailure marks an error a tool returned, as opposed to a storage
+// error that must end the turn.
+type toolFailure struct{ error }
+
+func (f toolFailure) Unwrap() error { return f.error }
+
+func storageOnly(err error) error {
+	if _, ok := err.(toolFailure); ok {
+		return nil
+	}
+	return err
+}
+
+// run runs a tool call and records it everywhere: work summary, history
+// and events. It returns the stored output and the tool's error, wrapped
+// as a toolFailure.
+func (tr *turn) run(ctx context.Context, tool Tool, c ToolCall, approval string) (json.RawMessage, error) {
+	run := tr.newRun(tool, c.ID)
+	run.State, run.ApprovalID = RunRunning, approval
+	if err := tr.a.convs.SaveToolRun(ctx, run); err != nil {
+		return nil, err
+	}
+	tr.send(Event{Type: EventToolRunning, Tool: &ToolEvent{CallID: c.ID, Name: tool.Name, Label: tool.Label, Class: tool.Class, State: RunRunning, ApprovalID: approval}})
+	out, err := tool.Run(ctx, Call{Principal: tr.p, ConversationID: tr.conv.ID, Arguments: c.Arguments})
+	if err != nil {
+		if err := tr.fail(ctx, tool, c.ID, err, approval); err != nil {
+			return nil, err
+		}
+		return nil, toolFailure{err}
+	}
+	data, err := marshalRedacted(out.Data)
+	if err != nil {
+		return nil, err
+	}
+	result, err := marshalRedacted(out.Result)
+	if err != nil {
+		return nil, err
+	}
+	run.State, run.Result, run.ErrorMessage = RunCompleted, result, ""
+	run.UpdatedAt = tr.a.o.Now().UTC()
+	if err := tr.a.convs.SaveToolRun(ctx, run); err != nil {
+		return nil, err
+	}
+	if err := tr.saveOutput(ctx, tool, c.ID, data); err != nil {
+		return nil, err
+	}
+	tr.send(Event{Type: EventToolCompleted, Tool: &ToolEvent{CallID: c.ID, Name: tool.Name, Label: tool.Label, Class: tool.Class,
+		State: RunCompleted, ApprovalID: approval, Summary: redact.String(out.Summary), Result: result}})
+	return result, nil
+}
+
+// fail records a failed call: its safe error reaches the model, the work
+// summary (with retry when the tool is read-only) and the user.
+func (tr *turn) fail(ctx context.Context, tool Tool, callID string, cause error, approval string) error {
+	body := errorBody(cause)
+	run := tr.newRun(tool, callID)
+	run.State, run.ErrorCode, run.ErrorMessage, run.ApprovalID = RunFailed, body.Code, body.Message, approval
+	if body.Code == string(askbi.Unavailable) && tool.Class.Gated() && tr.headless {
+		run.State = RunUnavailable
+	}
+	run.Retry = !tool.Class.Gated() && body.Code != string(askbi.InvalidArgument) && body.Code != string(askbi.Unsupported)
+	if err := tr.a.convs.SaveToolRun(ctx, run); err != nil {
+		return err
+	}
+	b, _ := json.Marshal(map[string]any{"error": body})
+	if err := tr.saveOutput(ctx, tool, callID, b); err != nil {
+		return err
+	}
+	tr.send(Event{Type: EventToolFailed, Tool: &ToolEvent{CallID: callID, Name: tool.Name, Label: tool.Label, Class: tool.Class,
+		State: run.State, ApprovalID: approval, Retry: run.Retry}, Error: body})
+	return nil
+}
+
+func (tr *turn) newRun(tool Tool, callID string) ToolRun {
+	now := tr.a.o.Now().UTC()
+	return ToolRun{CallID: callID, ConversationID: tr.conv.ID, TurnID: tr.t.ID, Tool: tool.Name, Label: tool.Label, CreatedAt: now, UpdatedAt: now}
+}
+
+// saveOutput appends a tool output to the history, stamped with the
+// sharing level in force.
+func (tr *turn) saveOutput(ctx context.Context, tool Tool, callID string, data json.RawMessage) error {
+	_, err := tr.a.convs.AppendEntry(ctx, Entry{ID: newID("ent"), ConversationID: tr.conv.ID, TurnID: tr.t.ID, Role: RoleTool,
+		ToolCallID: callID, Tool: tool.Name, Output: data, Sharing: tr.level, CreatedAt: tr.a.o.Now().UTC()})
+	return err
+}
+
+func marshalRedacted(v any) (json.RawMessage, error) {
+	if v == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return json.RawMessage(redact.String(string(b))), nil
+}
+
+var handle = regexp.MustCompile(`^@c([0-9]{1,2})$`)
+
+// resolveHandles replaces "@cN" string values with the ID of the Nth
+// selected item. An unknown handle is InvalidArgument.
+func (tr *turn) resolveHandles(args json.RawMessage) (json.RawMessage, error) {
+	if len(args) == 0 {
+		return json.RawMessage(`{}`), nil
+	}
+	var v any
+	d := json.NewDecoder(bytes.NewReader(args))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		return nil, askbi.Errorf(askbi.InvalidArgument, "arguments must be a JSON object")
+	}
+	var bad error
+	var walk func(any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			if m := handle.FindStringSubmatch(x); m != nil {
+				var n int
+				fmt.Sscan(m[1], &n)
+				if n < 1 || n > len(tr.items) {
+					bad = askbi.Errorf(askbi.InvalidArgument, "%s does not name a selected item", x)
+					return x
+				}
+				return tr.items[n-1].ID
+			}
+		case map[string]any:
+			for k, e := range x {
+				x[k] = walk(e)
+			}
+		case []any:
+			for i, e := range x {
+				x[i] = walk(e)
+			}
+		}
+		return v
+	}
+	v = walk(v)
+	if bad != nil {
+		return nil, bad
+	}
+	return json.Marshal(v)
+}
+
+// request builds the model request: instructions, replayed history with
+// every tool output filtered again, and this turn's selection and
+// question.
+func (tr *turn) request(ctx context.Context) (ModelRequest, error) {
+	entries, err := tr.a.convs.Entries(ctx, tr.conv.ID, tr.a.o.HistoryEntries)
+	if err != nil {
+		return ModelRequest{}, err
+	}
+	outputs := map[string]Entry{}
+	for _, e := range entries {
+		if e.Role == RoleTool {
+			outputs[e.ToolCallID] = e
+		}
+	}
+	lastUser := -1
+	var msgs []Message
+	for _, e := range entries {
+		switch e.Role {
+		case RoleUser:
+			text := e.Text
+			if _, ok := memory.ParseRemember(text); ok {
+				// Memory reaches the model only through the policy below.
+				text = memory.Command + " [redacted]"
+			}
+			lastUser = len(msgs)
+			msgs = append(msgs, Message{Role: RoleUser, Text: text})
+		case RoleAssistant:
+			msgs = append(msgs, Message{Role: RoleAssistant, Text: e.Text, ToolCalls: e.ToolCalls})
+			// Each call's output follows its call, as providers require;
+			// a call with no saved output (cut off, or waiting) says so.
+			for _, c := range e.ToolCalls {
+				text := wrapOutput(c.Name, json.RawMessage(`{"not_run":"no result was recorded"}`), tr.a.o.MaxToolOutputChars)
+				if out, ok := outputs[c.ID]; ok {
+					text = tr.modelView(out)
+				}
+				msgs = append(msgs, Message{Role: RoleTool, ToolCallID: c.ID, Text: text})
+			}
+		}
+	}
+	block := contextBlock(tr.items)
+	if m := tr.a.o.Memory; m != nil {
+		// Read fresh each turn, as the policy allows now; never stored.
+		mems, err := m.ForModel(ctx, tr.p)
+		if err != nil {
+			return ModelRequest{}, err
+		}
+		block = memoryBlock(mems) + block
+	}
+	if block != "" && lastUser >= 0 {
+		msgs[lastUser].Text = block + msgs[lastUser].Text
+	}
+	return ModelRequest{System: systemPrompt, Messages: msgs, Tools: tr.a.tools.specs(tr.headless)}, nil
+}
+
+// modelView is what the model sees of a saved tool output: the tool's
+// filter at the lower of the stamped and current levels, capped and
+// wrapped as untrusted data.
+func (tr *turn) modelView(e Entry) string {
+	level := minSharing(e.Sharing, tr.level)
+	filter := ShowAll
+	if t, ok := tr.a.tools.Tool(e.Tool); ok {
+		filter = t.Filter
+	} else if e.Tool != "" {
+		// A tool no longer registered: share nothing of its output.
+		filter = func(json.RawMessage, Sharing) json.RawMessage {
+			return json.RawMessage(`{"withheld":"tool no longer available"}`)
+		}
+	}
+	if bytes.Contains(e.Output, []byte(`"error":`)) || bytes.HasPrefix(e.Output, []byte(`{"rejected"`)) || bytes.HasPrefix(e.Output, []byte(`{"not_run"`)) {
+		filter = ShowAll
+	}
+	return wrapOutput(e.Tool, filter(e.Output, level), tr.a.o.MaxToolOutputChars)
+}
+
+var sharingRank = map[Sharing]int{SharingSchema: 0, SharingAggregates: 1, SharingRows: 2}
+
+// minSharing is the lower of two levels; an unknown level counts as
+// schema only.
+func minSharing(a, b Sharing) Sharing {
+	ra, okA := sharingRank[a]
+	rb, okB := sharingRank[b]
+	switch {
+	case !okA || !okB:
+		return SharingSchema
+	case rb < ra:
+		return b
+	}
+	return a
+}
+
+// wrapOutput marks tool output as untrusted data and caps it.
+func wrapOutput(tool string, data json.RawMessage, max int) string {
+	s := string(data)
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max]) + "…(truncated)"
+	}
+	s = strings.ReplaceAll(s, "</tool_output>", "<\\/tool_output>")
+	return fmt.Sprintf("<tool_output tool=%q trust=\"untrusted\">\n%s\n</tool_output>", tool, s)
+}
+
+// memoryBlock is the user's memories as untrusted user context: things the
+// user asked to be remembered, never instructions, permissions or
+// approvals.
+func memoryBlock(mems []string) string {
+	if len(mems) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("<user_memory trust=\"untrusted\">\n")
+	for _, m := range mems {
+		fmt.Fprintf(&b, "- %s\n", strings.ReplaceAll(m, "</user_memory>", "<\\/user_memory>"))
+	}
+	b.WriteString("</user_memory>\n")
+	return b.String()
+}
