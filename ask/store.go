@@ -120,7 +120,9 @@ type ToolRun struct {
 
 // ConversationStore keeps conversations, their turns, history, active
 // context and work summary. Every method is scoped by conversation ID; the
-// caller checks ownership first. Implementations must be safe for
+// caller checks ownership first. List methods answer an empty list for an
+// unknown conversation, and nothing for a limit below 1. Saving a turn or
+// tool run again keeps its first CreatedAt. Implementations must be safe for
 // concurrent use; asktest.RunConversationStore proves one.
 type ConversationStore interface {
 	// CreateConversation stores c. Conflict when c.ID exists.
@@ -230,12 +232,16 @@ type ApprovalStore interface {
 	// nothing. Conflict when another approval of the same tool call was
 	// already consumed.
 	Consume(ctx context.Context, id string, b Binding, now time.Time) (Approval, error)
-	// Reject burns approval id under the same rules as Consume, marking it
-	// rejected.
+	// Reject burns approval id under the same binding, state and expiry
+	// rules as Consume, marking it rejected. It never returns Conflict.
 	Reject(ctx context.Context, id string, b Binding, now time.Time) (Approval, error)
 	// PutReceipt stores r for a consumed approval. Storing the same
-	// approval's receipt again is Conflict; so is a receipt for r.ToolCallID
+	// approval's receipt again is Conflict; so is a receipt for an approval
+	// that is not consumed, for another tool call, or for r.ToolCallID
 	// under another approval. NotFound when the approval does not exist.
+	//
+	// Between Consume and PutReceipt the call runs; a retry in that window
+	// (or after a crash in it) gets ApprovalInvalid: calls run at most once.
 	PutReceipt(ctx context.Context, r Receipt) error
 	// Receipt returns the receipt of approval id, or NotFound.
 	Receipt(ctx context.Context, approvalID string) (Receipt, error)

@@ -1,11 +1,14 @@
 package pgsource
 
 import (
+	"fmt"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	pgquery "github.com/wasilibs/go-pgquery"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -21,12 +24,97 @@ type statement struct {
 // parseMu serializes parsing: the parser compiles a new WebAssembly module
 // (about 2 s and tens of MiB) for every concurrent caller, while one parse
 // takes well under a millisecond.
-var parseMu sync.Mutex
+var (
+	parseMu     sync.Mutex
+	parserFault error // set when the parser panicked; it is not trusted again
+)
 
+// maxDepth bounds depthEstimate. The WebAssembly parser overflows its stack
+// (and then parses wrongly ever after) at about 3,500 nested levels, reached
+// by 7 KB of "1+1+1...", so deeper input must not reach it.
+const maxDepth = 1000
+
+// parse parses sql with PostgreSQL's parser.
 func parse(sql string) (*pg_query.ParseResult, error) {
+	js, err := parseJSON(sql)
+	if err != nil {
+		return nil, err
+	}
+	// The parser writes JSON three times faster than protobuf, and
+	// protojson reads it into the same typed tree.
+	var tree pg_query.ParseResult
+	if err := protojson.Unmarshal([]byte(js), &tree); err != nil {
+		return nil, &askbi.Error{Code: askbi.Internal, Err: fmt.Errorf("pgsource: read the parse tree: %w", err)}
+	}
+	return &tree, nil
+}
+
+func parseJSON(sql string) (_ string, err error) {
 	parseMu.Lock()
 	defer parseMu.Unlock()
-	return pgquery.Parse(sql)
+	if parserFault != nil {
+		return "", &askbi.Error{Code: askbi.Internal, Err: parserFault}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			parserFault = fmt.Errorf("pgsource: the SQL parser panicked: %v", r)
+			err = &askbi.Error{Code: askbi.Internal, Err: parserFault}
+		}
+	}()
+	// Each level the estimate counts takes at least one byte, so shorter
+	// SQL needs no scan.
+	if len(sql) > maxDepth {
+		scan, err := pgquery.Scan(sql)
+		if err != nil {
+			return "", syntaxError(err)
+		}
+		if d := depthEstimate(scan.Tokens); d > maxDepth {
+			return "", askbi.Errorf(askbi.InvalidArgument, "the SQL is too deeply nested to check (about %d levels, at most %d); split long chains of operators, JOINs or UNIONs, or nest fewer parentheses", d, maxDepth)
+		}
+	}
+	js, err := pgquery.ParseToJSON(sql)
+	if err != nil {
+		return "", syntaxError(err)
+	}
+	return js, nil
+}
+
+func syntaxError(err error) error {
+	return askbi.Errorf(askbi.InvalidArgument, "SQL syntax error: %s", err.Error())
+}
+
+// depthEstimate returns an upper bound of the depth of the parse tree of
+// the scanned tokens, without parsing. Every level of the tree either opens
+// a parenthesis or bracket, or comes from an operator or keyword in it (a
+// chain a+b+c nests to the left). So the bound is the largest sum, over the
+// open groups around a token, of one per group plus the operators and
+// keywords directly inside each. Names, constants and commas add no level;
+// nor do AND and OR, which the parser flattens into one list.
+func depthEstimate(tokens []*pg_query.ScanToken) int {
+	counts := []int{0} // operators and keywords per open group
+	depth, deepest := 0, 0
+	for _, t := range tokens {
+		switch t.Token {
+		case '(', '[':
+			counts = append(counts, 0)
+			depth++
+		case ')', ']':
+			if len(counts) > 1 {
+				depth -= 1 + counts[len(counts)-1]
+				counts = counts[:len(counts)-1]
+			}
+		case ',', '.', ';', pg_query.Token_AND, pg_query.Token_OR,
+			pg_query.Token_IDENT, pg_query.Token_UIDENT, pg_query.Token_PARAM,
+			pg_query.Token_ICONST, pg_query.Token_FCONST, pg_query.Token_SCONST, pg_query.Token_USCONST,
+			pg_query.Token_BCONST, pg_query.Token_XCONST,
+			pg_query.Token_SQL_COMMENT, pg_query.Token_C_COMMENT:
+		default:
+			counts[len(counts)-1]++
+			depth++
+		}
+		deepest = max(deepest, depth)
+	}
+	return deepest
 }
 
 // check accepts sql when it is exactly one read-only SELECT (VALUES and
@@ -43,12 +131,15 @@ func check(sql string, maxLen int) (statement, error) {
 	if len(sql) > maxLen {
 		return statement{}, askbi.Errorf(askbi.InvalidArgument, "the SQL is %d bytes long; at most %d are allowed", len(sql), maxLen)
 	}
+	if !utf8.ValidString(sql) || strings.ContainsRune(sql, 0) {
+		return statement{}, askbi.Errorf(askbi.InvalidArgument, "the SQL is not valid UTF-8 text")
+	}
 	if strings.TrimSpace(sql) == "" {
 		return statement{}, askbi.Errorf(askbi.InvalidArgument, "the SQL is empty; send one SELECT statement")
 	}
 	tree, err := parse(sql)
 	if err != nil {
-		return statement{}, askbi.Errorf(askbi.InvalidArgument, "SQL syntax error: %s", err.Error())
+		return statement{}, err
 	}
 	switch len(tree.Stmts) {
 	case 0:

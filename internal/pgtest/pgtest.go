@@ -112,20 +112,35 @@ func mustServer(tb testing.TB) *server {
 	serverOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		shared, sharedErr = newServer(ctx, os.Getenv(EnvDatabaseURL))
+		s, err := newServer(ctx, os.Getenv(EnvDatabaseURL))
+		if err != nil {
+			sharedErr = err
+			return
+		}
+		shared = s
 	})
-	switch {
-	case sharedErr == nil:
+	if sharedErr == nil {
 		return shared
-	case !errors.Is(sharedErr, ErrNotInstalled):
-		tb.Fatalf("pgtest: %v", sharedErr)
-	case os.Getenv(EnvRequirePostgres) == "1":
-		tb.Fatalf("pgtest: %s=1 but %v", EnvRequirePostgres, sharedErr)
 	}
-	msg := fmt.Sprintf("SKIPPING: PostgreSQL not installed; install it or set %s (%v)", EnvDatabaseURL, sharedErr)
+	skip, msg := verdict(sharedErr, os.Getenv(EnvRequirePostgres) == "1")
+	if !skip {
+		tb.Fatal(msg)
+	}
 	skipOnce.Do(func() { fmt.Fprintf(os.Stderr, "pgtest: %s\n", msg) })
 	tb.Skip(msg)
 	return nil
+}
+
+// verdict says how a test ends when the server could not start: skipped
+// when PostgreSQL is not installed and not required, failed otherwise.
+func verdict(err error, required bool) (skip bool, msg string) {
+	switch {
+	case !errors.Is(err, ErrNotInstalled):
+		return false, fmt.Sprintf("pgtest: %v", err)
+	case required:
+		return false, fmt.Sprintf("pgtest: %s=1 but %v", EnvRequirePostgres, err)
+	}
+	return true, fmt.Sprintf("SKIPPING: PostgreSQL not installed; install it or set %s (%v)", EnvDatabaseURL, err)
 }
 
 // server is where test databases are created: a cluster of our own, or the
