@@ -36,9 +36,6 @@ package anthropic
 import (
 	"context"
 	"net/http"
-	"net/url"
-	"os"
-	"strings"
 	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -46,6 +43,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/ask"
+	"github.com/askbi/askbi/ask/provider/internal/wire"
 )
 
 // DefaultBaseURL is Anthropic's API root.
@@ -93,9 +91,7 @@ type Provider struct {
 	model     string
 	maxTokens int
 	timeout   time.Duration
-	// redact removes the API key from text. A closure, so that the key is
-	// not a field that fmt or a debugger would print with the Provider.
-	redact func(string) string
+	errs      wire.Errors // keeps the API key out of error text
 }
 
 var _ ask.Provider = (*Provider)(nil)
@@ -107,62 +103,38 @@ var _ ask.Provider = (*Provider)(nil)
 // range, BaseURL is not an http or https URL, or the key variable is unset
 // or empty; the error names the variable, never its value.
 func New(model string, opts *Options) (*Provider, error) {
-	const op = "anthropic.New"
 	if opts == nil {
 		opts = &Options{}
 	}
-	if strings.TrimSpace(model) == "" {
-		return nil, configError(op, "anthropic: the model name is empty")
-	}
-	if opts.MaxTokens < 0 || opts.Timeout < 0 || opts.MaxRetries < 0 {
-		return nil, configError(op, "anthropic: MaxTokens, Timeout and MaxRetries must not be negative")
-	}
-	baseURL := opts.BaseURL
-	if baseURL == "" {
-		baseURL = DefaultBaseURL
-	}
-	if u, err := url.Parse(baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, configError(op, "anthropic: BaseURL must be an http or https URL")
-	}
-	keyEnv := opts.APIKeyEnv
-	if keyEnv == "" {
-		keyEnv = DefaultAPIKeyEnv
-	}
-	key := os.Getenv(keyEnv)
-	if key == "" {
-		return nil, configError(op, "anthropic: the environment variable "+keyEnv+" that holds the API key is not set")
+	set, err := wire.Load(wire.Config{
+		Name: "anthropic", Model: model,
+		BaseURL: opts.BaseURL, DefaultBaseURL: DefaultBaseURL,
+		APIKeyEnv: opts.APIKeyEnv, DefaultAPIKeyEnv: DefaultAPIKeyEnv,
+		MaxTokens: opts.MaxTokens, MaxRetries: opts.MaxRetries,
+		Timeout: opts.Timeout, DefaultTimeout: DefaultTimeout, HTTPClient: opts.HTTPClient,
+	}, op)
+	if err != nil {
+		return nil, err
 	}
 	maxTokens := opts.MaxTokens
 	if maxTokens == 0 {
 		maxTokens = DefaultMaxTokens
 	}
-	timeout := opts.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
-	}
-	httpClient := opts.HTTPClient
-	if httpClient == nil {
-		httpClient = &http.Client{}
-	}
 	client := sdk.NewClient(
 		option.WithoutEnvironmentDefaults(),
 		option.WithoutOpenTelemetry(),
-		option.WithBaseURL(baseURL),
-		option.WithAPIKey(key),
-		option.WithHTTPClient(httpClient),
+		option.WithBaseURL(set.BaseURL),
+		option.WithAPIKey(set.Key),
+		option.WithHTTPClient(set.HTTPClient),
 		option.WithMaxRetries(opts.MaxRetries),
 	)
 	return &Provider{
 		messages:  client.Messages,
 		model:     model,
 		maxTokens: maxTokens,
-		timeout:   timeout,
-		redact:    func(s string) string { return strings.ReplaceAll(s, key, "[redacted]") },
+		timeout:   set.Timeout,
+		errs:      set.Errors,
 	}, nil
-}
-
-func configError(op, msg string) error {
-	return &askbi.Error{Code: askbi.InvalidArgument, Op: op, Message: msg}
 }
 
 // Complete sends req as one streamed message. Text deltas go to onText
@@ -202,7 +174,7 @@ func (p *Provider) Complete(ctx context.Context, req ask.ModelRequest, onText fu
 		if ctx.Err() != nil {
 			return ask.ModelReply{}, p.streamError(ctx, ctx.Err())
 		}
-		return ask.ModelReply{}, p.fail(askbi.Unavailable, msgCut, errCut)
+		return ask.ModelReply{}, p.errs.Fail(askbi.Unavailable, wire.MsgCut, errCut)
 	}
 	return acc.reply()
 }

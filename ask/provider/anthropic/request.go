@@ -11,6 +11,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/ask"
+	"github.com/askbi/askbi/ask/provider/internal/wire"
 )
 
 // params maps a neutral request to the SDK's message parameters. The SDK
@@ -29,7 +30,7 @@ func (p *Provider) params(req ask.ModelRequest) (sdk.MessageNewParams, error) {
 		if m.Role == ask.RoleTool {
 			block, err := toolResult(m)
 			if err != nil {
-				return params, p.fail(askbi.InvalidArgument, fmt.Sprintf("message %d cannot be sent to the model: %s", i, err), nil)
+				return params, p.errs.Fail(askbi.InvalidArgument, fmt.Sprintf("message %d cannot be sent to the model: %s", i, err), nil)
 			}
 			if results < 0 {
 				params.Messages = append(params.Messages, sdk.NewUserMessage())
@@ -42,7 +43,7 @@ func (p *Provider) params(req ask.ModelRequest) (sdk.MessageNewParams, error) {
 		results = -1
 		msg, ok, err := message(m)
 		if err != nil {
-			return params, p.fail(askbi.InvalidArgument, fmt.Sprintf("message %d cannot be sent to the model: %s", i, err), nil)
+			return params, p.errs.Fail(askbi.InvalidArgument, fmt.Sprintf("message %d cannot be sent to the model: %s", i, err), nil)
 		}
 		if ok {
 			params.Messages = append(params.Messages, msg)
@@ -51,7 +52,7 @@ func (p *Provider) params(req ask.ModelRequest) (sdk.MessageNewParams, error) {
 	for _, t := range req.Tools {
 		tool, err := toolParam(t)
 		if err != nil {
-			return params, p.fail(askbi.InvalidArgument, fmt.Sprintf("tool %q cannot be sent to the model: %s", t.Name, err), nil)
+			return params, p.errs.Fail(askbi.InvalidArgument, fmt.Sprintf("tool %q cannot be sent to the model: %s", t.Name, err), nil)
 		}
 		params.Tools = append(params.Tools, tool)
 	}
@@ -71,7 +72,7 @@ func message(m ask.Message) (sdk.MessageParam, bool, error) {
 			blocks = append(blocks, sdk.NewTextBlock(m.Text))
 		}
 		for _, c := range m.ToolCalls {
-			input, ok := object(c.Arguments)
+			input, ok := wire.Object(c.Arguments)
 			if !ok {
 				return sdk.MessageParam{}, false, errors.New("the arguments of a tool call are not a JSON object")
 			}
@@ -105,23 +106,10 @@ func toolParam(t ask.ToolSpec) (sdk.ToolUnionParam, error) {
 	schema := json.RawMessage(`{"type":"object"}`)
 	if len(bytes.TrimSpace(t.InputSchema)) > 0 {
 		var ok bool
-		if schema, ok = object(t.InputSchema); !ok {
+		if schema, ok = wire.Object(t.InputSchema); !ok {
 			return sdk.ToolUnionParam{}, errors.New("its input schema is not a JSON object")
 		}
 	}
 	tool.InputSchema = param.Override[sdk.ToolInputSchemaParam](schema)
 	return sdk.ToolUnionParam{OfTool: tool}, nil
-}
-
-// object returns raw trimmed when it is a JSON object, and {} when it is
-// empty.
-func object(raw []byte) (json.RawMessage, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return json.RawMessage("{}"), true
-	}
-	if raw[0] != '{' || !json.Valid(raw) {
-		return nil, false
-	}
-	return json.RawMessage(raw), true
 }

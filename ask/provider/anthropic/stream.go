@@ -8,6 +8,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/ask"
+	"github.com/askbi/askbi/ask/provider/internal/wire"
 )
 
 // accumulator assembles a streamed message: the text of its text blocks
@@ -51,7 +52,7 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onText func(string)) e
 		case "input_json_delta":
 			t := a.tools[ev.Index]
 			if t == nil {
-				return &askbi.Error{Code: askbi.InvalidResult, Op: op, Message: msgUnreadable,
+				return &askbi.Error{Code: askbi.InvalidResult, Op: op, Message: wire.MsgUnreadable,
 					Err: fmt.Errorf("anthropic: input_json_delta for block %d, which is no tool_use block", ev.Index)}
 			}
 			t.input.WriteString(ev.Delta.PartialJSON)
@@ -79,16 +80,16 @@ func (a *accumulator) reply() (ask.ModelReply, error) {
 	for _, i := range a.order {
 		t := a.tools[i]
 		if t.name == "" {
-			return ask.ModelReply{}, &askbi.Error{Code: askbi.InvalidResult, Op: op, Message: msgToolName,
+			return ask.ModelReply{}, &askbi.Error{Code: askbi.InvalidResult, Op: op, Message: wire.MsgToolName,
 				Err: fmt.Errorf("anthropic: tool_use block %d has no name", i)}
 		}
 		input := t.start
 		if t.streamed || input == "null" {
 			input = t.input.String()
 		}
-		args, ok := object([]byte(input))
+		args, ok := wire.Object([]byte(input))
 		if !ok {
-			return ask.ModelReply{}, &askbi.Error{Code: askbi.InvalidResult, Op: op, Message: msgToolArgs,
+			return ask.ModelReply{}, &askbi.Error{Code: askbi.InvalidResult, Op: op, Message: wire.MsgToolArgs,
 				Err: fmt.Errorf("anthropic: the input of tool_use block %d (%s) is not a JSON object", i, t.name)}
 		}
 		id := t.id

@@ -11,6 +11,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/ask"
+	"github.com/askbi/askbi/ask/provider/internal/wire"
 )
 
 // params maps a neutral request to the SDK's chat completion parameters.
@@ -23,14 +24,14 @@ func (p *Provider) params(req ask.ModelRequest) (sdk.ChatCompletionNewParams, er
 	for i, m := range req.Messages {
 		msg, err := message(m)
 		if err != nil {
-			return params, p.fail(askbi.InvalidArgument, fmt.Sprintf("message %d cannot be sent to the model: %s", i, err), nil)
+			return params, p.errs.Fail(askbi.InvalidArgument, fmt.Sprintf("message %d cannot be sent to the model: %s", i, err), nil)
 		}
 		params.Messages = append(params.Messages, msg)
 	}
 	for _, t := range req.Tools {
 		tool, err := toolParam(t)
 		if err != nil {
-			return params, p.fail(askbi.InvalidArgument, fmt.Sprintf("tool %q cannot be sent to the model: %s", t.Name, err), nil)
+			return params, p.errs.Fail(askbi.InvalidArgument, fmt.Sprintf("tool %q cannot be sent to the model: %s", t.Name, err), nil)
 		}
 		params.Tools = append(params.Tools, tool)
 	}
@@ -65,7 +66,7 @@ func message(m ask.Message) (sdk.ChatCompletionMessageParamUnion, error) {
 			a.Content.OfString = sdk.String(m.Text)
 		}
 		for _, c := range m.ToolCalls {
-			args, ok := object(c.Arguments)
+			args, ok := wire.Object(c.Arguments)
 			if !ok {
 				return sdk.ChatCompletionMessageParamUnion{}, errors.New("the arguments of a tool call are not a JSON object")
 			}
@@ -92,7 +93,7 @@ func toolParam(t ask.ToolSpec) (sdk.ChatCompletionToolUnionParam, error) {
 		fn.Description = sdk.String(t.Description)
 	}
 	if len(bytes.TrimSpace(t.InputSchema)) > 0 {
-		raw, ok := object(t.InputSchema)
+		raw, ok := wire.Object(t.InputSchema)
 		var fields map[string]json.RawMessage
 		if !ok || json.Unmarshal(raw, &fields) != nil {
 			return sdk.ChatCompletionToolUnionParam{}, errors.New("its input schema is not a JSON object")
@@ -105,17 +106,4 @@ func toolParam(t ask.ToolSpec) (sdk.ChatCompletionToolUnionParam, error) {
 		}
 	}
 	return sdk.ChatCompletionFunctionTool(fn), nil
-}
-
-// object returns raw trimmed when it is a JSON object, and {} when it is
-// empty.
-func object(raw []byte) (json.RawMessage, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return json.RawMessage("{}"), true
-	}
-	if raw[0] != '{' || !json.Valid(raw) {
-		return nil, false
-	}
-	return json.RawMessage(raw), true
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/ask"
+	"github.com/askbi/askbi/ask/provider/internal/wire"
 )
 
 // accumulator assembles a streamed reply: the text of the one choice asked
@@ -71,12 +72,12 @@ func (a *accumulator) reply() (ask.ModelReply, error) {
 	for _, i := range slices.Sorted(maps.Keys(a.calls)) {
 		pc := a.calls[i]
 		if pc.name == "" {
-			return ask.ModelReply{}, &askbi.Error{Code: askbi.InvalidResult, Op: op, Message: msgToolName,
+			return ask.ModelReply{}, &askbi.Error{Code: askbi.InvalidResult, Op: op, Message: wire.MsgToolName,
 				Err: fmt.Errorf("openai: tool call %d has no name", i)}
 		}
-		args, ok := object([]byte(pc.args.String()))
+		args, ok := wire.Object([]byte(pc.args.String()))
 		if !ok {
-			return ask.ModelReply{}, &askbi.Error{Code: askbi.InvalidResult, Op: op, Message: msgToolArgs,
+			return ask.ModelReply{}, &askbi.Error{Code: askbi.InvalidResult, Op: op, Message: wire.MsgToolArgs,
 				Err: fmt.Errorf("openai: the arguments of tool call %d (%s) are not a JSON object", i, pc.name)}
 		}
 		id := pc.id
