@@ -8,7 +8,6 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	pgquery "github.com/wasilibs/go-pgquery"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -34,26 +33,14 @@ var (
 // by 7 KB of "1+1+1...", so deeper input must not reach it.
 const maxDepth = 1000
 
-// parse parses sql with PostgreSQL's parser.
-func parse(sql string) (*pg_query.ParseResult, error) {
-	js, err := parseJSON(sql)
-	if err != nil {
-		return nil, err
-	}
-	// The parser writes JSON three times faster than protobuf, and
-	// protojson reads it into the same typed tree.
-	var tree pg_query.ParseResult
-	if err := protojson.Unmarshal([]byte(js), &tree); err != nil {
-		return nil, &askbi.Error{Code: askbi.Internal, Err: fmt.Errorf("pgsource: read the parse tree: %w", err)}
-	}
-	return &tree, nil
-}
-
-func parseJSON(sql string) (_ string, err error) {
+// parse parses sql with PostgreSQL's parser. (Its JSON output would be
+// three times faster to get, but it needs far more stack: it crashes or
+// hangs at a few hundred nested levels, well within maxDepth.)
+func parse(sql string) (_ *pg_query.ParseResult, err error) {
 	parseMu.Lock()
 	defer parseMu.Unlock()
 	if parserFault != nil {
-		return "", &askbi.Error{Code: askbi.Internal, Err: parserFault}
+		return nil, &askbi.Error{Code: askbi.Internal, Err: parserFault}
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -66,17 +53,17 @@ func parseJSON(sql string) (_ string, err error) {
 	if len(sql) > maxDepth {
 		scan, err := pgquery.Scan(sql)
 		if err != nil {
-			return "", syntaxError(err)
+			return nil, syntaxError(err)
 		}
 		if d := depthEstimate(scan.Tokens); d > maxDepth {
-			return "", askbi.Errorf(askbi.InvalidArgument, "the SQL is too deeply nested to check (about %d levels, at most %d); split long chains of operators, JOINs or UNIONs, or nest fewer parentheses", d, maxDepth)
+			return nil, askbi.Errorf(askbi.InvalidArgument, "the SQL is too deeply nested to check (about %d levels, at most %d); split long chains of operators, JOINs or UNIONs, or nest fewer parentheses", d, maxDepth)
 		}
 	}
-	js, err := pgquery.ParseToJSON(sql)
+	tree, err := pgquery.Parse(sql)
 	if err != nil {
-		return "", syntaxError(err)
+		return nil, syntaxError(err)
 	}
-	return js, nil
+	return tree, nil
 }
 
 func syntaxError(err error) error {
@@ -149,10 +136,14 @@ func check(sql string, maxLen int) (statement, error) {
 		return statement{}, askbi.Errorf(askbi.InvalidArgument, "only one read-only SELECT statement is allowed; remove the second statement")
 	}
 	raw := tree.Stmts[0]
-	st := statement{sql: sql[raw.StmtLocation:]}
-	if raw.StmtLen > 0 {
-		st.sql = sql[raw.StmtLocation : raw.StmtLocation+raw.StmtLen]
+	start, end := int(raw.StmtLocation), len(sql)
+	if raw.StmtLen > 0 { // zero means up to the end
+		end = start + int(raw.StmtLen)
 	}
+	if start < 0 || start > end || end > len(sql) {
+		return statement{}, &askbi.Error{Code: askbi.Internal, Err: fmt.Errorf("pgsource: the parser placed the statement at [%d:%d] of %d bytes", start, end, len(sql))}
+	}
+	st := statement{sql: sql[start:end]}
 	node := raw.Stmt
 	if ex := node.GetExplainStmt(); ex != nil {
 		for _, opt := range ex.Options {
@@ -163,7 +154,11 @@ func check(sql string, maxLen int) (statement, error) {
 		st.explain, node = true, ex.Query
 	}
 	if node.GetSelectStmt() == nil {
-		return statement{}, statementError(node.ProtoReflect().WhichOneof(nodeOneof).Message().Name())
+		var name protoreflect.Name
+		if f := node.ProtoReflect().WhichOneof(nodeOneof); f != nil {
+			name = f.Message().Name()
+		}
+		return statement{}, statementError(name)
 	}
 	if err := walk(node.ProtoReflect(), checkNode); err != nil {
 		return statement{}, err

@@ -1,0 +1,102 @@
+package pgsource
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// normalize turns a value scanned from lib/pq into a JSON-friendly cell
+// (see dataexec.Table) and estimates its size as JSON. typ is the column's
+// type name as lib/pq reports it ("NUMERIC", "JSONB", ...; "" when lib/pq
+// does not know the type).
+func normalize(v any, typ string) (any, int64, error) {
+	switch v := v.(type) {
+	case nil:
+		return nil, 4, nil
+	case bool:
+		if v {
+			return v, 4, nil
+		}
+		return v, 5, nil
+	case int64:
+		return v, int64(len(strconv.AppendInt(nil, v, 10))), nil
+	case float64:
+		// NaN and ±Inf stay float64: JSON has no form for them, and the
+		// chart layer rejects them with a message.
+		return v, int64(len(strconv.AppendFloat(nil, v, 'g', -1, 64))), nil
+	case time.Time:
+		switch typ {
+		case "TIME":
+			return v.Format("15:04:05.999999"), 17, nil
+		case "TIMETZ":
+			return v.Format("15:04:05.999999Z07:00"), 23, nil
+		}
+		return v, 37, nil // quoted RFC 3339 with nanoseconds and offset
+	case []byte:
+		switch typ {
+		case "NUMERIC":
+			s := string(v)
+			switch s {
+			case "NaN":
+				return math.NaN(), 3, nil
+			case "Infinity":
+				return math.Inf(1), 8, nil
+			case "-Infinity":
+				return math.Inf(-1), 9, nil
+			}
+			return json.Number(s), int64(len(s)), nil
+		case "JSON", "JSONB":
+			dec := json.NewDecoder(bytes.NewReader(v))
+			dec.UseNumber()
+			var x any
+			if err := dec.Decode(&x); err != nil {
+				return nil, 0, fmt.Errorf("pgsource: decode %s cell: %w", typ, err)
+			}
+			return x, int64(len(v)), nil
+		case "BYTEA":
+			s := base64.StdEncoding.EncodeToString(v)
+			return s, int64(len(s)) + 2, nil
+		}
+		// Text, and the text form of every other type: uuid, interval,
+		// arrays, enums, ranges...
+		s := string(v)
+		return s, stringSize(s), nil
+	case string:
+		return v, stringSize(v), nil
+	}
+	return nil, 0, fmt.Errorf("pgsource: unexpected %T value for a %s column", v, typ)
+}
+
+// stringSize estimates the length of s as a JSON string, as encoding/json
+// writes it (quotes, escapes, HTML-safe).
+func stringSize(s string) int64 {
+	n := int64(len(s)) + 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"', c == '\\', c == '\n', c == '\r', c == '\t':
+				n++
+			case c < 0x20, c == '<', c == '>', c == '&':
+				n += 5
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			n += 5 // one byte becomes \ufffd
+		case r == '\u2028', r == '\u2029':
+			n += 3
+		}
+		i += size
+	}
+	return n
+}

@@ -1,0 +1,335 @@
+package pgsource
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/dataexec"
+)
+
+// Limits used when a Query leaves MaxRows or MaxBytes zero.
+const (
+	DefaultMaxRows  = 1000
+	DefaultMaxBytes = 1 << 20
+)
+
+// Options configures a Source. The zero value is valid.
+type Options struct {
+	// DefaultTimeout bounds a call whose ctx has no deadline. Zero means 15s.
+	DefaultTimeout time.Duration
+	// MaxSQLBytes is the longest SQL text accepted. Zero means 64 KiB.
+	MaxSQLBytes int
+}
+
+// Source runs bounded, read-only SQL on PostgreSQL. It implements
+// dataexec.Source and dataexec.Inspector and is safe for concurrent use.
+type Source struct {
+	db             *sqlx.DB
+	defaultTimeout time.Duration
+	maxSQL         int
+}
+
+var (
+	_ dataexec.Source    = (*Source)(nil)
+	_ dataexec.Inspector = (*Source)(nil)
+)
+
+// New returns a Source over db, which should connect as a SELECT-only role
+// (see SQLForReadOnlyRole) and be used by this Source alone: every
+// connection is reset with DISCARD ALL when it goes back to the pool, which
+// would drop prepared statements of other users. opts may be nil.
+//
+// New loads the SQL parser (about two seconds, once per process) so that
+// the first query does not pay for it.
+func New(db *sqlx.DB, opts *Options) (*Source, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	s := &Source{db: db, defaultTimeout: opts.DefaultTimeout, maxSQL: opts.MaxSQLBytes}
+	if s.defaultTimeout <= 0 {
+		s.defaultTimeout = 15 * time.Second
+	}
+	if s.maxSQL <= 0 {
+		s.maxSQL = 64 << 10
+	}
+	if _, err := parse("SELECT 1"); err != nil {
+		return nil, fmt.Errorf("pgsource: load the SQL parser: %w", err)
+	}
+	return s, nil
+}
+
+// Query runs q.SQL, which must be one read-only SELECT (or EXPLAIN without
+// ANALYZE), and returns at most q.MaxRows rows whose cells' estimated JSON
+// size stays within q.MaxBytes. It returns the codes dataexec.Source
+// documents.
+func (s *Source) Query(ctx context.Context, q dataexec.Query) (_ *dataexec.Table, err error) {
+	defer askbi.Wrap(&err, "pgsource.Source.Query")
+	st, err := check(q.SQL, s.maxSQL)
+	if err != nil {
+		return nil, err
+	}
+	maxRows, maxBytes := q.MaxRows, q.MaxBytes
+	if maxRows <= 0 {
+		maxRows = DefaultMaxRows
+	}
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	var t *dataexec.Table
+	err = s.session(ctx, func(ctx context.Context, tx *sqlx.Tx) (err error) {
+		t, err = read(ctx, tx, st, maxRows, maxBytes)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// rowTooLarge marks the error the wrapped query raises for an oversized row.
+const rowTooLarge = "askbi_row_too_large"
+
+// read runs st and reads its capped result.
+func read(ctx context.Context, tx *sqlx.Tx, st statement, maxRows int, maxBytes int64) (*dataexec.Table, error) {
+	query, args := st.sql, []any(nil)
+	if !st.explain {
+		// LIMIT makes the server stop after maxRows+1 rows. lib/pq reads
+		// each row message whole into memory before we see it, so a row
+		// holding a 200 MB value would cost 200 MB here; the WHERE clause
+		// makes the server refuse such a row instead (its text form, which
+		// is close to its JSON size, must fit in maxBytes). The refusal is
+		// an integer cast error carrying the marker, evaluated only for an
+		// oversized row. OFFSET 0 keeps the check above the user's query
+		// (after its ORDER BY), so it runs only on rows that are returned.
+		// The newlines end a trailing "--" comment in st.sql.
+		query = "SELECT * FROM (SELECT * FROM (\n" + st.sql + "\n) AS askbi_q OFFSET 0) AS askbi_q" +
+			" WHERE CASE WHEN octet_length((askbi_q.*)::text) > $2" +
+			" THEN (octet_length((askbi_q.*)::text)::text || ' " + rowTooLarge + "')::int = 0 ELSE true END" +
+			" LIMIT $1"
+		args = []any{int64(maxRows) + 1, maxBytes}
+	}
+	// A prepared statement goes through the extended protocol, which
+	// accepts one statement only; lib/pq would send a query without
+	// arguments through the simple protocol, which runs several.
+	stmt, err := tx.PreparexContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer stmt.Close()
+	// stop cancels the query on the server when we stop reading early,
+	// instead of draining rows we will not use.
+	qctx, stop := context.WithCancel(ctx)
+	defer stop()
+	rows, err := stmt.QueryContext(qctx, args...)
+	if isRowTooLarge(err) {
+		return nil, errRowTooLarge(maxBytes)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.ColumnTypes()
+	if err != nil {
+		return nil, err
+	}
+	t := &dataexec.Table{Columns: make([]string, len(cols)), Rows: [][]any{}}
+	types := make([]string, len(cols))
+	for i, c := range cols {
+		t.Columns[i], types[i] = c.Name(), c.DatabaseTypeName()
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	var total int64
+	for rows.Next() {
+		if len(t.Rows) == maxRows {
+			t.Truncated, t.TruncatedReason = true, dataexec.TruncatedRows
+			return t, nil
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		row := make([]any, len(vals))
+		size := int64(2) // [ and ]
+		for i, v := range vals {
+			cell, n, err := normalize(v, types[i])
+			if err != nil {
+				return nil, err
+			}
+			row[i], size = cell, size+n+1
+		}
+		if total+size > maxBytes {
+			if len(t.Rows) == 0 {
+				return nil, errRowTooLarge(maxBytes)
+			}
+			stop()
+			t.Truncated, t.TruncatedReason = true, dataexec.TruncatedBytes
+			return t, nil
+		}
+		total += size
+		t.Rows = append(t.Rows, row)
+	}
+	switch err := rows.Err(); {
+	case isRowTooLarge(err) && len(t.Rows) > 0:
+		t.Truncated, t.TruncatedReason = true, dataexec.TruncatedBytes
+	case isRowTooLarge(err):
+		return nil, errRowTooLarge(maxBytes)
+	case err != nil:
+		return nil, err
+	}
+	return t, nil
+}
+
+// isRowTooLarge reports whether err is the wrapped query refusing a row.
+func isRowTooLarge(err error) bool {
+	pqErr, ok := errors.AsType[*pq.Error](err)
+	return ok && pqErr.Code == "22P02" && strings.Contains(pqErr.Message, rowTooLarge)
+}
+
+func errRowTooLarge(maxBytes int64) error {
+	return askbi.Errorf(askbi.TooLarge, "a single row is larger than the %s result cap; select fewer or smaller columns", formatBytes(maxBytes))
+}
+
+// session runs f in a READ ONLY transaction on a connection of its own, with
+// server-side timeouts that end with ctx's deadline. It always rolls back,
+// then resets the connection before the pool may reuse it.
+func (s *Source) session(ctx context.Context, f func(context.Context, *sqlx.Tx) error) (err error) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(s.defaultTimeout)
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	budget := max(time.Until(deadline), 0)
+	defer func() {
+		if err != nil {
+			err = classify(ctx, err, budget)
+		}
+	}()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	conn, err := s.db.Connx(ctx)
+	if err != nil {
+		return err
+	}
+	defer release(conn)
+	tx, err := conn.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	// Zero would mean no timeout; keep a floor. SET, unlike set_config,
+	// needs no EXECUTE privilege (SQLForReadOnlyRole revokes it); its value
+	// cannot be a parameter, so it is our own formatted integer. Without
+	// arguments, lib/pq sends the four in one round trip.
+	ms := max(time.Until(deadline), 100*time.Millisecond).Milliseconds()
+	// standard_conforming_strings is what the guard's parser assumes; with
+	// it off, backslashes in literals would split the text differently.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`SET LOCAL statement_timeout = %[1]d;
+SET LOCAL lock_timeout = %[1]d;
+SET LOCAL idle_in_transaction_session_timeout = %[1]d;
+SET LOCAL standard_conforming_strings = on`, ms)); err != nil {
+		return err
+	}
+	return f(ctx, tx)
+}
+
+// release resets the session (settings, prepared statements, cursors,
+// LISTEN, advisory locks, temporary tables) and returns conn to the pool,
+// or makes the pool discard it when the reset fails.
+func release(conn *sqlx.Conn) {
+	// ctx may be over by now; the reset needs its own short deadline.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := conn.ExecContext(ctx, "DISCARD ALL"); err != nil {
+		// database/sql closes a connection that reports ErrBadConn.
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
+	_ = conn.Close()
+}
+
+// classify turns err into an askbi error with a message safe for users.
+func classify(ctx context.Context, err error, budget time.Duration) error {
+	if _, ok := errors.AsType[*askbi.Error](err); ok {
+		return err
+	}
+	pqErr, isPQ := errors.AsType[*pq.Error](err)
+	var code, class string
+	if isPQ && len(pqErr.Code) == 5 {
+		code, class = string(pqErr.Code), string(pqErr.Code[:2])
+	}
+	switch {
+	case code == "57014" || code == "55P03" || ctx.Err() != nil || // query_canceled, lock_not_available
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
+		return &askbi.Error{Code: askbi.Timeout, Message: fmt.Sprintf("the query took longer than the %s limit", formatDuration(budget)), Err: err}
+	case code == "25006": // read_only_sql_transaction
+		return &askbi.Error{Code: askbi.InvalidArgument, Message: "the query tried to write; only read-only queries are allowed", Err: err}
+	case userErrorClasses[class]:
+		// The message is about the user's own SQL or data, which they may
+		// read; it holds no credentials. The detail is left out.
+		msg := pqErr.Message
+		if pqErr.Hint != "" {
+			msg += " (hint: " + pqErr.Hint + ")"
+		}
+		return &askbi.Error{Code: askbi.InvalidArgument, Message: msg, Err: err}
+	case unavailableClasses[class],
+		errors.Is(err, driver.ErrBadConn), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.As(err, new(*net.OpError)):
+		return &askbi.Error{Code: askbi.Unavailable, Message: "the database is unavailable; try again later", Err: err}
+	}
+	return err
+}
+
+// userErrorClasses are SQLSTATE classes caused by the query or the data it
+// reads: the user can fix them.
+var userErrorClasses = map[string]bool{
+	"0A": true, // feature_not_supported
+	"21": true, // cardinality_violation
+	"22": true, // data_exception
+	"2F": true, // sql_routine_exception
+	"42": true, // syntax_error_or_access_rule_violation
+	"54": true, // program_limit_exceeded
+	"P0": true, // plpgsql_error, e.g. RAISE in a function the query calls
+}
+
+// unavailableClasses are SQLSTATE classes of a server that cannot serve now.
+var unavailableClasses = map[string]bool{
+	"08": true, // connection_exception
+	"28": true, // invalid_authorization_specification
+	"3D": true, // invalid_catalog_name
+	"40": true, // transaction_rollback (serialization failure, deadlock)
+	"53": true, // insufficient_resources
+	"57": true, // operator_intervention (shutdown); 57014 is handled before
+}
+
+// formatDuration writes d in seconds for users: "15s", "1.5s".
+func formatDuration(d time.Duration) string {
+	return strconv.FormatFloat(math.Round(d.Seconds()*10)/10, 'f', -1, 64) + "s"
+}
+
+// formatBytes writes n for users: "1 MiB", "512 KiB", "300 bytes".
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

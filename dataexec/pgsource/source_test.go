@@ -1,0 +1,548 @@
+package pgsource
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/jmoiron/sqlx"
+	_ "github.com/lib/pq"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// fixture is a fresh database holding the canary table t and sequence s,
+// and a Source whose pool has one connection, so every query after the
+// Source's lands on the backend the Source used.
+type fixture struct {
+	admin *sqlx.DB // superuser, for setup and checks
+	pool  *sqlx.DB // the Source's pool
+	src   *Source
+}
+
+var canary = [][]any{{int64(1), "a"}, {int64(2), "b"}, {int64(3), "c"}}
+
+func mustFixture(tb testing.TB) *fixture {
+	tb.Helper()
+	dsn := pgtest.MustDatabase(tb)
+	admin := mustOpen(tb, dsn, 2)
+	mustExec(tb, admin,
+		`CREATE TABLE t (id int PRIMARY KEY, v text)`,
+		`INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')`,
+		`CREATE SEQUENCE s`,
+	)
+	pool := mustOpen(tb, dsn, 1)
+	src, err := New(pool, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &fixture{admin: admin, pool: pool, src: src}
+}
+
+func mustOpen(tb testing.TB, dsn string, conns int) *sqlx.DB {
+	tb.Helper()
+	db, err := sqlx.Open("postgres", dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	db.SetMaxOpenConns(conns)
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+func mustExec(tb testing.TB, db *sqlx.DB, stmts ...string) {
+	tb.Helper()
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			tb.Fatalf("%s: %v", s, err)
+		}
+	}
+}
+
+// assertUntouched checks that the canary table and sequence are as made.
+func (f *fixture) assertUntouched(tb testing.TB) {
+	tb.Helper()
+	var rows [][]any
+	r, err := f.admin.Query(`SELECT id, v FROM t ORDER BY id`)
+	if err != nil {
+		tb.Fatalf("read canary: %v", err)
+	}
+	defer r.Close()
+	for r.Next() {
+		var id int64
+		var v string
+		if err := r.Scan(&id, &v); err != nil {
+			tb.Fatal(err)
+		}
+		rows = append(rows, []any{id, v})
+	}
+	if diff := cmp.Diff(canary, rows); diff != "" {
+		tb.Errorf("canary table t changed (-want +got):\n%s", diff)
+	}
+	var seq struct {
+		LastValue int64 `db:"last_value"`
+		IsCalled  bool  `db:"is_called"`
+	}
+	if err := f.admin.Get(&seq, `SELECT last_value, is_called FROM s`); err != nil {
+		tb.Fatalf("read sequence: %v", err)
+	}
+	if seq.IsCalled {
+		tb.Errorf("sequence s advanced to %d", seq.LastValue)
+	}
+}
+
+// session is the state of a backend that must not leak between queries.
+type session struct {
+	Prepared      int    `db:"prepared"`
+	Listening     int    `db:"listening"`
+	AdvisoryLocks int    `db:"advisory_locks"`
+	Cursors       int    `db:"cursors"`
+	TempTables    int    `db:"temp_tables"`
+	Timeout       string `db:"statement_timeout"`
+	ReadOnly      string `db:"read_only"`
+	FreshTx       bool   `db:"fresh_tx"` // false when an older transaction is still open
+}
+
+// assertClean checks the pool's connection (the one the Source returned).
+func (f *fixture) assertClean(tb testing.TB) {
+	tb.Helper()
+	var got session
+	err := f.pool.Get(&got, `SELECT
+  (SELECT count(*) FROM pg_prepared_statements) AS prepared,
+  (SELECT count(*) FROM pg_listening_channels()) AS listening,
+  (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()) AS advisory_locks,
+  (SELECT count(*) FROM pg_cursors) AS cursors,
+  (SELECT count(*) FROM pg_class WHERE relnamespace = pg_my_temp_schema()) AS temp_tables,
+  current_setting('statement_timeout') AS statement_timeout,
+  current_setting('transaction_read_only') AS read_only,
+  (SELECT xact_start = query_start FROM pg_stat_activity WHERE pid = pg_backend_pid()) AS fresh_tx`)
+	if err != nil {
+		tb.Fatalf("inspect session: %v", err)
+	}
+	want := session{Timeout: "0", ReadOnly: "off", FreshTx: true}
+	if diff := cmp.Diff(want, got); diff != "" {
+		tb.Errorf("connection not clean after the query (-want +got):\n%s", diff)
+	}
+}
+
+func query(ctx context.Context, src *Source, sql string) (*dataexec.Table, error) {
+	return src.Query(ctx, dataexec.Query{SQL: sql, MaxRows: 100, MaxBytes: 1 << 20})
+}
+
+// TestQueryAttacks runs what an attacker would try. Each must fail with the
+// right code, leave t and s untouched, and leave a clean connection.
+func TestQueryAttacks(t *testing.T) {
+	tests := []struct {
+		name string
+		sql  string
+		want askbi.Code
+	}{
+		{"commit then delete", "COMMIT; DELETE FROM t", askbi.InvalidArgument},
+		{"end then drop", "END; DROP TABLE t", askbi.InvalidArgument},
+		{"read write then delete", "SET TRANSACTION READ WRITE; DELETE FROM t; COMMIT", askbi.InvalidArgument},
+		{"data-modifying cte", "WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d", askbi.InvalidArgument},
+		{"for update", "SELECT * FROM t FOR UPDATE", askbi.InvalidArgument},
+		{"for share in subquery", "SELECT * FROM (SELECT * FROM t FOR SHARE) x", askbi.InvalidArgument},
+		{"select into", "SELECT * INTO x FROM t", askbi.InvalidArgument},
+		{"nextval", "SELECT nextval('s')", askbi.InvalidArgument},
+		{"nextval by functional notation", "SELECT ('s'::regclass).nextval", askbi.InvalidArgument},
+		{"advisory lock", "SELECT pg_advisory_lock(1)", askbi.InvalidArgument},
+		{"sleep", "SELECT pg_sleep(60)", askbi.InvalidArgument},
+		{"qualified sleep", "SELECT pg_catalog.pg_sleep(1)", askbi.InvalidArgument},
+		{"quoted sleep", `select "pg_sleep"(1)`, askbi.InvalidArgument},
+		{"sleep in lateral", "SELECT * FROM t, LATERAL (SELECT pg_sleep(1)) x", askbi.InvalidArgument},
+		{"set_config", "SELECT set_config('statement_timeout', '0', false)", askbi.InvalidArgument},
+		{"do", "DO $$ BEGIN DELETE FROM t; END $$", askbi.InvalidArgument},
+		{"explain analyze delete", "EXPLAIN ANALYZE DELETE FROM t", askbi.InvalidArgument},
+		{"explain (analyze) select", "EXPLAIN (ANALYZE) SELECT * FROM t", askbi.InvalidArgument},
+		{"explain delete", "EXPLAIN DELETE FROM t", askbi.InvalidArgument},
+		{"prepare", "PREPARE p AS SELECT 1", askbi.InvalidArgument},
+		{"listen", "LISTEN x", askbi.InvalidArgument},
+		{"copy", "COPY t TO STDOUT", askbi.InvalidArgument},
+		{"block comment", "SELECT 1 /* ; */; DELETE FROM t", askbi.InvalidArgument},
+		{"dollar quote", "SELECT $$;$$; DELETE FROM t", askbi.InvalidArgument},
+		{"line comment", "SELECT 1 -- x\n; DELETE FROM t", askbi.InvalidArgument},
+		{"values then delete", "VALUES (1) ; DELETE FROM t", askbi.InvalidArgument},
+		{"query_to_xml", "SELECT query_to_xml('delete from t', true, true, '')", askbi.InvalidArgument},
+		{"dblink", "SELECT * FROM dblink('dbname=x', 'delete from t') AS d(x int)", askbi.InvalidArgument},
+		{"lo_import", "SELECT lo_import('/etc/passwd')", askbi.InvalidArgument},
+		{"pg_read_file", "SELECT pg_read_file('/etc/passwd')", askbi.InvalidArgument},
+		{"call", "CALL p()", askbi.InvalidArgument},
+		{"merge", "MERGE INTO t USING (SELECT 1 AS id) x ON t.id = x.id WHEN MATCHED THEN DELETE", askbi.InvalidArgument},
+		{"insert select", "INSERT INTO t SELECT id + 10, v FROM t", askbi.InvalidArgument},
+		{"create temp table", "CREATE TEMP TABLE x AS SELECT 1", askbi.InvalidArgument},
+		{"set search_path", "SET search_path = pg_temp", askbi.InvalidArgument},
+		{"reset all", "RESET ALL", askbi.InvalidArgument},
+		{"show all", "SHOW ALL", askbi.InvalidArgument},
+		{"1 MB of SQL", "SELECT 1 AS x" + strings.Repeat(", 1", 1<<19), askbi.InvalidArgument},
+		{"parser depth", "SELECT 1" + strings.Repeat("+1", 5000), askbi.InvalidArgument},
+		// The guard does not know this function, so the read-only
+		// transaction has to stop it.
+		{"write in a user function", "SELECT delete_all()", askbi.InvalidArgument},
+		{"sequence in a user function", "SELECT bump()", askbi.InvalidArgument},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := mustFixture(t)
+			mustExec(t, f.admin,
+				`CREATE FUNCTION delete_all() RETURNS bigint LANGUAGE sql AS 'DELETE FROM t RETURNING 1'`,
+				`CREATE FUNCTION bump() RETURNS bigint LANGUAGE sql AS $$SELECT nextval('s')$$`,
+			)
+			_, err := query(t.Context(), f.src, tc.sql)
+			if got := askbi.ErrorCode(err); got != tc.want {
+				t.Errorf("Query code = %q (%v), want %q", got, err, tc.want)
+			}
+			f.assertUntouched(t)
+			f.assertClean(t)
+		})
+	}
+}
+
+// TestQueryResetsSession runs functions the guard cannot see into, which
+// leave state on the session; the connection must come back clean anyway.
+func TestQueryResetsSession(t *testing.T) {
+	tests := []struct {
+		name string
+		fn   string // a function definition
+	}{
+		{"advisory lock", `CREATE FUNCTION f() RETURNS void LANGUAGE sql AS 'SELECT pg_advisory_lock(1)'`},
+		{"session setting", `CREATE FUNCTION f() RETURNS text LANGUAGE sql AS $$SELECT set_config('statement_timeout', '5min', false)$$`},
+		{"listen", `CREATE FUNCTION f() RETURNS void LANGUAGE plpgsql AS 'BEGIN EXECUTE ''LISTEN x''; END'`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := mustFixture(t)
+			mustExec(t, f.admin, tc.fn)
+			if _, err := query(t.Context(), f.src, "SELECT f()"); err != nil {
+				t.Fatalf("Query: %v", err)
+			}
+			f.assertUntouched(t)
+			f.assertClean(t)
+		})
+	}
+}
+
+// TestQueryTimeout checks that a query the guard allows but that runs too
+// long is cancelled on the server at the deadline, or when the caller goes
+// away.
+func TestQueryTimeout(t *testing.T) {
+	tests := []struct {
+		name string
+		sql  string
+		// cancel, when set, cancels the context once the query runs,
+		// instead of a deadline.
+		cancel bool
+	}{
+		{"long aggregate", "SELECT count(*) FROM generate_series(1, 100000000) a, generate_series(1, 1000) b", false},
+		{"sleep inside a function", "SELECT slow()", false},
+		{"caller gone", "SELECT count(*) FROM generate_series(1, 100000000) a, generate_series(1, 1000) b", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := mustFixture(t)
+			mustExec(t, f.admin, `CREATE FUNCTION slow() RETURNS int LANGUAGE sql AS 'SELECT 1 FROM pg_sleep(600)'`)
+			probe := "/* probe " + t.Name() + " */ " + tc.sql
+			var err error
+			if tc.cancel {
+				ctx, cancel := context.WithCancel(t.Context())
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					_, err = query(ctx, f.src, probe)
+				}()
+				waitActive(t, f.admin, probe)
+				cancel()
+				<-done
+			} else {
+				ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+				defer cancel()
+				_, err = query(ctx, f.src, probe)
+			}
+			if got := askbi.ErrorCode(err); got != askbi.Timeout {
+				t.Fatalf("Query code = %q (%v), want %q", got, err, askbi.Timeout)
+			}
+			if !tc.cancel {
+				if msg, want := askbi.ErrorMessage(err), "the query took longer than the 1s limit"; msg != want {
+					t.Errorf("message = %q, want %q", msg, want)
+				}
+			}
+			if activeCount(t, f.admin, probe) != 0 {
+				t.Errorf("the query still runs on the server after Query returned")
+			}
+			f.assertUntouched(t)
+			f.assertClean(t)
+		})
+	}
+}
+
+// waitActive waits until another backend runs sql.
+func waitActive(tb testing.TB, db *sqlx.DB, sql string) {
+	tb.Helper()
+	for range 1000 {
+		if activeCount(tb, db, sql) > 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	tb.Error("the query never started")
+}
+
+func activeCount(tb testing.TB, db *sqlx.DB, sql string) int {
+	tb.Helper()
+	var n int
+	if err := db.Get(&n, `SELECT count(*) FROM pg_stat_activity
+WHERE state = 'active' AND strpos(query, $1) > 0 AND pid <> pg_backend_pid()`, sql); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// TestQueryResults checks that legitimate queries keep working and that
+// cells come back as documented.
+func TestQueryResults(t *testing.T) {
+	ts := time.Date(2024, 5, 6, 7, 8, 9, 123456000, time.UTC)
+	tests := []struct {
+		name string
+		sql  string
+		want *dataexec.Table
+	}{
+		{"cte", "WITH x AS (SELECT id FROM t WHERE id > 1) SELECT id FROM x ORDER BY id",
+			table([]string{"id"}, []any{int64(2)}, []any{int64(3)})},
+		{"window", "SELECT id, sum(id) OVER (ORDER BY id) AS running FROM t ORDER BY id",
+			table([]string{"id", "running"}, []any{int64(1), int64(1)}, []any{int64(2), int64(3)}, []any{int64(3), int64(6)})},
+		{"ordered-set aggregate", "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY id) AS median FROM t",
+			table([]string{"median"}, []any{2.0})},
+		{"values", "VALUES (1, 'a'), (2, 'b')",
+			table([]string{"column1", "column2"}, []any{int64(1), "a"}, []any{int64(2), "b"})},
+		{"table", "TABLE t",
+			table([]string{"id", "v"}, canary...)},
+		{"order by descending", "SELECT id FROM t ORDER BY id DESC",
+			table([]string{"id"}, []any{int64(3)}, []any{int64(2)}, []any{int64(1)})},
+		{"trailing semicolon", "SELECT 1 AS one;",
+			table([]string{"one"}, []any{int64(1)})},
+		{"trailing comment", "SELECT 1 AS one -- the end",
+			table([]string{"one"}, []any{int64(1)})},
+		{"semicolon in literal", "SELECT 'a;b' AS s",
+			table([]string{"s"}, []any{"a;b"})},
+		{"backslash in literal", "SELECT 'x\\'\n'; DELETE FROM t; --' AS s",
+			table([]string{"s"}, []any{"x\\; DELETE FROM t; --"})},
+		{"duplicate column names", "SELECT 1 AS a, 2 AS a",
+			table([]string{"a", "a"}, []any{int64(1), int64(2)})},
+		{"column named like the wrapper", "SELECT 7 AS askbi_q",
+			table([]string{"askbi_q"}, []any{int64(7)})},
+		{"null and zero kept", "SELECT NULL::int AS n, 0 AS z, 0.0::float8 AS f, ''::text AS e, false AS b",
+			table([]string{"n", "z", "f", "e", "b"}, []any{nil, int64(0), 0.0, "", false})},
+		{"numeric", "SELECT 1.50::numeric AS n, 12345678901234567890.5::numeric AS big",
+			table([]string{"n", "big"}, []any{json.Number("1.50"), json.Number("12345678901234567890.5")})},
+		{"numeric specials", "SELECT 'NaN'::numeric AS nan, 'Infinity'::numeric AS inf",
+			table([]string{"nan", "inf"}, []any{math.NaN(), math.Inf(1)})},
+		{"jsonb", `SELECT '{"a": [1, 2.5, "x", null, true]}'::jsonb AS j`,
+			table([]string{"j"}, []any{map[string]any{"a": []any{json.Number("1"), json.Number("2.5"), "x", nil, true}}})},
+		{"json", `SELECT '[1, {"b": 0}]'::json AS j`,
+			table([]string{"j"}, []any{[]any{json.Number("1"), map[string]any{"b": json.Number("0")}}})},
+		{"time types", "SELECT '2024-05-06 07:08:09.123456+00'::timestamptz AT TIME ZONE 'UTC' AS ts, '2024-05-06'::date AS d, '07:08:09.5'::time AS tm",
+			table([]string{"ts", "d", "tm"}, []any{ts, time.Date(2024, 5, 6, 0, 0, 0, 0, time.UTC), "07:08:09.5"})},
+		{"other types", "SELECT 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid AS u, '\\x0102'::bytea AS b, interval '1 day 2 hours' AS i, ARRAY[1, 2] AS arr, 5::bigint AS big, 1.5::real AS r",
+			table([]string{"u", "b", "i", "arr", "big", "r"}, []any{"a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "AQI=", "1 day 02:00:00", "{1,2}", int64(5), 1.5})},
+		{"no rows", "SELECT id FROM t WHERE false",
+			table([]string{"id"})},
+	}
+	f := mustFixture(t)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := query(t.Context(), f.src, tc.sql)
+			if err != nil {
+				t.Fatalf("Query: %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateNaNs()); diff != "" {
+				t.Errorf("Query(%q) mismatch (-want +got):\n%s", tc.sql, diff)
+			}
+		})
+	}
+	f.assertUntouched(t)
+	f.assertClean(t)
+}
+
+func table(cols []string, rows ...[]any) *dataexec.Table {
+	if rows == nil {
+		rows = [][]any{}
+	}
+	return &dataexec.Table{Columns: cols, Rows: rows}
+}
+
+func TestQueryExplain(t *testing.T) {
+	f := mustFixture(t)
+	got, err := query(t.Context(), f.src, "EXPLAIN SELECT * FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"QUERY PLAN"}, got.Columns); diff != "" {
+		t.Errorf("columns mismatch (-want +got):\n%s", diff)
+	}
+	if len(got.Rows) == 0 || !strings.HasPrefix(got.Rows[0][0].(string), "Seq Scan on t") {
+		t.Errorf("EXPLAIN rows = %v, want a Seq Scan plan", got.Rows)
+	}
+}
+
+// TestQueryCaps checks the row and byte caps.
+func TestQueryCaps(t *testing.T) {
+	tests := []struct {
+		name     string
+		sql      string
+		maxRows  int
+		maxBytes int64
+		rows     int
+		reason   string // "" when not truncated
+	}{
+		{"20 million row cross join", "SELECT * FROM generate_series(1, 5000) a, generate_series(1, 4000) b", 1000, 1 << 20, 1000, dataexec.TruncatedRows},
+		{"exactly max rows", "SELECT g FROM generate_series(1, 10) g", 10, 1 << 20, 10, ""},
+		// Rows 1-9 take 107 bytes each as JSON; the tenth would pass 1000.
+		{"byte cap", "SELECT g, repeat('x', 100) FROM generate_series(1, 100) g", 1000, 1000, 9, dataexec.TruncatedBytes},
+		// The third row is refused on the server before it is sent.
+		{"large row after small ones", "SELECT CASE WHEN g = 3 THEN repeat('x', 2 << 20) ELSE 'small' END AS v FROM generate_series(1, 5) g", 1000, 1 << 20, 2, dataexec.TruncatedBytes},
+		{"explain row cap", "EXPLAIN SELECT * FROM t JOIN t t2 USING (id) JOIN t t3 USING (id)", 2, 1 << 20, 2, dataexec.TruncatedRows},
+	}
+	f := mustFixture(t)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := f.src.Query(t.Context(), dataexec.Query{SQL: tc.sql, MaxRows: tc.maxRows, MaxBytes: tc.maxBytes})
+			if err != nil {
+				t.Fatalf("Query: %v", err)
+			}
+			type summary struct {
+				Rows      int
+				Truncated bool
+				Reason    string
+			}
+			want := summary{tc.rows, tc.reason != "", tc.reason}
+			if diff := cmp.Diff(want, summary{len(got.Rows), got.Truncated, got.TruncatedReason}); diff != "" {
+				t.Errorf("mismatch (-want +got):\n%s", diff)
+			}
+			f.assertClean(t)
+		})
+	}
+}
+
+// TestQueryRowTooLarge checks that a first row over the byte cap is
+// TooLarge, whether the server refuses it (its text is over the cap) or the
+// reader does (its JSON is: each '<' becomes \u003c).
+func TestQueryRowTooLarge(t *testing.T) {
+	tests := []struct {
+		name string
+		sql  string
+	}{
+		{"200 MB value", "SELECT repeat('x', 200 * 1024 * 1024) AS v"},
+		{"JSON escapes", "SELECT repeat('<', 300000) AS v"},
+	}
+	f := mustFixture(t)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := f.src.Query(t.Context(), dataexec.Query{SQL: tc.sql, MaxRows: 10, MaxBytes: 1 << 20})
+			runtime.ReadMemStats(&after)
+			if got := askbi.ErrorCode(err); got != askbi.TooLarge {
+				t.Fatalf("Query code = %q (%v), want %q", got, err, askbi.TooLarge)
+			}
+			if msg, want := askbi.ErrorMessage(err), "a single row is larger than the 1 MiB result cap; select fewer or smaller columns"; msg != want {
+				t.Errorf("message = %q, want %q", msg, want)
+			}
+			// The value must never reach this process: lib/pq would
+			// allocate all of it.
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
+				t.Errorf("the query allocated %d MiB", alloc>>20)
+			}
+			f.assertClean(t)
+		})
+	}
+}
+
+// TestQueryErrors checks how errors from the server are reported.
+func TestQueryErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		sql  string
+		code askbi.Code
+		msg  string
+	}{
+		{"undefined table", "SELECT * FROM nope", askbi.InvalidArgument, `relation "nope" does not exist`},
+		{"undefined column", "SELECT nope FROM t", askbi.InvalidArgument, `column "nope" does not exist`},
+		{"division by zero", "SELECT 1 / 0", askbi.InvalidArgument, "division by zero"},
+		{"bad cast", "SELECT 'abc'::int", askbi.InvalidArgument, `invalid input syntax for type integer: "abc"`},
+		{"write in a function", "SELECT delete_all()", askbi.InvalidArgument, "the query tried to write; only read-only queries are allowed"},
+		{"hint", "SELECT round('x'::text, 1)", askbi.InvalidArgument, "(hint: No function matches"},
+	}
+	f := mustFixture(t)
+	mustExec(t, f.admin, `CREATE FUNCTION delete_all() RETURNS bigint LANGUAGE sql AS 'DELETE FROM t RETURNING 1'`)
+	var pid int
+	if err := f.pool.Get(&pid, "SELECT pg_backend_pid()"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := query(t.Context(), f.src, tc.sql)
+			if got := askbi.ErrorCode(err); got != tc.code {
+				t.Fatalf("Query code = %q (%v), want %q", got, err, tc.code)
+			}
+			if msg := askbi.ErrorMessage(err); !strings.Contains(msg, tc.msg) {
+				t.Errorf("message = %q, want it to contain %q", msg, tc.msg)
+			}
+			f.assertUntouched(t)
+			f.assertClean(t)
+		})
+	}
+	// A failed query must not cost the connection.
+	var after int
+	if err := f.pool.Get(&after, "SELECT pg_backend_pid()"); err != nil {
+		t.Fatal(err)
+	}
+	if after != pid {
+		t.Errorf("the pool replaced its connection after failed queries (backend %d, then %d)", pid, after)
+	}
+}
+
+func TestQueryUnavailable(t *testing.T) {
+	db := mustOpen(t, "postgres://nobody@127.0.0.1:1/none?sslmode=disable&connect_timeout=5", 1)
+	src, err := New(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = query(t.Context(), src, "SELECT 1")
+	if got := askbi.ErrorCode(err); got != askbi.Unavailable {
+		t.Errorf("Query code = %q (%v), want %q", got, err, askbi.Unavailable)
+	}
+}
+
+func TestQueryConcurrent(t *testing.T) {
+	f := mustFixture(t)
+	f.pool.SetMaxOpenConns(3)
+	var wg sync.WaitGroup
+	for i := range 12 {
+		wg.Go(func() {
+			got, err := query(t.Context(), f.src, fmt.Sprintf("SELECT %d AS i, count(*) AS n FROM t", i))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if diff := cmp.Diff(table([]string{"i", "n"}, []any{int64(i), int64(3)}), got); diff != "" {
+				t.Errorf("mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+	wg.Wait()
+}
