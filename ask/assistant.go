@@ -362,7 +362,9 @@ func (a *Assistant) Send(ctx context.Context, p access.Principal, req SendReques
 	if err != nil {
 		return err
 	}
-	tr := &turn{a: a, p: live, conv: conv, emit: emit, headless: req.Headless, level: level}
+	now := a.o.Now().UTC()
+	tr := &turn{a: a, p: live, conv: conv, emit: emit, headless: req.Headless, level: level,
+		t: Turn{ID: newID("turn"), ConversationID: conv.ID, State: TurnRunning, CreatedAt: now, UpdatedAt: now}}
 
 	// The context: replace it (all or nothing), or revalidate the stored one.
 	if req.Context != nil {
@@ -391,8 +393,6 @@ func (a *Assistant) Send(ctx context.Context, p access.Principal, req SendReques
 
 	// Save the question before generating, so a failed turn leaves history.
 	msg = redact.String(msg)
-	now := a.o.Now().UTC()
-	tr.t = Turn{ID: newID("turn"), ConversationID: conv.ID, State: TurnRunning, CreatedAt: now, UpdatedAt: now}
 	if err := a.convs.SaveTurn(ctx, tr.t); err != nil {
 		return err
 	}

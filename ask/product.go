@@ -43,7 +43,7 @@ func ProductTools(exec *dataexec.Executor) []Tool {
 				if err != nil {
 					return Output{}, err
 				}
-				return Output{Summary: fmt.Sprintf("%d results", len(refs)), Data: map[string]any{"results": refs}}, nil
+				return Output{Summary: count(len(refs), "result"), Data: map[string]any{"results": refs}}, nil
 			},
 		},
 		{
@@ -64,7 +64,7 @@ func ProductTools(exec *dataexec.Executor) []Tool {
 					return Output{}, err
 				}
 				return Output{
-					Summary: fmt.Sprintf("%d fields", len(res.Columns)),
+					Summary: count(len(res.Columns), "field"),
 					Data:    map[string]any{"dataset": res.Dataset, "fields": res.Columns, "row_count": res.RowCount},
 				}, nil
 			},
@@ -90,7 +90,7 @@ func ProductTools(exec *dataexec.Executor) []Tool {
 				}
 				rows := res.Rows[:min(len(res.Rows), previewRows)]
 				return Output{
-					Summary: fmt.Sprintf("%d rows", res.RowCount),
+					Summary: count(res.RowCount, "row"),
 					Data: map[string]any{"dataset": res.Dataset, "columns": res.Columns, "rows": rows,
 						"row_count": res.RowCount, "truncated": res.Truncated || len(rows) < len(res.Rows)},
 				}, nil
@@ -226,4 +226,12 @@ func chartOutput(verb string, cr *dataexec.ChartResult) Output {
 		data["series"] = len(cr.Data.Series)
 	}
 	return Output{Summary: fmt.Sprintf("%s chart %q", verb, cr.Chart.Name), Data: data, Result: res}
+}
+
+// count is "1 row", "2 rows".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -3,7 +3,7 @@ package dataexec
 import (
 	"cmp"
 	"context"
-	"fmt"
+	"crypto/rand"
 	"slices"
 	"strings"
 	"sync"
@@ -23,7 +23,6 @@ type MemoryCatalog struct {
 	charts      map[string]Chart
 	datasets    map[string]Dataset
 	connections map[string]Connection
-	seq         int
 }
 
 // NewMemoryCatalog returns an empty catalog.
@@ -244,11 +243,12 @@ func (m *MemoryCatalog) DeleteDashboard(_ context.Context, id string) error {
 	return nil
 }
 
-// newID returns an unused ID "<prefix>_<n>"; m.mu is held.
+// newID returns an unused random ID "<prefix>_<16 chars>"; m.mu is held.
+// Random, not counted, so an ID is never reused after a restart that
+// re-seeds the catalog.
 func (m *MemoryCatalog) newID(prefix string, used func(string) bool) string {
 	for {
-		m.seq++
-		if id := fmt.Sprintf("%s_%d", prefix, m.seq); !used(id) {
+		if id := prefix + "_" + strings.ToLower(rand.Text()[:16]); !used(id) {
 			return id
 		}
 	}
