@@ -1,0 +1,583 @@
+package mcpserver_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/mcpserver"
+)
+
+// env is a running MCP server over a small two-team workspace.
+type env struct {
+	url     string
+	handler http.Handler // the routes, without a listener
+	dir     *access.MemoryDirectory
+	catalog *dataexec.MemoryCatalog
+	keys    *access.Keys
+	checker *access.Checker
+	audit   *dataexec.MemoryAudit
+	source  *countingSource
+}
+
+type countingSource struct {
+	dataexec.Source
+	calls int
+}
+
+func (c *countingSource) Query(ctx context.Context, q dataexec.Query) (*dataexec.Table, error) {
+	c.calls++
+	return c.Source.Query(ctx, q)
+}
+
+const (
+	sqlSignups = "SELECT week, signups FROM weekly"
+	sqlMRR     = "SELECT month, mrr FROM mrr"
+	sqlTickets = "SELECT day, opened FROM tickets"
+	sqlText    = "SELECT week, note FROM notes"
+)
+
+var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+// newEnv builds the workspace: acme (growth, finance) and globex (ops).
+func newEnv(t testing.TB, src dataexec.Source, sourceType string) *env {
+	t.Helper()
+	e := &env{dir: access.NewMemoryDirectory(), catalog: dataexec.NewMemoryCatalog(), audit: dataexec.NewMemoryAudit(1000)}
+	for _, p := range [][2]string{{"acme", "growth"}, {"acme", "finance"}, {"globex", "ops"}} {
+		e.dir.AddProject(p[0], p[1])
+	}
+	e.dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
+	e.dir.SetMember("acme", "bob", access.RoleEditor, access.ProjectSet("growth"))
+	e.dir.SetMember("acme", "vic", access.RoleViewer, access.AllProjects())
+	e.dir.SetMember("globex", "carol", access.RoleOwner, access.AllProjects())
+	if src == nil {
+		src = dataexec.NewTableSource(map[string]*dataexec.Table{
+			sqlSignups: {Columns: []string{"week", "signups"}, Rows: [][]any{{"2026-11-02", int64(120)}, {"2026-11-09", int64(0)}, {"2026-11-16", int64(131)}}},
+			sqlMRR:     {Columns: []string{"month", "mrr"}, Rows: [][]any{{"2026-10", json.Number("1000.50")}}},
+			sqlTickets: {Columns: []string{"day", "opened"}, Rows: [][]any{{"2026-11-01", int64(4)}}},
+			sqlText:    {Columns: []string{"week", "note"}, Rows: [][]any{{"2026-11-02", "quiet"}}},
+		})
+	}
+	if sourceType == "" {
+		sourceType = "postgres"
+	}
+	e.source = &countingSource{Source: src}
+	c := e.catalog
+	c.PutConnection(dataexec.Connection{ID: "conn_acme", TeamID: "acme", Name: "Warehouse", Type: sourceType, Active: true, UpdatedAt: now})
+	c.PutConnection(dataexec.Connection{ID: "conn_globex", TeamID: "globex", Name: "Globex DB", Type: sourceType, Active: true, UpdatedAt: now})
+	c.PutDashboard(dataexec.Dashboard{ID: "dash_growth", TeamID: "acme", ProjectID: "growth", Name: "Growth overview", UpdatedAt: now})
+	c.PutDashboard(dataexec.Dashboard{ID: "dash_fin", TeamID: "acme", ProjectID: "finance", Name: "Finance", UpdatedAt: now})
+	c.PutDashboard(dataexec.Dashboard{ID: "dash_ops", TeamID: "globex", ProjectID: "ops", Name: "Support", UpdatedAt: now})
+	ds := func(id, team, project, conn, name, sql string, fields ...string) {
+		var fs dataexec.Fields
+		for _, f := range fields {
+			fs = append(fs, dataexec.Field{Name: f, Path: []string{f}})
+		}
+		c.PutDataset(dataexec.Dataset{ID: id, TeamID: team, ProjectID: project, Name: name, Version: 1, UpdatedAt: now,
+			Request: dataexec.Request{ConnectionID: conn, SQL: sql, Fields: fs}})
+	}
+	ds("ds_signups", "acme", "growth", "conn_acme", "Weekly signups", sqlSignups, "week", "signups")
+	ds("ds_notes", "acme", "growth", "conn_acme", "Notes", sqlText, "week", "note")
+	ds("ds_mrr", "acme", "finance", "conn_acme", "MRR", sqlMRR, "month", "mrr")
+	ds("ds_tickets", "globex", "ops", "conn_globex", "Tickets by day", sqlTickets, "day", "opened")
+	c.PutChart(dataexec.Chart{ID: "chart_signups", TeamID: "acme", ProjectID: "growth", DashboardID: "dash_growth", Name: "Weekly signups",
+		Type: dataexec.ChartLine, DatasetID: "ds_signups", XField: "week", YFields: []string{"signups"}, UpdatedAt: now})
+	c.PutChart(dataexec.Chart{ID: "chart_mrr", TeamID: "acme", ProjectID: "finance", DashboardID: "dash_fin", Name: "MRR",
+		Type: dataexec.ChartLine, DatasetID: "ds_mrr", XField: "month", YFields: []string{"mrr"}, UpdatedAt: now})
+	c.PutChart(dataexec.Chart{ID: "chart_tickets", TeamID: "globex", ProjectID: "ops", DashboardID: "dash_ops", Name: "Tickets",
+		Type: dataexec.ChartBar, DatasetID: "ds_tickets", XField: "day", YFields: []string{"opened"}, UpdatedAt: now})
+
+	activity := mcpserver.NewMemoryActivity()
+	activity.Add("acme", mcpserver.ActivityItem{Time: now.Add(-time.Hour), Kind: "metric_evaluated", ProjectID: "growth",
+		Entity: dataexec.Ref{Type: access.TypeChart, ID: "chart_signups", Name: "Weekly signups"}, Summary: "Signups rose 6%"})
+	activity.Add("acme", mcpserver.ActivityItem{Time: now.Add(-2 * time.Hour), Kind: "chart_updated", ProjectID: "finance",
+		Entity: dataexec.Ref{Type: access.TypeChart, ID: "chart_mrr", Name: "MRR"}, Summary: "MRR chart changed"})
+	activity.Add("globex", mcpserver.ActivityItem{Time: now.Add(-time.Hour), Kind: "dataset_created", ProjectID: "ops",
+		Entity: dataexec.Ref{Type: access.TypeDataset, ID: "ds_tickets", Name: "Tickets by day"}, Summary: "Dataset created"})
+
+	e.checker = access.NewChecker(e.dir)
+	exec := dataexec.NewExecutor(e.catalog, e.checker, dataexec.SourceMap{"conn_acme": e.source, "conn_globex": e.source},
+		&dataexec.Options{RateLimiter: dataexec.NewMemoryRateLimiter(&dataexec.RateOptions{Burst: 1000, Rate: 1000})})
+	e.keys = access.NewKeys(access.NewMemoryKeyStore(), e.dir, nil)
+	srv := mcpserver.New(exec, e.keys.Verify, &mcpserver.Options{
+		BaseURL: "https://bi.example.com", Activity: activity, Audit: e.audit, Now: func() time.Time { return now },
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", srv)
+	mux.Handle("/.well-known/oauth-protected-resource/mcp", srv.ResourceMetadataHandler())
+	e.handler = mux
+	hs := httptest.NewServer(mux)
+	t.Cleanup(hs.Close)
+	e.url = hs.URL + "/mcp"
+	return e
+}
+
+// MustKey creates an API key for user in team.
+func (e *env) MustKey(t testing.TB, user, team string, projects access.Projects, scopes ...access.Scope) string {
+	t.Helper()
+	owner, err := e.checker.Live(context.Background(), access.Principal{UserID: user, TeamID: team, Auth: access.AuthSession})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, len(scopes))
+	for i, s := range scopes {
+		names[i] = string(s)
+	}
+	secret, _, err := e.keys.Create(context.Background(), owner, access.KeyRequest{Name: "test", Scopes: names, Projects: projects})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return secret
+}
+
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// MustConnect connects the official go-sdk client with token.
+func (e *env) MustConnect(t testing.TB, token string) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "askbi-test", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: e.url, HTTPClient: &http.Client{Transport: bearer{token}},
+	}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// call runs a tool and returns its structured content as a map, checking
+// it against the tool's declared output schema.
+func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (map[string]any, *mcp.CallToolResult) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: structuredContent %s is not an object", name, raw)
+	}
+	checkOutputSchema(t, cs, name, out)
+	if len(res.Content) == 0 {
+		t.Fatalf("%s: no text summary", name)
+	}
+	if tc, ok := res.Content[0].(*mcp.TextContent); !ok || strings.Contains(tc.Text, string(raw)) || len(tc.Text) > 300 {
+		t.Errorf("%s: text content %v is not a short summary, or repeats the data", name, res.Content[0])
+	}
+	return out, res
+}
+
+func checkOutputSchema(t *testing.T, cs *mcp.ClientSession, name string, out map[string]any) {
+	t.Helper()
+	lt, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range lt.Tools {
+		if tool.Name != name {
+			continue
+		}
+		b, _ := json.Marshal(tool.OutputSchema)
+		var s jsonschema.Schema
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.Resolve(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Validate(out); err != nil {
+			t.Errorf("%s: structuredContent does not match outputSchema: %v", name, err)
+		}
+		return
+	}
+}
+
+// wantError checks a tool error result's structured code.
+func wantError(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any, code string) {
+	t.Helper()
+	out, res := call(t, cs, name, args)
+	if !res.IsError || out["code"] != code {
+		t.Errorf("%s(%v) = isError %v, %v; want code %s", name, args, res.IsError, out, code)
+	}
+	if msg, _ := out["message"].(string); msg == "" {
+		t.Errorf("%s: error without a message", name)
+	}
+}
+
+var toolOrder = []string{"search_workspace", "get_workspace_activity", "run_dataset", "get_chart_data", "create_chart_preview", "explore_data"}
+
+func TestToolsListByScope(t *testing.T) {
+	e := newEnv(t, nil, "")
+	for mask := range 16 {
+		var scopes []access.Scope
+		for i, s := range access.AllScopes {
+			if mask&(1<<i) != 0 {
+				scopes = append(scopes, s)
+			}
+		}
+		if len(scopes) == 0 {
+			continue // a key needs a scope
+		}
+		t.Run(fmt.Sprint(scopes), func(t *testing.T) {
+			cs := e.MustConnect(t, e.MustKey(t, "alice", "acme", access.AllProjects(), scopes...))
+			lt, err := cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tool := range lt.Tools {
+				got = append(got, tool.Name)
+				if tool.Annotations == nil || tool.Annotations.DestructiveHint == nil || tool.OutputSchema == nil {
+					t.Errorf("%s: missing annotations or output schema", tool.Name)
+				}
+			}
+			var want []string
+			for _, name := range toolOrder {
+				ok := slices.Contains(scopes, access.ScopeDataRead)
+				if name == "create_chart_preview" {
+					ok = ok && slices.Contains(scopes, access.ScopeChartsPreview)
+				}
+				if ok {
+					want = append(want, name)
+				}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("tools/list mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestToolsListBudget serializes the real tools/list answer with every
+// scope granted.
+func TestToolsListBudget(t *testing.T) {
+	e := newEnv(t, nil, "")
+	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
+	req, _ := http.NewRequest("POST", e.url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var msg struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&msg); err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal(msg.Result, &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Tools) != 6 || len(list.Tools) > 8 {
+		t.Errorf("tools/list has %d tools, want 6 (at most 8)", len(list.Tools))
+	}
+	n := len(msg.Result)
+	t.Logf("serialized tools/list: %d characters (budget 8000, goal 6000)", n)
+	if n > 8000 {
+		t.Errorf("serialized tools/list is %d characters, over the 8,000 budget", n)
+	}
+}
+
+func TestUnauthenticated(t *testing.T) {
+	e := newEnv(t, nil, "")
+	for name, header := range map[string]string{
+		"missing":    "",
+		"malformed":  "Bearer nope",
+		"not bearer": "Basic YWxpY2U6eA==",
+		"revoked":    "",
+	} {
+		t.Run(name, func(t *testing.T) {
+			req, _ := http.NewRequest("POST", e.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if header != "" {
+				req.Header.Set("Authorization", header)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("status = %d, want 401", resp.StatusCode)
+			}
+			if h := resp.Header.Get("WWW-Authenticate"); !strings.Contains(h, `resource_metadata="https://bi.example.com/.well-known/oauth-protected-resource/mcp"`) {
+				t.Errorf("WWW-Authenticate = %q", h)
+			}
+		})
+	}
+}
+
+func TestEveryTool(t *testing.T) {
+	e := newEnv(t, nil, "")
+	cs := e.MustConnect(t, e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...))
+
+	out, _ := call(t, cs, "search_workspace", map[string]any{"query": "signups"})
+	var names []string
+	for _, r := range out["results"].([]any) {
+		names = append(names, r.(map[string]any)["name"].(string))
+	}
+	if diff := cmp.Diff([]string{"Weekly signups", "Weekly signups"}, names); diff != "" {
+		t.Errorf("search mismatch (-want +got):\n%s", diff)
+	}
+
+	out, _ = call(t, cs, "get_workspace_activity", map[string]any{})
+	if items := out["items"].([]any); len(items) != 2 || out["team_id"] != "acme" {
+		t.Errorf("activity = %v", out)
+	}
+
+	out, _ = call(t, cs, "run_dataset", map[string]any{"dataset_id": "ds_signups"})
+	wantRows := []any{[]any{"2026-11-02", 120.0}, []any{"2026-11-09", 0.0}, []any{"2026-11-16", 131.0}}
+	if diff := cmp.Diff(wantRows, out["rows"]); diff != "" {
+		t.Errorf("run_dataset rows mismatch (-want +got):\n%s", diff)
+	}
+	if ds := out["dataset"].(map[string]any); ds["name"] != "Weekly signups" || ds["url"] != "https://bi.example.com/datasets/ds_signups" {
+		t.Errorf("run_dataset dataset = %v", ds)
+	}
+
+	out, _ = call(t, cs, "get_chart_data", map[string]any{"chart_id": "chart_signups", "refresh": true})
+	if diff := cmp.Diff([]any{"2026-11-02", "2026-11-09", "2026-11-16"}, out["labels"]); diff != "" {
+		t.Errorf("labels mismatch (-want +got):\n%s", diff)
+	}
+
+	out, res := call(t, cs, "create_chart_preview", map[string]any{
+		"dataset_id": "ds_signups", "chart_type": "bar", "x_field": "week", "y_fields": []any{"signups"}, "name": "Signups bar", "image": true,
+	})
+	if out["status"] != "preview" || len(res.Content) != 2 {
+		t.Fatalf("create_chart_preview = %v, %d content blocks", out, len(res.Content))
+	}
+	img, ok := res.Content[1].(*mcp.ImageContent)
+	if !ok || img.MIMEType != "image/png" || len(img.Data) > 256<<10 || !bytes.HasPrefix(img.Data, []byte("\x89PNG")) {
+		t.Errorf("image content = %T", res.Content[1])
+	}
+	chartID := out["chart"].(map[string]any)["id"].(string)
+	if c, err := e.catalog.Chart(context.Background(), chartID); err != nil || c.DashboardID != "" {
+		t.Errorf("preview chart %v, %v: want stored and on no dashboard", c, err)
+	}
+
+	out, _ = call(t, cs, "explore_data", map[string]any{"operation": "inspect"})
+	if conns := out["connections"].([]any); len(conns) != 1 || conns[0].(map[string]any)["id"] != "conn_acme" {
+		t.Errorf("inspect connections = %v", out)
+	}
+	out, _ = call(t, cs, "explore_data", map[string]any{"operation": "preview", "connection_id": "conn_acme", "sql": sqlMRR})
+	if out["row_count"] != 1.0 {
+		t.Errorf("preview = %v", out)
+	}
+	out, _ = call(t, cs, "explore_data", map[string]any{"operation": "save", "connection_id": "conn_acme", "sql": sqlMRR, "name": "MRR copy", "dashboard_id": "dash_fin"})
+	dsID := out["dataset"].(map[string]any)["id"].(string)
+	if ds, err := e.catalog.Dataset(context.Background(), dsID); err != nil || ds.ProjectID != "finance" {
+		t.Errorf("saved dataset %v, %v", ds, err)
+	}
+
+	// Every call was audited without argument values.
+	entries := e.audit.Entries()
+	var calls int
+	for _, en := range entries {
+		if en.Action != "mcp.tool_call" {
+			continue
+		}
+		calls++
+		if en.UserID != "alice" || en.Outcome != dataexec.OutcomeOK || en.Details["tool"] == "" {
+			t.Errorf("audit entry %+v", en)
+		}
+		b, _ := json.Marshal(en)
+		if strings.Contains(string(b), "SELECT") || strings.Contains(string(b), "askbi_") {
+			t.Errorf("audit entry holds an argument or secret: %s", b)
+		}
+	}
+	if calls != 8 {
+		t.Errorf("%d tool calls audited, want 8", calls)
+	}
+}
+
+func TestDenials(t *testing.T) {
+	e := newEnv(t, nil, "")
+	alice := e.MustConnect(t, e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...))
+	aliceRead := e.MustConnect(t, e.MustKey(t, "alice", "acme", access.AllProjects(), access.ScopeDataRead))
+	aliceGrowth := e.MustConnect(t, e.MustKey(t, "alice", "acme", access.ProjectSet("growth"), access.AllScopes...))
+	bob := e.MustConnect(t, e.MustKey(t, "bob", "acme", access.ProjectSet("growth"), access.ScopeDataRead, access.ScopeDataRefresh, access.ScopeChartsPreview))
+	vic := e.MustConnect(t, e.MustKey(t, "vic", "acme", access.AllProjects(), access.ScopeDataRead))
+	carol := e.MustConnect(t, e.MustKey(t, "carol", "globex", access.AllProjects(), access.AllScopes...))
+	preview := map[string]any{"dataset_id": "ds_signups", "chart_type": "line", "x_field": "week", "y_fields": []any{"signups"}, "name": "x"}
+
+	before := e.source.calls
+	tests := []struct {
+		name string
+		cs   *mcp.ClientSession
+		tool string
+		args map[string]any
+		code string
+	}{
+		{"other team's dataset", carol, "run_dataset", map[string]any{"dataset_id": "ds_signups"}, "not_found"},
+		{"other team's chart", alice, "get_chart_data", map[string]any{"chart_id": "chart_tickets"}, "not_found"},
+		{"unknown dataset", alice, "run_dataset", map[string]any{"dataset_id": "ds_nope"}, "not_found"},
+		{"other project on a selected-project key", aliceGrowth, "run_dataset", map[string]any{"dataset_id": "ds_mrr"}, "not_found"},
+		{"other project for a limited member", bob, "get_chart_data", map[string]any{"chart_id": "chart_mrr"}, "not_found"},
+		{"refresh without data:refresh", aliceRead, "run_dataset", map[string]any{"dataset_id": "ds_signups", "refresh": true}, "scope_required"},
+		{"chart preview by an editor", bob, "create_chart_preview", preview, "forbidden"},
+		{"chart preview on a selected-project key", aliceGrowth, "create_chart_preview", preview, "forbidden"},
+		{"explore by a viewer", vic, "explore_data", map[string]any{"operation": "preview", "connection_id": "conn_acme", "sql": sqlMRR}, "forbidden"},
+		{"save without datasets:write", aliceRead, "explore_data", map[string]any{"operation": "save", "connection_id": "conn_acme", "sql": sqlMRR, "name": "x", "dashboard_id": "dash_fin"}, "scope_required"},
+		{"save into another team's dashboard", alice, "explore_data", map[string]any{"operation": "save", "connection_id": "conn_acme", "sql": sqlMRR, "name": "x", "dashboard_id": "dash_ops"}, "not_found"},
+		{"explore another team's connection", alice, "explore_data", map[string]any{"operation": "preview", "connection_id": "conn_globex", "sql": sqlTickets}, "not_found"},
+		{"activity of a project outside the key", aliceGrowth, "get_workspace_activity", map[string]any{"project_id": "finance"}, "not_found"},
+		{"chart from a text-only field", alice, "create_chart_preview", map[string]any{"dataset_id": "ds_notes", "chart_type": "bar", "x_field": "week", "y_fields": []any{"note"}, "name": "x"}, "invalid_result"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { wantError(t, tt.cs, tt.tool, tt.args, tt.code) })
+	}
+	// Only the text-only chart ran its query (to validate its sample).
+	if got := e.source.calls - before; got != 1 {
+		t.Errorf("denied calls ran %d source queries, want 1", got)
+	}
+	if _, err := e.catalog.Dataset(context.Background(), "x"); err == nil {
+		t.Error("a denied save stored a dataset")
+	}
+
+	// A hidden tool answers like an unknown one.
+	for _, name := range []string{"create_chart_preview", "no_such_tool"} {
+		_, err := aliceRead.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: preview})
+		if err == nil || !strings.Contains(err.Error(), "unknown tool") {
+			t.Errorf("CallTool(%s) = %v, want unknown tool", name, err)
+		}
+	}
+}
+
+func TestLiveMembership(t *testing.T) {
+	e := newEnv(t, nil, "")
+	token := e.MustKey(t, "bob", "acme", access.ProjectSet("growth"), access.ScopeDataRead)
+	cs := e.MustConnect(t, token)
+	call(t, cs, "run_dataset", map[string]any{"dataset_id": "ds_signups"})
+
+	// Losing the project hides its data at once, on the same connection.
+	e.dir.SetMember("acme", "bob", access.RoleEditor, access.ProjectSet("finance"))
+	wantError(t, cs, "run_dataset", map[string]any{"dataset_id": "ds_signups"}, "not_found")
+
+	// A removed member's key is refused outright.
+	e.dir.RemoveMember("acme", "bob")
+	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_dataset", Arguments: map[string]any{"dataset_id": "ds_signups"}})
+	if err == nil {
+		t.Error("removed member's key still works")
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	e := newEnv(t, nil, "")
+	cs := e.MustConnect(t, e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...))
+	before := e.source.calls
+	tests := []struct {
+		name string
+		tool string
+		args map[string]any
+	}{
+		{"limit 0", "search_workspace", map[string]any{"limit": 0}},
+		{"limit 51", "search_workspace", map[string]any{"limit": 51}},
+		{"limit -1", "search_workspace", map[string]any{"limit": -1}},
+		{"limit as a string", "search_workspace", map[string]any{"limit": "5"}},
+		{"unknown field", "run_dataset", map[string]any{"dataset_id": "ds_signups", "sql": "DELETE FROM t"}},
+		{"wrong type", "run_dataset", map[string]any{"dataset_id": 7}},
+		{"missing required", "get_chart_data", map[string]any{}},
+		{"bad filter op", "run_dataset", map[string]any{"dataset_id": "ds_signups", "filters": []any{map[string]any{"field": "week", "op": "like", "value": "x"}}}},
+		{"filter on an unknown field", "run_dataset", map[string]any{"dataset_id": "ds_signups", "filters": []any{map[string]any{"field": "nope", "op": "eq", "value": "x"}}}},
+		{"unknown variable", "run_dataset", map[string]any{"dataset_id": "ds_signups", "variables": map[string]any{"x": 1}}},
+		{"bad chart type", "create_chart_preview", map[string]any{"dataset_id": "ds_signups", "chart_type": "radar", "y_fields": []any{"signups"}, "name": "x"}},
+		{"bad operation", "explore_data", map[string]any{"operation": "drop"}},
+		{"preview without a connection", "explore_data", map[string]any{"operation": "preview", "sql": sqlMRR}},
+		{"bad date", "get_workspace_activity", map[string]any{"from": "yesterday"}},
+		{"range backwards", "get_workspace_activity", map[string]any{"from": "2026-11-30T00:00:00Z", "to": "2026-11-01T00:00:00Z"}},
+		{"huge sql", "explore_data", map[string]any{"operation": "preview", "connection_id": "conn_acme", "sql": strings.Repeat("x", 20001)}},
+		{"long id", "run_dataset", map[string]any{"dataset_id": strings.Repeat("d", 101)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { wantError(t, cs, tt.tool, tt.args, "invalid_argument") })
+	}
+	if got := e.source.calls - before; got != 0 {
+		t.Errorf("bad input ran %d source queries", got)
+	}
+
+	// A body over the limit is refused before it is parsed.
+	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_workspace","arguments":{"query":"` + strings.Repeat("a", 2<<20) + `"}}}`
+	req, _ := http.NewRequest("POST", e.url, strings.NewReader(big))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("huge body status = %d, want 413", resp.StatusCode)
+	}
+}
+
+// TestDiscover speaks MCP revision 2026-07-28, whose server/discover
+// replaces initialize, and checks that only tools are declared.
+func TestDiscover(t *testing.T) {
+	e := newEnv(t, nil, "")
+	token := e.MustKey(t, "vic", "acme", access.AllProjects(), access.ScopeDataRead)
+	body := `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, _ := http.NewRequest("POST", e.url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "server/discover")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var msg struct {
+		Result struct {
+			SupportedVersions []string       `json:"supportedVersions"`
+			Capabilities      map[string]any `json:"capabilities"`
+		} `json:"result"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&msg); err != nil {
+		t.Fatalf("status %d: %v", resp.StatusCode, err)
+	}
+	if !slices.Contains(msg.Result.SupportedVersions, "2026-07-28") || !slices.Contains(msg.Result.SupportedVersions, "2025-06-18") {
+		t.Errorf("supportedVersions = %v", msg.Result.SupportedVersions)
+	}
+	var caps []string
+	for k := range msg.Result.Capabilities {
+		caps = append(caps, k)
+	}
+	if diff := cmp.Diff([]string{"tools"}, caps); diff != "" {
+		t.Errorf("capabilities mismatch (-want +got):\n%s", diff)
+	}
+}
