@@ -1,0 +1,600 @@
+// Command refserver is the askbi reference server: the whole product on one
+// machine, wired into net/http.
+//
+//	go run ./examples/refserver [-addr 127.0.0.1:8080] [-credentials-file creds.json]
+//
+// With no flags it starts a private PostgreSQL from the installed binaries
+// under its data folder, seeds the Acme/Globex demo workspace and a demo
+// warehouse, serves the MCP endpoint at /mcp (API keys) and the chat and
+// memory API under /ai/ (session tokens), with the deterministic mock
+// model. Where PostgreSQL is not installed, or with -in-memory, it runs on
+// in-memory state and built-in demo rows.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	_ "github.com/lib/pq"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/ask"
+	"github.com/askbi/askbi/ask/provider/anthropic"
+	"github.com/askbi/askbi/ask/provider/mock"
+	"github.com/askbi/askbi/ask/provider/openai"
+	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/dataexec/pgsource"
+	"github.com/askbi/askbi/examples/refserver/pgstore"
+	"github.com/askbi/askbi/internal/pgtest"
+	"github.com/askbi/askbi/mcpserver"
+	"github.com/askbi/askbi/memory"
+)
+
+type config struct {
+	addr            string
+	publicURL       string
+	databaseURL     string
+	dataDir         string
+	inMemory        bool
+	provider        string
+	model           string
+	providerBaseURL string
+	providerKeyEnv  string
+	sharing         string
+	memoryPolicy    string
+	credentialsFile string
+
+	// model, when set, replaces the -provider model (tests).
+	modelOverride ask.Provider
+}
+
+// Server timeouts. Chat turns outlive WriteTimeout and ReadTimeout: their
+// handlers move the deadlines per request (see chat.go).
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 30 * time.Second
+	writeTimeout      = 60 * time.Second
+	idleTimeout       = 2 * time.Minute
+)
+
+// turnTimeout bounds one chat turn's model and tool work.
+const turnTimeout = 2 * time.Minute
+
+// memoryKeyEnv names the environment variable holding the memory
+// encryption key: base64 of 32 random bytes.
+const memoryKeyEnv = "ASKBI_MEMORY_KEY"
+
+func main() {
+	var cfg config
+	flag.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "listen address")
+	flag.StringVar(&cfg.publicURL, "public-url", "", "public base URL (default http://ADDR)")
+	flag.StringVar(&cfg.databaseURL, "database-url", "", "use this PostgreSQL (a lib/pq URL) instead of the private cluster")
+	flag.StringVar(&cfg.dataDir, "data-dir", defaultDataDir(), "folder for the private PostgreSQL cluster and the development memory key")
+	flag.BoolVar(&cfg.inMemory, "in-memory", false, "keep all state in memory, even where PostgreSQL is installed")
+	flag.StringVar(&cfg.provider, "provider", "mock", "chat model provider: mock, openai (and OpenAI-compatible servers) or anthropic")
+	flag.StringVar(&cfg.model, "model", "", "model name for -provider openai or anthropic, e.g. gpt-4o-mini or claude-sonnet-4-5")
+	flag.StringVar(&cfg.providerBaseURL, "provider-base-url", "", "API root of the provider, e.g. http://localhost:8000/v1 for vLLM or llama.cpp (default: the provider's own)")
+	flag.StringVar(&cfg.providerKeyEnv, "provider-key-env", "", "environment variable holding the provider API key (default OPENAI_API_KEY or ANTHROPIC_API_KEY)")
+	flag.StringVar(&cfg.sharing, "sharing", string(ask.SharingAggregates), "what tool output may reach the model: schema, aggregates or rows")
+	flag.StringVar(&cfg.memoryPolicy, "memory-policy", "allow", "whether user memories may be sent to the model: allow or deny")
+	flag.StringVar(&cfg.credentialsFile, "credentials-file", "", "write evaluator credentials (JSON) to this file")
+	flag.Parse()
+
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, log, os.Stdout); err != nil {
+		log.Error("refserver", "err", err)
+		os.Exit(1)
+	}
+}
+
+// defaultDataDir is the user's cache folder, or for root (whose home the
+// postgres system user cannot enter) /var/lib/askbi/refserver.
+func defaultDataDir() string {
+	if os.Geteuid() == 0 {
+		return "/var/lib/askbi/refserver"
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "askbi", "refserver")
+	}
+	return filepath.Join(os.TempDir(), "askbi-refserver")
+}
+
+// run serves until ctx ends, then shuts down gracefully.
+func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer) error {
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	base := strings.TrimRight(cfg.publicURL, "/")
+	if base == "" {
+		base = "http://" + ln.Addr().String()
+	}
+	app, err := newApp(ctx, cfg, base, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer app.close()
+
+	srv := newServer(app.routes())
+	fmt.Fprintf(out, "askbi reference server\n  storage:  %s\n  model:    %s\n  web:      %s/\n  chat API: %s/ai/ (Authorization: Bearer <session_token>)\n  mcp:      %s/mcp (Authorization: Bearer <api_key>)\n",
+		app.storage, app.model, base, base, base)
+	if cfg.credentialsFile != "" {
+		if err := app.writeCredentials(cfg.credentialsFile); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "  credentials: %s\n", cfg.credentialsFile)
+	} else {
+		fmt.Fprintf(out, "  credentials: pass -credentials-file PATH to get API keys and session tokens\n")
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(out, "shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return srv.Shutdown(sctx)
+}
+
+// newServer returns the HTTP server with its timeouts: no slow-loris on
+// headers or bodies, and no response held open forever.
+func newServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+// app is the wired product.
+type app struct {
+	storage   string
+	model     string
+	readerURL string // the SQL source's SELECT-only URL, when on PostgreSQL
+	base      string
+	log       *slog.Logger
+	keys      *access.Keys
+	mcp       *mcpserver.Server
+	creds     credentials
+	closers   []func() error
+	audit     *dataexec.MemoryAudit
+	executor  *dataexec.Executor
+	assistant *ask.Assistant
+	memory    *memory.Service
+	sessions  *sessions
+	// streamWindow is how far each write moves an event stream's write
+	// deadline; zero means the streamWindow constant (tests shorten it).
+	streamWindow time.Duration
+}
+
+func (a *app) close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		if err := a.closers[i](); err != nil {
+			a.log.Error("refserver: close", "err", err)
+		}
+	}
+}
+
+func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *app, err error) {
+	a := &app{base: base, log: log}
+	defer func() {
+		if err != nil {
+			a.close()
+		}
+	}()
+	sharing, policy, err := parsePolicies(cfg)
+	if err != nil {
+		return nil, err
+	}
+	model, err := a.newProvider(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dir := access.NewMemoryDirectory()
+	catalog := dataexec.NewMemoryCatalog()
+	activity := mcpserver.NewMemoryActivity()
+	var keyStore access.KeyStore = access.NewMemoryKeyStore()
+	var convs ask.ConversationStore = ask.NewMemoryConversationStore()
+	var approvals ask.ApprovalStore = ask.NewMemoryApprovalStore()
+	var memories memory.Store = memory.NewMemoryStore()
+	sources := dataexec.SourceMap{}
+
+	var state *sqlx.DB
+	var warehouseOwner, warehouseReader string
+	a.storage = "in-memory (-in-memory)"
+	if !cfg.inMemory {
+		state, warehouseOwner, warehouseReader, err = a.openPostgres(ctx, cfg)
+		switch {
+		case errors.Is(err, pgtest.ErrNotInstalled):
+			log.Warn("PostgreSQL is not installed: running on in-memory state and built-in demo rows; SQL exploration is unsupported")
+			a.storage = "in-memory (PostgreSQL not installed)"
+		case err != nil:
+			return nil, err
+		}
+	}
+	if state == nil {
+		seedWorkspace(dir, catalog, activity, "demo", time.Now())
+		demo := newDemoSource()
+		sources["conn_acme_wh"], sources["conn_globex_wh"] = demo, demo
+	} else {
+		keyStore = pgstore.NewKeyStore(state)
+		convs, approvals = pgstore.NewConversationStore(state), pgstore.NewApprovalStore(state)
+		memories = pgstore.NewMemoryStore(state)
+		seedWorkspace(dir, catalog, activity, "postgres", time.Now())
+		a.readerURL = warehouseReader
+		reader, err := sqlx.Open("postgres", warehouseReader)
+		if err != nil {
+			return nil, err
+		}
+		a.closers = append(a.closers, reader.Close)
+		src, err := pgsource.New(reader, nil)
+		if err != nil {
+			return nil, err
+		}
+		sources["conn_acme_wh"], sources["conn_globex_wh"] = src, src
+		a.creds.WarehouseDatabaseURL = warehouseOwner
+	}
+	if cfg.modelOverride != nil {
+		model = cfg.modelOverride
+	}
+
+	keyring, err := a.memoryKeyring(cfg, state == nil)
+	if err != nil {
+		return nil, err
+	}
+	a.audit = dataexec.NewMemoryAudit(10000)
+	checker := access.NewChecker(dir)
+	a.executor = dataexec.NewExecutor(catalog, checker, sources, &dataexec.Options{Audit: a.audit, Logger: log})
+	a.keys = access.NewKeys(keyStore, dir, nil)
+	a.mcp = mcpserver.New(a.executor, a.keys.Verify, &mcpserver.Options{BaseURL: base, Activity: activity, Audit: a.audit, Logger: log})
+	a.memory = memory.NewService(memories, keyring, checker, &memory.Options{Policy: policy, Audit: memoryAudit(a.audit, log)})
+	tools, err := ask.NewRegistry(ask.ProductTools(a.executor)...)
+	if err != nil {
+		return nil, err
+	}
+	a.assistant = ask.New(model, a.executor, convs, approvals, tools, &ask.Options{
+		TurnTimeout: turnTimeout, Sharing: sharing, Memory: a.memory, Logger: log,
+	})
+	if err := a.issueCredentials(ctx, checker, keyStore); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// parsePolicies reads -sharing and -memory-policy.
+func parsePolicies(cfg config) (ask.SharingPolicy, memory.Policy, error) {
+	var sharing ask.SharingPolicy
+	switch s := ask.Sharing(cfg.sharing); s {
+	case ask.SharingSchema, ask.SharingAggregates, ask.SharingRows:
+		sharing = ask.StaticSharing(s)
+	default:
+		return nil, nil, fmt.Errorf("-sharing %q: must be schema, aggregates or rows", cfg.sharing)
+	}
+	switch cfg.memoryPolicy {
+	case "allow":
+		return sharing, memory.StaticPolicy(true), nil
+	case "deny":
+		return sharing, memory.StaticPolicy(false), nil
+	}
+	return nil, nil, fmt.Errorf("-memory-policy %q: must be allow or deny", cfg.memoryPolicy)
+}
+
+// newProvider builds the chat model from -provider, -model,
+// -provider-base-url and -provider-key-env. The provider packages read the
+// API key from the named environment variable; it is never printed.
+func (a *app) newProvider(cfg config) (ask.Provider, error) {
+	if cfg.provider == "mock" {
+		a.model = "mock (deterministic, no network)"
+		return mock.New(), nil
+	}
+	if cfg.model == "" {
+		return nil, fmt.Errorf("-provider %s needs -model NAME", cfg.provider)
+	}
+	where := ""
+	if u, err := url.Parse(cfg.providerBaseURL); err == nil && u.Host != "" {
+		where = " at " + u.Host
+	}
+	switch cfg.provider {
+	case "openai":
+		p, err := openai.New(cfg.model, &openai.Options{BaseURL: cfg.providerBaseURL, APIKeyEnv: cfg.providerKeyEnv})
+		if err != nil {
+			return nil, fmt.Errorf("-provider openai: %s", askbi.ErrorMessage(err))
+		}
+		a.model = fmt.Sprintf("openai %s%s (key from $%s)", cfg.model, where, orDefault(cfg.providerKeyEnv, openai.DefaultAPIKeyEnv))
+		return p, nil
+	case "anthropic":
+		p, err := anthropic.New(cfg.model, &anthropic.Options{BaseURL: cfg.providerBaseURL, APIKeyEnv: cfg.providerKeyEnv})
+		if err != nil {
+			return nil, fmt.Errorf("-provider anthropic: %s", askbi.ErrorMessage(err))
+		}
+		a.model = fmt.Sprintf("anthropic %s%s (key from $%s)", cfg.model, where, orDefault(cfg.providerKeyEnv, anthropic.DefaultAPIKeyEnv))
+		return p, nil
+	}
+	return nil, fmt.Errorf("-provider %q: must be mock, openai or anthropic", cfg.provider)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// memoryKeyring returns the keyring sealing memories: the key in
+// ASKBI_MEMORY_KEY, or else a development key, kept in the data folder
+// (so memories survive restarts) unless state is in memory only.
+func (a *app) memoryKeyring(cfg config, inMemory bool) (*memory.StaticKeyring, error) {
+	var key []byte
+	if v, ok := os.LookupEnv(memoryKeyEnv); ok {
+		k, err := memory.ParseKey(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s", memoryKeyEnv, askbi.ErrorMessage(err))
+		}
+		key = k
+	} else if inMemory {
+		key = memory.GenerateKey()
+		a.log.Warn(memoryKeyEnv + " is not set: memories are sealed with a throwaway development key; production must set " + memoryKeyEnv + " (base64 of 32 random bytes)")
+	} else {
+		path := filepath.Join(cfg.dataDir, "memory-key")
+		k, err := devMemoryKey(path)
+		if err != nil {
+			return nil, err
+		}
+		key = k
+		a.log.Warn(memoryKeyEnv+" is not set: memories are sealed with a development key kept in the data folder; production must set "+memoryKeyEnv+" (base64 of 32 random bytes)", "file", path)
+	}
+	// The key ID is a fingerprint, so memories sealed under another key
+	// are reported as such rather than failing to open silently.
+	sum := sha256.Sum256(key)
+	id := "k" + hex.EncodeToString(sum[:8])
+	return memory.NewStaticKeyring(id, map[string][]byte{id: key})
+}
+
+// devMemoryKey reads the development key at path, creating it (0600) on
+// first use.
+func devMemoryKey(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		k, err := memory.ParseKey(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s", path, askbi.ErrorMessage(err))
+		}
+		return k, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	k := memory.GenerateKey()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return devMemoryKey(path) // another process made it first
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.WriteString(base64.StdEncoding.EncodeToString(k) + "\n"); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return k, f.Close()
+}
+
+// typeMemory is the audit target type of memory changes.
+const typeMemory access.EntityType = "memory"
+
+// memoryAudit records memory changes on the executor's audit sink, without
+// their text. Memory is managed only in a product session.
+func memoryAudit(sink dataexec.AuditSink, log *slog.Logger) func(context.Context, memory.AuditEvent) {
+	return func(ctx context.Context, e memory.AuditEvent) {
+		entry := dataexec.AuditEntry{
+			Time: e.Time, Action: e.Action, UserID: e.UserID, TeamID: e.TeamID, Auth: access.AuthSession,
+			Target: access.Entity{Type: typeMemory, ID: e.MemoryID, TeamID: e.TeamID}, Outcome: e.Outcome,
+		}
+		if err := sink.Record(ctx, entry); err != nil {
+			log.ErrorContext(ctx, "refserver: memory audit", "action", e.Action, "err", err)
+		}
+	}
+}
+
+// openPostgres opens the state database and prepares the demo warehouse,
+// on -database-url or on the private cluster. It returns the state
+// database and the warehouse's owner and read-only URLs.
+func (a *app) openPostgres(ctx context.Context, cfg config) (state *sqlx.DB, owner, reader string, err error) {
+	stateURL, owner := cfg.databaseURL, cfg.databaseURL
+	if cfg.databaseURL == "" {
+		c, err := startCluster(ctx, cfg.dataDir)
+		if err != nil {
+			return nil, "", "", err
+		}
+		a.closers = append(a.closers, c.Stop)
+		for _, name := range []string{"askbi", "warehouse"} {
+			if err := c.CreateDatabase(ctx, name); err != nil {
+				return nil, "", "", err
+			}
+		}
+		stateURL, owner = c.URL("askbi"), c.URL("warehouse")
+		a.storage = "PostgreSQL, private cluster in " + cfg.dataDir
+	} else {
+		a.storage = "PostgreSQL at -database-url"
+	}
+	state, err = pgstore.Open(ctx, stateURL)
+	if err != nil {
+		return nil, "", "", err
+	}
+	a.closers = append(a.closers, state.Close)
+	reader, err = seedWarehouse(ctx, owner, cfg.databaseURL != "")
+	if err != nil {
+		return nil, "", "", err
+	}
+	return state, owner, reader, nil
+}
+
+// startCluster starts the private cluster, with a superuser password kept
+// in the data folder so other local users cannot connect.
+func startCluster(ctx context.Context, dir string) (*pgtest.Cluster, error) {
+	// Searchable, not readable: the cluster below may run as the postgres
+	// system user; the password file stays private.
+	if err := os.MkdirAll(dir, 0o711); err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(dir, 0o711); err != nil {
+		return nil, err
+	}
+	pwFile := filepath.Join(dir, "superuser-password")
+	pw, err := os.ReadFile(pwFile)
+	if errors.Is(err, os.ErrNotExist) {
+		pw = []byte(rand.Text())
+		if err := os.WriteFile(pwFile, pw, 0o600); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	return pgtest.Start(ctx, filepath.Join(dir, "pg"), &pgtest.Options{Password: strings.TrimSpace(string(pw))})
+}
+
+// seedWarehouse creates and fills the demo tables in schema warehouse,
+// and a SELECT-only role for the SQL source that sees that schema only;
+// it returns that role's URL.
+//
+// With shared (-database-url: askbi's own tables live in the same
+// database), the role still reads only schema warehouse, and the
+// statement revoking side-effect functions from PUBLIC is left out: the
+// state store needs advisory locks, and revoking needs a superuser. The
+// SQL guard rejects those functions either way.
+func seedWarehouse(ctx context.Context, ownerURL string, shared bool) (string, error) {
+	db, err := sqlx.Open("postgres", ownerURL)
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	for _, q := range warehouseSchema {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return "", fmt.Errorf("seed warehouse: %w", err)
+		}
+	}
+	password := rand.Text()
+	role := pgsource.SQLForReadOnlyRole(readerRole, password, warehouseSchemaName)
+	if shared {
+		role = role[:len(role)-1]
+	}
+	role = append(role, readerSearchPath...)
+	for _, q := range role {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return "", fmt.Errorf("create the read-only role: %w", err)
+		}
+	}
+	return urlWithUser(ownerURL, readerRole, password)
+}
+
+func (a *app) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", a.mcp)
+	mux.Handle("GET /.well-known/oauth-protected-resource/mcp", a.mcp.ResourceMetadataHandler())
+	a.webRoutes(mux)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
+	a.chatRoutes(mux)
+	return mux
+}
+
+// credentials is the -credentials-file document.
+type credentials struct {
+	BaseURL              string            `json:"base_url"`
+	MCPURL               string            `json:"mcp_url"`
+	WarehouseDatabaseURL string            `json:"warehouse_database_url,omitempty"`
+	Principals           []credentialEntry `json:"principals"`
+}
+
+type credentialEntry struct {
+	Name         string   `json:"name"`
+	User         string   `json:"user"`
+	Team         string   `json:"team"`
+	Role         string   `json:"role"`
+	Projects     any      `json:"projects"` // "all" or a list of project names
+	Scopes       []string `json:"scopes"`
+	APIKey       string   `json:"api_key"`
+	SessionToken string   `json:"session_token"`
+}
+
+// issueCredentials revokes the demo keys of earlier runs and creates one
+// key per demo principal, and one chat session per demo user (alice-read
+// shares alice's: a session is not scope-limited).
+func (a *app) issueCredentials(ctx context.Context, checker *access.Checker, store access.KeyStore) error {
+	a.creds.BaseURL, a.creds.MCPURL = a.base, a.base+"/mcp"
+	a.sessions = newSessions()
+	for _, dp := range demoPrincipals {
+		owner, err := checker.Live(ctx, access.Principal{UserID: dp.User, TeamID: dp.Team, Auth: access.AuthSession})
+		if err != nil {
+			return err
+		}
+		name := "demo:" + dp.Name
+		old, err := store.List(ctx, dp.Team, dp.User)
+		if err != nil {
+			return err
+		}
+		for _, k := range old {
+			if k.Name == name && k.RevokedAt.IsZero() {
+				if err := a.keys.Revoke(ctx, owner, k.ID); err != nil {
+					return err
+				}
+			}
+		}
+		secret, _, err := a.keys.Create(ctx, owner, access.KeyRequest{Name: name, Scopes: dp.Scopes, Projects: dp.Projects})
+		if err != nil {
+			return err
+		}
+		var projects any = "all"
+		if !dp.Projects.All {
+			var names []string
+			for _, id := range dp.Projects.IDs {
+				names = append(names, projectNames[id])
+			}
+			projects = names
+		}
+		a.creds.Principals = append(a.creds.Principals, credentialEntry{
+			Name: dp.Name, User: dp.User, Team: dp.Team, Role: string(dp.Role), Projects: projects, Scopes: dp.Scopes, APIKey: secret,
+			SessionToken: a.sessions.open(dp.Team, dp.User),
+		})
+	}
+	return nil
+}
+
+func (a *app) writeCredentials(path string) error {
+	b, err := json.MarshalIndent(a.creds, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o600)
+}
