@@ -24,7 +24,6 @@ import (
 // env is a running MCP server over a small two-team workspace.
 type env struct {
 	url     string
-	handler http.Handler // the routes, without a listener
 	dir     *access.MemoryDirectory
 	catalog *dataexec.MemoryCatalog
 	keys    *access.Keys
@@ -118,7 +117,6 @@ func newEnv(t testing.TB, src dataexec.Source, sourceType string) *env {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", srv)
 	mux.Handle("/.well-known/oauth-protected-resource/mcp", srv.ResourceMetadataHandler())
-	e.handler = mux
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
 	e.url = hs.URL + "/mcp"

@@ -1,8 +1,9 @@
-package mcpserver_test
+package main
 
-// Tests against real MCP peers that nobody here wrote: the official MCP
-// conformance suite and the MCP Inspector CLI. They need the pinned tools
-// that .ci/mcp-tools.sh installs; point ASKBI_MCP_TOOLS at that folder.
+// Tests of the reference server against real MCP peers that nobody here
+// wrote: the official MCP conformance suite and the MCP Inspector CLI. They
+// need the pinned tools that .ci/mcp-tools.sh installs; point
+// ASKBI_MCP_TOOLS at that folder.
 
 import (
 	"bytes"
@@ -13,13 +14,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/askbi/askbi/access"
 )
 
 // mustTools returns the tools' bin folder, or skips loudly (fails when
@@ -68,9 +66,8 @@ var conformanceScenarios = []string{"server-initialize", "ping", "tools-list", "
 
 func TestConformanceSuite(t *testing.T) {
 	bin := mustTools(t)
-	e := newEnv(t, nil, "")
-	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
-	proxy := httptest.NewServer(withBearer(token, e.handler))
+	ta := MustApp(t, nil, nil)
+	proxy := httptest.NewServer(withBearer(ta.apiKey(t, "alice"), ta.routes()))
 	defer proxy.Close()
 	for _, scenario := range conformanceScenarios {
 		t.Run(scenario, func(t *testing.T) {
@@ -108,13 +105,13 @@ func TestConformanceSuite(t *testing.T) {
 
 func TestInspectorCLI(t *testing.T) {
 	bin := mustTools(t)
-	e := newEnv(t, nil, "")
-	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
+	ta := MustApp(t, nil, nil)
+	token, url := ta.apiKey(t, "alice"), ta.url+"/mcp"
 	inspect := func(args ...string) map[string]any {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		base := []string{"--cli", e.url, "--transport", "http", "--header", "Authorization: Bearer " + token, "--stored-auth-only", "--format", "json", "-q"}
+		base := []string{"--cli", url, "--transport", "http", "--header", "Authorization: Bearer " + token, "--stored-auth-only", "--format", "json", "-q"}
 		cmd := peerCmd(ctx, t, bin, "inspector", append(base, args...)...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
@@ -135,15 +132,13 @@ func TestInspectorCLI(t *testing.T) {
 	for _, tool := range list["tools"].([]any) {
 		names = append(names, tool.(map[string]any)["name"].(string))
 	}
+	toolOrder := []string{"search_workspace", "get_workspace_activity", "run_dataset", "get_chart_data", "create_chart_preview", "explore_data"}
 	if diff := cmp.Diff(toolOrder, names); diff != "" {
 		t.Errorf("inspector tools/list mismatch (-want +got):\n%s", diff)
 	}
-	res := inspect("--method", "tools/call", "--tool-name", "run_dataset", "--tool-arg", "dataset_id=ds_signups")
+	res := inspect("--method", "tools/call", "--tool-name", "run_dataset", "--tool-arg", "dataset_id=ds_weekly_signups")
 	sc, _ := res["structuredContent"].(map[string]any)
-	if res["isError"] == true || sc == nil || sc["row_count"] != 3.0 {
+	if res["isError"] == true || sc == nil || sc["row_count"] != 12.0 {
 		t.Errorf("inspector run_dataset = %v", res)
-	}
-	if !strings.Contains(e.url, "127.0.0.1") {
-		t.Errorf("server not on loopback: %s", e.url)
 	}
 }
