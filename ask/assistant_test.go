@@ -602,3 +602,18 @@ func TestSecretsRedacted(t *testing.T) {
 		}
 	}
 }
+
+// TestSchemaLevelHidesNestedErrorKeys: rows whose cells hold an "error"
+// key are still data, filtered at the team's level.
+func TestSchemaLevelHidesNestedErrorKeys(t *testing.T) {
+	e := newEnv(t, nil)
+	e.sharing.set(ask.SharingSchema)
+	e.tables[sqlWeekly].Rows = append(e.tables[sqlWeekly].Rows, []any{"2026-11-23", int64(777)})
+	e.tables[sqlWeekly].Rows[0][0] = `{"error":"SECRET-CELL"}`
+	conv := e.MustConversation(t, alice)
+	e.MustSend(t, alice, conv, "show signups by week", nil)
+	b, _ := json.Marshal(e.model.Requests())
+	if strings.Contains(string(b), "SECRET-CELL") || strings.Contains(string(b), "777") {
+		t.Error("rows reached the model at the schema level")
+	}
+}

@@ -402,10 +402,24 @@ func (tr *turn) modelView(e Entry) string {
 			return json.RawMessage(`{"withheld":"tool no longer available"}`)
 		}
 	}
-	if bytes.Contains(e.Output, []byte(`"error":`)) || bytes.HasPrefix(e.Output, []byte(`{"rejected"`)) || bytes.HasPrefix(e.Output, []byte(`{"not_run"`)) {
+	if isNotice(e.Output) {
 		filter = ShowAll
 	}
 	return wrapOutput(e.Tool, filter(e.Output, level), tr.a.o.MaxToolOutputChars)
+}
+
+// isNotice reports whether a saved output is one of our own notices
+// ({"error": ...}, {"rejected": ...}, {"not_run": ...}) rather than tool
+// data, judged by its only top-level key.
+func isNotice(out json.RawMessage) bool {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(out, &top) != nil || len(top) != 1 {
+		return false
+	}
+	for k := range top {
+		return k == "error" || k == "rejected" || k == "not_run"
+	}
+	return false
 }
 
 var sharingRank = map[Sharing]int{SharingSchema: 0, SharingAggregates: 1, SharingRows: 2}
