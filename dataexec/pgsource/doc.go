@@ -28,7 +28,10 @@
 //  2. A dedicated pooled connection, a READ ONLY transaction, and
 //     statement_timeout, lock_timeout and idle_in_transaction_session_timeout
 //     set for the time left before ctx's deadline (Options.DefaultTimeout
-//     without one). A cancelled ctx cancels the query on the server.
+//     without one). A cancelled ctx cancels the query on the server; as
+//     PostgreSQL drops a cancel that arrives between two protocol messages,
+//     the cancel is repeated from a spare pooled connection until the query
+//     stops.
 //  3. The statement alone through the extended protocol (which refuses a
 //     second statement), wrapped so that the server stops after MaxRows+1
 //     rows and refuses a row larger than MaxBytes.

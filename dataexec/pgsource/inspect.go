@@ -27,7 +27,8 @@ WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
 // Inspect lists, within limit, the relations the connection's role can
 // SELECT from. With table set ("schema.name", or "name" when the relation is
 // on the search path) it returns that relation with the columns the role can
-// read (also within limit), or NotFound.
+// read (also within limit), or NotFound. It runs like a query: read-only,
+// within ctx's deadline, with the same Timeout and Unavailable errors.
 func (s *Source) Inspect(ctx context.Context, table string, limit int) (_ []dataexec.Relation, err error) {
 	defer askbi.Wrap(&err, "pgsource.Source.Inspect")
 	if limit <= 0 {

@@ -50,7 +50,10 @@ var (
 // New returns a Source over db, which should connect as a SELECT-only role
 // (see SQLForReadOnlyRole) and be used by this Source alone: every
 // connection is reset with DISCARD ALL when it goes back to the pool, which
-// would drop prepared statements of other users. opts may be nil.
+// would drop prepared statements of other users. Leave the pool one
+// connection more than the queries it runs at once (database/sql's default
+// has no limit): a cancel the server missed is repeated through it.
+// opts may be nil.
 //
 // New loads the SQL parser (about two seconds, once per process) so that
 // the first query does not pay for it.
@@ -237,17 +240,59 @@ func (s *Source) session(ctx context.Context, f func(context.Context, *sqlx.Tx) 
 	// Zero would mean no timeout; keep a floor. SET, unlike set_config,
 	// needs no EXECUTE privilege (SQLForReadOnlyRole revokes it); its value
 	// cannot be a parameter, so it is our own formatted integer. Without
-	// arguments, lib/pq sends the four in one round trip.
+	// arguments, lib/pq sends the batch in one round trip and returns the
+	// rows of its last statement.
 	ms := max(time.Until(deadline), 100*time.Millisecond).Milliseconds()
 	// standard_conforming_strings is what the guard's parser assumes; with
 	// it off, backslashes in literals would split the text differently.
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`SET LOCAL statement_timeout = %[1]d;
+	var pid int
+	if err := tx.QueryRowxContext(ctx, fmt.Sprintf(`SET LOCAL statement_timeout = %[1]d;
 SET LOCAL lock_timeout = %[1]d;
 SET LOCAL idle_in_transaction_session_timeout = %[1]d;
-SET LOCAL standard_conforming_strings = on`, ms)); err != nil {
+SET LOCAL standard_conforming_strings = on;
+SELECT pg_backend_pid()`, ms)).Scan(&pid); err != nil {
 		return err
 	}
+	defer s.cancelAgain(ctx, pid)()
 	return f(ctx, tx)
+}
+
+// cancelAgain cancels backend pid from another pooled connection, every
+// quarter second once ctx is over, until the returned stop is called.
+//
+// lib/pq sends one cancel request when ctx ends, and PostgreSQL drops a
+// cancel that reaches the backend between two protocol messages: after
+// Bind has planned the query and before Execute runs it. The server-side
+// timeouts would then be the only stop, long after the caller left. This
+// needs a spare connection in the pool; without one, it waits for one.
+//
+// stop waits for the watch to end, so that no cancel reaches the backend
+// once its connection is back in the pool.
+func (s *Source) cancelAgain(ctx context.Context, pid int) (stop func()) {
+	wctx, cancel := context.WithCancel(context.Background())
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		select {
+		case <-wctx.Done():
+			return
+		case <-ctx.Done():
+		}
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-wctx.Done():
+				return
+			case <-tick.C:
+			}
+			_, _ = s.db.ExecContext(wctx, "SELECT pg_cancel_backend($1)", pid)
+		}
+	}()
+	return func() {
+		cancel()
+		<-exited
+	}
 }
 
 // release resets the session (settings, prepared statements, cursors,
@@ -277,7 +322,11 @@ func classify(ctx context.Context, err error, budget time.Duration) error {
 	switch {
 	case code == "57014" || code == "55P03" || ctx.Err() != nil || // query_canceled, lock_not_available
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
-		return &askbi.Error{Code: askbi.Timeout, Message: fmt.Sprintf("the query took longer than the %s limit", formatDuration(budget)), Err: err}
+		msg := fmt.Sprintf("the query took longer than the %s limit", formatDuration(budget))
+		if errors.Is(ctx.Err(), context.Canceled) {
+			msg = "the query was cancelled" // the caller went away
+		}
+		return &askbi.Error{Code: askbi.Timeout, Message: msg, Err: err}
 	case code == "25006": // read_only_sql_transaction
 		return &askbi.Error{Code: askbi.InvalidArgument, Message: "the query tried to write; only read-only queries are allowed", Err: err}
 	case userErrorClasses[class]:

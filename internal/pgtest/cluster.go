@@ -216,8 +216,14 @@ func (c *Cluster) start(ctx context.Context, binDir string, port int, cred *sysc
 	}
 	defer db.Close()
 	for {
-		if err := db.PingContext(ctx); err == nil {
+		err := db.PingContext(ctx)
+		if err == nil {
 			return nil
+		}
+		if pqErr, ok := errors.AsType[*pq.Error](err); ok && pqErr.Code.Class() == "28" {
+			_ = c.Stop()
+			c.proc = nil
+			return fmt.Errorf("pgtest: postgres refused the superuser (was the cluster made with another password?): %w", err)
 		}
 		select {
 		case <-exited:
@@ -276,25 +282,26 @@ func initdb(ctx context.Context, binDir, dir string, cred *syscall.Credential, o
 
 // findBinDir returns the folder holding initdb and postgres.
 func findBinDir(dir string) (string, error) {
-	var candidates []string
 	if dir != "" {
-		candidates = []string{dir}
-	} else {
-		if p, err := exec.LookPath("initdb"); err == nil {
-			// Debian links the binaries into PATH; postgres must come from
-			// the same installation as initdb.
-			if p, err = filepath.EvalSymlinks(p); err == nil {
-				candidates = append(candidates, filepath.Dir(p))
-			}
+		if hasServer(dir) {
+			return dir, nil
 		}
-		candidates = append(candidates, debianBinDirs()...)
+		return "", fmt.Errorf("pgtest: %w: no initdb and postgres in %s", ErrNotInstalled, dir)
 	}
-	for _, d := range candidates {
-		if isExecutable(filepath.Join(d, "initdb")) && isExecutable(filepath.Join(d, "postgres")) {
+	var candidates []string
+	if p, err := exec.LookPath("initdb"); err == nil {
+		// Debian links the binaries into PATH; postgres must come from the
+		// same installation as initdb.
+		if p, err = filepath.EvalSymlinks(p); err == nil {
+			candidates = append(candidates, filepath.Dir(p))
+		}
+	}
+	for _, d := range append(candidates, debianBinDirs()...) {
+		if hasServer(d) {
 			return d, nil
 		}
 	}
-	return "", fmt.Errorf("pgtest: %w: no initdb and postgres in %s", ErrNotInstalled, strings.Join(append(candidates, "PATH"), ", "))
+	return "", fmt.Errorf("pgtest: %w: no initdb and postgres on PATH or in /usr/lib/postgresql/*/bin", ErrNotInstalled)
 }
 
 // debianBinDirs returns /usr/lib/postgresql/*/bin, newest version first.
@@ -316,9 +323,15 @@ func debianBinDirs() []string {
 	return dirs
 }
 
-func isExecutable(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+// hasServer reports whether dir holds executable initdb and postgres.
+func hasServer(dir string) bool {
+	for _, name := range []string{"initdb", "postgres"} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // serverCredential returns the identity to run the server as: nil (this

@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -143,6 +144,24 @@ func verdict(err error, required bool) (skip bool, msg string) {
 	return true, fmt.Sprintf("SKIPPING: PostgreSQL not installed; install it or set %s (%v)", EnvDatabaseURL, err)
 }
 
+const tmpPrefix = "askbi-pgtest-"
+
+// removeStale deletes the cluster folders under dir that test binaries
+// killed before Main could clean up left behind (their servers stopped when
+// they died): those without a running server (no postmaster.pid) and
+// untouched for longer than age, as a new one may still be in initdb.
+func removeStale(dir string, age time.Duration) {
+	folders, _ := filepath.Glob(filepath.Join(dir, tmpPrefix+"*"))
+	for _, f := range folders {
+		if _, err := os.Stat(filepath.Join(f, "data", "postmaster.pid")); err == nil {
+			continue
+		}
+		if fi, err := os.Stat(f); err == nil && time.Since(fi.ModTime()) > age {
+			_ = os.RemoveAll(f)
+		}
+	}
+}
+
 // server is where test databases are created: a cluster of our own, or the
 // server at ASKBI_TEST_DATABASE_URL.
 type server struct {
@@ -161,9 +180,10 @@ func newServer(ctx context.Context, serverURL string) (_ *server, err error) {
 		}
 	}()
 	if serverURL == "" {
+		removeStale(os.TempDir(), time.Minute)
 		// The folder is created 0700 under the world-searchable temp folder
 		// and handed to the server user when running as root.
-		if s.tmp, err = os.MkdirTemp("", "askbi-pgtest-"); err != nil {
+		if s.tmp, err = os.MkdirTemp("", tmpPrefix); err != nil {
 			return s, err
 		}
 		if s.cluster, err = Start(ctx, s.tmp, &Options{NoSync: true}); err != nil {

@@ -51,12 +51,17 @@ func TestMustDatabase(t *testing.T) {
 }
 
 func TestMustDatabaseDropped(t *testing.T) {
+	s := mustServer(t)
 	var name string
 	t.Run("inner", func(t *testing.T) {
 		// Closed only after the database is dropped: an open session must
 		// not keep it alive.
 		var held *sqlx.Conn
-		t.Cleanup(func() { held.Close() })
+		t.Cleanup(func() {
+			if held != nil {
+				held.Close()
+			}
+		})
 		db := MustDB(t)
 		if err := db.Get(&name, `SELECT current_database()`); err != nil {
 			t.Fatal(err)
@@ -67,7 +72,7 @@ func TestMustDatabaseDropped(t *testing.T) {
 		}
 	})
 	var exists bool
-	if err := shared.admin.QueryRow(`SELECT EXISTS (SELECT FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
+	if err := s.admin.QueryRow(`SELECT EXISTS (SELECT FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
 		t.Fatal(err)
 	}
 	if exists {
@@ -78,8 +83,11 @@ func TestMustDatabaseDropped(t *testing.T) {
 // TestExternalServer uses the shared cluster the way ASKBI_TEST_DATABASE_URL
 // would be used.
 func TestExternalServer(t *testing.T) {
-	MustDatabase(t) // starts the shared cluster
-	s, err := newServer(t.Context(), shared.cluster.URL("postgres"))
+	own := mustServer(t)
+	if own.cluster == nil {
+		t.Skip("already running on " + EnvDatabaseURL)
+	}
+	s, err := newServer(t.Context(), own.cluster.URL("postgres"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +112,7 @@ func TestExternalServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Closing an external server must leave that server running.
-	if err := shared.admin.Ping(); err != nil {
+	if err := own.admin.Ping(); err != nil {
 		t.Errorf("the shared cluster stopped: %v", err)
 	}
 }
@@ -136,6 +144,41 @@ func TestVerdict(t *testing.T) {
 	}
 }
 
+func TestRemoveStale(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	mk := func(name string, pid bool, mtime time.Time) {
+		if err := os.MkdirAll(filepath.Join(dir, name, "data"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if pid {
+			if err := os.WriteFile(filepath.Join(dir, name, "data", "postmaster.pid"), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Chtimes(filepath.Join(dir, name), mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk(tmpPrefix+"stale", false, old)
+	mk(tmpPrefix+"running", true, old)
+	mk(tmpPrefix+"starting", false, time.Now())
+	mk("other-stale", false, old)
+	removeStale(dir, time.Minute)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	want := []string{tmpPrefix + "running", tmpPrefix + "starting", "other-stale"}
+	if diff := cmp.Diff(want, left); diff != "" {
+		t.Errorf("folders left (-want +got):\n%s", diff)
+	}
+}
+
 func TestStartNotInstalled(t *testing.T) {
 	_, err := Start(t.Context(), t.TempDir(), &Options{BinDir: t.TempDir()})
 	if !errors.Is(err, ErrNotInstalled) {
@@ -160,7 +203,7 @@ func serverDir(t *testing.T) string {
 // TestStartReuse starts a persistent cluster with a password, stops it and
 // starts it again on the same folder.
 func TestStartReuse(t *testing.T) {
-	MustDatabase(t) // skips where PostgreSQL is not installed
+	mustServer(t) // skips where PostgreSQL is not installed
 	dir := serverDir(t)
 	opts := &Options{Password: "s3cret'", NoSync: true}
 	c, err := Start(t.Context(), dir, opts)
@@ -194,6 +237,11 @@ func TestStartReuse(t *testing.T) {
 		t.Errorf("second Stop: %v", err)
 	}
 
+	_, err = Start(t.Context(), dir, &Options{Password: "other", NoSync: true})
+	if err == nil || !strings.Contains(err.Error(), "another password") {
+		t.Errorf("Start with another password = %v, want an error about the password", err)
+	}
+
 	c, err = Start(t.Context(), dir, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -209,7 +257,7 @@ func TestStartUnreachableDir(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("only root hands the folder to another user")
 	}
-	MustDatabase(t) // skips where PostgreSQL is not installed
+	mustServer(t) // skips where PostgreSQL is not installed
 	_, err := Start(t.Context(), filepath.Join(t.TempDir(), "cluster"), nil)
 	if err == nil || !strings.Contains(err.Error(), "the postgres user cannot reach") {
 		t.Errorf("Start = %v, want an error saying the postgres user cannot reach the folder", err)
@@ -219,7 +267,7 @@ func TestStartUnreachableDir(t *testing.T) {
 // TestClusterDiesWithParent kills a process that started a cluster and
 // checks that the server goes away too.
 func TestClusterDiesWithParent(t *testing.T) {
-	MustDatabase(t) // skips where PostgreSQL is not installed
+	mustServer(t) // skips where PostgreSQL is not installed
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "PGTEST_HELPER_DIR="+serverDir(t))
 	out, err := cmd.StdoutPipe()
