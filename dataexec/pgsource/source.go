@@ -124,19 +124,27 @@ func read(ctx context.Context, tx *sqlx.Tx, st statement, maxRows int, maxBytes 
 			" LIMIT $1"
 		args = []any{int64(maxRows) + 1, maxBytes}
 	}
-	// A prepared statement goes through the extended protocol, which
-	// accepts one statement only; lib/pq would send a query without
-	// arguments through the simple protocol, which runs several.
-	stmt, err := tx.PreparexContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	defer stmt.Close()
+	// The statement goes alone through the extended protocol, which
+	// accepts one statement only: lib/pq sends a query with arguments as
+	// an unnamed prepared statement, but one without arguments (EXPLAIN)
+	// through the simple protocol, which runs several, so that one is
+	// prepared explicitly.
 	// stop cancels the query on the server when we stop reading early,
 	// instead of draining rows we will not use.
 	qctx, stop := context.WithCancel(ctx)
 	defer stop()
-	rows, err := stmt.QueryContext(qctx, args...)
+	var rows *sql.Rows
+	var err error
+	if args == nil {
+		stmt, perr := tx.PrepareContext(ctx, query)
+		if perr != nil {
+			return nil, perr
+		}
+		defer stmt.Close()
+		rows, err = stmt.QueryContext(qctx)
+	} else {
+		rows, err = tx.QueryContext(qctx, query, args...)
+	}
 	if isRowTooLarge(err) {
 		return nil, errRowTooLarge(maxBytes)
 	}
