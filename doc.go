@@ -16,6 +16,15 @@
 // # Packages
 //
 //   - access: principals, roles, scopes, access decisions, API keys.
+//   - dataexec: the workspace catalog, bounded execution, cache, field
+//     mapping, chart data and search; dataexec/pgsource is the PostgreSQL
+//     source with its read-only guard.
+//   - mcpserver: the inbound MCP server (six tools, Streamable HTTP).
+//   - ask: the Ask orchestrator (turns, context, tools, approvals, events);
+//     ask/provider/... holds the mock, OpenAI-compatible and Anthropic
+//     models.
+//   - memory: explicit, encrypted, personal memory.
+//   - examples/refserver: the reference server that wires them together.
 //
 // # Quick start
 //
@@ -28,4 +37,15 @@
 //	p := access.Principal{UserID: "alice", TeamID: "acme", Auth: access.AuthSession}
 //	err := checker.Read(ctx, p, access.Entity{Type: access.TypeDashboard, ID: "d1", TeamID: "acme", ProjectID: "growth"})
 //	if askbi.ErrorCode(err) == askbi.NotFound { ... }
+//
+// The catalog, executor and MCP server then stand on the same checks:
+//
+//	exec := dataexec.NewExecutor(catalog, checker, dataexec.SourceMap{"warehouse": src}, nil)
+//	keys := access.NewKeys(access.NewMemoryKeyStore(), dir, nil)
+//	http.Handle("/mcp", mcpserver.New(exec, keys.Verify, nil))
+//
+// and so does the assistant:
+//
+//	tools, _ := ask.NewRegistry(ask.ProductTools(exec)...)
+//	assistant := ask.New(mock.New(), exec, ask.NewMemoryConversationStore(), ask.NewMemoryApprovalStore(), tools, nil)
 package askbi
