@@ -184,6 +184,10 @@ func (a *Assistant) DeleteConversation(ctx context.Context, p access.Principal, 
 	if _, err := a.owned(ctx, live, id); err != nil {
 		return err
 	}
+	// Approvals first: their arguments and results go with the history.
+	if err := a.approvals.DeleteConversation(ctx, id); err != nil {
+		return err
+	}
 	return a.convs.DeleteConversation(ctx, id)
 }
 

@@ -617,3 +617,17 @@ func TestSchemaLevelHidesNestedErrorKeys(t *testing.T) {
 		t.Error("rows reached the model at the schema level")
 	}
 }
+
+func TestDeleteConversationRemovesApprovals(t *testing.T) {
+	e := newEnv(t, nil)
+	conv, te := proposeDelete(t, e, alice)
+	if err := e.a.DeleteConversation(context.Background(), alice, conv); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.approvals.Approval(context.Background(), te.ApprovalID); askbi.ErrorCode(err) != askbi.NotFound {
+		t.Errorf("approval after delete: %v", err)
+	}
+	if _, err := approve(e, alice, conv, te, string(te.Arguments)); askbi.ErrorCode(err) != askbi.NotFound {
+		t.Errorf("approve after delete = %v, want not_found", err)
+	}
+}

@@ -440,6 +440,24 @@ func (s *MemoryApprovalStore) PutReceipt(_ context.Context, r Receipt) error {
 	return nil
 }
 
+// DeleteConversation implements ApprovalStore.
+func (s *MemoryApprovalStore) DeleteConversation(_ context.Context, conversationID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, ma := range s.approvals {
+		if ma.a.ConversationID == conversationID {
+			delete(s.approvals, id)
+			delete(s.receipts, id)
+		}
+	}
+	for k := range s.consumed {
+		if k.conversationID == conversationID {
+			delete(s.consumed, k)
+		}
+	}
+	return nil
+}
+
 // Receipt implements ApprovalStore.
 func (s *MemoryApprovalStore) Receipt(_ context.Context, approvalID string) (Receipt, error) {
 	s.mu.Lock()

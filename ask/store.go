@@ -245,4 +245,8 @@ type ApprovalStore interface {
 	PutReceipt(ctx context.Context, r Receipt) error
 	// Receipt returns the receipt of approval id, or NotFound.
 	Receipt(ctx context.Context, approvalID string) (Receipt, error)
+	// DeleteConversation deletes every approval and receipt of a
+	// conversation, with their arguments and results. Deleting none is not
+	// an error.
+	DeleteConversation(ctx context.Context, conversationID string) error
 }

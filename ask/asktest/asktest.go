@@ -939,6 +939,26 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) ask.ApprovalStor
 		}
 	})
 
+	t.Run("DeleteConversation", func(t *testing.T) {
+		s := newStore(t)
+		a, pending, other := approval("a1", "call1"), approval("a2", "call2"), approval("a3", "call1")
+		other.ConversationID = "c2"
+		mustCreate(t, s, a, pending, other)
+		mustConsume(t, s, a)
+		wantCode(t, s.PutReceipt(ctx, ask.Receipt{ApprovalID: "a1", ToolCallID: "call1", Result: json.RawMessage(`{}`), CreatedAt: now}), "", "PutReceipt(a1)")
+		wantCode(t, s.DeleteConversation(ctx, "c1"), "", "DeleteConversation(c1)")
+		for _, id := range []string{"a1", "a2"} {
+			_, err := s.Approval(ctx, id)
+			wantCode(t, err, askbi.NotFound, "Approval("+id+") after delete")
+		}
+		_, err := s.Receipt(ctx, "a1")
+		wantCode(t, err, askbi.NotFound, "Receipt(a1) after delete")
+		// The other conversation's approval of a call with the same ID is
+		// untouched, and can still be consumed.
+		mustConsume(t, s, other)
+		wantCode(t, s.DeleteConversation(ctx, "nope"), "", "DeleteConversation(unknown)")
+	})
+
 	t.Run("StoredValuesAreCopies", func(t *testing.T) {
 		s := newStore(t)
 		a := approval("a1", "call1")

@@ -518,6 +518,15 @@ func (s *ApprovalStore) PutReceipt(ctx context.Context, r ask.Receipt) error {
 	return nil
 }
 
+// DeleteConversation implements ask.ApprovalStore; receipts go with their
+// approvals (ON DELETE CASCADE).
+func (s *ApprovalStore) DeleteConversation(ctx context.Context, conversationID string) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM approvals WHERE conversation_id = $1`, conversationID); err != nil {
+		return internal("pgstore.ApprovalStore.DeleteConversation", err)
+	}
+	return nil
+}
+
 // Receipt implements ask.ApprovalStore.
 func (s *ApprovalStore) Receipt(ctx context.Context, approvalID string) (ask.Receipt, error) {
 	var r struct {
