@@ -362,7 +362,8 @@ func (s *MemoryApprovalStore) Pending(_ context.Context, conversationID string, 
 	defer s.mu.Unlock()
 	var found []*memApproval
 	for _, ma := range s.approvals {
-		if ma.a.ConversationID == conversationID && ma.a.State == ApprovalPending && ma.a.ExpiresAt.After(now) {
+		_, ran := s.consumed[callKey{ma.a.ConversationID, ma.a.ToolCallID}]
+		if ma.a.ConversationID == conversationID && ma.a.State == ApprovalPending && ma.a.ExpiresAt.After(now) && !ran {
 			found = append(found, ma)
 		}
 	}

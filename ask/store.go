@@ -224,7 +224,8 @@ type ApprovalStore interface {
 	// Approval returns one approval, or NotFound.
 	Approval(ctx context.Context, id string) (Approval, error)
 	// Pending lists a conversation's pending approvals that expire after
-	// now, oldest first.
+	// now, oldest first, leaving out those whose tool call already ran
+	// under another approval.
 	Pending(ctx context.Context, conversationID string, now time.Time) ([]Approval, error)
 	// Consume marks approval id consumed when it is pending, every field of
 	// b matches it and now is before its ExpiresAt, and returns it. Any

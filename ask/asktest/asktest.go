@@ -774,6 +774,11 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) ask.ApprovalStor
 		_, err := s.Consume(ctx, "a2", bound(second), now)
 		wantCode(t, err, askbi.Conflict, "Consume(other approval of a consumed call)")
 		wantState(t, s, "a2", ask.ApprovalPending)
+		pending, err := s.Pending(ctx, "c1", now)
+		wantCode(t, err, "", "Pending")
+		if len(pending) != 0 {
+			t.Errorf("Pending lists %d approvals of a call that already ran", len(pending))
+		}
 		_, err = s.Consume(ctx, "a2", ask.Binding{}, now)
 		wantCode(t, err, askbi.ApprovalInvalid, "Consume(other approval of a consumed call, mismatched)")
 		_, err = s.Reject(ctx, "a3", bound(third), now)

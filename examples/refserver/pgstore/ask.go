@@ -435,8 +435,11 @@ func (s *ApprovalStore) Approval(ctx context.Context, id string) (ask.Approval, 
 // keep the order they were created in.
 func (s *ApprovalStore) Pending(ctx context.Context, conversationID string, now time.Time) ([]ask.Approval, error) {
 	var rows []approvalRow
-	err := s.db.SelectContext(ctx, &rows, `SELECT `+approvalColumns+` FROM approvals
-		WHERE conversation_id = $1 AND state = 'pending' AND expires_at > $2 ORDER BY created_at, n`, conversationID, now)
+	err := s.db.SelectContext(ctx, &rows, `SELECT `+approvalColumns+` FROM approvals a
+		WHERE conversation_id = $1 AND state = 'pending' AND expires_at > $2
+		  AND NOT EXISTS (SELECT 1 FROM approvals c WHERE c.conversation_id = a.conversation_id
+		                  AND c.tool_call_id = a.tool_call_id AND c.state = 'consumed')
+		ORDER BY created_at, n`, conversationID, now)
 	if err != nil {
 		return nil, internal("pgstore.ApprovalStore.Pending", err)
 	}
