@@ -76,6 +76,24 @@ function approval(tool) {
   }
 }
 
+// addToDashboard offers the direct action on a preview chart: it places
+// the chart without a model call.
+function addToDashboard(li, chartID) {
+  const input = document.createElement("input");
+  input.placeholder = "dashboard id";
+  input.value = "dash_growth";
+  input.size = 14;
+  const b = document.createElement("button");
+  b.textContent = "add to dashboard";
+  b.onclick = async () => {
+    try {
+      await call("POST", `/ai/conversations/${conversation}/charts/${chartID}/add-to-dashboard`, { dashboard_id: input.value.trim() });
+      $("open").onclick();
+    } catch (err) { line(err.message, "error"); }
+  };
+  li.append(" ", input, b);
+}
+
 $("new").onclick = async () => {
   try {
     conversation = (await call("POST", "/ai/conversations")).conversation.id;
@@ -115,6 +133,11 @@ $("open").onclick = async () => {
     $("summary").replaceChildren(...v.work_summary.map((r) => {
       const li = document.createElement("li");
       li.textContent = r.label + " · " + r.state + (r.error_message ? " · " + r.error_message : "");
+      const c = r.result && r.result.chart ? r.result : null;
+      if (c) {
+        li.textContent += " · chart \"" + c.chart.name + "\" " + c.status + (c.dashboard ? " on " + c.dashboard.name : "");
+        if (c.status === "preview") addToDashboard(li, c.chart.id);
+      }
       return li;
     }));
   } catch (err) { line(err.message, "error"); }
