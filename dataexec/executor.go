@@ -220,19 +220,13 @@ func (e *Executor) RunDataset(ctx context.Context, p access.Principal, datasetID
 	if err != nil {
 		return nil, err
 	}
-	pl, conn, err := e.datasetPlan(ctx, ds, params.Filters, params.Variables)
+	res, conn, err := e.runDataset(ctx, ds, params)
 	if err != nil {
 		return nil, err
 	}
-	res, err := e.run(ctx, pl, params.Refresh)
-	if err != nil {
-		return nil, err
-	}
-	// res may be the cache's own copy: label a shallow copy instead.
-	out := *res
 	ref := datasetRef(ds, conn)
-	out.Dataset = &ref
-	return &out, nil
+	res.Dataset = &ref // run returns a copy, never the cache's own result
+	return res, nil
 }
 
 // ChartData reads one chart's data, built from its dataset run with
@@ -256,11 +250,7 @@ func (e *Executor) ChartData(ctx context.Context, p access.Principal, chartID st
 	if err != nil {
 		return nil, err
 	}
-	pl, conn, err := e.datasetPlan(ctx, ds, params.Filters, params.Variables)
-	if err != nil {
-		return nil, err
-	}
-	res, err := e.run(ctx, pl, params.Refresh)
+	res, conn, err := e.runDataset(ctx, ds, params)
 	if err != nil {
 		return nil, err
 	}
@@ -874,13 +864,20 @@ func (e *Executor) sourceError(ctx, tctx context.Context, err error) error {
 	return err
 }
 
-// sampleChart runs a dataset as chart creation does and checks its sample.
-func (e *Executor) sampleChart(ctx context.Context, ds Dataset, spec ChartSpec) (*ChartData, Connection, error) {
-	pl, conn, err := e.datasetPlan(ctx, ds, nil, nil)
+// runDataset plans and runs one dataset (from the cache unless
+// params.Refresh) and returns its result and connection.
+func (e *Executor) runDataset(ctx context.Context, ds Dataset, params Params) (*Result, Connection, error) {
+	pl, conn, err := e.datasetPlan(ctx, ds, params.Filters, params.Variables)
 	if err != nil {
 		return nil, conn, err
 	}
-	res, err := e.run(ctx, pl, false)
+	res, err := e.run(ctx, pl, params.Refresh)
+	return res, conn, err
+}
+
+// sampleChart runs a dataset as chart creation does and checks its sample.
+func (e *Executor) sampleChart(ctx context.Context, ds Dataset, spec ChartSpec) (*ChartData, Connection, error) {
+	res, conn, err := e.runDataset(ctx, ds, Params{})
 	if err != nil {
 		return nil, conn, err
 	}
