@@ -102,28 +102,14 @@ func (s *ConversationStore) Conversations(ctx context.Context, teamID, userID st
 
 // UpdateConversation implements ask.ConversationStore.
 func (s *ConversationStore) UpdateConversation(ctx context.Context, c ask.Conversation) error {
-	return s.exec(ctx, "pgstore.ConversationStore.UpdateConversation",
+	return execOne(ctx, s.db, "pgstore.ConversationStore.UpdateConversation", errConversationNotFound(),
 		`UPDATE conversations SET title = $2, updated_at = $3 WHERE id = $1`, c.ID, c.Title, c.UpdatedAt)
 }
 
 // DeleteConversation implements ask.ConversationStore.
 func (s *ConversationStore) DeleteConversation(ctx context.Context, id string) error {
-	return s.exec(ctx, "pgstore.ConversationStore.DeleteConversation", `DELETE FROM conversations WHERE id = $1`, id)
-}
-
-// exec runs a statement on one conversation's row: NotFound when it
-// touched none.
-func (s *ConversationStore) exec(ctx context.Context, op, query string, args ...any) error {
-	res, err := s.db.ExecContext(ctx, query, args...)
-	if err != nil {
-		return internal(op, err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return internal(op, err)
-	} else if n == 0 {
-		return errConversationNotFound()
-	}
-	return nil
+	return execOne(ctx, s.db, "pgstore.ConversationStore.DeleteConversation", errConversationNotFound(),
+		`DELETE FROM conversations WHERE id = $1`, id)
 }
 
 // SaveTurn implements ask.ConversationStore.

@@ -85,7 +85,7 @@ func (s *KeyStore) ByPrefix(ctx context.Context, prefix string) (access.Key, err
 	var r keyRow
 	err := s.db.GetContext(ctx, &r, `SELECT `+keyColumns+` FROM api_keys WHERE prefix = $1`, prefix)
 	if errors.Is(err, sql.ErrNoRows) {
-		return access.Key{}, askbi.Errorf(askbi.NotFound, "API key not found")
+		return access.Key{}, errKeyNotFound()
 	}
 	if err != nil {
 		return access.Key{}, internal("pgstore.KeyStore.ByPrefix", err)
@@ -110,26 +110,15 @@ func (s *KeyStore) List(ctx context.Context, teamID, userID string) ([]access.Ke
 
 // Revoke implements access.KeyStore.
 func (s *KeyStore) Revoke(ctx context.Context, id string, t time.Time) error {
-	return s.update(ctx, "pgstore.KeyStore.Revoke",
+	return execOne(ctx, s.db, "pgstore.KeyStore.Revoke", errKeyNotFound(),
 		`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1`, id, t)
 }
 
 // Touch implements access.KeyStore.
 func (s *KeyStore) Touch(ctx context.Context, id string, t time.Time) error {
-	return s.update(ctx, "pgstore.KeyStore.Touch", `UPDATE api_keys SET last_used_at = $2 WHERE id = $1`, id, t)
+	return execOne(ctx, s.db, "pgstore.KeyStore.Touch", errKeyNotFound(), `UPDATE api_keys SET last_used_at = $2 WHERE id = $1`, id, t)
 }
 
-func (s *KeyStore) update(ctx context.Context, op, query string, id string, t time.Time) error {
-	res, err := s.db.ExecContext(ctx, query, id, t)
-	if err != nil {
-		return internal(op, err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return internal(op, err)
-	} else if n == 0 {
-		return askbi.Errorf(askbi.NotFound, "API key not found")
-	}
-	return nil
-}
+func errKeyNotFound() error { return askbi.Errorf(askbi.NotFound, "API key not found") }
 
 func nullTime(t time.Time) sql.NullTime { return sql.NullTime{Time: t, Valid: !t.IsZero()} }

@@ -117,19 +117,8 @@ func (s *MemoryStore) Update(ctx context.Context, o memory.Owner, item memory.Se
 
 // Delete implements memory.Store.
 func (s *MemoryStore) Delete(ctx context.Context, o memory.Owner, id string) error {
-	const op = "pgstore.MemoryStore.Delete"
-	res, err := s.db.ExecContext(ctx, `DELETE FROM memories WHERE id = $1 AND team_id = $2 AND user_id = $3`, id, o.TeamID, o.UserID)
-	if err != nil {
-		return internal(op, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return internal(op, err)
-	}
-	if n == 0 {
-		return memoryNotFound()
-	}
-	return nil
+	return execOne(ctx, s.db, "pgstore.MemoryStore.Delete", memoryNotFound(),
+		`DELETE FROM memories WHERE id = $1 AND team_id = $2 AND user_id = $3`, id, o.TeamID, o.UserID)
 }
 
 // DeleteAll implements memory.Store.

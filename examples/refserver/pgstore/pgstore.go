@@ -111,6 +111,23 @@ func isUniqueViolation(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "23505"
 }
 
+// execOne runs a statement meant to touch one row, and returns notFound
+// when it touched none.
+func execOne(ctx context.Context, db *sqlx.DB, op string, notFound error, query string, args ...any) error {
+	res, err := db.ExecContext(ctx, query, args...)
+	if err != nil {
+		return internal(op, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return internal(op, err)
+	}
+	if n == 0 {
+		return notFound
+	}
+	return nil
+}
+
 // internal wraps a database error so its text stays out of user messages.
 func internal(op string, err error) error {
 	return &askbi.Error{Code: askbi.Internal, Op: op, Err: err}
