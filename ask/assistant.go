@@ -454,21 +454,25 @@ type ApproveRequest struct {
 
 var approvalID = regexp.MustCompile(`^apr_[a-z0-9]{20}$`)
 
-// binding validates an approve or reject request and returns the
-// conversation and what it claims.
-func (a *Assistant) binding(ctx context.Context, p access.Principal, req ApproveRequest) (Conversation, Binding, error) {
+// binding validates an approve or reject request for p and returns p's
+// live principal, the conversation and what the request claims.
+func (a *Assistant) binding(ctx context.Context, p access.Principal, req ApproveRequest) (access.Principal, Conversation, Binding, error) {
 	if !approvalID.MatchString(req.ApprovalID) {
-		return Conversation{}, Binding{}, askbi.Errorf(askbi.InvalidArgument, "approval_id: malformed")
+		return access.Principal{}, Conversation{}, Binding{}, askbi.Errorf(askbi.InvalidArgument, "approval_id: malformed")
 	}
-	conv, err := a.owned(ctx, p, req.ConversationID)
+	live, err := a.live(ctx, p)
 	if err != nil {
-		return Conversation{}, Binding{}, err
+		return access.Principal{}, Conversation{}, Binding{}, err
+	}
+	conv, err := a.owned(ctx, live, req.ConversationID)
+	if err != nil {
+		return access.Principal{}, Conversation{}, Binding{}, err
 	}
 	hash, err := canonjson.Hash(req.Arguments)
 	if err != nil {
-		return Conversation{}, Binding{}, askbi.Errorf(askbi.InvalidArgument, "arguments: must be the JSON object shown for approval")
+		return access.Principal{}, Conversation{}, Binding{}, askbi.Errorf(askbi.InvalidArgument, "arguments: must be the JSON object shown for approval")
 	}
-	return conv, Binding{UserID: p.UserID, TeamID: p.TeamID, ConversationID: conv.ID, Tool: req.Tool, ArgsHash: hash}, nil
+	return live, conv, Binding{UserID: live.UserID, TeamID: live.TeamID, ConversationID: conv.ID, Tool: req.Tool, ArgsHash: hash}, nil
 }
 
 // Approve consumes an approval and runs its call, then lets the model
@@ -479,11 +483,7 @@ func (a *Assistant) binding(ctx context.Context, p access.Principal, req Approve
 // call that already ran is Conflict.
 func (a *Assistant) Approve(ctx context.Context, p access.Principal, req ApproveRequest, emit Emit) (err error) {
 	defer askbi.Wrap(&err, "ask.Assistant.Approve")
-	live, err := a.live(ctx, p)
-	if err != nil {
-		return err
-	}
-	conv, b, err := a.binding(ctx, live, req)
+	live, conv, b, err := a.binding(ctx, p, req)
 	if err != nil {
 		return err
 	}
@@ -548,11 +548,7 @@ func (a *Assistant) replay(ctx context.Context, conv Conversation, id string, b 
 // the call rejected, and lets the model answer.
 func (a *Assistant) Reject(ctx context.Context, p access.Principal, req ApproveRequest, emit Emit) (err error) {
 	defer askbi.Wrap(&err, "ask.Assistant.Reject")
-	live, err := a.live(ctx, p)
-	if err != nil {
-		return err
-	}
-	conv, b, err := a.binding(ctx, live, req)
+	live, conv, b, err := a.binding(ctx, p, req)
 	if err != nil {
 		return err
 	}
