@@ -74,7 +74,7 @@ func resolveContext(ctx context.Context, exec *dataexec.Executor, p access.Princ
 		kept = append(kept, refs[i])
 		items = append(items, ContextItem{
 			ID: ref.ID, EntityType: ref.Type, Name: ref.Name, ProjectID: ref.ProjectID,
-			Label:    typeTitle(ref.Type) + ": " + ref.Name,
+			Label:    Label(*ref),
 			Metadata: map[string]string{"info": ref.Info},
 			Handle:   fmt.Sprintf("@c%d", len(items)+1),
 		})
@@ -82,9 +82,11 @@ func resolveContext(ctx context.Context, exec *dataexec.Executor, p access.Princ
 	return items, kept, dropped, nil
 }
 
-func typeTitle(t access.EntityType) string {
-	s := string(t)
-	return strings.ToUpper(s[:1]) + s[1:]
+// Label is how the context picker and the active context name an entity:
+// its type and name, such as "Chart: Weekly signups", never its ID.
+func Label(ref dataexec.Ref) string {
+	t := string(ref.Type)
+	return strings.ToUpper(t[:1]) + t[1:] + ": " + ref.Name
 }
 
 // contextBlock is the untrusted description of the selection for the

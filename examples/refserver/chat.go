@@ -421,7 +421,7 @@ func (a *app) searchContext(w http.ResponseWriter, r *http.Request, p access.Pri
 		if empty && i < recentItems {
 			g = 0
 		}
-		groups[g].Items = append(groups[g].Items, contextItem{ID: ref.ID, EntityType: ref.Type, Label: label(ref),
+		groups[g].Items = append(groups[g].Items, contextItem{ID: ref.ID, EntityType: ref.Type, Label: ask.Label(ref),
 			Name: ref.Name, ProjectID: ref.ProjectID, Info: ref.Info})
 	}
 	for i := range groups {
@@ -430,11 +430,4 @@ func (a *app) searchContext(w http.ResponseWriter, r *http.Request, p access.Pri
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"groups": groups})
-}
-
-// label is how the picker and the active context name an entity: its type
-// and name, never its ID.
-func label(ref dataexec.Ref) string {
-	t := string(ref.Type)
-	return strings.ToUpper(t[:1]) + t[1:] + ": " + ref.Name
 }
