@@ -215,9 +215,11 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	if err != nil {
 		return nil, err
 	}
-	model, err := a.newProvider(cfg)
-	if err != nil {
-		return nil, err
+	model := cfg.modelOverride
+	if model == nil {
+		if model, err = a.newProvider(cfg); err != nil {
+			return nil, err
+		}
 	}
 	dir := access.NewMemoryDirectory()
 	catalog := dataexec.NewMemoryCatalog()
@@ -262,9 +264,6 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		}
 		sources["conn_acme_wh"], sources["conn_globex_wh"] = src, src
 		a.creds.WarehouseDatabaseURL = warehouseOwner
-	}
-	if cfg.modelOverride != nil {
-		model = cfg.modelOverride
 	}
 
 	keyring, err := a.memoryKeyring(cfg, state == nil)
@@ -597,4 +596,14 @@ func (a *app) writeCredentials(path string) error {
 		return err
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o600)
+}
+
+// urlWithUser returns raw with its user and password replaced.
+func urlWithUser(raw, user, password string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", err
+	}
+	u.User = url.UserPassword(user, password)
+	return u.String(), nil
 }
