@@ -2,6 +2,7 @@ package access
 
 import (
 	"context"
+	"slices"
 
 	"github.com/askbi/askbi"
 )
@@ -71,6 +72,10 @@ var rules = map[Right]rule{
 	RightManageConnections: {role: RoleAdmin, sessionOnly: true},
 	RightApproveTools:      {role: RoleAdmin, sessionOnly: true},
 }
+
+// Scopes returns the scopes a token principal needs for r (none for a
+// session-only right), so adapters can show only what a token can use.
+func (r Right) Scopes() []Scope { return slices.Clone(rules[r].scopes) }
 
 // Rights lists every right, in documented order.
 var Rights = []Right{

@@ -20,7 +20,7 @@ import (
 // its description, and its input and output schemas.
 type toolDef struct {
 	name     string
-	scopes   []access.Scope // all needed to list and call the tool
+	right    access.Right // its scopes decide who sees the tool
 	readOnly bool
 	desc     string
 	input    string // JSON Schema
@@ -39,42 +39,40 @@ const (
 	limitSchema   = `"limit":{"type":"integer","minimum":1,"maximum":50,"description":"Default 20."}`
 )
 
-var read = []access.Scope{access.ScopeDataRead}
-
 // tools, in the order tools/list shows them.
 var tools = []toolDef{
 	{
-		name: "search_workspace", scopes: read, readOnly: true,
+		name: "search_workspace", right: access.RightRead, readOnly: true,
 		desc:   "Find dashboards, charts and datasets by name. Empty query lists recent items.",
 		input:  `{"type":"object","properties":{"query":{"type":"string","maxLength":200},"types":{"type":"array","maxItems":3,"items":{"enum":["dashboard","chart","dataset"]}},` + limitSchema + `},"additionalProperties":false}`,
 		output: `{"properties":{"results":` + arr + `},"required":["results"]}`,
 	},
 	{
-		name: "get_workspace_activity", scopes: read, readOnly: true,
+		name: "get_workspace_activity", right: access.RightRead, readOnly: true,
 		desc:   "Recent changes and metric evaluations in the team, newest first.",
 		input:  `{"type":"object","properties":{"project_id":` + idSchema + `,"from":{"type":"string","format":"date-time"},"to":{"type":"string","format":"date-time"},` + limitSchema + `},"additionalProperties":false}`,
 		output: `{"properties":{"items":` + arr + `},"required":["items"]}`,
 	},
 	{
-		name: "run_dataset", scopes: read, readOnly: true,
+		name: "run_dataset", right: access.RightRead, readOnly: true,
 		desc:   "Run a dataset and return its rows (capped).",
 		input:  `{"type":"object","properties":{"dataset_id":` + idSchema + `,` + dataParams + `},"required":["dataset_id"],"additionalProperties":false}`,
 		output: `{"properties":{"dataset":` + obj + `,` + tableSchema + `},"required":["dataset","rows"]}`,
 	},
 	{
-		name: "get_chart_data", scopes: read, readOnly: true,
+		name: "get_chart_data", right: access.RightRead, readOnly: true,
 		desc:   "Return a chart's labels and series.",
 		input:  `{"type":"object","properties":{"chart_id":` + idSchema + `,` + dataParams + `},"required":["chart_id"],"additionalProperties":false}`,
 		output: `{"properties":{"chart":` + obj + `,` + chartSchema + `},"required":["chart","labels","series"]}`,
 	},
 	{
-		name: "create_chart_preview", scopes: []access.Scope{access.ScopeDataRead, access.ScopeChartsPreview},
+		name: "create_chart_preview", right: access.RightPreviewChart,
 		desc:   "Create a temporary chart from a dataset, not placed on a dashboard (owner/admin, all-project key).",
 		input:  `{"type":"object","properties":{"dataset_id":` + idSchema + `,"chart_type":{"enum":["line","bar","area","pie","doughnut","table","kpi"]},"x_field":{"type":"string","maxLength":100},"y_fields":{"type":"array","minItems":1,"maxItems":10,"items":{"type":"string","maxLength":100}},"name":{"type":"string","minLength":1,"maxLength":100},"image":{"type":"boolean","description":"Add a PNG."}},"required":["dataset_id","chart_type","y_fields","name"],"additionalProperties":false}`,
 		output: `{"properties":{"status":{"enum":["preview"]},"chart":` + obj + `,"datasets":` + arr + `,` + chartSchema + `},"required":["status","chart","datasets"]}`,
 	},
 	{
-		name: "explore_data", scopes: read,
+		name: "explore_data", right: access.RightExplore,
 		desc: "Explore sources (owner/admin, all-project key). inspect: connections, or a connection's tables, or a table's columns. preview: run read-only sql. save: preview, then save as a dataset on dashboard_id (needs datasets:write).",
 		input: `{"type":"object","properties":{"operation":{"enum":["inspect","preview","save"]},"connection_id":` + idSchema + `,"table":{"type":"string","maxLength":200},"sql":{"type":"string","maxLength":20000},` +
 			`"tool":{"type":"string","maxLength":64},"arguments":{"type":"object"},"name":{"type":"string","maxLength":100},"dashboard_id":` + idSchema + `},"required":["operation"],"additionalProperties":false}`,
@@ -91,7 +89,7 @@ func toolByName(name string) (toolDef, bool) {
 }
 
 func (d toolDef) visibleTo(p access.Principal) bool {
-	return p.UserID != "" && !slices.ContainsFunc(d.scopes, func(s access.Scope) bool { return !p.HasScope(s) })
+	return p.UserID != "" && !slices.ContainsFunc(d.right.Scopes(), func(s access.Scope) bool { return !p.HasScope(s) })
 }
 
 // visibleTools puts the SDK's name-sorted list in our order and keeps the
