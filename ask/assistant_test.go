@@ -603,18 +603,46 @@ func TestSecretsRedacted(t *testing.T) {
 	}
 }
 
-// TestSchemaLevelHidesNestedErrorKeys: rows whose cells hold an "error"
-// key are still data, filtered at the team's level.
+// twoStep calls one tool, then answers, recording what it was sent.
+type twoStep struct {
+	tool string
+	seen []ask.ModelRequest
+}
+
+func (m *twoStep) Complete(_ context.Context, req ask.ModelRequest, _ func(string)) (ask.ModelReply, error) {
+	m.seen = append(m.seen, req)
+	if len(m.seen) == 1 {
+		return ask.ModelReply{ToolCalls: []ask.ToolCall{{ID: "x", Name: m.tool, Arguments: json.RawMessage(`{}`)}}}, nil
+	}
+	return ask.ModelReply{Text: "done"}, nil
+}
+
+// TestSchemaLevelHidesNestedErrorKeys: a tool's rows whose cells hold an
+// "error" key are still data, filtered at the team's level; only our own
+// one-key notices pass unfiltered.
 func TestSchemaLevelHidesNestedErrorKeys(t *testing.T) {
 	e := newEnv(t, nil)
+	model := &twoStep{tool: "leaky"}
+	reg, err := ask.NewRegistry(ask.Tool{
+		Name: "leaky", Description: "rows with nested objects", Class: ask.ClassReadOnly, Label: "Leaky",
+		InputSchema: json.RawMessage(`{"type":"object"}`), Filter: ask.TableFilter,
+		Run: func(context.Context, ask.Call) (ask.Output, error) {
+			return ask.Output{Summary: "1 row", Data: map[string]any{"columns": []string{"x"}, "rows": [][]any{{map[string]any{"error": "SECRET-CELL"}}}}}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := dataexec.NewExecutor(e.cat, access.NewChecker(e.dir), dataexec.SourceMap{}, nil)
 	e.sharing.set(ask.SharingSchema)
-	e.tables[sqlWeekly].Rows = append(e.tables[sqlWeekly].Rows, []any{"2026-11-23", int64(777)})
-	e.tables[sqlWeekly].Rows[0][0] = `{"error":"SECRET-CELL"}`
+	a := ask.New(model, exec, e.convs, e.approvals, reg, &ask.Options{Sharing: e.sharing})
 	conv := e.MustConversation(t, alice)
-	e.MustSend(t, alice, conv, "show signups by week", nil)
-	b, _ := json.Marshal(e.model.Requests())
-	if strings.Contains(string(b), "SECRET-CELL") || strings.Contains(string(b), "777") {
-		t.Error("rows reached the model at the schema level")
+	if err := a.Send(context.Background(), alice, ask.SendRequest{ConversationID: conv, Message: "go"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(model.seen)
+	if len(model.seen) != 2 || strings.Contains(string(b), "SECRET-CELL") || !strings.Contains(string(b), "rows_withheld") {
+		t.Errorf("model saw %s", b)
 	}
 }
 
