@@ -1,9 +1,13 @@
 package redact
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
+
+// session is a host's own credential, as a host product would register it.
+var session = regexp.MustCompile(`askbi_session_[a-z2-7]{26}`)
 
 func TestString(t *testing.T) {
 	tests := []struct{ in, want string }{
@@ -17,6 +21,8 @@ func TestString(t *testing.T) {
 		{"AKIAABCDEFGHIJKLMNOP", "[redacted]"},
 		{"plain text with a password field mention", "plain text with a password field mention"},
 		{"weekly signups rose 6%", "weekly signups rose 6%"},
+		// Host patterns are the Redactor's, not the package's.
+		{"cookie askbi_session_abcdefghijklmnopqrstuvwxyz", "cookie askbi_session_abcdefghijklmnopqrstuvwxyz"},
 	}
 	for _, tt := range tests {
 		if got := String(tt.in); got != tt.want {
@@ -26,5 +32,28 @@ func TestString(t *testing.T) {
 	pem := "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----"
 	if got := String("k: " + pem); strings.Contains(got, "MIIE") {
 		t.Errorf("private key kept: %q", got)
+	}
+}
+
+func TestRedactorString(t *testing.T) {
+	const in = "cookie askbi_session_abcdefghijklmnopqrstuvwxyz and sk-proj-AbCdEfGhIjKlMnOpQrStUv"
+	tests := []struct {
+		name string
+		r    *Redactor
+		want string
+	}{
+		{"host pattern", New(nil, session), "cookie [redacted] and [redacted]"},
+		{"no host pattern", New(), "cookie askbi_session_abcdefghijklmnopqrstuvwxyz and [redacted]"},
+		{"nil", nil, "cookie askbi_session_abcdefghijklmnopqrstuvwxyz and [redacted]"},
+		{"zero", &Redactor{}, "cookie askbi_session_abcdefghijklmnopqrstuvwxyz and [redacted]"},
+		// Host patterns see the built-in masks, not the secrets under them.
+		{"after built-ins", New(regexp.MustCompile(`sk-proj-\w+`)), "cookie askbi_session_abcdefghijklmnopqrstuvwxyz and [redacted]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.r.String(in); got != tt.want {
+				t.Errorf("String(%q) = %q, want %q", in, got, tt.want)
+			}
+		})
 	}
 }
