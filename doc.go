@@ -29,23 +29,25 @@
 // # Quick start
 //
 // A host implements access.Directory over its own membership tables (or uses
-// access.MemoryDirectory), then asks one Checker for every decision:
+// access.MemoryDirectory). Every request passes one gate, which reads live
+// membership and spends the rate limit once, and every decision is
+// access.Allow on the live principal it returns:
 //
 //	dir := access.NewMemoryDirectory()
 //	dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
-//	checker := access.NewChecker(dir)
-//	p := access.Principal{UserID: "alice", TeamID: "acme", Auth: access.AuthSession}
-//	err := checker.Read(ctx, p, access.Entity{Type: access.TypeDashboard, ID: "d1", TeamID: "acme", ProjectID: "growth"})
+//	gate := access.NewGate(access.NewChecker(dir, nil), nil)
+//	live, err := gate.Begin(ctx, access.Principal{UserID: "alice", TeamID: "acme", Auth: access.AuthSession})
+//	err = access.Allow(live, access.RightRead, access.Entity{Type: access.TypeDashboard, ID: "d1", TeamID: "acme", ProjectID: "growth"})
 //	if askbi.ErrorCode(err) == askbi.NotFound { ... }
 //
-// The catalog, executor and MCP server then stand on the same checks:
+// The executor and the MCP server then stand on the same checks:
 //
-//	exec := dataexec.NewExecutor(catalog, checker, dataexec.SourceMap{"warehouse": src}, nil)
+//	exec := dataexec.NewExecutor(catalog, dataexec.SourceMap{"warehouse": src}, nil)
 //	keys := access.NewKeys(access.NewMemoryKeyStore(), dir, nil)
-//	http.Handle("/mcp", mcpserver.New(exec, keys.Verify, nil))
+//	http.Handle("/mcp", mcpserver.New(exec, gate, keys.Verify, nil))
 //
 // and so does the assistant:
 //
 //	tools, _ := ask.NewRegistry(ask.ProductTools(exec)...)
-//	assistant := ask.New(mock.New(), exec, ask.NewMemoryConversationStore(), ask.NewMemoryApprovalStore(), tools, nil)
+//	assistant := ask.New(mock.New(), gate, exec, ask.NewMemoryConversationStore(), ask.NewMemoryApprovalStore(), tools, nil)
 package askbi

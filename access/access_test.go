@@ -58,35 +58,36 @@ func TestMatrix(t *testing.T) {
 		return p
 	}
 	// Columns follow access.Rights: read, refresh, preview_chart, explore,
-	// save_dataset, edit_dashboard, manage_connections, approve_tools.
+	// save_dataset, edit_dashboard, manage_connections, approve_tools,
+	// use_assistant, manage_memory.
 	tests := []struct {
 		name string
 		p    access.Principal
 		want []askbi.Code
 	}{
-		{"session owner", session("owner"), []askbi.Code{ok, ok, ok, ok, ok, ok, ok, ok}},
-		{"session admin", session("admin"), []askbi.Code{ok, ok, ok, ok, ok, ok, ok, ok}},
-		{"session editor", session("editor"), []askbi.Code{ok, ok, ok, ok, ok, ok, deny, deny}},
-		{"session viewer", session("viewer"), []askbi.Code{ok, ok, ok, deny, deny, deny, deny, deny}},
-		{"key owner all scopes all projects", key("owner", all, access.AllProjects()), []askbi.Code{ok, ok, ok, ok, ok, ok, deny, deny}},
-		{"key owner all scopes one project", key("owner", all, access.ProjectSet("growth")), []askbi.Code{ok, ok, deny, deny, deny, ok, deny, deny}},
-		{"key owner read only", key("owner", readOnly, access.AllProjects()), []askbi.Code{ok, scope, scope, ok, scope, scope, deny, deny}},
-		{"key owner no scopes", key("owner", nil, access.AllProjects()), []askbi.Code{scope, scope, scope, scope, scope, scope, deny, deny}},
-		{"key admin all scopes", key("admin", all, access.AllProjects()), []askbi.Code{ok, ok, ok, ok, ok, ok, deny, deny}},
-		{"key editor all scopes all projects", key("editor", all, access.AllProjects()), []askbi.Code{ok, ok, deny, deny, deny, ok, deny, deny}},
-		{"key viewer all scopes", key("viewer", all, access.AllProjects()), []askbi.Code{ok, ok, deny, deny, deny, deny, deny, deny}},
-		{"key viewer read only", key("viewer", readOnly, access.AllProjects()), []askbi.Code{ok, scope, scope, deny, scope, scope, deny, deny}},
-		{"oauth owner all scopes", oauth("owner", all), []askbi.Code{ok, ok, ok, ok, ok, ok, deny, deny}},
-		{"oauth owner read and refresh", oauth("owner", []access.Scope{access.ScopeDataRead, access.ScopeDataRefresh}), []askbi.Code{ok, ok, scope, ok, scope, scope, deny, deny}},
+		{"session owner", session("owner"), []askbi.Code{ok, ok, ok, ok, ok, ok, ok, ok, ok, ok}},
+		{"session admin", session("admin"), []askbi.Code{ok, ok, ok, ok, ok, ok, ok, ok, ok, ok}},
+		{"session editor", session("editor"), []askbi.Code{ok, ok, ok, ok, ok, ok, deny, deny, ok, ok}},
+		{"session viewer", session("viewer"), []askbi.Code{ok, ok, ok, deny, deny, deny, deny, deny, ok, ok}},
+		{"key owner all scopes all projects", key("owner", all, access.AllProjects()), []askbi.Code{ok, ok, ok, ok, ok, ok, deny, deny, deny, deny}},
+		{"key owner all scopes one project", key("owner", all, access.ProjectSet("growth")), []askbi.Code{ok, ok, deny, deny, deny, ok, deny, deny, deny, deny}},
+		{"key owner read only", key("owner", readOnly, access.AllProjects()), []askbi.Code{ok, scope, scope, ok, scope, scope, deny, deny, deny, deny}},
+		{"key owner no scopes", key("owner", nil, access.AllProjects()), []askbi.Code{scope, scope, scope, scope, scope, scope, deny, deny, deny, deny}},
+		{"key admin all scopes", key("admin", all, access.AllProjects()), []askbi.Code{ok, ok, ok, ok, ok, ok, deny, deny, deny, deny}},
+		{"key editor all scopes all projects", key("editor", all, access.AllProjects()), []askbi.Code{ok, ok, deny, deny, deny, ok, deny, deny, deny, deny}},
+		{"key viewer all scopes", key("viewer", all, access.AllProjects()), []askbi.Code{ok, ok, deny, deny, deny, deny, deny, deny, deny, deny}},
+		{"key viewer read only", key("viewer", readOnly, access.AllProjects()), []askbi.Code{ok, scope, scope, deny, scope, scope, deny, deny, deny, deny}},
+		{"oauth owner all scopes", oauth("owner", all), []askbi.Code{ok, ok, ok, ok, ok, ok, deny, deny, deny, deny}},
+		{"oauth owner read and refresh", oauth("owner", []access.Scope{access.ScopeDataRead, access.ScopeDataRefresh}), []askbi.Code{ok, ok, scope, ok, scope, scope, deny, deny, deny, deny}},
 	}
-	c := access.NewChecker(newDirectory())
+	c := access.NewChecker(newDirectory(), nil)
 	ctx := context.Background()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []askbi.Code
 			for _, r := range access.Rights {
 				e := dashGrowth
-				if r == access.RightManageConnections || r == access.RightApproveTools {
+				if r == access.RightManageConnections || r == access.RightApproveTools || r == access.RightUseAssistant || r == access.RightManageMemory {
 					e = teamAcme
 				}
 				got = append(got, askbi.ErrorCode(c.Can(ctx, tt.p, r, e)))
@@ -99,7 +100,7 @@ func TestMatrix(t *testing.T) {
 }
 
 func TestReach(t *testing.T) {
-	c := access.NewChecker(newDirectory())
+	c := access.NewChecker(newDirectory(), nil)
 	ctx := context.Background()
 	tests := []struct {
 		name string
@@ -135,7 +136,7 @@ func TestAllowNeedsLivePrincipal(t *testing.T) {
 
 func TestLiveMembership(t *testing.T) {
 	dir := newDirectory()
-	c := access.NewChecker(dir)
+	c := access.NewChecker(dir, nil)
 	ctx := context.Background()
 	p := access.Principal{UserID: "editor", TeamID: "acme", Auth: access.AuthSession}
 	if err := c.Can(ctx, p, access.RightEditDashboard, dashGrowth); err != nil {
@@ -178,7 +179,7 @@ func newKeys(t *testing.T) (*access.Keys, *access.MemoryKeyStore, *access.Memory
 	dir := newDirectory()
 	store := access.NewMemoryKeyStore()
 	clk := &clock{time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
-	return access.NewKeys(store, dir, &access.KeyOptions{Now: clk.Now}), store, dir, access.NewChecker(dir), clk
+	return access.NewKeys(store, dir, &access.KeyOptions{Now: clk.Now}), store, dir, access.NewChecker(dir, nil), clk
 }
 
 func MustLive(t *testing.T, c *access.Checker, user, team string) access.Principal {
@@ -346,4 +347,22 @@ func TestCreateKeyBadInput(t *testing.T) {
 
 func TestMemoryKeyStore(t *testing.T) {
 	accesstest.RunKeyStore(t, func(*testing.T) access.KeyStore { return access.NewMemoryKeyStore() })
+}
+
+// TestWithdraw: a host can take a right away from a role, and only from
+// that role.
+func TestWithdraw(t *testing.T) {
+	c := access.NewChecker(newDirectory(), &access.CheckerOptions{Withdraw: map[access.Right][]access.Role{
+		access.RightUseAssistant: {access.RoleViewer},
+	}})
+	ctx := context.Background()
+	for user, want := range map[string]askbi.Code{"owner": "", "editor": "", "viewer": askbi.Forbidden} {
+		p := access.Principal{UserID: user, TeamID: "acme", Auth: access.AuthSession}
+		if got := askbi.ErrorCode(c.Can(ctx, p, access.RightUseAssistant, teamAcme)); got != want {
+			t.Errorf("%s: use_assistant = %q, want %q", user, got, want)
+		}
+		if got := askbi.ErrorCode(c.Can(ctx, p, access.RightRead, dashGrowth)); got != "" {
+			t.Errorf("%s: read = %q, want allowed", user, got)
+		}
+	}
 }

@@ -50,6 +50,12 @@ const (
 	RightManageConnections Right = "manage_connections"
 	// RightApproveTools approves remote MCP tools for Ask.
 	RightApproveTools Right = "approve_tools"
+	// RightUseAssistant uses Ask: its conversations, turns, approvals and
+	// context search. Every role has it unless the host withdraws it
+	// (CheckerOptions.Withdraw).
+	RightUseAssistant Right = "use_assistant"
+	// RightManageMemory lists and changes one's own explicit memory.
+	RightManageMemory Right = "manage_memory"
 )
 
 // rule is what one Right needs.
@@ -71,6 +77,8 @@ var rules = map[Right]rule{
 	RightEditDashboard:     {scopes: []Scope{ScopeDatasetsWrite}, role: RoleEditor},
 	RightManageConnections: {role: RoleAdmin, sessionOnly: true},
 	RightApproveTools:      {role: RoleAdmin, sessionOnly: true},
+	RightUseAssistant:      {role: RoleViewer, sessionOnly: true},
+	RightManageMemory:      {role: RoleViewer, sessionOnly: true},
 }
 
 // Scopes returns the scopes a token principal needs for r (none for a
@@ -81,16 +89,37 @@ func (r Right) Scopes() []Scope { return slices.Clone(rules[r].scopes) }
 var Rights = []Right{
 	RightRead, RightRefresh, RightPreviewChart, RightExplore,
 	RightSaveDataset, RightEditDashboard, RightManageConnections, RightApproveTools,
+	RightUseAssistant, RightManageMemory,
+}
+
+// CheckerOptions configures a Checker. The zero value is valid.
+type CheckerOptions struct {
+	// Withdraw takes rights away from roles, on top of the rules table:
+	// {RightUseAssistant: {RoleViewer}} keeps viewers out of the
+	// assistant. A withdrawn right answers Forbidden. Rights cannot be
+	// granted beyond the table this way.
+	Withdraw map[Right][]Role
 }
 
 // Checker makes every access decision askbi needs, against live membership.
 // The chat and MCP paths both call it; there is no second copy of a check.
 type Checker struct {
-	dir Directory
+	dir      Directory
+	withdraw map[Right][]Role
 }
 
-// NewChecker returns a Checker reading membership from dir.
-func NewChecker(dir Directory) *Checker { return &Checker{dir: dir} }
+// NewChecker returns a Checker reading membership from dir. opts may be
+// nil.
+func NewChecker(dir Directory, opts *CheckerOptions) *Checker {
+	c := &Checker{dir: dir}
+	if opts != nil && len(opts.Withdraw) > 0 {
+		c.withdraw = map[Right][]Role{}
+		for r, roles := range opts.Withdraw {
+			c.withdraw[r] = slices.Clone(roles)
+		}
+	}
+	return c
+}
 
 // Live returns p as it stands now: its live role, and its project access
 // narrowed to the live grants. A user who is no longer a member of p's team
@@ -121,6 +150,7 @@ func (c *Checker) Live(ctx context.Context, p Principal) (_ Principal, err error
 		p.Projects = grants
 	}
 	p.live = true
+	p.withdrawn = c.withdraw
 	return p, nil
 }
 
@@ -172,6 +202,9 @@ func Allow(p Principal, right Right, e Entity) error {
 	}
 	if !p.Role.AtLeast(r.role) {
 		return &askbi.Error{Code: askbi.Forbidden, Op: op, Message: "this action requires the " + string(r.role) + " role or above"}
+	}
+	if slices.Contains(p.withdrawn[right], p.Role) {
+		return &askbi.Error{Code: askbi.Forbidden, Op: op, Message: "this is not available to the " + string(p.Role) + " role in this team"}
 	}
 	return nil
 }

@@ -16,7 +16,7 @@ func Example() {
 	dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
 
 	// Alice, signed in, creates a read-only key for one project.
-	checker := access.NewChecker(dir)
+	checker := access.NewChecker(dir, nil)
 	alice, _ := checker.Live(ctx, access.Principal{UserID: "alice", TeamID: "acme", Auth: access.AuthSession})
 	keys := access.NewKeys(access.NewMemoryKeyStore(), dir, nil)
 	secret, _, _ := keys.Create(ctx, alice, access.KeyRequest{

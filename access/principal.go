@@ -156,7 +156,8 @@ type Principal struct {
 	// CredentialID is the API key or OAuth grant ID; empty for sessions.
 	CredentialID string
 
-	live bool
+	live      bool
+	withdrawn map[Right][]Role // the Checker's CheckerOptions.Withdraw
 }
 
 // HasScope reports whether p may use s: always for sessions, and for tokens

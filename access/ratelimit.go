@@ -1,4 +1,4 @@
-package dataexec
+package access
 
 import (
 	"container/list"
@@ -10,7 +10,7 @@ import (
 	"github.com/askbi/askbi"
 )
 
-// RateLimiter limits how often one principal may call the Executor. Hosts
+// RateLimiter limits how often one principal may make requests. Hosts
 // running several instances can share one (in Redis, say) behind this
 // interface. Implementations must be safe for concurrent use.
 type RateLimiter interface {

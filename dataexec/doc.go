@@ -1,15 +1,17 @@
 // Package dataexec is askbi's one data path. The chat assistant (package
 // ask) and the inbound MCP server (package mcpserver) both call its
-// Executor, which checks access against live membership on every call and
-// runs dataset, chart and exploration requests within bounded limits:
-// a deadline, a per-principal rate, a request size, a row cap and a byte
-// cap, with a cache of fresh results and a last-good fallback.
+// Executor with the live principal of their request (access.Gate.Begin:
+// live membership and the rate limit, once per request). The Executor
+// decides every right on that principal and runs dataset, chart and
+// exploration requests within bounded limits: a deadline, a request
+// size, a row cap and a byte cap, with a cache of fresh results and a
+// last-good fallback.
 //
 // A host plugs in three things: its workspace Catalog (dashboards, charts,
 // datasets, connections; MemoryCatalog for tests and demos, proven by
 // catalogtest.Run), its Sources (one Source per connection: the PostgreSQL
 // source in dataexec/pgsource, an MCP tool source, or the in-memory
-// TableSource), and optionally a shared RateLimiter and an AuditSink.
+// TableSource), and optionally an AuditSink.
 //
 // # Quick start
 //
@@ -17,8 +19,10 @@
 //	cat.PutConnection(dataexec.Connection{ID: "wh", TeamID: "acme", Name: "Warehouse", Type: "postgres", Active: true})
 //	cat.PutDataset(dataexec.Dataset{ID: "signups", TeamID: "acme", ProjectID: "growth", Name: "Signups", Version: 1,
 //		Request: dataexec.Request{ConnectionID: "wh", SQL: "SELECT day, signups FROM signups"}})
-//	exec := dataexec.NewExecutor(cat, access.NewChecker(dir), dataexec.SourceMap{"wh": pgSource}, nil)
-//	res, err := exec.RunDataset(ctx, principal, "signups", dataexec.Params{})
+//	exec := dataexec.NewExecutor(cat, dataexec.SourceMap{"wh": pgSource}, nil)
+//	gate := access.NewGate(access.NewChecker(dir, nil), nil)
+//	live, err := gate.Begin(ctx, principal) // once per request
+//	res, err := exec.RunDataset(ctx, live, "signups", dataexec.Params{})
 //
 // # Data rules
 //

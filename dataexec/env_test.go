@@ -135,13 +135,13 @@ type env struct {
 	dir   *access.MemoryDirectory
 	src   *inspectingSource
 	plain *fakeSource // the source of fin, which cannot be inspected
-	exec  *dataexec.Executor
+	exec  gated
 	audit *dataexec.MemoryAudit
 	clock *clock
 }
 
 // newEnv returns a seeded env. opts may be nil; its Now and Audit are
-// replaced by the env's, and its RateLimiter defaults to a generous one.
+// replaced by the env's. Its gate has a generous rate limit.
 func newEnv(t testing.TB, opts *dataexec.Options) *env {
 	t.Helper()
 	e := &env{
@@ -205,12 +205,121 @@ func newEnv(t testing.TB, opts *dataexec.Options) *env {
 		o = *opts
 	}
 	o.Now, o.Audit = e.clock.Now, e.audit
-	if o.RateLimiter == nil {
-		o.RateLimiter = dataexec.NewMemoryRateLimiter(&dataexec.RateOptions{Burst: 1 << 20, Rate: 1 << 20, Now: e.clock.Now})
-	}
 	sources := dataexec.SourceMap{"wh": e.src, "gx": e.src, "fin": e.plain, "off": e.src}
-	e.exec = dataexec.NewExecutor(e.cat, access.NewChecker(e.dir), sources, &o)
+	limiter := access.NewMemoryRateLimiter(&access.RateOptions{Burst: 1 << 20, Rate: 1 << 20, Now: e.clock.Now})
+	e.exec = gated{access.NewGate(access.NewChecker(e.dir, nil), limiter), dataexec.NewExecutor(e.cat, sources, &o)}
 	return e
+}
+
+// gated calls the executor the way an adapter does: each call is one
+// request that passes the gate once.
+type gated struct {
+	gate *access.Gate
+	x    *dataexec.Executor
+}
+
+func (g gated) RunDataset(ctx context.Context, p access.Principal, id string, params dataexec.Params) (*dataexec.Result, error) {
+	p, err := g.gate.Begin(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return g.x.RunDataset(ctx, p, id, params)
+}
+
+func (g gated) ChartData(ctx context.Context, p access.Principal, id string, params dataexec.Params) (*dataexec.ChartResult, error) {
+	p, err := g.gate.Begin(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return g.x.ChartData(ctx, p, id, params)
+}
+
+func (g gated) Preview(ctx context.Context, p access.Principal, req dataexec.Request) (*dataexec.Result, error) {
+	p, err := g.gate.Begin(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return g.x.Preview(ctx, p, req)
+}
+
+func (g gated) SaveDataset(ctx context.Context, p access.Principal, nd dataexec.NewDataset) (*dataexec.SavedDataset, error) {
+	p, err := g.gate.Begin(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return g.x.SaveDataset(ctx, p, nd)
+}
+
+func (g gated) CreateChartPreview(ctx context.Context, p access.Principal, spec dataexec.ChartSpec) (*dataexec.ChartResult, error) {
+	p, err := g.gate.Begin(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return g.x.CreateChartPreview(ctx, p, spec)
+}
+
+func (g gated) UpdateChart(ctx context.Context, p access.Principal, id string, spec dataexec.ChartSpec) (*dataexec.ChartResult, error) {
+	p, err := g.gate.Begin(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return g.x.UpdateChart(ctx, p, id, spec)
+}
+
+func (g gated) PlaceChart(ctx context.Context, p access.Principal, chartID, dashboardID string) (*dataexec.ChartResult, error) {
+	p, err := g.gate.Begin(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return g.x.PlaceChart(ctx, p, chartID, dashboardID)
+}
+
+func (g gated) Inspect(ctx context.Context, p access.Principal, connectionID, table string) ([]dataexec.Relation, error) {
+	p, err := g.gate.Begin(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return g.x.Inspect(ctx, p, connectionID, table)
+}
+
+func (g gated) Connections(ctx context.Context, p access.Principal) ([]dataexec.Ref, error) {
+	p, err := g.gate.Begin(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return g.x.Connections(ctx, p)
+}
+
+func (g gated) Resolve(ctx context.Context, p access.Principal, refs []access.Entity) ([]*dataexec.Ref, error) {
+	p, err := g.gate.Begin(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return g.x.Resolve(ctx, p, refs)
+}
+
+func (g gated) DeleteDashboard(ctx context.Context, p access.Principal, id string) error {
+	p, err := g.gate.Begin(ctx, p)
+	if err != nil {
+		return err
+	}
+	return g.x.DeleteDashboard(ctx, p, id)
+}
+
+func (g gated) Chart(ctx context.Context, p access.Principal, id string) (*dataexec.ChartResult, error) {
+	p, err := g.gate.Begin(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return g.x.Chart(ctx, p, id)
+}
+
+func (g gated) Search(ctx context.Context, p access.Principal, q dataexec.SearchQuery) ([]dataexec.Ref, error) {
+	p, err := g.gate.Begin(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return g.x.Search(ctx, p, q)
 }
 
 // calls is the number of queries every source ran.

@@ -32,8 +32,11 @@ func Example() {
 		},
 	})
 	now := func() time.Time { return time.Date(2026, 11, 30, 8, 12, 0, 0, time.UTC) }
-	exec := dataexec.NewExecutor(cat, access.NewChecker(dir), dataexec.SourceMap{"wh": warehouse}, &dataexec.Options{Now: now})
-	alice := access.Principal{UserID: "alice", TeamID: "acme", Auth: access.AuthSession}
+	exec := dataexec.NewExecutor(cat, dataexec.SourceMap{"wh": warehouse}, &dataexec.Options{Now: now})
+	// Each request passes the gate once; the executor takes its live
+	// principal.
+	gate := access.NewGate(access.NewChecker(dir, nil), nil)
+	alice, _ := gate.Begin(ctx, access.Principal{UserID: "alice", TeamID: "acme", Auth: access.AuthSession})
 
 	res, _ := exec.RunDataset(ctx, alice, "ds1", dataexec.Params{})
 	fmt.Println(res.Columns, res.RowCount, "rows, cached:", res.Cached)
@@ -83,8 +86,9 @@ func ExampleExecutor_SaveDataset() {
 		}},
 		"no_pages": {Columns: []string{"column_0", "column_1"}},
 	})
-	exec := dataexec.NewExecutor(cat, access.NewChecker(dir), dataexec.SourceMap{"analytics": tool}, nil)
-	alice := access.Principal{UserID: "alice", TeamID: "acme", Auth: access.AuthSession}
+	exec := dataexec.NewExecutor(cat, dataexec.SourceMap{"analytics": tool}, nil)
+	gate := access.NewGate(access.NewChecker(dir, nil), nil)
+	alice, _ := gate.Begin(ctx, access.Principal{UserID: "alice", TeamID: "acme", Auth: access.AuthSession})
 
 	var fields dataexec.Fields
 	_ = json.Unmarshal([]byte(`{"page": ["column_0"], "visitors": ["column_1", "0"]}`), &fields)

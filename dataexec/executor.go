@@ -44,9 +44,6 @@ type Options struct {
 	InspectLimit int
 	// Cache configures the cache of fresh results.
 	Cache CacheOptions
-	// RateLimiter limits calls per principal. Default a
-	// NewMemoryRateLimiter(nil): 60 calls at once, then 2 per second.
-	RateLimiter RateLimiter
 	// Audit records dataset saves and chart previews, changes and
 	// placements. Default none.
 	Audit AuditSink
@@ -58,22 +55,22 @@ type Options struct {
 
 // Executor is the one data path of askbi: the chat assistant and the MCP
 // server both call it, and it is where access is checked for every data
-// read and workspace change. Each call reads the principal's live
-// membership once (access.Checker.Live) and decides every right with
-// access.Allow, then applies the limits in Options. It is safe for
-// concurrent use.
+// read and workspace change. Every method takes the live principal of
+// the request (access.Gate.Begin) and decides each right with
+// access.Allow, then applies the limits in Options; it never reads
+// membership or charges the rate limit itself, so nested calls cost
+// nothing. A principal that is not live is refused (Internal). It is safe
+// for concurrent use.
 //
 // Unknown IDs and IDs the principal cannot see (another team's, or in a
 // project outside its access) both answer NotFound with the same message.
 // A call rejected for its input (InvalidArgument, or TooLarge for its
-// size), for access (Unauthenticated, NotFound, ScopeRequired, Forbidden),
-// for its rate (RateLimited) or for its connection (Unsupported,
-// Unavailable when inactive) runs no source query. The one exception is a
+// size), for access (NotFound, ScopeRequired, Forbidden) or for its
+// connection (Unsupported, Unavailable when inactive) runs no source query. The one exception is a
 // filter on an unknown field of a dataset without declared output fields,
 // whose columns are only known after the run.
 type Executor struct {
 	catalog Catalog
-	checker *access.Checker
 	sources Sources
 
 	timeout      time.Duration
@@ -86,25 +83,24 @@ type Executor struct {
 	inspectLimit int
 
 	cache *resultCache
-	rate  RateLimiter
 	audit AuditSink
 	log   *slog.Logger
 	now   func() time.Time
 }
 
-// NewExecutor returns an Executor over the host's catalog, checking access
-// with checker and running requests on sources. opts may be nil.
-func NewExecutor(catalog Catalog, checker *access.Checker, sources Sources, opts *Options) *Executor {
+// NewExecutor returns an Executor over the host's catalog, running
+// requests on sources. opts may be nil.
+func NewExecutor(catalog Catalog, sources Sources, opts *Options) *Executor {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
 	e := &Executor{
-		catalog: catalog, checker: checker, sources: sources,
+		catalog: catalog, sources: sources,
 		timeout: o.Timeout, maxRows: o.MaxRows, previewRows: o.PreviewRows, maxBytes: o.MaxBytes,
 		maxRequest: o.MaxRequestBytes, sampleRows: o.SampleRows, chartPoints: o.MaxChartPoints,
 		inspectLimit: o.InspectLimit,
-		cache:        newResultCache(o.Cache), rate: o.RateLimiter, audit: o.Audit, log: o.Logger, now: o.Now,
+		cache:        newResultCache(o.Cache), audit: o.Audit, log: o.Logger, now: o.Now,
 	}
 	setDefault(&e.timeout, 15*time.Second)
 	setDefault(&e.maxRows, 1000)
@@ -116,9 +112,6 @@ func NewExecutor(catalog Catalog, checker *access.Checker, sources Sources, opts
 	setDefault(&e.sampleRows, 200)
 	setDefault(&e.chartPoints, 1000)
 	setDefault(&e.inspectLimit, 200)
-	if e.rate == nil {
-		e.rate = NewMemoryRateLimiter(nil)
-	}
 	if e.log == nil {
 		e.log = slog.Default()
 	}
@@ -204,7 +197,7 @@ type SavedDataset struct {
 // when a fresh result is there (unless params.Refresh).
 //
 // It needs access.RightRead on the dataset, and access.RightRefresh for a
-// refresh. Errors: RateLimited, TooLarge, Unauthenticated, Forbidden,
+// refresh. Errors: TooLarge, Forbidden,
 // NotFound, ScopeRequired; InvalidArgument for a bad filter or variable;
 // Unsupported when the connection's type has no source, Unavailable when
 // the connection is inactive or gone; and from the source run (when no
@@ -212,7 +205,7 @@ type SavedDataset struct {
 // (field mapping), TooLarge (one row over the byte cap).
 func (e *Executor) RunDataset(ctx context.Context, p access.Principal, datasetID string, params Params) (_ *Result, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.RunDataset")
-	live, err := e.start(ctx, p, len(datasetID)+paramsSize(params))
+	live, err := e.begin(p, len(datasetID)+paramsSize(params))
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +231,7 @@ func (e *Executor) RunDataset(ctx context.Context, p access.Principal, datasetID
 // RunDataset, and InvalidResult when a chart field is not in the result.
 func (e *Executor) ChartData(ctx context.Context, p access.Principal, chartID string, params Params) (_ *ChartResult, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.ChartData")
-	live, err := e.start(ctx, p, len(chartID)+paramsSize(params))
+	live, err := e.begin(p, len(chartID)+paramsSize(params))
 	if err != nil {
 		return nil, err
 	}
@@ -271,7 +264,7 @@ func (e *Executor) ChartData(ctx context.Context, p access.Principal, chartID st
 // field).
 func (e *Executor) Preview(ctx context.Context, p access.Principal, req Request) (_ *Result, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.Preview")
-	live, err := e.start(ctx, p, requestSize(req))
+	live, err := e.begin(p, requestSize(req))
 	if err != nil {
 		return nil, err
 	}
@@ -308,7 +301,7 @@ func (e *Executor) SaveDataset(ctx context.Context, p access.Principal, nd NewDa
 	details := map[string]string{}
 	defer func() { e.record(ctx, p, ActionDatasetSave, target, began, err, details) }()
 
-	live, err := e.start(ctx, p, requestSize(nd.Request)+len(nd.Name)+len(nd.DashboardID))
+	live, err := e.begin(p, requestSize(nd.Request)+len(nd.Name)+len(nd.DashboardID))
 	if err != nil {
 		return nil, err
 	}
@@ -379,7 +372,7 @@ func (e *Executor) CreateChartPreview(ctx context.Context, p access.Principal, s
 		e.record(ctx, p, ActionChartPreview, target, began, err, chartDetails(spec))
 	}()
 
-	live, err := e.start(ctx, p, specSize(spec))
+	live, err := e.begin(p, specSize(spec))
 	if err != nil {
 		return nil, err
 	}
@@ -424,7 +417,7 @@ func (e *Executor) UpdateChart(ctx context.Context, p access.Principal, chartID 
 		e.record(ctx, p, ActionChartUpdate, target, began, err, chartDetails(spec))
 	}()
 
-	live, err := e.start(ctx, p, len(chartID)+specSize(spec))
+	live, err := e.begin(p, len(chartID)+specSize(spec))
 	if err != nil {
 		return nil, err
 	}
@@ -469,8 +462,8 @@ func (e *Executor) UpdateChart(ctx context.Context, p access.Principal, chartID 
 // dataset must be in the dashboard's project.
 //
 // It needs access.RightRead on the chart and its dataset and
-// access.RightEditDashboard on the dashboard. Errors: RateLimited,
-// TooLarge, Unauthenticated, Forbidden, ScopeRequired; NotFound when the
+// access.RightEditDashboard on the dashboard. Errors: TooLarge,
+// Forbidden, ScopeRequired; NotFound when the
 // chart (for instance a deleted preview), its dataset or the dashboard is
 // gone or out of reach; Conflict when the chart is already on a dashboard;
 // InvalidArgument for a dashboard in another project. The attempt is
@@ -481,7 +474,7 @@ func (e *Executor) PlaceChart(ctx context.Context, p access.Principal, chartID, 
 	target := access.Entity{Type: access.TypeChart, ID: chartID}
 	defer func() { e.record(ctx, p, ActionChartPlace, target, began, err, nil) }()
 
-	live, err := e.start(ctx, p, len(chartID)+len(dashboardID))
+	live, err := e.begin(p, len(chartID)+len(dashboardID))
 	if err != nil {
 		return nil, err
 	}
@@ -523,13 +516,13 @@ func (e *Executor) PlaceChart(ctx context.Context, p access.Principal, chartID, 
 // its relations (at most Options.InspectLimit) without columns; with table
 // set, that one relation with its columns.
 //
-// It needs access.RightExplore on the connection. Errors: RateLimited,
-// TooLarge, Unauthenticated, Forbidden, ScopeRequired, NotFound (also for
+// It needs access.RightExplore on the connection. Errors: TooLarge,
+// Forbidden, ScopeRequired, NotFound (also for
 // an unknown table); Unsupported when the source cannot be inspected;
 // Unavailable; Timeout.
 func (e *Executor) Inspect(ctx context.Context, p access.Principal, connectionID, table string) (_ []Relation, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.Inspect")
-	live, err := e.start(ctx, p, len(connectionID)+len(table))
+	live, err := e.begin(p, len(connectionID)+len(table))
 	if err != nil {
 		return nil, err
 	}
@@ -562,12 +555,15 @@ func (e *Executor) Inspect(ctx context.Context, p access.Principal, connectionID
 // MaxSearchLimit, each with its type and state as info line. It is the
 // first step of exploration: pick a connection, then Inspect it.
 //
-// Errors: RateLimited, Unauthenticated, Forbidden and ScopeRequired when
+// Errors: Forbidden and ScopeRequired when
 // the principal may not explore at all.
 func (e *Executor) Connections(ctx context.Context, p access.Principal) (_ []Ref, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.Connections")
-	live, err := e.Live(ctx, p, access.RightExplore)
+	live, err := e.begin(p, 0)
 	if err != nil {
+		return nil, err
+	}
+	if err := access.Allow(live, access.RightExplore, access.Team(live.TeamID)); err != nil {
 		return nil, err
 	}
 	rows, err := e.catalog.Search(ctx, CatalogQuery{TeamID: live.TeamID, Types: []access.EntityType{access.TypeConnection},
@@ -584,49 +580,20 @@ func (e *Executor) Connections(ctx context.Context, p access.Principal) (_ []Ref
 	return refs, nil
 }
 
-// Live applies the per-principal rate limit, resolves p's live membership
-// and checks right on p's team as a whole (access.TypeTeam), for adapter
-// reads outside the Executor, such as workspace activity, so they pass the
-// same gate. It returns the live principal for further access.Allow
-// checks.
-//
-// Errors: RateLimited, Unauthenticated, Forbidden, ScopeRequired.
-func (e *Executor) Live(ctx context.Context, p access.Principal, right access.Right) (_ access.Principal, err error) {
-	defer askbi.Wrap(&err, "dataexec.Executor.Live")
-	live, err := e.start(ctx, p, 0)
-	if err != nil {
-		return access.Principal{}, err
-	}
-	team := access.Entity{Type: access.TypeTeam, ID: live.TeamID, TeamID: live.TeamID}
-	if err := access.Allow(live, right, team); err != nil {
-		return access.Principal{}, err
-	}
-	return live, nil
-}
-
-// start runs the checks every call begins with, cheapest first: the rate
-// limit, the request size, then the principal's live membership.
-func (e *Executor) start(ctx context.Context, p access.Principal, size int) (access.Principal, error) {
-	if err := e.rate.Allow(ctx, rateKey(p)); err != nil {
-		return access.Principal{}, err
+// begin checks what every call begins with: a live principal, then the
+// request size.
+func (e *Executor) begin(p access.Principal, size int) (access.Principal, error) {
+	if !p.IsLive() {
+		return access.Principal{}, askbi.Errorf(askbi.Internal, "the principal was not resolved; call access.Gate.Begin first")
 	}
 	if size > e.maxRequest {
 		return access.Principal{}, e.tooLarge()
 	}
-	return e.checker.Live(ctx, p)
+	return p, nil
 }
 
 func (e *Executor) tooLarge() error {
 	return askbi.Errorf(askbi.TooLarge, "the request is larger than %d KiB; shorten the query, arguments, filters or variables", e.maxRequest>>10)
-}
-
-// rateKey names a principal's rate budget: its credential for tokens (API
-// key or OAuth grant), its user in its team for sessions.
-func rateKey(p access.Principal) string {
-	if p.CredentialID != "" {
-		return string(p.Auth) + ":" + p.CredentialID
-	}
-	return "session:" + p.TeamID + "/" + p.UserID
 }
 
 func dataRights(refresh bool) []access.Right {

@@ -243,6 +243,14 @@ func (m *MemoryCatalog) DeleteDashboard(_ context.Context, id string) error {
 	return nil
 }
 
+// DeleteDataset removes a dataset, as the host's own UI would; its charts
+// stay and report it missing. Deleting an unknown dataset does nothing.
+func (m *MemoryCatalog) DeleteDataset(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.datasets, id)
+}
+
 // newID returns an unused random ID "<prefix>_<16 chars>"; m.mu is held.
 // Random, not counted, so an ID is never reused after a restart that
 // re-seeds the catalog.

@@ -15,14 +15,13 @@ const maxResolve = 50
 // line, or as nil when it no longer exists or the principal can no longer
 // read it (the two are not told apart). Order is kept.
 //
-// Errors: RateLimited, Unauthenticated, Forbidden; InvalidArgument for
-// more than 50 references or an unknown type.
+// Errors: InvalidArgument for more than 50 references or an unknown type.
 func (e *Executor) Resolve(ctx context.Context, p access.Principal, refs []access.Entity) (_ []*Ref, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.Resolve")
 	if len(refs) > maxResolve {
 		return nil, askbi.Errorf(askbi.InvalidArgument, "at most %d references", maxResolve)
 	}
-	live, err := e.start(ctx, p, 0)
+	live, err := e.begin(p, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -100,15 +99,14 @@ func (e *Executor) chartCount(ctx context.Context, live access.Principal, d Dash
 }
 
 // DeleteDashboard deletes a dashboard and its charts. It needs
-// access.RightEditDashboard. Errors: RateLimited, Unauthenticated,
-// Forbidden, ScopeRequired, NotFound. The attempt is audited as
+// access.RightEditDashboard. Errors: Forbidden, ScopeRequired, NotFound. The attempt is audited as
 // ActionDashboardDelete.
 func (e *Executor) DeleteDashboard(ctx context.Context, p access.Principal, dashboardID string) (err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.DeleteDashboard")
 	began := e.now()
 	target := access.Entity{Type: access.TypeDashboard, ID: dashboardID}
 	defer func() { e.record(ctx, p, ActionDashboardDelete, target, began, err, nil) }()
-	live, err := e.start(ctx, p, len(dashboardID))
+	live, err := e.begin(p, len(dashboardID))
 	if err != nil {
 		return err
 	}
@@ -122,10 +120,10 @@ func (e *Executor) DeleteDashboard(ctx context.Context, p access.Principal, dash
 
 // Chart returns a chart with safe references to its dataset and dashboard,
 // without data. It needs access.RightRead on the chart. Errors:
-// RateLimited, Unauthenticated, Forbidden, ScopeRequired, NotFound.
+// Forbidden, ScopeRequired, NotFound.
 func (e *Executor) Chart(ctx context.Context, p access.Principal, chartID string) (_ *ChartResult, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.Chart")
-	live, err := e.start(ctx, p, len(chartID))
+	live, err := e.begin(p, len(chartID))
 	if err != nil {
 		return nil, err
 	}

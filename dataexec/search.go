@@ -54,7 +54,7 @@ type SearchQuery struct {
 // reach, or team-wide). It serves both the chat context picker and the MCP
 // search_workspace tool.
 //
-// Errors: RateLimited, TooLarge, Unauthenticated, Forbidden,
+// Errors: TooLarge, Forbidden,
 // ScopeRequired (a token without data:read); InvalidArgument for a limit
 // outside 1 to 50 ("limit must be between 1 and 50"), an unknown type or
 // text over 200 characters.
@@ -63,8 +63,11 @@ func (e *Executor) Search(ctx context.Context, p access.Principal, q SearchQuery
 	if len(q.Text)+16*len(q.Types) > e.maxRequest {
 		return nil, e.tooLarge()
 	}
-	live, err := e.Live(ctx, p, access.RightRead)
+	live, err := e.begin(p, 0)
 	if err != nil {
+		return nil, err
+	}
+	if err := access.Allow(live, access.RightRead, access.Team(live.TeamID)); err != nil {
 		return nil, err
 	}
 	limit := q.Limit

@@ -130,7 +130,7 @@ func (c laxCatalog) Search(ctx2 context.Context, q dataexec.CatalogQuery) ([]dat
 
 func TestSearchRechecksAccess(t *testing.T) {
 	e := newEnv(t, nil)
-	exec := dataexec.NewExecutor(laxCatalog{e.cat}, access.NewChecker(e.dir), dataexec.SourceMap{}, nil)
+	exec := gated{e.exec.gate, dataexec.NewExecutor(laxCatalog{e.cat}, dataexec.SourceMap{}, nil)}
 	got, err := exec.Search(ctx, bob, dataexec.SearchQuery{Types: []access.EntityType{access.TypeDataset}})
 	if err != nil {
 		t.Fatal(err)

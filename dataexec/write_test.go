@@ -158,7 +158,7 @@ func (failingCatalog) CreateDataset(context.Context, dataexec.Dataset) (dataexec
 
 func TestSaveDatasetCatalogFailure(t *testing.T) {
 	e := newEnv(t, nil)
-	exec := dataexec.NewExecutor(failingCatalog{e.cat}, access.NewChecker(e.dir), dataexec.SourceMap{"wh": e.src}, &dataexec.Options{Audit: e.audit})
+	exec := gated{e.exec.gate, dataexec.NewExecutor(failingCatalog{e.cat}, dataexec.SourceMap{"wh": e.src}, &dataexec.Options{Audit: e.audit})}
 	before := e.datasetCount(t)
 	_, err := exec.SaveDataset(ctx, bob, dataexec.NewDataset{Name: "x", DashboardID: "d-growth", Request: dataexec.Request{ConnectionID: "wh", SQL: "SELECT 1"}})
 	mustCode(t, err, askbi.Unavailable)

@@ -39,14 +39,18 @@ func BenchmarkRunDataset(b *testing.B) {
 	e := newEnv(b, src, "postgres")
 	e.catalog.PutDataset(dataexec.Dataset{ID: "ds_bench", TeamID: "acme", ProjectID: "growth", Name: "Bench", Version: 1,
 		Request: dataexec.Request{ConnectionID: "conn_acme", SQL: benchSQL}})
-	exec := dataexec.NewExecutor(e.catalog, e.checker, dataexec.SourceMap{"conn_acme": src},
-		&dataexec.Options{RateLimiter: dataexec.NewMemoryRateLimiter(&dataexec.RateOptions{Burst: 1 << 30, Rate: 1 << 30})})
+	exec := dataexec.NewExecutor(e.catalog, dataexec.SourceMap{"conn_acme": src}, nil)
+	gate := access.NewGate(e.checker, access.NewMemoryRateLimiter(&access.RateOptions{Burst: 1 << 30, Rate: 1 << 30}))
 	token := e.MustKey(b, "alice", "acme", access.AllProjects(), access.AllScopes...)
-	p, err := e.keys.Verify(ctx, token)
+	verified, err := e.keys.Verify(ctx, token)
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := mcpserver.New(exec, e.keys.Verify, nil)
+	p, err := gate.Begin(ctx, verified)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := mcpserver.New(exec, gate, e.keys.Verify, nil)
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 

@@ -107,11 +107,11 @@ func newEnv(t testing.TB, src dataexec.Source, sourceType string) *env {
 	activity.Add("globex", mcpserver.ActivityItem{Time: now.Add(-time.Hour), Kind: "dataset_created", ProjectID: "ops",
 		Entity: dataexec.Ref{Type: access.TypeDataset, ID: "ds_tickets", Name: "Tickets by day"}, Summary: "Dataset created"})
 
-	e.checker = access.NewChecker(e.dir)
-	exec := dataexec.NewExecutor(e.catalog, e.checker, dataexec.SourceMap{"conn_acme": e.source, "conn_globex": e.source},
-		&dataexec.Options{RateLimiter: dataexec.NewMemoryRateLimiter(&dataexec.RateOptions{Burst: 1000, Rate: 1000})})
+	e.checker = access.NewChecker(e.dir, nil)
+	exec := dataexec.NewExecutor(e.catalog, dataexec.SourceMap{"conn_acme": e.source, "conn_globex": e.source}, nil)
+	gate := access.NewGate(e.checker, access.NewMemoryRateLimiter(&access.RateOptions{Burst: 1000, Rate: 1000}))
 	e.keys = access.NewKeys(access.NewMemoryKeyStore(), e.dir, nil)
-	srv := mcpserver.New(exec, e.keys.Verify, &mcpserver.Options{
+	srv := mcpserver.New(exec, gate, e.keys.Verify, &mcpserver.Options{
 		BaseURL: "https://bi.example.com", Activity: activity, Audit: e.audit, Now: func() time.Time { return now },
 	})
 	mux := http.NewServeMux()

@@ -68,6 +68,7 @@ type Options struct {
 // Server is the MCP server. It is an http.Handler for the MCP endpoint.
 type Server struct {
 	exec     *dataexec.Executor
+	gate     *access.Gate
 	authn    Authenticate
 	opts     Options
 	mcp      *mcp.Server
@@ -76,9 +77,10 @@ type Server struct {
 }
 
 // New returns a Server whose tools call exec, authenticating bearer tokens
-// with authn. opts may be nil.
-func New(exec *dataexec.Executor, authn Authenticate, opts *Options) *Server {
-	s := &Server{exec: exec, authn: authn}
+// with authn. Each tool call is one request through gate (live
+// membership, then the rate limit of the credential). opts may be nil.
+func New(exec *dataexec.Executor, gate *access.Gate, authn Authenticate, opts *Options) *Server {
+	s := &Server{exec: exec, gate: gate, authn: authn}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -198,7 +200,13 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
 			}
 			began := s.opts.Now()
-			res, err := next(ctx, method, req)
+			var res mcp.Result
+			live, err := s.gate.Begin(ctx, p)
+			if err != nil {
+				res, err = errorResult(err), nil
+			} else {
+				res, err = next(access.NewContext(ctx, live), method, req)
+			}
 			outcome := dataexec.OutcomeOK
 			if r, ok := res.(*mcp.CallToolResult); ok && err == nil && r.IsError {
 				if r.StructuredContent == nil {
@@ -222,7 +230,7 @@ func (s *Server) audit(ctx context.Context, p access.Principal, tool, outcome st
 	if s.opts.Audit == nil {
 		return
 	}
-	err := s.opts.Audit.Record(ctx, dataexec.AuditEntry{
+	err := s.opts.Audit.Record(context.WithoutCancel(ctx), dataexec.AuditEntry{
 		Time: s.opts.Now(), Action: "mcp.tool_call", UserID: p.UserID, TeamID: p.TeamID,
 		Auth: p.Auth, CredentialID: p.CredentialID,
 		Target:  access.Entity{Type: access.TypeTeam, ID: p.TeamID, TeamID: p.TeamID},

@@ -157,13 +157,14 @@ type reply struct {
 	extra   []mcp.Content
 }
 
-// handle adapts a tool function to the SDK: it passes the principal, turns
-// errors into structured error results (logging internal ones), and sets
-// the text summary so the SDK never repeats the data as text.
+// handle adapts a tool function to the SDK: it passes the live principal
+// the middleware began the request with, turns errors into structured
+// error results (logging internal ones), and sets the text summary so the
+// SDK never repeats the data as text.
 func handle[In any](s *Server, f func(ctx context.Context, p access.Principal, in In) (reply, error)) mcp.ToolHandlerFor[In, any] {
 	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
-		p, ok := principalOf(req.Extra)
-		if !ok {
+		p, ok := access.FromContext(ctx)
+		if !ok || !p.IsLive() {
 			return errorResult(askbi.Errorf(askbi.Unauthenticated, "authentication is required")), nil, nil
 		}
 		r, err := f(ctx, p, in)
@@ -241,8 +242,8 @@ type activityIn struct {
 const maxActivityDays = 90
 
 func (s *Server) workspaceActivity(ctx context.Context, p access.Principal, in activityIn) (reply, error) {
-	live, err := s.exec.Live(ctx, p, access.RightRead)
-	if err != nil {
+	live := p
+	if err := access.Allow(live, access.RightRead, access.Team(live.TeamID)); err != nil {
 		return reply{}, err
 	}
 	now := s.opts.Now().UTC()

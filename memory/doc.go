@@ -12,12 +12,12 @@
 //
 // A host supplies a Store (MemoryStore, or the PostgreSQL store of the
 // reference server; memorytest.Run proves either), a Keyring
-// (StaticKeyring) and its access.Checker.
+// (StaticKeyring) and its request gate (access.Gate).
 //
 // # Quick start
 //
 //	keys, err := memory.NewStaticKeyring("k1", map[string][]byte{"k1": key}) // key from memory.ParseKey
-//	svc := memory.NewService(memory.NewMemoryStore(), keys, checker, &memory.Options{
+//	svc := memory.NewService(memory.NewMemoryStore(), keys, gate, &memory.Options{
 //		Policy: memory.StaticPolicy(true), // the host's "allow memory with external AI" setting
 //	})
 //

@@ -22,7 +22,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	svc := memory.NewService(memory.NewMemoryStore(), keys, access.NewChecker(dir), &memory.Options{
+	svc := memory.NewService(memory.NewMemoryStore(), keys, access.NewGate(access.NewChecker(dir, nil), nil), &memory.Options{
 		Policy: memory.StaticPolicy(true), // the team allows memory with external AI
 	})
 

@@ -66,10 +66,12 @@ type Options struct {
 //
 // Every method takes the calling principal and works only on the memories of
 // that user in that team; another user's or another team's memory ID
-// answers NotFound, just as an unknown one. Each call reads the principal's
-// live membership (access.Checker.Live), so a removed member is Forbidden.
-// Memory is managed in the product only: a principal authenticated by API
-// key or OAuth token (the MCP server) is Forbidden, and ForModel gives it no
+// answers NotFound, just as an unknown one. Each call passes the request
+// gate (access.Gate.Begin: live membership, then the rate limit; a
+// principal that is already live passes uncharged), so a removed member
+// is Forbidden. Memory is managed in the product only
+// (access.RightManageMemory): a principal authenticated by API key or
+// OAuth token (the MCP server) is Forbidden, and ForModel gives it no
 // memories.
 //
 // Text is validated and measured by the Service (see Add), sealed with
@@ -87,23 +89,23 @@ type Options struct {
 //
 // A Service is safe for concurrent use.
 type Service struct {
-	store   Store
-	keys    Keyring
-	checker *access.Checker
-	limits  Limits
-	policy  Policy
-	audit   func(context.Context, AuditEvent)
-	now     func() time.Time
+	store  Store
+	keys   Keyring
+	gate   *access.Gate
+	limits Limits
+	policy Policy
+	audit  func(context.Context, AuditEvent)
+	now    func() time.Time
 }
 
 // NewService returns a Service keeping memories in store, sealed with keys,
-// for principals checked live by checker. opts may be nil.
-func NewService(store Store, keys Keyring, checker *access.Checker, opts *Options) *Service {
+// for principals that pass gate. opts may be nil.
+func NewService(store Store, keys Keyring, gate *access.Gate, opts *Options) *Service {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	s := &Service{store: store, keys: keys, checker: checker, limits: o.Limits.withDefaults(),
+	s := &Service{store: store, keys: keys, gate: gate, limits: o.Limits.withDefaults(),
 		policy: o.Policy, audit: o.Audit, now: o.Now}
 	if s.policy == nil {
 		s.policy = StaticPolicy(false)
@@ -266,13 +268,18 @@ func (s *Service) owner(ctx context.Context, p access.Principal) (Owner, error) 
 	if isToken(p) {
 		return Owner{}, askbi.Errorf(askbi.Forbidden, "memory is only available when signed in to the product")
 	}
-	live, err := s.checker.Live(ctx, p)
+	live, err := s.gate.Begin(ctx, p)
 	if err != nil {
+		return Owner{}, err
+	}
+	if err := access.Allow(live, access.RightManageMemory, access.Team(live.TeamID)); err != nil {
 		return Owner{}, err
 	}
 	return Owner{TeamID: live.TeamID, UserID: live.UserID}, nil
 }
 
+// isToken reports whether p came from an API key or OAuth token; ForModel
+// answers those with nothing rather than an error.
 func isToken(p access.Principal) bool {
 	return p.Auth == access.AuthAPIKey || p.Auth == access.AuthOAuth
 }

@@ -19,6 +19,9 @@ import (
 
 var t0 = time.Date(2026, 9, 6, 12, 0, 0, 0, time.UTC)
 
+// unlimited is a rate limiter the tests never run out of.
+var unlimited = access.NewMemoryRateLimiter(&access.RateOptions{Burst: 1 << 30, Rate: 1 << 30})
+
 var (
 	alice       = access.Principal{UserID: "alice", TeamID: "acme", Auth: access.AuthSession}
 	bob         = access.Principal{UserID: "bob", TeamID: "acme", Auth: access.AuthSession}
@@ -107,7 +110,7 @@ func MustEnvWith(tb testing.TB, store *memory.MemoryStore, keys memory.Keyring, 
 		defer e.mu.Unlock()
 		e.events = append(e.events, ev)
 	}
-	e.svc = memory.NewService(store, keys, access.NewChecker(MustDirectory(tb)), &opts)
+	e.svc = memory.NewService(store, keys, access.NewGate(access.NewChecker(MustDirectory(tb), nil), unlimited), &opts)
 	return e
 }
 
@@ -668,7 +671,7 @@ func TestCiphertextBound(t *testing.T) {
 			writer := MustEnvWith(t, store, MustKeyring(t, "k1"), memory.Options{})
 			MustAdd(t, writer.svc, alice, "only alice may read this")
 			reader := memory.NewService(tamperStore{store, tc.tamper}, MustKeyring(t, "k1", "k2"),
-				access.NewChecker(MustDirectory(t)), nil)
+				access.NewGate(access.NewChecker(MustDirectory(t), nil), unlimited), nil)
 			items, err := reader.List(ctx, tc.reader)
 			if tc.ok {
 				if err != nil || len(items) != 1 || items[0].Text != "only alice may read this" {

@@ -58,7 +58,7 @@ func TestStoredRowHoldsNoSecret(t *testing.T) {
 	dir.AddProject("acme", "growth")
 	dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
 	keys := access.NewKeys(pgstore.NewKeyStore(db), dir, nil)
-	alice, err := access.NewChecker(dir).Live(ctx, access.Principal{UserID: "alice", TeamID: "acme", Auth: access.AuthSession})
+	alice, err := access.NewChecker(dir, nil).Live(ctx, access.Principal{UserID: "alice", TeamID: "acme", Auth: access.AuthSession})
 	if err != nil {
 		t.Fatal(err)
 	}

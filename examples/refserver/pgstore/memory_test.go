@@ -22,6 +22,9 @@ import (
 	"github.com/askbi/askbi/memory/memorytest"
 )
 
+// unlimited is a rate limiter the tests never run out of.
+var unlimited = access.NewMemoryRateLimiter(&access.RateOptions{Burst: 1 << 30, Rate: 1 << 30})
+
 func TestMemoryStore(t *testing.T) {
 	memorytest.Run(t, func(t *testing.T) memory.Store { return pgstore.NewMemoryStore(MustStore(t)) })
 }
@@ -54,7 +57,7 @@ func MustMemoryService(tb testing.TB, db *sqlx.DB, keys memory.Keyring) *memory.
 	dir := access.NewMemoryDirectory()
 	dir.SetMember("acme", "alice", access.RoleViewer, access.ProjectSet())
 	dir.SetMember("acme", "bob", access.RoleViewer, access.ProjectSet())
-	return memory.NewService(pgstore.NewMemoryStore(db), keys, access.NewChecker(dir), nil)
+	return memory.NewService(pgstore.NewMemoryStore(db), keys, access.NewGate(access.NewChecker(dir, nil), unlimited), nil)
 }
 
 // The child process of TestMemoryLimitsAcrossProcesses reads its task from
