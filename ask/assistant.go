@@ -14,7 +14,6 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
-	"github.com/askbi/askbi/internal/canonjson"
 	"github.com/askbi/askbi/internal/redact"
 	"github.com/askbi/askbi/memory"
 )
@@ -58,6 +57,15 @@ type Options struct {
 	// turn as untrusted user context. Default none: "/remember" answers
 	// Unsupported.
 	Memory *memory.Service
+	// Unavailable, when set, disables the assistant: every method answers
+	// Unavailable with this safe reason, and Status reports it. Set it when
+	// the model is not configured, e.g. "The assistant's model is not
+	// configured." Default "" (available), unless the provider is nil.
+	Unavailable string
+	// Secrets are the host's own credential patterns (session tokens, say),
+	// redacted like the built-in ones before anything is saved, streamed,
+	// shown or sent to the model. A pattern must not match whitespace.
+	Secrets []*regexp.Regexp
 	// Logger logs internal errors with detail. Default slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
@@ -70,19 +78,25 @@ type Options struct {
 // summary. It is safe for concurrent use.
 type Assistant struct {
 	provider  Provider
+	gate      *access.Gate
 	exec      *dataexec.Executor
 	convs     ConversationStore
 	approvals ApprovalStore
 	tools     *Registry
+	redact    *redact.Redactor
 	o         Options
 }
 
-// New returns an Assistant. opts may be nil.
-func New(provider Provider, exec *dataexec.Executor, convs ConversationStore, approvals ApprovalStore, tools *Registry, opts *Options) *Assistant {
-	a := &Assistant{provider: provider, exec: exec, convs: convs, approvals: approvals, tools: tools}
+// New returns an Assistant. Every method is one request: it passes gate
+// once (a principal that is already live passes uncharged) and needs
+// access.RightUseAssistant. A nil provider makes an assistant that is
+// unavailable (see Options.Unavailable). opts may be nil.
+func New(provider Provider, gate *access.Gate, exec *dataexec.Executor, convs ConversationStore, approvals ApprovalStore, tools *Registry, opts *Options) *Assistant {
+	a := &Assistant{provider: provider, gate: gate, exec: exec, convs: convs, approvals: approvals, tools: tools}
 	if opts != nil {
 		a.o = *opts
 	}
+	a.redact = redact.New(a.o.Secrets...)
 	o := &a.o
 	def := func(v *int, d int) {
 		if *v <= 0 {
@@ -107,6 +121,9 @@ func New(provider Provider, exec *dataexec.Executor, convs ConversationStore, ap
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if provider == nil && o.Unavailable == "" {
+		o.Unavailable = "The assistant's model is not configured."
 	}
 	return a
 }
@@ -139,16 +156,51 @@ func (a *Assistant) owned(ctx context.Context, p access.Principal, id string) (C
 	return c, err
 }
 
-// live resolves p's membership (and applies the rate limit) through the
-// executor, so chat and MCP pass the same gate.
-func (a *Assistant) live(ctx context.Context, p access.Principal) (access.Principal, error) {
-	return a.exec.Live(ctx, p, access.RightRead)
+// begin starts a request for p: the gate, then the right to use the
+// assistant. It returns the live principal.
+func (a *Assistant) begin(ctx context.Context, p access.Principal) (access.Principal, error) {
+	if a.o.Unavailable != "" {
+		return access.Principal{}, askbi.Errorf(askbi.Unavailable, "%s", a.o.Unavailable)
+	}
+	live, err := a.gate.Begin(ctx, p)
+	if err != nil {
+		return access.Principal{}, err
+	}
+	if err := access.Allow(live, access.RightUseAssistant, access.Team(live.TeamID)); err != nil {
+		return access.Principal{}, askbi.Errorf(askbi.Forbidden, "The assistant is not available to your role in this team.")
+	}
+	return live, nil
+}
+
+// Status says whether the assistant can answer p, so a client can disable
+// its input, and if not, why, in words safe to show.
+type Status struct {
+	Available bool   `json:"available"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// Status reports whether p may use the assistant now. It passes the gate
+// like any request; failures of the gate itself (a removed member, the
+// rate limit) are returned as errors.
+func (a *Assistant) Status(ctx context.Context, p access.Principal) (_ Status, err error) {
+	defer askbi.Wrap(&err, "ask.Assistant.Status")
+	if a.o.Unavailable != "" {
+		return Status{Reason: a.o.Unavailable}, nil
+	}
+	live, err := a.gate.Begin(ctx, p)
+	if err != nil {
+		return Status{}, err
+	}
+	if access.Allow(live, access.RightUseAssistant, access.Team(live.TeamID)) != nil {
+		return Status{Reason: "The assistant is not available to your role in this team."}, nil
+	}
+	return Status{Available: true}, nil
 }
 
 // CreateConversation starts an empty conversation for p.
 func (a *Assistant) CreateConversation(ctx context.Context, p access.Principal) (_ Conversation, err error) {
 	defer askbi.Wrap(&err, "ask.Assistant.CreateConversation")
-	live, err := a.live(ctx, p)
+	live, err := a.begin(ctx, p)
 	if err != nil {
 		return Conversation{}, err
 	}
@@ -167,7 +219,7 @@ func (a *Assistant) Conversations(ctx context.Context, p access.Principal, limit
 	case limit < 0 || limit > 100:
 		return nil, askbi.Errorf(askbi.InvalidArgument, "limit: must be between 1 and 100")
 	}
-	live, err := a.live(ctx, p)
+	live, err := a.begin(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +229,7 @@ func (a *Assistant) Conversations(ctx context.Context, p access.Principal, limit
 // DeleteConversation deletes one of p's conversations.
 func (a *Assistant) DeleteConversation(ctx context.Context, p access.Principal, id string) (err error) {
 	defer askbi.Wrap(&err, "ask.Assistant.DeleteConversation")
-	live, err := a.live(ctx, p)
+	live, err := a.begin(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -229,7 +281,7 @@ const maxViewEntries = 200
 // approvals.
 func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ *View, err error) {
 	defer askbi.Wrap(&err, "ask.Assistant.Open")
-	live, err := a.live(ctx, p)
+	live, err := a.begin(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +332,22 @@ func (a *Assistant) refreshChart(ctx context.Context, p access.Principal, r Tool
 	case err == nil:
 		cr = chartResultOf(cur)
 	case askbi.ErrorCode(err) == askbi.NotFound:
-		cr = ChartResult{Status: "unavailable", Chart: cr.Chart, Datasets: []dataexec.Ref{}}
+		// The chart is gone; the links to its datasets that still exist
+		// stay.
+		ents := make([]access.Entity, len(cr.Datasets))
+		for i, d := range cr.Datasets {
+			ents[i] = access.Entity{Type: access.TypeDataset, ID: d.ID}
+		}
+		refs, err := a.exec.Resolve(ctx, p, ents)
+		if err != nil {
+			return r
+		}
+		cr = ChartResult{Status: "unavailable", Chart: cr.Chart, Datasets: []dataexec.Ref{}, Type: cr.Type}
+		for _, ref := range refs {
+			if ref != nil {
+				cr.Datasets = append(cr.Datasets, *ref)
+			}
+		}
 	default:
 		return r
 	}
@@ -351,7 +418,7 @@ func (a *Assistant) Send(ctx context.Context, p access.Principal, req SendReques
 			return err
 		}
 	}
-	live, err := a.live(ctx, p)
+	live, err := a.begin(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -360,7 +427,7 @@ func (a *Assistant) Send(ctx context.Context, p access.Principal, req SendReques
 		return err
 	}
 	if text, ok := memory.ParseRemember(msg); ok {
-		return a.remember(ctx, live, conv, text, emit)
+		return a.remember(ctx, live, conv, msg, text, emit)
 	}
 	level, err := a.o.Sharing.Sharing(ctx, live.TeamID)
 	if err != nil {
@@ -396,7 +463,7 @@ func (a *Assistant) Send(ctx context.Context, p access.Principal, req SendReques
 	}
 
 	// Save the question before generating, so a failed turn leaves history.
-	msg = redact.String(msg)
+	msg = a.redact.String(msg)
 	if err := a.convs.SaveTurn(ctx, tr.t); err != nil {
 		return err
 	}
@@ -417,13 +484,11 @@ func (a *Assistant) Send(ctx context.Context, p access.Principal, req SendReques
 	return tr.finish(ctx, tr.loop(ctx))
 }
 
-// rememberEntry is what history keeps of a "/remember" command: never the
-// memory text.
-const rememberEntry = memory.Command + " [saved to memory]"
-
-// remember saves a memory without a model call. The question is kept in
-// history without its text.
-func (a *Assistant) remember(ctx context.Context, p access.Principal, conv Conversation, text string, emit Emit) error {
+// remember saves a memory without a model call. The message stays in the
+// visible history as the user sent it (redacted like any message); model
+// replay leaves its text out (see turn.request), so edits and deletions
+// of the memory apply from the next turn.
+func (a *Assistant) remember(ctx context.Context, p access.Principal, conv Conversation, msg, text string, emit Emit) error {
 	if a.o.Memory == nil {
 		return askbi.Errorf(askbi.Unsupported, "memory is not enabled here")
 	}
@@ -437,165 +502,10 @@ func (a *Assistant) remember(ctx context.Context, p access.Principal, conv Conve
 		return err
 	}
 	if _, err := a.convs.AppendEntry(ctx, Entry{ID: newID("ent"), ConversationID: conv.ID, TurnID: tr.t.ID, Role: RoleUser,
-		Text: rememberEntry, CreatedAt: now}); err != nil {
+		Text: a.redact.String(msg), CreatedAt: now}); err != nil {
 		return err
 	}
 	return tr.finish(ctx, tr.answer(ctx, memory.SavedReply))
-}
-
-// ApproveRequest approves or rejects one pending call. Tool and Arguments
-// are what the user was shown; they must match the approval exactly.
-type ApproveRequest struct {
-	ConversationID string
-	ApprovalID     string
-	Tool           string
-	Arguments      json.RawMessage
-}
-
-var approvalID = regexp.MustCompile(`^apr_[a-z0-9]{20}$`)
-
-// binding validates an approve or reject request for p and returns p's
-// live principal, the conversation and what the request claims.
-func (a *Assistant) binding(ctx context.Context, p access.Principal, req ApproveRequest) (access.Principal, Conversation, Binding, error) {
-	if !approvalID.MatchString(req.ApprovalID) {
-		return access.Principal{}, Conversation{}, Binding{}, askbi.Errorf(askbi.InvalidArgument, "approval_id: malformed")
-	}
-	live, err := a.live(ctx, p)
-	if err != nil {
-		return access.Principal{}, Conversation{}, Binding{}, err
-	}
-	conv, err := a.owned(ctx, live, req.ConversationID)
-	if err != nil {
-		return access.Principal{}, Conversation{}, Binding{}, err
-	}
-	hash, err := canonjson.Hash(req.Arguments)
-	if err != nil {
-		return access.Principal{}, Conversation{}, Binding{}, askbi.Errorf(askbi.InvalidArgument, "arguments: must be the JSON object shown for approval")
-	}
-	return live, conv, Binding{UserID: live.UserID, TeamID: live.TeamID, ConversationID: conv.ID, Tool: req.Tool, ArgsHash: hash}, nil
-}
-
-// Approve consumes an approval and runs its call, then lets the model
-// continue the turn. The approval must be pending, unexpired, and bound
-// to this user, team, conversation, tool and arguments; otherwise
-// ApprovalInvalid and nothing runs. Retrying an approval that already ran
-// returns its stored result without running again; another approval of a
-// call that already ran is Conflict.
-func (a *Assistant) Approve(ctx context.Context, p access.Principal, req ApproveRequest, emit Emit) (err error) {
-	defer askbi.Wrap(&err, "ask.Assistant.Approve")
-	live, conv, b, err := a.binding(ctx, p, req)
-	if err != nil {
-		return err
-	}
-	ap, err := a.approvals.Consume(ctx, req.ApprovalID, b, a.o.Now())
-	if askbi.ErrorCode(err) == askbi.ApprovalInvalid {
-		return a.replay(ctx, conv, req.ApprovalID, b, emit, err)
-	}
-	if err != nil {
-		return err
-	}
-	tr, err := a.resume(ctx, live, conv, ap.TurnID, emit)
-	if err != nil {
-		return err
-	}
-	tool, _ := a.tools.Tool(ap.Tool)
-	out, runErr := tr.run(ctx, tool, ToolCall{ID: ap.ToolCallID, Name: ap.Tool, Arguments: ap.Arguments}, ap.ID)
-	if err := storageOnly(runErr); err != nil {
-		return tr.finish(ctx, err)
-	}
-	rc := Receipt{ApprovalID: ap.ID, ToolCallID: ap.ToolCallID, Result: out, CreatedAt: a.o.Now().UTC()}
-	if runErr != nil {
-		rc.ErrorCode = string(askbi.ErrorCode(runErr))
-	}
-	if err := a.approvals.PutReceipt(ctx, rc); err != nil {
-		return tr.finish(ctx, err)
-	}
-	return tr.finish(ctx, tr.loop(ctx))
-}
-
-// replay answers a retried approval from its receipt, or returns cause.
-func (a *Assistant) replay(ctx context.Context, conv Conversation, id string, b Binding, emit Emit, cause error) error {
-	ap, err := a.approvals.Approval(ctx, id)
-	if err != nil || ap.UserID != b.UserID || ap.TeamID != b.TeamID || ap.ConversationID != b.ConversationID ||
-		ap.Tool != b.Tool || ap.ArgsHash != b.ArgsHash {
-		return cause
-	}
-	rc, err := a.approvals.Receipt(ctx, id)
-	if err != nil {
-		return cause
-	}
-	tool, _ := a.tools.Tool(ap.Tool)
-	tr := &turn{a: a, conv: conv, emit: emit, t: Turn{ID: ap.TurnID}}
-	te := &ToolEvent{CallID: ap.ToolCallID, Name: ap.Tool, Label: tool.Label, Class: tool.Class, State: RunCompleted, ApprovalID: ap.ID}
-	if rc.ErrorCode != "" {
-		te.State = RunFailed
-		tr.send(Event{Type: EventToolFailed, Tool: te, Error: &ErrorBody{Code: rc.ErrorCode, Message: "The approved action failed."}})
-	} else {
-		if runs, err := a.convs.ToolRuns(ctx, conv.ID); err == nil {
-			for _, r := range runs {
-				if r.CallID == ap.ToolCallID {
-					te.Result = r.Result
-				}
-			}
-		}
-		tr.send(Event{Type: EventToolCompleted, Tool: te})
-	}
-	tr.send(Event{Type: EventRequestCompleted, State: TurnCompleted})
-	return nil
-}
-
-// Reject burns an approval under the same binding rules as Approve, marks
-// the call rejected, and lets the model answer.
-func (a *Assistant) Reject(ctx context.Context, p access.Principal, req ApproveRequest, emit Emit) (err error) {
-	defer askbi.Wrap(&err, "ask.Assistant.Reject")
-	live, conv, b, err := a.binding(ctx, p, req)
-	if err != nil {
-		return err
-	}
-	ap, err := a.approvals.Reject(ctx, req.ApprovalID, b, a.o.Now())
-	if err != nil {
-		return err
-	}
-	tr, err := a.resume(ctx, live, conv, ap.TurnID, emit)
-	if err != nil {
-		return err
-	}
-	tool, _ := a.tools.Tool(ap.Tool)
-	run := tr.newRun(tool, ap.ToolCallID)
-	run.State, run.ApprovalID = RunRejected, ap.ID
-	if err := a.convs.SaveToolRun(ctx, run); err != nil {
-		return tr.finish(ctx, err)
-	}
-	tr.send(Event{Type: EventToolRejected, Tool: &ToolEvent{CallID: ap.ToolCallID, Name: ap.Tool, Label: tool.Label, Class: tool.Class, State: RunRejected, ApprovalID: ap.ID}})
-	if err := tr.saveOutput(ctx, tool, ap.ToolCallID, json.RawMessage(`{"rejected":"the user rejected this action; it did not run"}`)); err != nil {
-		return tr.finish(ctx, err)
-	}
-	return tr.finish(ctx, tr.loop(ctx))
-}
-
-// resume reopens a paused turn.
-func (a *Assistant) resume(ctx context.Context, p access.Principal, conv Conversation, turnID string, emit Emit) (*turn, error) {
-	level, err := a.o.Sharing.Sharing(ctx, p.TeamID)
-	if err != nil {
-		return nil, err
-	}
-	items, _, err := a.revalidate(ctx, p, conv.ID)
-	if err != nil {
-		return nil, err
-	}
-	tr := &turn{a: a, p: p, conv: conv, emit: emit, level: level, items: items}
-	turns, err := a.convs.Turns(ctx, conv.ID)
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range turns {
-		if t.ID == turnID {
-			tr.t = t
-		}
-	}
-	tr.t.ID, tr.t.ConversationID, tr.t.State = turnID, conv.ID, TurnRunning
-	tr.t.UpdatedAt = a.o.Now().UTC()
-	return tr, a.convs.SaveTurn(ctx, tr.t)
 }
 
 // AddPreviewToDashboard is the direct action on a chart result: it never
@@ -605,7 +515,7 @@ func (a *Assistant) resume(ctx context.Context, p access.Principal, conv Convers
 // so every copy of it in the conversation shows as saved.
 func (a *Assistant) AddPreviewToDashboard(ctx context.Context, p access.Principal, conversationID, chartID, dashboardID string) (_ ChartResult, err error) {
 	defer askbi.Wrap(&err, "ask.Assistant.AddPreviewToDashboard")
-	live, err := a.live(ctx, p)
+	live, err := a.begin(ctx, p)
 	if err != nil {
 		return ChartResult{}, err
 	}

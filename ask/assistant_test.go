@@ -633,9 +633,9 @@ func TestSchemaLevelHidesNestedErrorKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec := dataexec.NewExecutor(e.cat, access.NewChecker(e.dir), dataexec.SourceMap{}, nil)
+	exec := dataexec.NewExecutor(e.cat, dataexec.SourceMap{}, nil)
 	e.sharing.set(ask.SharingSchema)
-	a := ask.New(model, exec, e.convs, e.approvals, reg, &ask.Options{Sharing: e.sharing})
+	a := ask.New(model, e.gate, exec, e.convs, e.approvals, reg, &ask.Options{Sharing: e.sharing})
 	conv := e.MustConversation(t, alice)
 	if err := a.Send(context.Background(), alice, ask.SendRequest{ConversationID: conv, Message: "go"}, nil); err != nil {
 		t.Fatal(err)

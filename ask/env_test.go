@@ -54,6 +54,7 @@ func (s *sharing) set(l ask.Sharing) {
 //   - globex (ops): carol owner.
 type env struct {
 	a         *ask.Assistant
+	gate      *access.Gate
 	model     *mock.Provider
 	dir       *access.MemoryDirectory
 	cat       *dataexec.MemoryCatalog
@@ -79,7 +80,17 @@ const (
 	sqlTickets = "SELECT day, opened FROM tickets"
 )
 
-func newEnv(t testing.TB, provider ask.Provider) *env {
+// envOption changes how newEnv builds the assistant.
+type envOption func(*envConfig)
+
+type envConfig struct {
+	limiter   access.RateLimiter
+	convs     ask.ConversationStore
+	approvals ask.ApprovalStore
+	opts      ask.Options
+}
+
+func newEnv(t testing.TB, provider ask.Provider, options ...envOption) *env {
 	t.Helper()
 	e := &env{dir: access.NewMemoryDirectory(), cat: dataexec.NewMemoryCatalog(), audit: dataexec.NewMemoryAudit(1000),
 		convs: ask.NewMemoryConversationStore(), approvals: ask.NewMemoryApprovalStore(),
@@ -124,9 +135,14 @@ func newEnv(t testing.TB, provider ask.Provider) *env {
 		sqlMRR:     {Columns: []string{"month", "mrr"}, Rows: [][]any{{"2026-10", json.Number("60500.00")}}},
 		sqlTickets: {Columns: []string{"day", "opened"}, Rows: [][]any{{"2026-11-01", int64(4)}}},
 	}
+	cfg := envConfig{limiter: access.NewMemoryRateLimiter(&access.RateOptions{Burst: 1 << 30, Rate: 1 << 30}),
+		convs: e.convs, approvals: e.approvals}
+	for _, o := range options {
+		o(&cfg)
+	}
 	src := dataexec.NewTableSource(e.tables)
-	exec := dataexec.NewExecutor(c, access.NewChecker(e.dir), dataexec.SourceMap{"wh": src, "gx": src},
-		&dataexec.Options{Audit: e.audit, Now: e.clock.Now, RateLimiter: dataexec.NewMemoryRateLimiter(&dataexec.RateOptions{Burst: 1 << 30, Rate: 1 << 30})})
+	e.gate = access.NewGate(access.NewChecker(e.dir, nil), cfg.limiter)
+	exec := dataexec.NewExecutor(c, dataexec.SourceMap{"wh": src, "gx": src}, &dataexec.Options{Audit: e.audit, Now: e.clock.Now})
 	reg, err := ask.NewRegistry(ask.ProductTools(exec)...)
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +151,9 @@ func newEnv(t testing.TB, provider ask.Provider) *env {
 		e.model = mock.New()
 		provider = e.model
 	}
-	e.a = ask.New(provider, exec, e.convs, e.approvals, reg, &ask.Options{Now: e.clock.Now, Sharing: e.sharing, Logger: slog.New(slog.DiscardHandler)})
+	o := cfg.opts
+	o.Now, o.Sharing, o.Logger = e.clock.Now, e.sharing, slog.New(slog.DiscardHandler)
+	e.a = ask.New(provider, e.gate, exec, cfg.convs, cfg.approvals, reg, &o)
 	return e
 }
 

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/askbi/askbi"
-	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/memory"
@@ -20,14 +19,14 @@ func withMemory(t *testing.T, e *env, allow bool) *memory.Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := memory.NewService(memory.NewMemoryStore(), keys, access.NewChecker(e.dir), &memory.Options{Policy: memory.StaticPolicy(allow)})
+	mem := memory.NewService(memory.NewMemoryStore(), keys, e.gate, &memory.Options{Policy: memory.StaticPolicy(allow)})
 	src := dataexec.NewTableSource(e.tables)
-	exec := dataexec.NewExecutor(e.cat, access.NewChecker(e.dir), dataexec.SourceMap{"wh": src, "gx": src}, &dataexec.Options{Audit: e.audit, Now: e.clock.Now})
+	exec := dataexec.NewExecutor(e.cat, dataexec.SourceMap{"wh": src, "gx": src}, &dataexec.Options{Audit: e.audit, Now: e.clock.Now})
 	reg, err := ask.NewRegistry(ask.ProductTools(exec)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.a = ask.New(e.model, exec, e.convs, e.approvals, reg, &ask.Options{Now: e.clock.Now, Sharing: e.sharing, Memory: mem})
+	e.a = ask.New(e.model, e.gate, exec, e.convs, e.approvals, reg, &ask.Options{Now: e.clock.Now, Sharing: e.sharing, Memory: mem})
 	return mem
 }
 
@@ -47,10 +46,10 @@ func TestRemember(t *testing.T) {
 	if err != nil || len(items) != 1 || items[0].Text != "fiscal year starts in April" {
 		t.Fatalf("memories = %v, %v", items, err)
 	}
-	// The conversation keeps the command, never the text.
-	b, _ := json.Marshal(e.MustOpen(t, alice, conv))
-	if strings.Contains(string(b), "fiscal") {
-		t.Errorf("conversation holds the memory text: %s", b)
+	// The visible history keeps the user's message as sent.
+	v := e.MustOpen(t, alice, conv)
+	if len(v.Messages) != 2 || v.Messages[0].Text != "/remember fiscal year starts in April" || v.Messages[1].Text != memory.SavedReply {
+		t.Errorf("history = %+v", v.Messages)
 	}
 	// The next turn sends it as untrusted user context, read fresh.
 	e.MustSend(t, alice, conv, "hello", nil)
@@ -70,7 +69,7 @@ func TestRemember(t *testing.T) {
 	}
 	e.MustSend(t, alice, conv, "again", nil)
 	reqs = e.model.Requests()
-	b, _ = json.Marshal(reqs[len(reqs)-1])
+	b, _ := json.Marshal(reqs[len(reqs)-1])
 	if strings.Contains(string(b), "fiscal") {
 		t.Error("a deleted memory still reached the model")
 	}

@@ -131,6 +131,18 @@ func (s *MemoryConversationStore) SaveTurn(_ context.Context, t Turn) error {
 
 // Turns implements ConversationStore. Turns created at the same time keep
 // the order they were first saved in.
+// Turn implements ConversationStore.
+func (s *MemoryConversationStore) Turn(_ context.Context, conversationID, id string) (Turn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if mc, ok := s.convs[conversationID]; ok {
+		if i := slices.IndexFunc(mc.turns, func(t Turn) bool { return t.ID == id }); i >= 0 {
+			return mc.turns[i], nil
+		}
+	}
+	return Turn{}, askbi.Errorf(askbi.NotFound, "Turn not found.")
+}
+
 func (s *MemoryConversationStore) Turns(_ context.Context, conversationID string) ([]Turn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -323,10 +335,6 @@ func NewMemoryApprovalStore() *MemoryApprovalStore {
 
 var _ ApprovalStore = (*MemoryApprovalStore)(nil)
 
-func errApprovalInvalid() error {
-	return askbi.Errorf(askbi.ApprovalInvalid, "The approval is invalid or has expired.")
-}
-
 // CreateApproval implements ApprovalStore.
 func (s *MemoryApprovalStore) CreateApproval(_ context.Context, a Approval) error {
 	if !validJSON(a.Arguments) {
@@ -410,11 +418,26 @@ func (s *MemoryApprovalStore) Reject(_ context.Context, id string, b Binding, no
 // bound as b claims. s.mu must be held.
 func (s *MemoryApprovalStore) usable(id string, b Binding, now time.Time) (*memApproval, error) {
 	ma, ok := s.approvals[id]
-	if !ok || ma.a.State != ApprovalPending || !now.Before(ma.a.ExpiresAt) ||
-		b != (Binding{UserID: ma.a.UserID, TeamID: ma.a.TeamID, ConversationID: ma.a.ConversationID, Tool: ma.a.Tool, ArgsHash: ma.a.ArgsHash}) {
+	if !ok || ma.a.State != ApprovalPending || !now.Before(ma.a.ExpiresAt) || !b.Matches(ma.a) {
 		return nil, errApprovalInvalid()
 	}
 	return ma, nil
+}
+
+// Release implements ApprovalStore.
+func (s *MemoryApprovalStore) Release(_ context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ma, ok := s.approvals[id]
+	if !ok {
+		return askbi.Errorf(askbi.NotFound, "Approval not found.")
+	}
+	if _, ran := s.receipts[id]; ran || ma.a.State != ApprovalConsumed {
+		return askbi.Errorf(askbi.Conflict, "Only a consumed approval without a result can be released.")
+	}
+	ma.a.State = ApprovalPending
+	delete(s.consumed, callKey{ma.a.ConversationID, ma.a.ToolCallID})
+	return nil
 }
 
 // PutReceipt implements ApprovalStore.

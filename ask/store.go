@@ -142,6 +142,8 @@ type ConversationStore interface {
 	// SaveTurn inserts or updates turn t. NotFound when its conversation
 	// does not exist.
 	SaveTurn(ctx context.Context, t Turn) error
+	// Turn returns turn id of a conversation, or NotFound.
+	Turn(ctx context.Context, conversationID, id string) (Turn, error)
 	// Turns lists a conversation's turns, oldest first.
 	Turns(ctx context.Context, conversationID string) ([]Turn, error)
 
@@ -205,13 +207,23 @@ type Binding struct {
 	ArgsHash       string
 }
 
-// Receipt is the stored result of an approved call, bound to its approval.
+// Matches reports whether a is bound as b claims: the one comparison of a
+// binding, which every store and the assistant use.
+func (b Binding) Matches(a Approval) bool {
+	return b == Binding{UserID: a.UserID, TeamID: a.TeamID, ConversationID: a.ConversationID, Tool: a.Tool, ArgsHash: a.ArgsHash}
+}
+
+// Receipt is the stored result of an approved call, bound to its approval:
+// what a retry of the approval answers, without running the call again.
 type Receipt struct {
 	ApprovalID string          `json:"approval_id"`
 	ToolCallID string          `json:"tool_call_id"`
+	Summary    string          `json:"summary,omitempty"` // the call's one-line summary, redacted
 	Result     json.RawMessage `json:"result,omitempty"`
-	ErrorCode  string          `json:"error_code,omitempty"`
-	CreatedAt  time.Time       `json:"created_at"`
+	// ErrorCode and ErrorMessage (safe) are set when the call failed.
+	ErrorCode    string    `json:"error_code,omitempty"`
+	ErrorMessage string    `json:"error_message,omitempty"`
+	CreatedAt    time.Time `json:"created_at"`
 }
 
 // ApprovalStore keeps approvals and receipts. Consume and Reject are
@@ -236,13 +248,20 @@ type ApprovalStore interface {
 	// Reject burns approval id under the same binding, state and expiry
 	// rules as Consume, marking it rejected. It never returns Conflict.
 	Reject(ctx context.Context, id string, b Binding, now time.Time) (Approval, error)
+	// Release returns consumed approval id to pending, for a caller whose
+	// call never started (a store or network failure after Consume), so a
+	// transient failure never uses up an approval. It is Conflict when the
+	// approval is not consumed or already has a receipt, NotFound when it
+	// does not exist.
+	Release(ctx context.Context, id string) error
 	// PutReceipt stores r for a consumed approval. Storing the same
 	// approval's receipt again is Conflict; so is a receipt for an approval
 	// that is not consumed, for another tool call, or for r.ToolCallID
 	// under another approval. NotFound when the approval does not exist.
 	//
 	// Between Consume and PutReceipt the call runs; a retry in that window
-	// (or after a crash in it) gets ApprovalInvalid: calls run at most once.
+	// waits for the receipt. A crash in it leaves the approval consumed
+	// without a receipt: calls run at most once.
 	PutReceipt(ctx context.Context, r Receipt) error
 	// Receipt returns the receipt of approval id, or NotFound.
 	Receipt(ctx context.Context, approvalID string) (Receipt, error)

@@ -194,6 +194,24 @@ func (r *Registry) Tool(name string) (Tool, bool) {
 	return r.tools[i], true
 }
 
+// lookup returns the tool called name, or a stand-in that runs nothing
+// when it is no longer registered, and whether it is registered.
+func (r *Registry) lookup(name string) (Tool, bool) {
+	if t, ok := r.Tool(name); ok {
+		return t, true
+	}
+	return Tool{Name: name, Label: "Unknown tool", Class: ClassUnknown, Filter: withheld,
+		Run: func(context.Context, Call) (Output, error) {
+			return Output{}, askbi.Errorf(askbi.Unavailable, "this action is no longer available")
+		}}, false
+}
+
+// withheld is the filter of a tool no longer registered: its saved output
+// reaches the model no more.
+func withheld(json.RawMessage, Sharing) json.RawMessage {
+	return json.RawMessage(`{"withheld":"tool no longer available"}`)
+}
+
 // specs lists the tools for a model request. Headless runs leave gated
 // tools out: nobody could approve them.
 func (r *Registry) specs(headless bool) []ToolSpec {

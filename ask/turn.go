@@ -12,7 +12,6 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/internal/canonjson"
-	"github.com/askbi/askbi/internal/redact"
 	"github.com/askbi/askbi/memory"
 )
 
@@ -67,15 +66,17 @@ func (tr *turn) finish(ctx context.Context, err error) error {
 		tr.a.o.Logger.Error("ask: save turn", "turn", tr.t.ID, "err", serr)
 	}
 	if err != nil {
-		tr.send(Event{Type: EventRequestFailed, State: tr.t.State, Error: errorBody(err)})
+		tr.send(Event{Type: EventRequestFailed, State: tr.t.State, Error: tr.errorBody(err)})
 		return err
 	}
 	tr.send(Event{Type: EventRequestCompleted, State: tr.t.State})
 	return nil
 }
 
-func errorBody(err error) *ErrorBody {
-	return &ErrorBody{Code: string(askbi.ErrorCode(err)), Message: askbi.ErrorMessage(err)}
+// errorBody is err as users and the model see it: its code and safe
+// message, with secrets masked (a validation message can echo a value).
+func (tr *turn) errorBody(err error) *ErrorBody {
+	return &ErrorBody{Code: string(askbi.ErrorCode(err)), Message: tr.a.redact.String(askbi.ErrorMessage(err))}
 }
 
 // answer saves and sends an assistant message that needs no model call.
@@ -98,24 +99,34 @@ func (tr *turn) loop(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		reply, err := tr.a.provider.Complete(ctx, req, func(d string) {
-			tr.send(Event{Type: EventMessageDelta, Delta: redact.String(d)})
+		// Deltas are redacted as a stream: a secret split across deltas
+		// is held back until it can be masked whole.
+		stream := tr.a.redact.Stream(func(d string) {
+			tr.send(Event{Type: EventMessageDelta, Delta: d})
 		})
+		reply, err := tr.a.provider.Complete(ctx, req, stream.Write)
+		stream.Flush()
 		if err != nil {
-			if ctx.Err() == context.DeadlineExceeded {
+			switch {
+			case ctx.Err() == context.DeadlineExceeded:
 				return askbi.Errorf(askbi.Timeout, "the assistant took longer than %s", tr.a.o.TurnTimeout)
+			case ctx.Err() != nil:
+				return &askbi.Error{Code: askbi.Unavailable, Message: "the request was cancelled", Err: err}
 			}
 			return err
 		}
 		// Our own call IDs: provider IDs need not be unique across
 		// conversations, and they key the work summary.
 		calls := make([]ToolCall, len(reply.ToolCalls))
+		saved := make([]ToolCall, len(reply.ToolCalls)) // as history keeps them: redacted
 		for i, c := range reply.ToolCalls {
 			calls[i] = ToolCall{ID: newID("call"), Name: c.Name, Arguments: c.Arguments}
+			saved[i] = calls[i]
+			saved[i].Arguments = tr.redactJSON(c.Arguments)
 		}
-		text := redact.String(reply.Text)
+		text := tr.a.redact.String(reply.Text)
 		if _, err := tr.a.convs.AppendEntry(ctx, Entry{ID: newID("ent"), ConversationID: tr.conv.ID, TurnID: tr.t.ID,
-			Role: RoleAssistant, Text: text, ToolCalls: calls, CreatedAt: tr.a.o.Now().UTC()}); err != nil {
+			Role: RoleAssistant, Text: text, ToolCalls: saved, CreatedAt: tr.a.o.Now().UTC()}); err != nil {
 			return err
 		}
 		if text != "" {
@@ -150,10 +161,9 @@ func (tr *turn) loop(ctx context.Context) error {
 // now waits for approval. Tool failures go to the model and the user; only
 // storage errors end the turn.
 func (tr *turn) call(ctx context.Context, c ToolCall) (paused bool, err error) {
-	tool, ok := tr.a.tools.Tool(c.Name)
+	tool, ok := tr.a.tools.lookup(c.Name)
 	if !ok {
-		return false, tr.fail(ctx, Tool{Name: c.Name, Label: "Unknown tool", Class: ClassUnknown, Filter: ShowAll}, c.ID,
-			askbi.Errorf(askbi.Unsupported, "there is no tool named %q", shorten(c.Name, 64)), "")
+		return false, tr.fail(ctx, tool, c.ID, askbi.Errorf(askbi.Unsupported, "there is no tool named %q", shorten(c.Name, 64)), "")
 	}
 	args, err := tr.resolveHandles(c.Arguments)
 	if err == nil {
@@ -186,8 +196,9 @@ func (tr *turn) call(ctx context.Context, c ToolCall) (paused bool, err error) {
 	if err := tr.a.convs.SaveToolRun(ctx, run); err != nil {
 		return false, err
 	}
-	tr.send(Event{Type: EventToolApprovalRequired, Tool: &ToolEvent{CallID: c.ID, Name: tool.Name, Label: tool.Label, Class: tool.Class,
-		State: RunApprovalRequired, ApprovalID: ap.ID, Arguments: json.RawMessage(redact.String(string(canon))), ExpiresAt: &ap.ExpiresAt}})
+	te := toolEvent(tool, run)
+	te.Arguments, te.ExpiresAt = json.RawMessage(tr.a.redact.String(string(canon))), &ap.ExpiresAt
+	tr.send(Event{Type: EventToolApprovalRequired, Tool: te})
 	return true, nil
 }
 
@@ -213,21 +224,19 @@ func (tr *turn) run(ctx context.Context, tool Tool, c ToolCall, approval string)
 	if err := tr.a.convs.SaveToolRun(ctx, run); err != nil {
 		return nil, err
 	}
-	tr.send(Event{Type: EventToolRunning, Tool: &ToolEvent{CallID: c.ID, Name: tool.Name, Label: tool.Label, Class: tool.Class, State: RunRunning, ApprovalID: approval}})
+	tr.send(Event{Type: EventToolRunning, Tool: toolEvent(tool, run)})
 	out, err := tool.Run(ctx, Call{Principal: tr.p, ConversationID: tr.conv.ID, Arguments: c.Arguments})
+	var data, result json.RawMessage
+	if err == nil {
+		if data, err = tr.marshalRedacted(out.Data); err == nil {
+			result, err = tr.marshalRedacted(out.Result)
+		}
+	}
 	if err != nil {
 		if err := tr.fail(ctx, tool, c.ID, err, approval); err != nil {
 			return nil, err
 		}
 		return nil, toolFailure{err}
-	}
-	data, err := marshalRedacted(out.Data)
-	if err != nil {
-		return nil, err
-	}
-	result, err := marshalRedacted(out.Result)
-	if err != nil {
-		return nil, err
 	}
 	run.State, run.Result, run.ErrorMessage = RunCompleted, result, ""
 	run.UpdatedAt = tr.a.o.Now().UTC()
@@ -237,15 +246,16 @@ func (tr *turn) run(ctx context.Context, tool Tool, c ToolCall, approval string)
 	if err := tr.saveOutput(ctx, tool, c.ID, data); err != nil {
 		return nil, err
 	}
-	tr.send(Event{Type: EventToolCompleted, Tool: &ToolEvent{CallID: c.ID, Name: tool.Name, Label: tool.Label, Class: tool.Class,
-		State: RunCompleted, ApprovalID: approval, Summary: redact.String(out.Summary), Result: result}})
+	te := toolEvent(tool, run)
+	te.Summary, te.Result = tr.a.redact.String(out.Summary), result
+	tr.send(Event{Type: EventToolCompleted, Tool: te})
 	return result, nil
 }
 
 // fail records a failed call: its safe error reaches the model, the work
 // summary (with retry when the tool is read-only) and the user.
 func (tr *turn) fail(ctx context.Context, tool Tool, callID string, cause error, approval string) error {
-	body := errorBody(cause)
+	body := tr.errorBody(cause)
 	run := tr.newRun(tool, callID)
 	run.State, run.ErrorCode, run.ErrorMessage, run.ApprovalID = RunFailed, body.Code, body.Message, approval
 	if body.Code == string(askbi.Unavailable) && tool.Class.Gated() && tr.headless {
@@ -259,9 +269,15 @@ func (tr *turn) fail(ctx context.Context, tool Tool, callID string, cause error,
 	if err := tr.saveOutput(ctx, tool, callID, b); err != nil {
 		return err
 	}
-	tr.send(Event{Type: EventToolFailed, Tool: &ToolEvent{CallID: callID, Name: tool.Name, Label: tool.Label, Class: tool.Class,
-		State: run.State, ApprovalID: approval, Retry: run.Retry}, Error: body})
+	tr.send(Event{Type: EventToolFailed, Tool: toolEvent(tool, run), Error: body})
 	return nil
+}
+
+// toolEvent is the event form of a tool call in the work summary: the one
+// place a tool event is built.
+func toolEvent(tool Tool, r ToolRun) *ToolEvent {
+	return &ToolEvent{CallID: r.CallID, Name: tool.Name, Label: tool.Label, Class: tool.Class, State: r.State,
+		ApprovalID: r.ApprovalID, Retry: r.Retry}
 }
 
 func (tr *turn) newRun(tool Tool, callID string) ToolRun {
@@ -277,7 +293,21 @@ func (tr *turn) saveOutput(ctx context.Context, tool Tool, callID string, data j
 	return err
 }
 
-func marshalRedacted(v any) (json.RawMessage, error) {
+// redactJSON is raw with secrets masked, or a notice when masking left it
+// invalid.
+func (tr *turn) redactJSON(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return raw
+	}
+	out := json.RawMessage(tr.a.redact.String(string(raw)))
+	if !json.Valid(out) {
+		return json.RawMessage(`{"redacted":"the arguments held a secret"}`)
+	}
+	return out
+}
+
+// marshalRedacted is v as JSON with secrets masked.
+func (tr *turn) marshalRedacted(v any) (json.RawMessage, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -285,7 +315,7 @@ func marshalRedacted(v any) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.RawMessage(redact.String(string(b))), nil
+	return json.RawMessage(tr.a.redact.String(string(b))), nil
 }
 
 var handle = regexp.MustCompile(`^@c([0-9]{1,2})$`)
@@ -380,7 +410,7 @@ func (tr *turn) request(ctx context.Context) (ModelRequest, error) {
 		if err != nil {
 			return ModelRequest{}, err
 		}
-		block = memoryBlock(mems) + block
+		block = tr.a.redact.String(memoryBlock(mems)) + block
 	}
 	if block != "" && lastUser >= 0 {
 		msgs[lastUser].Text = block + msgs[lastUser].Text
@@ -394,13 +424,10 @@ func (tr *turn) request(ctx context.Context) (ModelRequest, error) {
 func (tr *turn) modelView(e Entry) string {
 	level := minSharing(e.Sharing, tr.level)
 	filter := ShowAll
-	if t, ok := tr.a.tools.Tool(e.Tool); ok {
+	if e.Tool != "" {
+		// A tool no longer registered shares nothing of its output.
+		t, _ := tr.a.tools.lookup(e.Tool)
 		filter = t.Filter
-	} else if e.Tool != "" {
-		// A tool no longer registered: share nothing of its output.
-		filter = func(json.RawMessage, Sharing) json.RawMessage {
-			return json.RawMessage(`{"withheld":"tool no longer available"}`)
-		}
 	}
 	if isNotice(e.Output) {
 		filter = ShowAll

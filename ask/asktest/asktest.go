@@ -281,6 +281,15 @@ func RunConversationStore(t *testing.T, newStore func(t *testing.T) ask.Conversa
 		if got := mustTurns(t, s, "nope"); len(got) != 0 {
 			t.Errorf("Turns(unknown) = %v, want none", got)
 		}
+		got, err := s.Turn(ctx, "c1", "t1")
+		wantCode(t, err, "", "Turn(c1, t1)")
+		if diff := cmp.Diff(t1, got, diffOptions); diff != "" {
+			t.Errorf("Turn mismatch (-want +got):\n%s", diff)
+		}
+		for _, k := range [][2]string{{"c2", "t1"}, {"c1", "t9"}, {"nope", "t1"}, {"c1", "nope"}} {
+			_, err := s.Turn(ctx, k[0], k[1])
+			wantCode(t, err, askbi.NotFound, "Turn("+k[0]+", "+k[1]+")")
+		}
 	})
 
 	t.Run("EntriesSeqAndLimit", func(t *testing.T) {
@@ -818,7 +827,8 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) ask.ApprovalStor
 		mustCreate(t, s, a1, a2, a3, a4)
 		mustConsume(t, s, a1)
 		mustConsume(t, s, a3)
-		want := ask.Receipt{ApprovalID: "a1", ToolCallID: "call1", Result: json.RawMessage(`{"dashboard": {"id": "d9"}, "status": "saved"}`), CreatedAt: now}
+		want := ask.Receipt{ApprovalID: "a1", ToolCallID: "call1", Summary: "Added chart \"Weekly\"",
+			Result: json.RawMessage(`{"dashboard": {"id": "d9"}, "status": "saved"}`), CreatedAt: now}
 		wantCode(t, s.PutReceipt(ctx, want), "", "PutReceipt(a1)")
 		got, err := s.Receipt(ctx, "a1")
 		wantCode(t, err, "", "Receipt(a1)")
@@ -849,13 +859,40 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) ask.ApprovalStor
 		wantCode(t, s.PutReceipt(ctx, ask.Receipt{ApprovalID: "nope", ToolCallID: "call1", CreatedAt: now}), askbi.NotFound, "PutReceipt(unknown approval)")
 
 		// The refused receipt for a3 changed nothing: its own still fits.
-		failed := ask.Receipt{ApprovalID: "a3", ToolCallID: "call2", ErrorCode: string(askbi.Timeout), CreatedAt: now.Add(time.Second)}
+		failed := ask.Receipt{ApprovalID: "a3", ToolCallID: "call2", ErrorCode: string(askbi.Timeout),
+			ErrorMessage: "The operation timed out.", CreatedAt: now.Add(time.Second)}
 		wantCode(t, s.PutReceipt(ctx, failed), "", "PutReceipt(a3)")
 		got, err = s.Receipt(ctx, "a3")
 		wantCode(t, err, "", "Receipt(a3)")
 		if diff := cmp.Diff(failed, got, diffOptions); diff != "" {
 			t.Errorf("Receipt of a failed call mismatch (-want +got):\n%s", diff)
 		}
+	})
+
+	t.Run("Release", func(t *testing.T) {
+		s := newStore(t)
+		a1, a2, a3, a4 := approval("a1", "call1"), approval("a2", "call1"), approval("a3", "call3"), approval("a4", "call4")
+		mustCreate(t, s, a1, a2, a3, a4)
+		mustConsume(t, s, a1)
+		wantCode(t, s.Release(ctx, "a1"), "", "Release(consumed)")
+		wantState(t, s, "a1", ask.ApprovalPending)
+		pending, err := s.Pending(ctx, "c1", now)
+		wantCode(t, err, "", "Pending")
+		if len(pending) != 4 {
+			t.Errorf("Pending after Release lists %d approvals, want 4", len(pending))
+		}
+		// The call is free again: any of its approvals can now be consumed.
+		mustConsume(t, s, a2)
+		wantCode(t, s.Release(ctx, "a1"), askbi.Conflict, "Release(pending)")
+		wantCode(t, s.Release(ctx, "nope"), askbi.NotFound, "Release(unknown)")
+		mustConsume(t, s, a3)
+		wantCode(t, s.PutReceipt(ctx, ask.Receipt{ApprovalID: "a3", ToolCallID: "call3", CreatedAt: now}), "", "PutReceipt(a3)")
+		wantCode(t, s.Release(ctx, "a3"), askbi.Conflict, "Release(with a receipt)")
+		wantState(t, s, "a3", ask.ApprovalConsumed)
+		_, err = s.Reject(ctx, "a4", bound(a4), now)
+		wantCode(t, err, "", "Reject(a4)")
+		wantCode(t, s.Release(ctx, "a4"), askbi.Conflict, "Release(rejected)")
+		wantState(t, s, "a4", ask.ApprovalRejected)
 	})
 
 	t.Run("ParallelPutReceiptOneWins", func(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 // API keys are refused here, as session tokens are on /mcp.
 func (a *app) chatRoutes(mux *http.ServeMux) {
 	h := func(pattern string, fn func(http.ResponseWriter, *http.Request, access.Principal)) {
-		mux.HandleFunc(pattern, a.withSession(fn))
+		mux.HandleFunc(pattern, a.withSession(fn, pattern != "GET /ai/status"))
 	}
 	h("POST /ai/conversations", a.createConversation)
 	h("GET /ai/conversations", a.listConversations)
@@ -36,12 +36,58 @@ func (a *app) chatRoutes(mux *http.ServeMux) {
 	h("PUT /ai/memory/{id}", a.editMemory)
 	h("DELETE /ai/memory/{id}", a.deleteMemory)
 	h("DELETE /ai/memory", a.deleteAllMemory)
+	h("GET /ai/status", a.status)
+	mux.HandleFunc("/ai/", a.noRoute(mux))
 }
 
-// withSession authenticates the request's session before fn runs.
-func (a *app) withSession(fn func(http.ResponseWriter, *http.Request, access.Principal)) http.HandlerFunc {
+// noRoute answers what no route matched under /ai/: 405 with Allow when
+// the path exists for other methods, else 404, both as JSON errors. The
+// allowed methods are read from mux itself.
+func (a *app) noRoute(mux *http.ServeMux) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var allow []string
+		for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+			probe := r.Clone(r.Context())
+			probe.Method = m
+			if _, pattern := mux.Handler(probe); pattern != "/ai/" && pattern != "" {
+				allow = append(allow, m)
+			}
+		}
+		if len(allow) == 0 {
+			a.writeError(w, r, askbi.Errorf(askbi.NotFound, "not found"))
+			return
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeJSON(w, http.StatusMethodNotAllowed, errorDoc{errorBody{Code: askbi.Unsupported,
+			Message: r.Method + " is not allowed here; use " + strings.Join(allow, " or ")}})
+	}
+}
+
+// status is GET /ai/status: whether the assistant can answer, and if not
+// why, so a client can disable its input.
+func (a *app) status(w http.ResponseWriter, r *http.Request, p access.Principal) {
+	st, err := a.assistant.Status(r.Context(), p)
+	if err != nil {
+		a.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+// withSession authenticates the request's session and passes it through
+// the gate once, before fn runs with the live principal; with assistant,
+// the route also needs access.RightUseAssistant.
+func (a *app) withSession(fn func(http.ResponseWriter, *http.Request, access.Principal), assistant bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		p, err := a.sessions.authenticate(r)
+		if err == nil {
+			p, err = a.gate.Begin(r.Context(), p)
+		}
+		if err == nil && assistant {
+			if access.Allow(p, access.RightUseAssistant, access.Team(p.TeamID)) != nil {
+				err = askbi.Errorf(askbi.Forbidden, "The assistant is not available to your role in this team.")
+			}
+		}
 		if err != nil {
 			a.writeError(w, r, err)
 			return

@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -63,9 +64,12 @@ type config struct {
 	sharing         string
 	memoryPolicy    string
 	credentialsFile string
+	assistantRoles  string
 
 	// model, when set, replaces the -provider model (tests).
 	modelOverride ask.Provider
+	// limiterOverride, when set, replaces the rate limiter (tests).
+	limiterOverride access.RateLimiter
 }
 
 // Server timeouts. Chat turns outlive WriteTimeout and ReadTimeout: their
@@ -98,6 +102,7 @@ func main() {
 	flag.StringVar(&cfg.sharing, "sharing", string(ask.SharingAggregates), "what tool output may reach the model: schema, aggregates or rows")
 	flag.StringVar(&cfg.memoryPolicy, "memory-policy", "allow", "whether user memories may be sent to the model: allow or deny")
 	flag.StringVar(&cfg.credentialsFile, "credentials-file", "", "write evaluator credentials (JSON) to this file")
+	flag.StringVar(&cfg.assistantRoles, "assistant-roles", "owner,admin,editor,viewer", "the team roles that may use the assistant")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -183,6 +188,7 @@ type app struct {
 	base      string
 	log       *slog.Logger
 	keys      *access.Keys
+	gate      *access.Gate
 	mcp       *mcpserver.Server
 	creds     credentials
 	closers   []func() error
@@ -212,6 +218,10 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		}
 	}()
 	sharing, policy, err := parsePolicies(cfg)
+	if err != nil {
+		return nil, err
+	}
+	withdraw, err := parseAssistantRoles(cfg.assistantRoles)
 	if err != nil {
 		return nil, err
 	}
@@ -271,17 +281,20 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		return nil, err
 	}
 	a.audit = dataexec.NewMemoryAudit(10000)
-	checker := access.NewChecker(dir)
-	a.executor = dataexec.NewExecutor(catalog, checker, sources, &dataexec.Options{Audit: a.audit, Logger: log})
+	checker := access.NewChecker(dir, &access.CheckerOptions{Withdraw: withdraw})
+	gate := access.NewGate(checker, cfg.limiterOverride)
+	a.gate = gate
+	a.executor = dataexec.NewExecutor(catalog, sources, &dataexec.Options{Audit: a.audit, Logger: log})
 	a.keys = access.NewKeys(keyStore, dir, nil)
-	a.mcp = mcpserver.New(a.executor, a.keys.Verify, &mcpserver.Options{BaseURL: base, Activity: activity, Audit: a.audit, Logger: log})
-	a.memory = memory.NewService(memories, keyring, checker, &memory.Options{Policy: policy, Audit: memoryAudit(a.audit, log)})
+	a.mcp = mcpserver.New(a.executor, gate, a.keys.Verify, &mcpserver.Options{BaseURL: base, Activity: activity, Audit: a.audit, Logger: log})
+	a.memory = memory.NewService(memories, keyring, gate, &memory.Options{Policy: policy, Audit: memoryAudit(a.audit, log)})
 	tools, err := ask.NewRegistry(ask.ProductTools(a.executor)...)
 	if err != nil {
 		return nil, err
 	}
-	a.assistant = ask.New(model, a.executor, convs, approvals, tools, &ask.Options{
+	a.assistant = ask.New(model, gate, a.executor, convs, approvals, tools, &ask.Options{
 		TurnTimeout: turnTimeout, Sharing: sharing, Memory: a.memory, Logger: log,
+		Secrets: []*regexp.Regexp{sessionPattern},
 	})
 	if err := a.issueCredentials(ctx, checker, keyStore); err != nil {
 		return nil, err
@@ -309,36 +322,73 @@ func parsePolicies(cfg config) (ask.SharingPolicy, memory.Policy, error) {
 
 // newProvider builds the chat model from -provider, -model,
 // -provider-base-url and -provider-key-env. The provider packages read the
-// API key from the named environment variable; it is never printed.
+// API key from the named environment variable; it is never printed. An
+// unknown provider is an error; an incomplete configuration (no model
+// name, no key) leaves the assistant disabled (a nil provider), with a
+// log line for the administrator, and the rest of the product serving.
 func (a *app) newProvider(cfg config) (ask.Provider, error) {
-	if cfg.provider == "mock" {
+	var (
+		p      ask.Provider
+		err    error
+		keyEnv string
+	)
+	switch cfg.provider {
+	case "mock":
 		a.model = "mock (deterministic, no network)"
 		return mock.New(), nil
+	case "openai":
+		keyEnv = orDefault(cfg.providerKeyEnv, openai.DefaultAPIKeyEnv)
+		if cfg.model != "" {
+			p, err = openai.New(cfg.model, &openai.Options{BaseURL: cfg.providerBaseURL, APIKeyEnv: cfg.providerKeyEnv})
+		}
+	case "anthropic":
+		keyEnv = orDefault(cfg.providerKeyEnv, anthropic.DefaultAPIKeyEnv)
+		if cfg.model != "" {
+			p, err = anthropic.New(cfg.model, &anthropic.Options{BaseURL: cfg.providerBaseURL, APIKeyEnv: cfg.providerKeyEnv})
+		}
+	default:
+		return nil, fmt.Errorf("-provider %q: must be mock, openai or anthropic", cfg.provider)
 	}
-	if cfg.model == "" {
-		return nil, fmt.Errorf("-provider %s needs -model NAME", cfg.provider)
+	switch {
+	case cfg.model == "":
+		err = fmt.Errorf("-provider %s needs -model NAME", cfg.provider)
+	case err != nil:
+		err = fmt.Errorf("-provider %s: %s", cfg.provider, askbi.ErrorMessage(err))
+	}
+	if err != nil {
+		a.model = "not configured: the assistant is disabled (" + err.Error() + "); MCP and memory keep serving"
+		a.log.Warn("the assistant is disabled: its model is not configured", "reason", err.Error())
+		return nil, nil
 	}
 	where := ""
 	if u, err := url.Parse(cfg.providerBaseURL); err == nil && u.Host != "" {
 		where = " at " + u.Host
 	}
-	switch cfg.provider {
-	case "openai":
-		p, err := openai.New(cfg.model, &openai.Options{BaseURL: cfg.providerBaseURL, APIKeyEnv: cfg.providerKeyEnv})
-		if err != nil {
-			return nil, fmt.Errorf("-provider openai: %s", askbi.ErrorMessage(err))
-		}
-		a.model = fmt.Sprintf("openai %s%s (key from $%s)", cfg.model, where, orDefault(cfg.providerKeyEnv, openai.DefaultAPIKeyEnv))
-		return p, nil
-	case "anthropic":
-		p, err := anthropic.New(cfg.model, &anthropic.Options{BaseURL: cfg.providerBaseURL, APIKeyEnv: cfg.providerKeyEnv})
-		if err != nil {
-			return nil, fmt.Errorf("-provider anthropic: %s", askbi.ErrorMessage(err))
-		}
-		a.model = fmt.Sprintf("anthropic %s%s (key from $%s)", cfg.model, where, orDefault(cfg.providerKeyEnv, anthropic.DefaultAPIKeyEnv))
-		return p, nil
+	a.model = fmt.Sprintf("%s %s%s (key from $%s)", cfg.provider, cfg.model, where, keyEnv)
+	return p, nil
+}
+
+// parseAssistantRoles reads -assistant-roles: the roles left out lose
+// access.RightUseAssistant. Empty means every role.
+func parseAssistantRoles(list string) (map[access.Right][]access.Role, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, nil
 	}
-	return nil, fmt.Errorf("-provider %q: must be mock, openai or anthropic", cfg.provider)
+	allowed := map[access.Role]bool{}
+	for r := range strings.SplitSeq(list, ",") {
+		role := access.Role(strings.TrimSpace(r))
+		if !role.Valid() {
+			return nil, fmt.Errorf("-assistant-roles %q: roles are owner, admin, editor and viewer", list)
+		}
+		allowed[role] = true
+	}
+	var withdrawn []access.Role
+	for _, role := range []access.Role{access.RoleOwner, access.RoleAdmin, access.RoleEditor, access.RoleViewer} {
+		if !allowed[role] {
+			withdrawn = append(withdrawn, role)
+		}
+	}
+	return map[access.Right][]access.Role{access.RightUseAssistant: withdrawn}, nil
 }
 
 func orDefault(s, def string) string {

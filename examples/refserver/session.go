@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"github.com/askbi/askbi"
@@ -15,6 +16,10 @@ import (
 // memory API as a user of a team, and are not API keys (the MCP endpoint
 // refuses them, and the chat API refuses API keys).
 const sessionPrefix = "askbi_session_"
+
+// sessionPattern matches a session token, so the assistant redacts one
+// pasted into the chat like any other credential.
+var sessionPattern = regexp.MustCompile(`askbi_session_[A-Z2-7]{26}`)
 
 // sessions maps session tokens, by their SHA-256, to users. It is filled
 // at start and only read afterwards, so it needs no lock.

@@ -142,10 +142,28 @@ func (s *ConversationStore) Turns(ctx context.Context, conversationID string) ([
 	}
 	out := make([]ask.Turn, len(rows))
 	for i, r := range rows {
-		out[i] = ask.Turn{ID: r.ID, ConversationID: r.ConversationID, State: ask.TurnState(r.State), ErrorCode: r.ErrorCode,
-			CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+		out[i] = r.turn()
 	}
 	return out, nil
+}
+
+// Turn implements ask.ConversationStore.
+func (s *ConversationStore) Turn(ctx context.Context, conversationID, id string) (ask.Turn, error) {
+	var r turnRow
+	err := s.db.GetContext(ctx, &r, `SELECT conversation_id, id, state, error_code, created_at, updated_at
+		FROM conversation_turns WHERE conversation_id = $1 AND id = $2`, conversationID, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ask.Turn{}, askbi.Errorf(askbi.NotFound, "Turn not found.")
+	}
+	if err != nil {
+		return ask.Turn{}, internal("pgstore.ConversationStore.Turn", err)
+	}
+	return r.turn(), nil
+}
+
+func (r turnRow) turn() ask.Turn {
+	return ask.Turn{ID: r.ID, ConversationID: r.ConversationID, State: ask.TurnState(r.State), ErrorCode: r.ErrorCode,
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 }
 
 const entryColumns = `conversation_id, seq, id, turn_id, role, text, tool_calls, tool_call_id, tool, output, sharing, created_at`
@@ -457,23 +475,51 @@ func (s *ApprovalStore) Reject(ctx context.Context, id string, b ask.Binding, no
 	return a, nil
 }
 
-// settle moves approval id from pending to state in one statement, when b
-// matches it and it has not expired at now. The row lock makes concurrent
-// calls wait and then see the state the winner left.
+// settle moves approval id from pending to state, when b matches it and it
+// has not expired at now. The row lock makes concurrent calls wait and then
+// see the state the winner left.
 func (s *ApprovalStore) settle(ctx context.Context, state ask.ApprovalState, id string, b ask.Binding, now time.Time) (ask.Approval, error) {
-	var r approvalRow
-	err := s.db.GetContext(ctx, &r, `UPDATE approvals SET state = $1
-		WHERE id = $2 AND state = 'pending' AND user_id = $3 AND team_id = $4 AND conversation_id = $5
-			AND tool = $6 AND args_hash = $7 AND expires_at > $8
-		RETURNING `+approvalColumns,
-		state, id, b.UserID, b.TeamID, b.ConversationID, b.Tool, b.ArgsHash, now)
-	if errors.Is(err, sql.ErrNoRows) {
-		return ask.Approval{}, errApprovalInvalid()
-	}
+	var a ask.Approval
+	err := Transact(ctx, s.db, func(tx *sqlx.Tx) error {
+		var r approvalRow
+		err := tx.GetContext(ctx, &r, `SELECT `+approvalColumns+` FROM approvals WHERE id = $1 FOR UPDATE`, id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return errApprovalInvalid()
+		}
+		if err != nil {
+			return err
+		}
+		a = r.approval()
+		if a.State != ask.ApprovalPending || !now.Before(a.ExpiresAt) || !b.Matches(a) {
+			return errApprovalInvalid()
+		}
+		a.State = state
+		_, err = tx.ExecContext(ctx, `UPDATE approvals SET state = $1 WHERE id = $2`, state, id)
+		return err
+	})
 	if err != nil {
 		return ask.Approval{}, err
 	}
-	return r.approval(), nil
+	return a, nil
+}
+
+// Release implements ask.ApprovalStore.
+func (s *ApprovalStore) Release(ctx context.Context, id string) error {
+	const op = "pgstore.ApprovalStore.Release"
+	res, err := s.db.ExecContext(ctx, `UPDATE approvals SET state = 'pending'
+		WHERE id = $1 AND state = 'consumed' AND NOT EXISTS (SELECT 1 FROM approval_receipts WHERE approval_id = $1)`, id)
+	if err != nil {
+		return internal(op, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return internal(op, err)
+	} else if n == 1 {
+		return nil
+	}
+	if _, err := s.Approval(ctx, id); err != nil {
+		return err
+	}
+	return askbi.Errorf(askbi.Conflict, "Only a consumed approval without a result can be released.")
 }
 
 // PutReceipt implements ask.ApprovalStore.
@@ -482,9 +528,9 @@ func (s *ApprovalStore) PutReceipt(ctx context.Context, r ask.Receipt) error {
 	if !validJSON(r.Result) {
 		return errInvalidJSON("result")
 	}
-	// A consumed approval never changes again, so what this reads still
-	// holds when the insert runs; the insert's keys settle races between
-	// receipts.
+	// Only the caller that consumed an approval stores its receipt or
+	// releases it, so what this reads still holds when the insert runs;
+	// the insert's keys settle races between receipts.
 	var a approvalRow
 	err := s.db.GetContext(ctx, &a, `SELECT `+approvalColumns+` FROM approvals WHERE id = $1`, r.ApprovalID)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -496,8 +542,9 @@ func (s *ApprovalStore) PutReceipt(ctx context.Context, r ask.Receipt) error {
 	if a.State != string(ask.ApprovalConsumed) || a.ToolCallID != r.ToolCallID {
 		return askbi.Errorf(askbi.Conflict, "This action belongs to a different approval request.")
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO approval_receipts (approval_id, conversation_id, tool_call_id, result, error_code, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, r.ApprovalID, a.ConversationID, r.ToolCallID, jsonArg(r.Result), r.ErrorCode, r.CreatedAt)
+	_, err = s.db.ExecContext(ctx, `INSERT INTO approval_receipts (approval_id, conversation_id, tool_call_id, summary, result,
+		error_code, error_message, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		r.ApprovalID, a.ConversationID, r.ToolCallID, r.Summary, jsonArg(r.Result), r.ErrorCode, r.ErrorMessage, r.CreatedAt)
 	if isUniqueViolation(err) {
 		return askbi.Errorf(askbi.Conflict, "This approval already has a result.")
 	}
@@ -519,13 +566,15 @@ func (s *ApprovalStore) DeleteConversation(ctx context.Context, conversationID s
 // Receipt implements ask.ApprovalStore.
 func (s *ApprovalStore) Receipt(ctx context.Context, approvalID string) (ask.Receipt, error) {
 	var r struct {
-		ApprovalID string    `db:"approval_id"`
-		ToolCallID string    `db:"tool_call_id"`
-		Result     []byte    `db:"result"`
-		ErrorCode  string    `db:"error_code"`
-		CreatedAt  time.Time `db:"created_at"`
+		ApprovalID   string    `db:"approval_id"`
+		ToolCallID   string    `db:"tool_call_id"`
+		Summary      string    `db:"summary"`
+		Result       []byte    `db:"result"`
+		ErrorCode    string    `db:"error_code"`
+		ErrorMessage string    `db:"error_message"`
+		CreatedAt    time.Time `db:"created_at"`
 	}
-	err := s.db.GetContext(ctx, &r, `SELECT approval_id, tool_call_id, result, error_code, created_at
+	err := s.db.GetContext(ctx, &r, `SELECT approval_id, tool_call_id, summary, result, error_code, error_message, created_at
 		FROM approval_receipts WHERE approval_id = $1`, approvalID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ask.Receipt{}, askbi.Errorf(askbi.NotFound, "Receipt not found.")
@@ -533,8 +582,8 @@ func (s *ApprovalStore) Receipt(ctx context.Context, approvalID string) (ask.Rec
 	if err != nil {
 		return ask.Receipt{}, internal("pgstore.ApprovalStore.Receipt", err)
 	}
-	return ask.Receipt{ApprovalID: r.ApprovalID, ToolCallID: r.ToolCallID, Result: rawJSON(r.Result), ErrorCode: r.ErrorCode,
-		CreatedAt: r.CreatedAt.UTC()}, nil
+	return ask.Receipt{ApprovalID: r.ApprovalID, ToolCallID: r.ToolCallID, Summary: r.Summary, Result: rawJSON(r.Result),
+		ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage, CreatedAt: r.CreatedAt.UTC()}, nil
 }
 
 // validJSON reports whether raw is empty (no value) or one JSON value.

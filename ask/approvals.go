@@ -1,0 +1,320 @@
+package ask
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"time"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/internal/canonjson"
+)
+
+// ApproveRequest approves or rejects one pending call. Tool and Arguments
+// are what the user was shown; they must match the approval exactly.
+type ApproveRequest struct {
+	ConversationID string
+	ApprovalID     string
+	Tool           string
+	Arguments      json.RawMessage
+}
+
+var approvalID = regexp.MustCompile(`^apr_[a-z0-9]{20}$`)
+
+// receiptWait bounds how long an approve waits for the receipt of the call
+// a concurrent approve of the same approval is running.
+const receiptWait = 30 * time.Second
+
+// decision is what Approve and Reject share: everything a decision needs,
+// read before the approval is used, so that nothing that can fail for a
+// transient reason (the rate limit, the database, the request going away)
+// runs between using the approval and running its call.
+type decision struct {
+	b          Binding
+	ap         Approval // as stored when the request began
+	tool       Tool
+	registered bool  // false when the tool is no longer in the registry
+	tr         *turn // the paused turn, ready to resume
+}
+
+// decide validates an approve or reject request for p and prepares the
+// turn it resumes.
+func (a *Assistant) decide(ctx context.Context, p access.Principal, req ApproveRequest, emit Emit) (*decision, error) {
+	if !approvalID.MatchString(req.ApprovalID) {
+		return nil, askbi.Errorf(askbi.InvalidArgument, "approval_id: malformed")
+	}
+	live, err := a.begin(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	conv, err := a.owned(ctx, live, req.ConversationID)
+	if err != nil {
+		return nil, err
+	}
+	hash, err := canonjson.Hash(req.Arguments)
+	if err != nil {
+		return nil, askbi.Errorf(askbi.InvalidArgument, "arguments: must be the JSON object shown for approval")
+	}
+	d := &decision{b: Binding{UserID: live.UserID, TeamID: live.TeamID, ConversationID: conv.ID, Tool: req.Tool, ArgsHash: hash}}
+	d.ap, err = a.approvals.Approval(ctx, req.ApprovalID)
+	if askbi.ErrorCode(err) == askbi.NotFound || err == nil && !d.b.Matches(d.ap) {
+		return nil, errApprovalInvalid()
+	}
+	if err != nil {
+		return nil, err
+	}
+	d.tool, d.registered = a.tools.lookup(d.ap.Tool)
+	d.tr, err = a.resume(ctx, live, conv, d.ap.TurnID, emit)
+	return d, err
+}
+
+func errApprovalInvalid() error {
+	return askbi.Errorf(askbi.ApprovalInvalid, "The approval is invalid or has expired.")
+}
+
+// Approve uses an approval and runs its call, then lets the model continue
+// the turn. The approval must be pending, unexpired, and bound to this
+// user, team, conversation, tool and arguments; otherwise ApprovalInvalid
+// and nothing runs.
+//
+// An approval is used only when its call runs: every check that can fail
+// for a transient reason happens first, and a store failure between using
+// the approval and starting the call puts it back to pending. Once the
+// call starts it finishes and leaves a receipt, even if the request is
+// cancelled. A retry of an approval that ran, or a concurrent duplicate of
+// one that is running (it waits for the result, up to 30 seconds), returns
+// the stored result without running again; another approval of a call
+// that already ran is Conflict.
+func (a *Assistant) Approve(ctx context.Context, p access.Principal, req ApproveRequest, emit Emit) (err error) {
+	defer askbi.Wrap(&err, "ask.Assistant.Approve")
+	d, err := a.decide(ctx, p, req, emit)
+	if err != nil {
+		return err
+	}
+	if !d.registered {
+		return askbi.Errorf(askbi.Unavailable, "this action is no longer available")
+	}
+	if ctx.Err() != nil {
+		return askbi.Errorf(askbi.Unavailable, "the request was cancelled")
+	}
+	ap, rc, err := a.consume(ctx, d)
+	if err != nil {
+		return err
+	}
+	tr := d.tr
+	if rc != nil {
+		// A retry: answer from the receipt.
+		tr.send(receiptEvent(d.tool, ap, *rc))
+		tr.send(Event{Type: EventRequestCompleted, State: TurnCompleted})
+		return nil
+	}
+	if err := a.convs.SaveTurn(ctx, tr.t); err != nil {
+		a.release(ctx, ap.ID)
+		return err
+	}
+	if err := tr.runApproved(ctx, d.tool, ap); err != nil {
+		return tr.finish(ctx, err)
+	}
+	return tr.finish(ctx, tr.loop(ctx))
+}
+
+// consume uses the approval, or finds the receipt of the call it already
+// allowed: it returns the approval and, for a retry, its receipt.
+func (a *Assistant) consume(ctx context.Context, d *decision) (Approval, *Receipt, error) {
+	wait, cancel := context.WithTimeout(ctx, receiptWait)
+	defer cancel()
+	backoff := 10 * time.Millisecond
+	for {
+		ap, err := a.approvals.Consume(ctx, d.ap.ID, d.b, a.o.Now())
+		if askbi.ErrorCode(err) != askbi.ApprovalInvalid {
+			return ap, nil, err
+		}
+		cur, gerr := a.approvals.Approval(ctx, d.ap.ID)
+		if gerr != nil || !d.b.Matches(cur) {
+			return Approval{}, nil, err
+		}
+		switch cur.State {
+		case ApprovalConsumed:
+			rc, rerr := a.approvals.Receipt(ctx, cur.ID)
+			if rerr == nil {
+				return cur, &rc, nil
+			}
+			if askbi.ErrorCode(rerr) != askbi.NotFound {
+				return Approval{}, nil, rerr
+			}
+			if a.o.Now().After(cur.ExpiresAt.Add(receiptWait)) {
+				// Used long ago and never finished: the run was lost.
+				return Approval{}, nil, err
+			}
+			// Another request is running the call right now.
+		case ApprovalPending:
+			if !a.o.Now().Before(cur.ExpiresAt) {
+				return Approval{}, nil, err
+			}
+			// Released by a request that failed before running it: retry.
+		default:
+			return Approval{}, nil, err
+		}
+		select {
+		case <-wait.Done():
+			if ctx.Err() != nil {
+				return Approval{}, nil, askbi.Errorf(askbi.Unavailable, "the request was cancelled")
+			}
+			return Approval{}, nil, askbi.Errorf(askbi.Unavailable, "the approved action is still running; try again in 2 s")
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 250*time.Millisecond)
+	}
+}
+
+// release puts a used approval back to pending after a failure that struck
+// before its call started.
+func (a *Assistant) release(ctx context.Context, id string) {
+	sctx, cancel := store(ctx)
+	defer cancel()
+	if err := a.approvals.Release(sctx, id); err != nil {
+		a.o.Logger.Error("ask: release approval", "approval", id, "err", err)
+	}
+}
+
+// runApproved runs the call approval ap allowed, exactly once, and keeps
+// its receipt, then records it in the work summary and history.
+func (tr *turn) runApproved(ctx context.Context, tool Tool, ap Approval) error {
+	run := tr.newRun(tool, ap.ToolCallID)
+	run.State, run.ApprovalID = RunRunning, ap.ID
+	if err := tr.a.convs.SaveToolRun(ctx, run); err != nil {
+		tr.a.release(ctx, ap.ID)
+		return err
+	}
+	tr.send(Event{Type: EventToolRunning, Tool: toolEvent(tool, run)})
+
+	// From here on the call finishes and leaves its receipt whatever
+	// happens to the request: a call runs at most once, and its approval
+	// counts as used only because it ran.
+	out, runErr := tool.Run(context.WithoutCancel(ctx), Call{Principal: tr.p, ConversationID: tr.conv.ID, Arguments: ap.Arguments})
+	sctx, cancel := store(ctx)
+	defer cancel()
+	rc := Receipt{ApprovalID: ap.ID, ToolCallID: ap.ToolCallID, CreatedAt: tr.a.o.Now().UTC()}
+	var data json.RawMessage
+	if runErr == nil {
+		rc.Summary = tr.a.redact.String(out.Summary)
+		if data, runErr = tr.marshalRedacted(out.Data); runErr == nil {
+			rc.Result, runErr = tr.marshalRedacted(out.Result)
+		}
+	}
+	if runErr != nil {
+		body := tr.errorBody(runErr)
+		rc.ErrorCode, rc.ErrorMessage = body.Code, body.Message
+		data, _ = json.Marshal(map[string]any{"error": body})
+	}
+	// The call ran: a blip of the store must not lose what it did.
+	err := retry(sctx, func() error {
+		err := tr.a.approvals.PutReceipt(sctx, rc)
+		if askbi.ErrorCode(err) == askbi.Conflict {
+			if _, rerr := tr.a.approvals.Receipt(sctx, rc.ApprovalID); rerr == nil {
+				return nil // an earlier attempt was stored after all
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	run.State, run.Result, run.UpdatedAt = RunCompleted, rc.Result, tr.a.o.Now().UTC()
+	if rc.ErrorCode != "" {
+		run.State, run.ErrorCode, run.ErrorMessage = RunFailed, rc.ErrorCode, rc.ErrorMessage
+	}
+	if err := retry(sctx, func() error { return tr.a.convs.SaveToolRun(sctx, run) }); err != nil {
+		return err
+	}
+	if err := retry(sctx, func() error { return tr.saveOutput(sctx, tool, ap.ToolCallID, data) }); err != nil {
+		return err
+	}
+	tr.send(receiptEvent(tool, ap, rc))
+	return nil
+}
+
+// retry runs f again, a few times over about a second, while it fails for
+// a reason that may pass (Unavailable, Timeout, Internal).
+func retry(ctx context.Context, f func() error) error {
+	err := f()
+	for _, wait := range []time.Duration{50 * time.Millisecond, 200 * time.Millisecond, 800 * time.Millisecond} {
+		switch askbi.ErrorCode(err) {
+		case askbi.Unavailable, askbi.Timeout, askbi.Internal:
+		default:
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		err = f()
+	}
+	return err
+}
+
+// receiptEvent is the event a receipt answers with: the same for the
+// request that ran the call and for every retry.
+func receiptEvent(tool Tool, ap Approval, rc Receipt) Event {
+	te := &ToolEvent{CallID: ap.ToolCallID, Name: tool.Name, Label: tool.Label, Class: tool.Class, ApprovalID: ap.ID}
+	if rc.ErrorCode != "" {
+		te.State = RunFailed
+		msg := rc.ErrorMessage
+		if msg == "" {
+			msg = "The approved action failed."
+		}
+		return Event{Type: EventToolFailed, Tool: te, Error: &ErrorBody{Code: rc.ErrorCode, Message: msg}}
+	}
+	te.State, te.Summary, te.Result = RunCompleted, rc.Summary, rc.Result
+	return Event{Type: EventToolCompleted, Tool: te}
+}
+
+// Reject burns an approval under the same binding rules as Approve, marks
+// the call rejected, and lets the model answer.
+func (a *Assistant) Reject(ctx context.Context, p access.Principal, req ApproveRequest, emit Emit) (err error) {
+	defer askbi.Wrap(&err, "ask.Assistant.Reject")
+	d, err := a.decide(ctx, p, req, emit)
+	if err != nil {
+		return err
+	}
+	ap, err := a.approvals.Reject(ctx, d.ap.ID, d.b, a.o.Now())
+	if err != nil {
+		return err
+	}
+	tr := d.tr
+	if err := a.convs.SaveTurn(ctx, tr.t); err != nil {
+		return tr.finish(ctx, err)
+	}
+	run := tr.newRun(d.tool, ap.ToolCallID)
+	run.State, run.ApprovalID = RunRejected, ap.ID
+	if err := a.convs.SaveToolRun(ctx, run); err != nil {
+		return tr.finish(ctx, err)
+	}
+	tr.send(Event{Type: EventToolRejected, Tool: toolEvent(d.tool, run)})
+	if err := tr.saveOutput(ctx, d.tool, ap.ToolCallID, json.RawMessage(`{"rejected":"the user rejected this action; it did not run"}`)); err != nil {
+		return tr.finish(ctx, err)
+	}
+	return tr.finish(ctx, tr.loop(ctx))
+}
+
+// resume prepares a paused turn to go on, without saving anything.
+func (a *Assistant) resume(ctx context.Context, p access.Principal, conv Conversation, turnID string, emit Emit) (*turn, error) {
+	level, err := a.o.Sharing.Sharing(ctx, p.TeamID)
+	if err != nil {
+		return nil, err
+	}
+	items, _, err := a.revalidate(ctx, p, conv.ID)
+	if err != nil {
+		return nil, err
+	}
+	t, err := a.convs.Turn(ctx, conv.ID, turnID)
+	if askbi.ErrorCode(err) == askbi.NotFound {
+		t = Turn{ID: turnID, ConversationID: conv.ID, CreatedAt: a.o.Now().UTC()}
+	} else if err != nil {
+		return nil, err
+	}
+	t.State, t.ErrorCode, t.UpdatedAt = TurnRunning, "", a.o.Now().UTC()
+	return &turn{a: a, p: p, conv: conv, emit: emit, level: level, items: items, t: t}, nil
+}

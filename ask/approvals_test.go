@@ -1,0 +1,415 @@
+package ask_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/ask"
+	"github.com/askbi/askbi/ask/provider/mock"
+	"github.com/askbi/askbi/dataexec"
+)
+
+// fault makes the k-th store call after it is armed fail (or cancel the
+// caller's request), to test every point where a transient failure can
+// strike during an approval.
+type fault struct {
+	mu     sync.Mutex
+	left   int // calls before the failure; 0 means disarmed
+	cancel context.CancelFunc
+	hit    bool
+}
+
+func (f *fault) arm(k int, cancel context.CancelFunc) {
+	f.mu.Lock()
+	f.left, f.cancel, f.hit = k, cancel, false
+	f.mu.Unlock()
+}
+
+// call counts one store call and returns the injected error, if this is
+// the one.
+func (f *fault) call() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.left == 0 {
+		return nil
+	}
+	f.left--
+	if f.left > 0 {
+		return nil
+	}
+	f.hit = true
+	if f.cancel != nil {
+		f.cancel() // the client leaves; the store call itself goes through
+		return nil
+	}
+	return askbi.Errorf(askbi.Unavailable, "the database blipped")
+}
+
+func (f *fault) wasHit() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.hit
+}
+
+type faultyConvs struct {
+	ask.ConversationStore
+	f *fault
+}
+
+func (s faultyConvs) CreateConversation(ctx context.Context, c ask.Conversation) error {
+	if err := s.f.call(); err != nil {
+		return err
+	}
+	return s.ConversationStore.CreateConversation(ctx, c)
+}
+
+func (s faultyConvs) Conversation(ctx context.Context, id string) (ask.Conversation, error) {
+	if err := s.f.call(); err != nil {
+		return ask.Conversation{}, err
+	}
+	return s.ConversationStore.Conversation(ctx, id)
+}
+
+func (s faultyConvs) UpdateConversation(ctx context.Context, c ask.Conversation) error {
+	if err := s.f.call(); err != nil {
+		return err
+	}
+	return s.ConversationStore.UpdateConversation(ctx, c)
+}
+
+func (s faultyConvs) SaveTurn(ctx context.Context, t ask.Turn) error {
+	if err := s.f.call(); err != nil {
+		return err
+	}
+	return s.ConversationStore.SaveTurn(ctx, t)
+}
+
+func (s faultyConvs) Turns(ctx context.Context, conversationID string) ([]ask.Turn, error) {
+	if err := s.f.call(); err != nil {
+		return nil, err
+	}
+	return s.ConversationStore.Turns(ctx, conversationID)
+}
+
+func (s faultyConvs) AppendEntry(ctx context.Context, e ask.Entry) (ask.Entry, error) {
+	if err := s.f.call(); err != nil {
+		return ask.Entry{}, err
+	}
+	return s.ConversationStore.AppendEntry(ctx, e)
+}
+
+func (s faultyConvs) Entries(ctx context.Context, conversationID string, limit int) ([]ask.Entry, error) {
+	if err := s.f.call(); err != nil {
+		return nil, err
+	}
+	return s.ConversationStore.Entries(ctx, conversationID, limit)
+}
+
+func (s faultyConvs) SetContext(ctx context.Context, conversationID string, refs []ask.ContextRef) error {
+	if err := s.f.call(); err != nil {
+		return err
+	}
+	return s.ConversationStore.SetContext(ctx, conversationID, refs)
+}
+
+func (s faultyConvs) Context(ctx context.Context, conversationID string) ([]ask.ContextRef, error) {
+	if err := s.f.call(); err != nil {
+		return nil, err
+	}
+	return s.ConversationStore.Context(ctx, conversationID)
+}
+
+func (s faultyConvs) SaveToolRun(ctx context.Context, r ask.ToolRun) error {
+	if err := s.f.call(); err != nil {
+		return err
+	}
+	return s.ConversationStore.SaveToolRun(ctx, r)
+}
+
+func (s faultyConvs) ToolRuns(ctx context.Context, conversationID string) ([]ask.ToolRun, error) {
+	if err := s.f.call(); err != nil {
+		return nil, err
+	}
+	return s.ConversationStore.ToolRuns(ctx, conversationID)
+}
+
+type faultyApprovals struct {
+	ask.ApprovalStore
+	f *fault
+}
+
+func (s faultyApprovals) Approval(ctx context.Context, id string) (ask.Approval, error) {
+	if err := s.f.call(); err != nil {
+		return ask.Approval{}, err
+	}
+	return s.ApprovalStore.Approval(ctx, id)
+}
+
+func (s faultyApprovals) Consume(ctx context.Context, id string, b ask.Binding, now time.Time) (ask.Approval, error) {
+	if err := s.f.call(); err != nil {
+		return ask.Approval{}, err
+	}
+	return s.ApprovalStore.Consume(ctx, id, b, now)
+}
+
+func (s faultyApprovals) PutReceipt(ctx context.Context, r ask.Receipt) error {
+	if err := s.f.call(); err != nil {
+		return err
+	}
+	return s.ApprovalStore.PutReceipt(ctx, r)
+}
+
+func (s faultyApprovals) Receipt(ctx context.Context, approvalID string) (ask.Receipt, error) {
+	if err := s.f.call(); err != nil {
+		return ask.Receipt{}, err
+	}
+	return s.ApprovalStore.Receipt(ctx, approvalID)
+}
+
+// checkNotBurnt asserts the invariant after a failed approve: the approval
+// is still pending and nothing ran, or its tool ran and left a receipt.
+func checkNotBurnt(t *testing.T, e *env, conv string, te *ask.ToolEvent) {
+	t.Helper()
+	ctx := context.Background()
+	ap, err := e.approvals.Approval(ctx, te.ApprovalID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, gone := e.cat.Dashboard(ctx, "d-revenue")
+	switch ap.State {
+	case ask.ApprovalPending:
+		if gone != nil {
+			t.Fatal("the dashboard was deleted, yet the approval is still pending")
+		}
+		if v := e.MustOpen(t, alice, conv); len(v.Pending) != 1 {
+			t.Errorf("pending approvals = %+v, want the one", v.Pending)
+		}
+	case ask.ApprovalConsumed:
+		if _, err := e.approvals.Receipt(ctx, te.ApprovalID); err != nil {
+			t.Fatalf("the approval was used, but no receipt exists (%v): the approval is burnt", err)
+		}
+	default:
+		t.Fatalf("approval state %q", ap.State)
+	}
+}
+
+// TestTransientFailureKeepsApproval fails or cancels each store call of an
+// approval in turn; whatever breaks, the approval is either still pending
+// or has a receipt, and one retry deletes the dashboard exactly once.
+func TestTransientFailureKeepsApproval(t *testing.T) {
+	for _, mode := range []string{"store error", "cancelled request"} {
+		t.Run(mode, func(t *testing.T) {
+			for k := 1; ; k++ {
+				f := &fault{}
+				e := newEnv(t, nil, func(c *envConfig) {
+					c.convs = faultyConvs{c.convs, f}
+					c.approvals = faultyApprovals{c.approvals, f}
+				})
+				conv, te := proposeDelete(t, e, alice)
+				ctx, cancel := context.WithCancel(context.Background())
+				if mode == "store error" {
+					cancel = nil
+				}
+				f.arm(k, cancel)
+				emit, _ := ask.Collect()
+				err := e.a.Approve(ctx, alice, ask.ApproveRequest{ConversationID: conv, ApprovalID: te.ApprovalID, Tool: te.Name, Arguments: te.Arguments}, emit)
+				if !f.wasHit() {
+					if err != nil {
+						t.Fatalf("approve without a fault: %v", err)
+					}
+					if k < 3 {
+						t.Fatalf("only %d store calls: the fault never struck", k)
+					}
+					return // every store call of the approval was tried
+				}
+				t.Logf("fault at store call %d: %v", k, err)
+				checkNotBurnt(t, e, conv, te)
+				f.arm(0, nil)
+				if _, err := approve(e, alice, conv, te, string(te.Arguments)); err != nil {
+					t.Fatalf("fault at call %d: retry = %v, want the deletion or its receipt", k, err)
+				}
+				if _, err := e.cat.Dashboard(context.Background(), "d-revenue"); askbi.ErrorCode(err) != askbi.NotFound {
+					t.Fatalf("fault at call %d: dashboard still there after the retry", k)
+				}
+				if n := e.audited(dataexec.ActionDashboardDelete); n != 1 {
+					t.Fatalf("fault at call %d: delete ran %d times", k, n)
+				}
+			}
+		})
+	}
+}
+
+// TestRateLimitKeepsApproval: a caller whose rate budget runs out while
+// approving gets rate_limited, and the approval waits for the retry.
+func TestRateLimitKeepsApproval(t *testing.T) {
+	for left := 0; left <= 4; left++ {
+		t.Run(string(rune('0'+left))+" tokens left", func(t *testing.T) {
+			var now time.Time
+			var mu sync.Mutex
+			clockNow := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+			limiter := access.NewMemoryRateLimiter(&access.RateOptions{Burst: 1000, Rate: 1, Now: clockNow})
+			e := newEnv(t, nil, func(c *envConfig) { c.limiter = limiter })
+			conv, te := proposeDelete(t, e, alice)
+			// Spend all but `left` tokens of alice's budget.
+			for limiter.Allow(context.Background(), "session:acme/alice") == nil {
+			}
+			mu.Lock()
+			now = now.Add(time.Duration(left) * time.Second)
+			mu.Unlock()
+			_, err := approve(e, alice, conv, te, string(te.Arguments))
+			if err != nil {
+				mustCode(t, err, askbi.RateLimited)
+				mu.Lock()
+				now = now.Add(time.Hour)
+				mu.Unlock()
+				checkNotBurnt(t, e, conv, te)
+				if _, err := approve(e, alice, conv, te, string(te.Arguments)); err != nil {
+					t.Fatalf("retry after the limit refilled: %v", err)
+				}
+			}
+			if _, err := e.cat.Dashboard(context.Background(), "d-revenue"); askbi.ErrorCode(err) != askbi.NotFound {
+				t.Fatal("the dashboard is still there")
+			}
+			if n := e.audited(dataexec.ActionDashboardDelete); n != 1 {
+				t.Fatalf("delete ran %d times", n)
+			}
+		})
+	}
+}
+
+// failAfterTool answers like the mock model until armed, then fails.
+type failAfterTool struct {
+	*mock.Provider
+	mu    sync.Mutex
+	armed bool
+}
+
+func (m *failAfterTool) Complete(ctx context.Context, req ask.ModelRequest, onText func(string)) (ask.ModelReply, error) {
+	m.mu.Lock()
+	armed := m.armed
+	m.mu.Unlock()
+	if armed {
+		return ask.ModelReply{}, askbi.Errorf(askbi.Unavailable, "the model provider failed")
+	}
+	return m.Provider.Complete(ctx, req, onText)
+}
+
+// TestProviderErrorAfterToolRan: the tool ran, then the model failed; the
+// approval is used, its receipt answers the retry, and nothing is pending.
+func TestProviderErrorAfterToolRan(t *testing.T) {
+	model := &failAfterTool{Provider: mock.New()}
+	e := newEnv(t, model)
+	conv, te := proposeDelete(t, e, alice)
+	model.mu.Lock()
+	model.armed = true
+	model.mu.Unlock()
+	events, err := approve(e, alice, conv, te, string(te.Arguments))
+	mustCode(t, err, askbi.Unavailable)
+	if ev := find(events, ask.EventToolCompleted); ev == nil {
+		t.Fatalf("no tool.completed before the failure: %v", types(events))
+	}
+	if _, err := e.cat.Dashboard(context.Background(), "d-revenue"); askbi.ErrorCode(err) != askbi.NotFound {
+		t.Fatal("the dashboard is still there")
+	}
+	v := e.MustOpen(t, alice, conv)
+	if len(v.Pending) != 0 {
+		t.Errorf("pending = %+v", v.Pending)
+	}
+	if got := labels(v.WorkSummary); got[len(got)-1] != "Deleted dashboard: completed" {
+		t.Errorf("work summary = %v", got)
+	}
+	events, err = approve(e, alice, conv, te, string(te.Arguments))
+	if err != nil {
+		t.Fatalf("retry = %v", err)
+	}
+	if ev := find(events, ask.EventToolCompleted); ev == nil || ev.Tool.ApprovalID != te.ApprovalID {
+		t.Errorf("retry events = %v", types(events))
+	}
+	if n := e.audited(dataexec.ActionDashboardDelete); n != 1 {
+		t.Errorf("delete ran %d times", n)
+	}
+}
+
+// TestConcurrentApprovesShareReceipt: of 50 parallel approves of one
+// approval exactly one runs the tool, and every answer carries its
+// receipt; none says approval_invalid.
+func TestConcurrentApprovesShareReceipt(t *testing.T) {
+	e := newEnv(t, nil)
+	conv, te := proposeDelete(t, e, alice)
+	const n = 50
+	var wg sync.WaitGroup
+	completed := make([]*ask.ToolEvent, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			events, err := approve(e, alice, conv, te, string(te.Arguments))
+			errs[i] = err
+			if ev := find(events, ask.EventToolCompleted); ev != nil {
+				completed[i] = ev.Tool
+			}
+		})
+	}
+	wg.Wait()
+	if n := e.audited(dataexec.ActionDashboardDelete); n != 1 {
+		t.Errorf("delete ran %d times, want 1", n)
+	}
+	for i := range n {
+		if errs[i] != nil {
+			t.Errorf("approve %d: %v", i, errs[i])
+			continue
+		}
+		if completed[i] == nil {
+			t.Errorf("approve %d: no tool.completed", i)
+			continue
+		}
+		if diff := cmp.Diff(completed[0], completed[i]); diff != "" {
+			t.Errorf("approve %d carries another result (-first +this):\n%s", i, diff)
+		}
+	}
+	if completed[0] != nil && completed[0].ApprovalID != te.ApprovalID {
+		t.Errorf("receipt of approval %q, want %q", completed[0].ApprovalID, te.ApprovalID)
+	}
+}
+
+// TestUnavailableChartKeepsDatasetLinks: a deleted preview shows
+// unavailable with links to the datasets that still exist.
+func TestUnavailableChartKeepsDatasetLinks(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	conv := e.MustConversation(t, alice)
+	e.MustSend(t, alice, conv, "show signups by week", nil)
+	v := e.MustOpen(t, alice, conv)
+	var cr ask.ChartResult
+	if err := json.Unmarshal(v.WorkSummary[2].Result, &cr); err != nil || cr.Chart == nil {
+		t.Fatalf("chart result %s: %v", v.WorkSummary[2].Result, err)
+	}
+	if _, err := e.a.AddPreviewToDashboard(ctx, alice, conv, cr.Chart.ID, "d-growth"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.cat.DeleteDashboard(ctx, "d-growth"); err != nil { // takes the chart with it
+		t.Fatal(err)
+	}
+	v = e.MustOpen(t, alice, conv)
+	json.Unmarshal(v.WorkSummary[2].Result, &cr)
+	want := []dataexec.Ref{{Type: access.TypeDataset, ID: "ds-weekly", Name: "Weekly signups", ProjectID: "growth", Info: "Warehouse · PostgreSQL"}}
+	if cr.Status != "unavailable" || cr.Dashboard != nil {
+		t.Errorf("status %q, dashboard %+v", cr.Status, cr.Dashboard)
+	}
+	if diff := cmp.Diff(want, cr.Datasets); diff != "" {
+		t.Errorf("datasets of an unavailable chart (-want +got):\n%s", diff)
+	}
+	// A dataset that is gone too is left out.
+	e.cat.DeleteDataset("ds-weekly")
+	v = e.MustOpen(t, alice, conv)
+	json.Unmarshal(v.WorkSummary[2].Result, &cr)
+	if cr.Status != "unavailable" || len(cr.Datasets) != 0 {
+		t.Errorf("after the dataset went: %+v", cr)
+	}
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestREADMEChat runs the shell blocks of the README's chat section top to
+// bottom against a fresh server, with every curl failing on an HTTP
+// error, so the documented commands, IDs and fields stay true.
+func TestREADMEChat(t *testing.T) {
+	for _, tool := range []string{"bash", "curl", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("ASKBI_REQUIRE_MCP_TOOLS") == "1" {
+				t.Fatalf("%s is not installed", tool)
+			}
+			t.Skipf("SKIPPING: %s is not installed", tool)
+		}
+	}
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	start := strings.Index(readme, "## Chat API (reference server)")
+	end := strings.Index(readme, "### Errors")
+	if start < 0 || end < start {
+		t.Fatal("the README has no chat section")
+	}
+	var script strings.Builder
+	for _, m := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(readme[start:end], -1) {
+		script.WriteString(m[1])
+	}
+	ta := MustApp(t, nil, nil)
+	dir := t.TempDir()
+	if err := ta.writeCredentials(filepath.Join(dir, "creds.json")); err != nil {
+		t.Fatal(err)
+	}
+	body := script.String()
+	for _, line := range []string{"go run ./examples/refserver -credentials-file creds.json &\n", "BASE=http://127.0.0.1:8080\n"} {
+		if !strings.Contains(body, line) {
+			t.Fatalf("the chat section no longer starts the server with %q", line)
+		}
+	}
+	body = strings.Replace(body, "go run ./examples/refserver -credentials-file creds.json &\n", "", 1)
+	body = strings.Replace(body, "BASE=http://127.0.0.1:8080\n", "BASE="+ta.url+"\n", 1)
+	prelude := "set -euo pipefail\ncurl() { command curl --fail-with-body --max-time 30 \"$@\"; }\n"
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", prelude+body)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's chat commands failed: %v\n%s", err, out)
+	}
+	for _, want := range []string{`"available":true`, `"status":"saved"`, `"deleted":0`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the commands' output lacks %s:\n%s", want, out)
+		}
+	}
+}
