@@ -309,12 +309,17 @@ func (a *Assistant) resume(ctx context.Context, p access.Principal, conv Convers
 	if err != nil {
 		return nil, err
 	}
+	tr := a.newTurn(p, conv, emit)
+	tr.level, tr.items = level, items
 	t, err := a.convs.Turn(ctx, conv.ID, turnID)
-	if askbi.ErrorCode(err) == askbi.NotFound {
-		t = Turn{ID: turnID, ConversationID: conv.ID, CreatedAt: a.o.Now().UTC()}
-	} else if err != nil {
+	switch askbi.ErrorCode(err) {
+	case "":
+		t.State, t.ErrorCode, t.UpdatedAt = TurnRunning, "", tr.t.UpdatedAt
+		tr.t = t
+	case askbi.NotFound:
+		tr.t.ID = turnID
+	default:
 		return nil, err
 	}
-	t.State, t.ErrorCode, t.UpdatedAt = TurnRunning, "", a.o.Now().UTC()
-	return &turn{a: a, p: p, conv: conv, emit: emit, level: level, items: items, t: t}, nil
+	return tr, nil
 }

@@ -226,7 +226,7 @@ func approve(e *env, p access.Principal, conv string, te *ask.ToolEvent, args st
 func TestApproveDelete(t *testing.T) {
 	e := newEnv(t, nil)
 	conv, te := proposeDelete(t, e, alice)
-	if te.Class != ask.ClassDestructive || string(te.Arguments) != `{"dashboard_id":"d-revenue"}` || te.ExpiresAt == nil {
+	if te.Class != dataexec.ClassDestructive || string(te.Arguments) != `{"dashboard_id":"d-revenue"}` || te.ExpiresAt == nil {
 		t.Fatalf("approval event %+v", te)
 	}
 	if v := e.MustOpen(t, alice, conv); len(v.Pending) != 1 || v.Pending[0].ApprovalID != te.ApprovalID {
@@ -374,7 +374,7 @@ func TestInjectedInstructionNeedsApproval(t *testing.T) {
 	// The model saw the data wrapped as untrusted.
 	reqs := e.model.Requests()
 	msgs := reqs[len(reqs)-1].Messages
-	if out := msgs[len(msgs)-1]; out.Role != ask.RoleTool || !strings.HasPrefix(out.Text, `<tool_output tool="preview_data" trust="untrusted">`) {
+	if out := msgs[len(msgs)-1]; out.Role != ask.RoleTool || !strings.HasPrefix(out.Text, `<tool_output tool="run_dataset" trust="untrusted">`) {
 		t.Errorf("tool output sent as %q", out.Text)
 	}
 }
@@ -624,7 +624,7 @@ func TestSchemaLevelHidesNestedErrorKeys(t *testing.T) {
 	e := newEnv(t, nil)
 	model := &twoStep{tool: "leaky"}
 	reg, err := ask.NewRegistry(ask.Tool{
-		Name: "leaky", Description: "rows with nested objects", Class: ask.ClassReadOnly, Label: "Leaky",
+		Name: "leaky", Description: "rows with nested objects", Class: dataexec.ClassReadOnly, Label: "Leaky",
 		InputSchema: json.RawMessage(`{"type":"object"}`), Filter: ask.TableFilter,
 		Run: func(context.Context, ask.Call) (ask.Output, error) {
 			return ask.Output{Summary: "1 row", Data: map[string]any{"columns": []string{"x"}, "rows": [][]any{{map[string]any{"error": "SECRET-CELL"}}}}}, nil

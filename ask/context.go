@@ -29,7 +29,15 @@ type ContextItem struct {
 	Name       string            `json:"name"`
 	ProjectID  string            `json:"project_id,omitempty"`
 	Metadata   map[string]string `json:"metadata,omitempty"` // "info": one line
-	Handle     string            `json:"handle"`             // "@c1"
+	// Handle is how the model refers to an item of the active context
+	// ("@c1"); empty for a search result.
+	Handle string `json:"handle,omitempty"`
+}
+
+// itemOf is ref as a context item (without a handle).
+func itemOf(ref dataexec.Ref) ContextItem {
+	return ContextItem{ID: ref.ID, EntityType: ref.Type, Name: ref.Name, ProjectID: ref.ProjectID, Label: Label(ref),
+		Metadata: map[string]string{"info": ref.Info}}
 }
 
 var contextTypes = []access.EntityType{access.TypeDashboard, access.TypeChart, access.TypeDataset, access.TypeConnection}
@@ -72,12 +80,9 @@ func resolveContext(ctx context.Context, exec *dataexec.Executor, p access.Princ
 			continue
 		}
 		kept = append(kept, refs[i])
-		items = append(items, ContextItem{
-			ID: ref.ID, EntityType: ref.Type, Name: ref.Name, ProjectID: ref.ProjectID,
-			Label:    Label(*ref),
-			Metadata: map[string]string{"info": ref.Info},
-			Handle:   fmt.Sprintf("@c%d", len(items)+1),
-		})
+		it := itemOf(*ref)
+		it.Handle = fmt.Sprintf("@c%d", len(items)+1)
+		items = append(items, it)
 	}
 	return items, kept, dropped, nil
 }
@@ -102,4 +107,71 @@ func contextBlock(items []ContextItem) string {
 	}
 	b.WriteString("</selected_items>\n")
 	return b.String()
+}
+
+// ContextQuery is a search of the context picker.
+type ContextQuery struct {
+	// TeamID must be the principal's team; another team answers NotFound,
+	// so a team's existence is never revealed.
+	TeamID string
+	// Text matches names; empty lists the most recently updated items.
+	Text string
+	// Types limits the entity types (dashboard, chart, dataset,
+	// connection); empty means all four.
+	Types []access.EntityType
+	// Limit is 1 to 50; 0 means 20.
+	Limit int
+}
+
+// ContextGroup is one group of the context picker.
+type ContextGroup struct {
+	Name  string        `json:"name"`
+	Items []ContextItem `json:"items"`
+}
+
+// recentItems is how many of an empty query's results go in the Recent
+// group.
+const recentItems = 5
+
+// SearchContext finds the entities p may select, with the same search as
+// the MCP search_workspace tool (dataexec.Executor.Search), grouped for
+// the picker: always the five groups Recent, Dashboards, Charts, Datasets
+// and Connections, in this order, each item once, with one info line.
+// With an empty query the first five results (the most recently updated)
+// form Recent and the rest go to their type's group; with a query, Recent
+// is empty.
+//
+// Errors: those of Search; NotFound for another team.
+func (a *Assistant) SearchContext(ctx context.Context, p access.Principal, q ContextQuery) (_ []ContextGroup, err error) {
+	defer askbi.Wrap(&err, "ask.Assistant.SearchContext")
+	live, err := a.begin(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if q.TeamID != live.TeamID {
+		return nil, askbi.Errorf(askbi.NotFound, "team not found")
+	}
+	refs, err := a.exec.Search(ctx, live, dataexec.SearchQuery{Text: q.Text, Types: q.Types, Limit: q.Limit})
+	if err != nil {
+		return nil, err
+	}
+	groups := []ContextGroup{{Name: "Recent"}, {Name: "Dashboards"}, {Name: "Charts"}, {Name: "Datasets"}, {Name: "Connections"}}
+	byType := map[access.EntityType]int{access.TypeDashboard: 1, access.TypeChart: 2, access.TypeDataset: 3, access.TypeConnection: 4}
+	recent := strings.TrimSpace(q.Text) == ""
+	for i, ref := range refs {
+		g, ok := byType[ref.Type]
+		if !ok {
+			continue
+		}
+		if recent && i < recentItems {
+			g = 0
+		}
+		groups[g].Items = append(groups[g].Items, itemOf(ref))
+	}
+	for i := range groups {
+		if groups[i].Items == nil {
+			groups[i].Items = []ContextItem{}
+		}
+	}
+	return groups, nil
 }

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/askbi/askbi/dataexec"
 )
 
 // EventType names one kind of turn event.
@@ -52,11 +54,11 @@ type Event struct {
 
 // ToolEvent is a tool call in an event.
 type ToolEvent struct {
-	CallID string   `json:"call_id"`
-	Name   string   `json:"name"`
-	Label  string   `json:"label"`
-	State  RunState `json:"state"`
-	Class  Class    `json:"class"`
+	CallID string         `json:"call_id"`
+	Name   string         `json:"name"`
+	Label  string         `json:"label"`
+	State  RunState       `json:"state"`
+	Class  dataexec.Class `json:"class"`
 	// ApprovalID, Arguments and ExpiresAt are set on
 	// tool.approval_required: the user sees what they approve.
 	ApprovalID string          `json:"approval_id,omitempty"`

@@ -42,18 +42,6 @@ type Turn struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// Sharing is how much of a tool's output may reach an external model. The
-// host sets it per team; each saved tool output is stamped with the level
-// in force when it was produced, and replay never uses a higher one.
-type Sharing string
-
-// Sharing levels, from least to most.
-const (
-	SharingSchema     Sharing = "schema"     // field names and types only
-	SharingAggregates Sharing = "aggregates" // plus counts and numeric summaries
-	SharingRows       Sharing = "rows"       // plus the rows themselves
-)
-
 // Entry is one saved item of a conversation's history: a user question,
 // an assistant reply (with the tool calls it asked for), or a tool's
 // output. History is replayed to the model within a bound, each tool

@@ -1,7 +1,6 @@
 package ask
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,38 +11,8 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/dataexec"
 )
-
-// Class is how much a tool call can change, which decides whether it needs
-// an approval.
-type Class string
-
-// Classes. An MCP tool's annotations map as: readOnlyHint=true → read-only;
-// destructiveHint=true → destructive; readOnlyHint=false → mutating;
-// missing → unknown, treated as destructive.
-const (
-	ClassReadOnly    Class = "read_only"   // runs without approval
-	ClassMutating    Class = "mutating"    // needs an approval
-	ClassDestructive Class = "destructive" // always needs an approval
-	ClassUnknown     Class = "unknown"     // treated as destructive
-)
-
-// ClassFromAnnotations classifies a tool from its MCP annotations (nil
-// pointers mean the hint is missing).
-func ClassFromAnnotations(readOnly, destructive *bool) Class {
-	switch {
-	case destructive != nil && *destructive:
-		return ClassDestructive
-	case readOnly != nil && *readOnly:
-		return ClassReadOnly
-	case readOnly != nil:
-		return ClassMutating
-	}
-	return ClassUnknown
-}
-
-// Gated reports whether calls of class c need an approval.
-func (c Class) Gated() bool { return c != ClassReadOnly }
 
 // Call is one tool call as a tool's Run receives it. Arguments are
 // validated against the tool's input schema, and references to selected
@@ -74,7 +43,7 @@ type Tool struct {
 	Name        string
 	Description string
 	InputSchema json.RawMessage
-	Class       Class
+	Class       dataexec.Class
 	// Label names the call in the work summary, e.g. "Previewed data".
 	Label string
 	// Filter returns the part of data (the JSON of Output.Data) the model
@@ -82,66 +51,6 @@ type Tool struct {
 	// replay. Default ShowAll.
 	Filter func(data json.RawMessage, level Sharing) json.RawMessage
 	Run    func(ctx context.Context, call Call) (Output, error)
-}
-
-// ShowAll is the Filter of tools whose output holds no rows (references,
-// names, counts): the model sees it at every level.
-func ShowAll(data json.RawMessage, _ Sharing) json.RawMessage { return data }
-
-// TableFilter is the Filter of tools that return a table ({"columns":
-// [...], "rows": [[...]], ...}): schema shows the columns and row count;
-// aggregates adds per-column numeric summaries (count, min, max, sum);
-// rows shows the rows too.
-func TableFilter(data json.RawMessage, level Sharing) json.RawMessage {
-	var t map[string]any
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	if err := d.Decode(&t); err != nil {
-		return json.RawMessage(`{"error":"output withheld"}`)
-	}
-	rows, _ := t["rows"].([]any)
-	if level == SharingRows {
-		return data
-	}
-	delete(t, "rows")
-	if level == SharingAggregates {
-		cols, _ := t["columns"].([]any)
-		stats := map[string]any{}
-		for i, c := range cols {
-			name, _ := c.(string)
-			var n int
-			var min, max, sum float64
-			for _, r := range rows {
-				row, _ := r.([]any)
-				if i >= len(row) {
-					continue
-				}
-				num, ok := row[i].(json.Number)
-				if !ok {
-					continue
-				}
-				f, err := num.Float64()
-				if err != nil {
-					continue
-				}
-				if n == 0 || f < min {
-					min = f
-				}
-				if n == 0 || f > max {
-					max = f
-				}
-				sum += f
-				n++
-			}
-			if n > 0 {
-				stats[name] = map[string]any{"count": n, "min": min, "max": max, "sum": sum}
-			}
-		}
-		t["aggregates"] = stats
-	}
-	t["rows_withheld"] = fmt.Sprintf("rows are not shared with the model at the %q level", level)
-	b, _ := json.Marshal(t)
-	return b
 }
 
 // Remote tool names follow MCP's rule for tool names.
@@ -165,7 +74,7 @@ func NewRegistry(tools ...Tool) (*Registry, error) {
 		if _, dup := r.schemas[t.Name]; dup {
 			return nil, fmt.Errorf("ask: tool %q registered twice", t.Name)
 		}
-		if t.Run == nil || t.Label == "" || !slices.Contains([]Class{ClassReadOnly, ClassMutating, ClassDestructive, ClassUnknown}, t.Class) {
+		if t.Run == nil || t.Label == "" || !slices.Contains(dataexec.Classes, t.Class) {
 			return nil, fmt.Errorf("ask: tool %q needs Run, Label and a Class", t.Name)
 		}
 		var s jsonschema.Schema
@@ -200,7 +109,7 @@ func (r *Registry) lookup(name string) (Tool, bool) {
 	if t, ok := r.Tool(name); ok {
 		return t, true
 	}
-	return Tool{Name: name, Label: "Unknown tool", Class: ClassUnknown, Filter: withheld,
+	return Tool{Name: name, Label: "Unknown tool", Class: dataexec.ClassUnknown, Filter: withheld,
 		Run: func(context.Context, Call) (Output, error) {
 			return Output{}, askbi.Errorf(askbi.Unavailable, "this action is no longer available")
 		}}, false

@@ -449,22 +449,6 @@ func isNotice(out json.RawMessage) bool {
 	return false
 }
 
-var sharingRank = map[Sharing]int{SharingSchema: 0, SharingAggregates: 1, SharingRows: 2}
-
-// minSharing is the lower of two levels; an unknown level counts as
-// schema only.
-func minSharing(a, b Sharing) Sharing {
-	ra, okA := sharingRank[a]
-	rb, okB := sharingRank[b]
-	switch {
-	case !okA || !okB:
-		return SharingSchema
-	case rb < ra:
-		return b
-	}
-	return a
-}
-
 // wrapOutput marks tool output as untrusted data and caps it.
 func wrapOutput(tool string, data json.RawMessage, max int) string {
 	s := string(data)

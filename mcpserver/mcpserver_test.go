@@ -123,6 +123,41 @@ func newEnv(t testing.TB, src dataexec.Source, sourceType string) *env {
 	return e
 }
 
+// stored lists the IDs of every dataset and chart of both teams.
+func (e *env) stored(t *testing.T) []string {
+	t.Helper()
+	var ids []string
+	for _, team := range []string{"acme", "globex"} {
+		rows, err := e.catalog.Search(context.Background(), dataexec.CatalogQuery{TeamID: team, Projects: access.AllProjects(),
+			Types: []access.EntityType{access.TypeDataset, access.TypeChart}, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			ids = append(ids, r.Entity.ID)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// MustRevoke revokes user's API key secret.
+func (e *env) MustRevoke(t testing.TB, user, team, secret string) {
+	t.Helper()
+	ctx := context.Background()
+	owner, err := e.checker.Live(ctx, access.Principal{UserID: user, TeamID: team, Auth: access.AuthSession})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := e.keys.Verify(ctx, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.keys.Revoke(ctx, owner, p.CredentialID); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // MustKey creates an API key for user in team.
 func (e *env) MustKey(t testing.TB, user, team string, projects access.Projects, scopes ...access.Scope) string {
 	t.Helper()
@@ -252,6 +287,15 @@ func TestToolsListByScope(t *testing.T) {
 				got = append(got, tool.Name)
 				if tool.Annotations == nil || tool.Annotations.DestructiveHint == nil || tool.OutputSchema == nil {
 					t.Errorf("%s: missing annotations or output schema", tool.Name)
+					continue
+				}
+				// None of the six deletes anything. explore_data saves
+				// datasets, so it does not claim to be read-only; a chart
+				// preview is a private draft, read-only for both adapters
+				// (dataexec.ChartPreviewAction).
+				writes := tool.Name == "explore_data"
+				if *tool.Annotations.DestructiveHint || tool.Annotations.ReadOnlyHint == writes {
+					t.Errorf("%s: readOnlyHint %v, destructiveHint %v", tool.Name, tool.Annotations.ReadOnlyHint, *tool.Annotations.DestructiveHint)
 				}
 			}
 			var want []string
@@ -310,11 +354,16 @@ func TestToolsListBudget(t *testing.T) {
 
 func TestUnauthenticated(t *testing.T) {
 	e := newEnv(t, nil, "")
+	revoked := e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
+	if _, err := e.keys.Verify(context.Background(), revoked); err != nil {
+		t.Fatalf("the key does not work before it is revoked: %v", err)
+	}
+	e.MustRevoke(t, "alice", "acme", revoked)
 	for name, header := range map[string]string{
 		"missing":    "",
 		"malformed":  "Bearer nope",
 		"not bearer": "Basic YWxpY2U6eA==",
-		"revoked":    "",
+		"revoked":    "Bearer " + revoked,
 	} {
 		t.Run(name, func(t *testing.T) {
 			req, _ := http.NewRequest("POST", e.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
@@ -431,6 +480,7 @@ func TestDenials(t *testing.T) {
 	preview := map[string]any{"dataset_id": "ds_signups", "chart_type": "line", "x_field": "week", "y_fields": []any{"signups"}, "name": "x"}
 
 	before := e.source.calls
+	stored := e.stored(t)
 	tests := []struct {
 		name string
 		cs   *mcp.ClientSession
@@ -460,8 +510,8 @@ func TestDenials(t *testing.T) {
 	if got := e.source.calls - before; got != 1 {
 		t.Errorf("denied calls ran %d source queries, want 1", got)
 	}
-	if _, err := e.catalog.Dataset(context.Background(), "x"); err == nil {
-		t.Error("a denied save stored a dataset")
+	if diff := cmp.Diff(stored, e.stored(t)); diff != "" {
+		t.Errorf("denied calls changed the catalog (-before +after):\n%s", diff)
 	}
 
 	// A hidden tool answers like an unknown one.
@@ -495,6 +545,7 @@ func TestBadInput(t *testing.T) {
 	e := newEnv(t, nil, "")
 	cs := e.MustConnect(t, e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...))
 	before := e.source.calls
+	stored := e.stored(t)
 	tests := []struct {
 		name string
 		tool string
@@ -523,6 +574,9 @@ func TestBadInput(t *testing.T) {
 	}
 	if got := e.source.calls - before; got != 0 {
 		t.Errorf("bad input ran %d source queries", got)
+	}
+	if diff := cmp.Diff(stored, e.stored(t)); diff != "" {
+		t.Errorf("bad input changed the catalog (-before +after):\n%s", diff)
 	}
 
 	// A body over the limit is refused before it is parsed.
@@ -577,5 +631,69 @@ func TestDiscover(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"tools"}, caps); diff != "" {
 		t.Errorf("capabilities mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestEnumsAreDataexecs: the tools' enums are dataexec's own, not copies.
+func TestEnumsAreDataexecs(t *testing.T) {
+	e := newEnv(t, nil, "")
+	cs := e.MustConnect(t, e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...))
+	lt, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas := map[string]*jsonschema.Schema{}
+	for _, tool := range lt.Tools {
+		b, _ := json.Marshal(tool.InputSchema)
+		var s jsonschema.Schema
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		schemas[tool.Name] = &s
+	}
+	enum := func(s *jsonschema.Schema) []string {
+		var out []string
+		for _, v := range s.Enum {
+			out = append(out, fmt.Sprint(v))
+		}
+		return out
+	}
+	strs := func(vs ...any) []string {
+		var out []string
+		for _, v := range vs {
+			out = append(out, fmt.Sprint(v))
+		}
+		return out
+	}
+	var chartTypes, ops, types []any
+	for _, c := range dataexec.ChartTypes {
+		chartTypes = append(chartTypes, c)
+	}
+	for _, o := range dataexec.FilterOps {
+		ops = append(ops, o)
+	}
+	for _, ty := range dataexec.SearchTypes {
+		types = append(types, ty)
+	}
+	for _, tc := range []struct {
+		name string
+		got  *jsonschema.Schema
+		want []string
+	}{
+		{"create_chart_preview chart_type", schemas["create_chart_preview"].Properties["chart_type"], strs(chartTypes...)},
+		{"run_dataset filter op", schemas["run_dataset"].Properties["filters"].Items.Properties["op"], strs(ops...)},
+		{"get_chart_data filter op", schemas["get_chart_data"].Properties["filters"].Items.Properties["op"], strs(ops...)},
+		{"search_workspace types", schemas["search_workspace"].Properties["types"].Items, strs(types...)},
+		{"explore_data operation", schemas["explore_data"].Properties["operation"],
+			strs(dataexec.ExploreInspect, dataexec.ExplorePreview, dataexec.ExploreSave)},
+	} {
+		if diff := cmp.Diff(tc.want, enum(tc.got)); diff != "" {
+			t.Errorf("%s mismatch (-dataexec +tool):\n%s", tc.name, diff)
+		}
+	}
+	for name, s := range schemas {
+		if s.AdditionalProperties == nil || s.AdditionalProperties.Not == nil {
+			t.Errorf("%s accepts unknown properties", name)
+		}
 	}
 }

@@ -16,79 +16,66 @@ import (
 	"github.com/askbi/askbi/dataexec"
 )
 
-// toolDef is one tool, defined once: its name, the scope that shows it,
-// its description, and its input and output schemas.
-type toolDef struct {
+// tool is one MCP tool: a dataexec action (name, right, class, input
+// schema and call) with the MCP wording, the output schema of its
+// structuredContent and its output shaping, and the handler that does all
+// of it.
+type tool struct {
 	name     string
 	right    access.Right // its scopes decide who sees the tool
-	readOnly bool
+	class    dataexec.Class
 	desc     string
-	input    string // JSON Schema
-	output   string // JSON Schema of the success shape
+	input    json.RawMessage // JSON Schema
+	output   string          // JSON Schema of the success shape
+	register func(s *Server, t *mcp.Tool)
 }
 
-// Shared schema pieces. Kept terse: the whole tools/list is budgeted.
+// fromAction makes a tool of a product action; shape turns its result
+// into the reply.
+func fromAction[In, Out any](a dataexec.Action[In, Out], desc, output string, shape func(s *Server, in In, out Out) reply) tool {
+	return tool{name: a.Name, right: a.Right, class: a.Class, desc: desc, input: a.Input, output: output,
+		register: func(s *Server, t *mcp.Tool) {
+			mcp.AddTool(s.mcp, t, handle(s, func(ctx context.Context, p access.Principal, in In) (reply, error) {
+				out, err := a.Run(s.exec, ctx, p, in)
+				if err != nil {
+					return reply{}, err
+				}
+				return shape(s, in, out), nil
+			}))
+		}}
+}
+
+// Output schema pieces. Kept terse: the whole tools/list is budgeted.
 const (
-	idSchema      = `{"type":"string","minLength":1,"maxLength":100}`
-	obj           = `{"type":"object"}`
-	arr           = `{"type":"array"}`
-	filtersSchema = `{"type":"array","maxItems":20,"items":{"type":"object","properties":{"field":{"type":"string"},"op":{"enum":["eq","ne","gt","gte","lt","lte","contains","in"]},"value":{}},"required":["field","op"],"additionalProperties":false}}`
-	dataParams    = `"filters":` + filtersSchema + `,"variables":{"type":"object","maxProperties":20},"refresh":{"type":"boolean","description":"Bypass cache; needs data:refresh"}`
-	tableSchema   = `"columns":` + arr + `,"rows":` + arr + `,"row_count":{"type":"integer"},"truncated":{"type":"boolean"}`
-	chartSchema   = `"labels":` + arr + `,"series":` + arr
-	limitSchema   = `"limit":{"type":"integer","minimum":1,"maximum":50,"description":"Default 20."}`
+	obj         = `{"type":"object"}`
+	arr         = `{"type":"array"}`
+	tableSchema = `"columns":` + arr + `,"rows":` + arr + `,"row_count":{"type":"integer"},"truncated":{"type":"boolean"}`
+	chartSchema = `"labels":` + arr + `,"series":` + arr
 )
 
 // tools, in the order tools/list shows them.
-var tools = []toolDef{
-	{
-		name: "search_workspace", right: access.RightRead, readOnly: true,
-		desc:   "Find dashboards, charts and datasets by name. Empty query lists recent items.",
-		input:  `{"type":"object","properties":{"query":{"type":"string","maxLength":200},"types":{"type":"array","maxItems":3,"items":{"enum":["dashboard","chart","dataset"]}},` + limitSchema + `},"additionalProperties":false}`,
-		output: `{"properties":{"results":` + arr + `},"required":["results"]}`,
-	},
-	{
-		name: "get_workspace_activity", right: access.RightRead, readOnly: true,
-		desc:   "Recent changes and metric evaluations in the team, newest first.",
-		input:  `{"type":"object","properties":{"project_id":` + idSchema + `,"from":{"type":"string","format":"date-time"},"to":{"type":"string","format":"date-time"},` + limitSchema + `},"additionalProperties":false}`,
-		output: `{"properties":{"items":` + arr + `},"required":["items"]}`,
-	},
-	{
-		name: "run_dataset", right: access.RightRead, readOnly: true,
-		desc:   "Run a dataset and return its rows (capped).",
-		input:  `{"type":"object","properties":{"dataset_id":` + idSchema + `,` + dataParams + `},"required":["dataset_id"],"additionalProperties":false}`,
-		output: `{"properties":{"dataset":` + obj + `,` + tableSchema + `},"required":["dataset","rows"]}`,
-	},
-	{
-		name: "get_chart_data", right: access.RightRead, readOnly: true,
-		desc:   "Return a chart's labels and series.",
-		input:  `{"type":"object","properties":{"chart_id":` + idSchema + `,` + dataParams + `},"required":["chart_id"],"additionalProperties":false}`,
-		output: `{"properties":{"chart":` + obj + `,` + chartSchema + `},"required":["chart","labels","series"]}`,
-	},
-	{
-		name: "create_chart_preview", right: access.RightPreviewChart,
-		desc:   "Create a temporary chart from a dataset, not placed on a dashboard (owner/admin, all-project key).",
-		input:  `{"type":"object","properties":{"dataset_id":` + idSchema + `,"chart_type":{"enum":["line","bar","area","pie","doughnut","table","kpi"]},"x_field":{"type":"string","maxLength":100},"y_fields":{"type":"array","minItems":1,"maxItems":10,"items":{"type":"string","maxLength":100}},"name":{"type":"string","minLength":1,"maxLength":100},"image":{"type":"boolean","description":"Add a PNG."}},"required":["dataset_id","chart_type","y_fields","name"],"additionalProperties":false}`,
-		output: `{"properties":{"status":{"enum":["preview"]},"chart":` + obj + `,"datasets":` + arr + `,` + chartSchema + `},"required":["status","chart","datasets"]}`,
-	},
-	{
-		name: "explore_data", right: access.RightExplore,
-		desc: "Explore sources (owner/admin, all-project key). inspect: connections, or a connection's tables, or a table's columns. preview: run read-only sql. save: preview, then save as a dataset on dashboard_id (needs datasets:write).",
-		input: `{"type":"object","properties":{"operation":{"enum":["inspect","preview","save"]},"connection_id":` + idSchema + `,"table":{"type":"string","maxLength":200},"sql":{"type":"string","maxLength":20000},` +
-			`"tool":{"type":"string","maxLength":64},"arguments":{"type":"object"},"name":{"type":"string","maxLength":100},"dashboard_id":` + idSchema + `},"required":["operation"],"additionalProperties":false}`,
-		output: `{"properties":{"connections":` + arr + `,"tables":` + arr + `,"dataset":` + obj + `,` + tableSchema + `},"required":["operation"]}`,
-	},
+var tools = []tool{
+	fromAction(dataexec.SearchAction, "Find dashboards, charts, datasets and connections by name. Empty query lists recent items.",
+		`{"properties":{"results":`+arr+`},"required":["results"]}`, searchReply),
+	activityTool,
+	fromAction(dataexec.RunDatasetAction, "Run a dataset and return its rows (capped).",
+		`{"properties":{"dataset":`+obj+`,`+tableSchema+`},"required":["dataset","rows"]}`, datasetReply),
+	fromAction(dataexec.ChartDataAction, "Return a chart's labels and series.",
+		`{"properties":{"chart":`+obj+`,`+chartSchema+`},"required":["chart","labels","series"]}`, chartDataReply),
+	previewTool,
+	fromAction(dataexec.ExploreAction, "Explore sources (owner/admin, all-project key). inspect: connections, or a connection's tables, or a table's columns. preview: run read-only sql. save: preview, then save as a dataset on dashboard_id (needs datasets:write).",
+		`{"properties":{"connections":`+arr+`,"tables":`+arr+`,"dataset":`+obj+`,`+tableSchema+`},"required":["operation"]}`, exploreReply),
 }
 
-func toolByName(name string) (toolDef, bool) {
-	i := slices.IndexFunc(tools, func(d toolDef) bool { return d.name == name })
+func toolByName(name string) (tool, bool) {
+	i := slices.IndexFunc(tools, func(d tool) bool { return d.name == name })
 	if i < 0 {
-		return toolDef{}, false
+		return tool{}, false
 	}
 	return tools[i], true
 }
 
-func (d toolDef) visibleTo(p access.Principal) bool {
+func (d tool) visibleTo(p access.Principal) bool {
 	return p.UserID != "" && !slices.ContainsFunc(d.right.Scopes(), func(s access.Scope) bool { return !p.HasScope(s) })
 }
 
@@ -107,9 +94,9 @@ func visibleTools(listed []*mcp.Tool, p access.Principal) []*mcp.Tool {
 	return out
 }
 
-func mustSchema(s string) *jsonschema.Schema {
+func mustSchema(s []byte) *jsonschema.Schema {
 	var js jsonschema.Schema
-	if err := json.Unmarshal([]byte(s), &js); err != nil {
+	if err := json.Unmarshal(s, &js); err != nil {
 		panic(fmt.Sprintf("mcpserver: bad schema %s: %v", s, err))
 	}
 	return &js
@@ -120,32 +107,16 @@ const errorSchema = `{"properties":{"code":{"type":"string"},"message":{"type":"
 
 func (s *Server) addTools() {
 	for _, d := range tools {
-		t := &mcp.Tool{
+		readOnly, destructive := d.class.Hints()
+		d.register(s, &mcp.Tool{
 			Name:        d.name,
 			Description: d.desc,
 			InputSchema: mustSchema(d.input),
 			// Failed calls carry {code, message}; clients that validate
 			// structuredContent of error results accept either shape.
-			OutputSchema: mustSchema(`{"type":"object","anyOf":[` + d.output + `,` + errorSchema + `]}`),
-			Annotations: &mcp.ToolAnnotations{
-				ReadOnlyHint:    d.readOnly,
-				DestructiveHint: new(false),
-			},
-		}
-		switch d.name {
-		case "search_workspace":
-			mcp.AddTool(s.mcp, t, handle(s, s.searchWorkspace))
-		case "get_workspace_activity":
-			mcp.AddTool(s.mcp, t, handle(s, s.workspaceActivity))
-		case "run_dataset":
-			mcp.AddTool(s.mcp, t, handle(s, s.runDataset))
-		case "get_chart_data":
-			mcp.AddTool(s.mcp, t, handle(s, s.chartData))
-		case "create_chart_preview":
-			mcp.AddTool(s.mcp, t, handle(s, s.createChartPreview))
-		case "explore_data":
-			mcp.AddTool(s.mcp, t, handle(s, s.exploreData))
-		}
+			OutputSchema: mustSchema([]byte(`{"type":"object","anyOf":[` + d.output + `,` + errorSchema + `]}`)),
+			Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: readOnly, DestructiveHint: &destructive},
+		})
 	}
 }
 
@@ -193,12 +164,6 @@ func (s *Server) link(r dataexec.Ref) refOut {
 
 // search_workspace
 
-type searchIn struct {
-	Query string   `json:"query"`
-	Types []string `json:"types"`
-	Limit *int     `json:"limit"`
-}
-
 type searchHit struct {
 	Type string `json:"type"`
 	ID   string `json:"id"`
@@ -206,27 +171,16 @@ type searchHit struct {
 	Info string `json:"info,omitempty"`
 }
 
-func (s *Server) searchWorkspace(ctx context.Context, p access.Principal, in searchIn) (reply, error) {
-	q := dataexec.SearchQuery{Text: in.Query, Limit: dataexec.DefaultSearchLimit}
-	if in.Limit != nil {
-		q.Limit = *in.Limit // the schema keeps it in 1..50
-	}
-	q.Types = []access.EntityType{access.TypeDashboard, access.TypeChart, access.TypeDataset}
-	if len(in.Types) > 0 {
-		q.Types = nil
-		for _, t := range in.Types {
-			q.Types = append(q.Types, access.EntityType(t))
-		}
-	}
-	refs, err := s.exec.Search(ctx, p, q)
-	if err != nil {
-		return reply{}, err
-	}
+func hitsOf(refs []dataexec.Ref) []searchHit {
 	hits := make([]searchHit, len(refs))
 	for i, r := range refs {
 		hits[i] = searchHit{Type: string(r.Type), ID: r.ID, Name: r.Name, Info: r.Info}
 	}
-	return reply{summary: fmt.Sprintf("%d results.", len(hits)), data: map[string]any{"results": hits}}, nil
+	return hits
+}
+
+func searchReply(_ *Server, _ dataexec.SearchQuery, refs []dataexec.Ref) reply {
+	return reply{summary: fmt.Sprintf("%d results.", len(refs)), data: map[string]any{"results": hitsOf(refs)}}
 }
 
 // get_workspace_activity
@@ -240,6 +194,18 @@ type activityIn struct {
 
 // maxActivityDays bounds the date range of get_workspace_activity.
 const maxActivityDays = 90
+
+// activityTool reads the team's activity feed: the one tool that is not a
+// dataexec action, since the feed is the host's (Options.Activity).
+var activityTool = tool{
+	name: "get_workspace_activity", right: access.RightRead, class: dataexec.ClassReadOnly,
+	desc: "Recent changes and metric evaluations in the team, newest first.",
+	input: json.RawMessage(`{"type":"object","properties":{"project_id":{"type":"string","minLength":1,"maxLength":100},` +
+		`"from":{"type":"string","format":"date-time"},"to":{"type":"string","format":"date-time"},` +
+		`"limit":{"type":"integer","minimum":1,"maximum":50,"description":"Default 20."}},"additionalProperties":false}`),
+	output:   `{"properties":{"items":` + arr + `},"required":["items"]}`,
+	register: func(s *Server, t *mcp.Tool) { mcp.AddTool(s.mcp, t, handle(s, s.workspaceActivity)) },
+}
 
 func (s *Server) workspaceActivity(ctx context.Context, p access.Principal, in activityIn) (reply, error) {
 	live := p
@@ -289,26 +255,13 @@ func (s *Server) workspaceActivity(ctx context.Context, p access.Principal, in a
 
 // run_dataset and get_chart_data
 
-type dataIn struct {
-	Filters   []dataexec.Filter `json:"filters"`
-	Variables map[string]any    `json:"variables"`
-	Refresh   bool              `json:"refresh"`
-}
-
-func (in dataIn) params() dataexec.Params {
-	return dataexec.Params{Filters: in.Filters, Variables: in.Variables, Refresh: in.Refresh}
-}
-
-type runDatasetIn struct {
-	DatasetID string `json:"dataset_id"`
-	dataIn
-}
-
 type tableOut struct {
 	Columns []string `json:"columns"`
 	Rows    [][]any  `json:"rows"`
 	dataexec.Meta
 }
+
+func tableOf(res *dataexec.Result) tableOut { return tableOut{res.Columns, res.Rows, res.Meta} }
 
 func summarizeMeta(n string, m dataexec.Meta) string {
 	var b strings.Builder
@@ -329,30 +282,17 @@ func summarizeMeta(n string, m dataexec.Meta) string {
 	return b.String()
 }
 
-func (s *Server) runDataset(ctx context.Context, p access.Principal, in runDatasetIn) (reply, error) {
-	res, err := s.exec.RunDataset(ctx, p, in.DatasetID, in.params())
-	if err != nil {
-		return reply{}, err
-	}
+func datasetReply(s *Server, _ dataexec.DatasetRun, res *dataexec.Result) reply {
 	return reply{
 		summary: summarizeMeta(fmt.Sprintf("Dataset %q: %d rows, %d columns.", res.Dataset.Name, res.RowCount, len(res.Columns)), res.Meta),
 		data: struct {
 			Dataset refOut `json:"dataset"`
 			tableOut
-		}{s.link(*res.Dataset), tableOut{res.Columns, res.Rows, res.Meta}},
-	}, nil
-}
-
-type chartDataIn struct {
-	ChartID string `json:"chart_id"`
-	dataIn
-}
-
-func (s *Server) chartData(ctx context.Context, p access.Principal, in chartDataIn) (reply, error) {
-	cr, err := s.exec.ChartData(ctx, p, in.ChartID, in.params())
-	if err != nil {
-		return reply{}, err
+		}{s.link(*res.Dataset), tableOf(res)},
 	}
+}
+
+func chartDataReply(s *Server, _ dataexec.ChartRun, cr *dataexec.ChartResult) reply {
 	chart := s.link(dataexec.Ref{Type: access.TypeChart, ID: cr.Chart.ID, Name: cr.Chart.Name})
 	return reply{
 		summary: summarizeMeta(fmt.Sprintf("Chart %q (%s): %d labels, %d series.", cr.Chart.Name, cr.Data.Type, len(cr.Data.Labels), len(cr.Data.Series)), cr.Data.Meta),
@@ -360,24 +300,41 @@ func (s *Server) chartData(ctx context.Context, p access.Principal, in chartData
 			Chart refOut `json:"chart"`
 			*dataexec.ChartData
 		}{chart, cr.Data},
-	}, nil
+	}
 }
 
-// create_chart_preview
+// create_chart_preview: the action, with an optional PNG of the chart.
 
 type chartPreviewIn struct {
-	DatasetID string   `json:"dataset_id"`
-	ChartType string   `json:"chart_type"`
-	XField    string   `json:"x_field"`
-	YFields   []string `json:"y_fields"`
-	Name      string   `json:"name"`
-	Image     bool     `json:"image"`
+	dataexec.ChartSpec
+	Image bool `json:"image"`
+}
+
+var previewTool = tool{
+	name: dataexec.ChartPreviewAction.Name, right: dataexec.ChartPreviewAction.Right, class: dataexec.ChartPreviewAction.Class,
+	desc:   "Create a temporary chart from a dataset, not placed on a dashboard (owner/admin, all-project key).",
+	input:  withProperty(dataexec.ChartPreviewAction.Input, "image", `{"type":"boolean","description":"Add a PNG."}`),
+	output: `{"properties":{"status":{"enum":["preview"]},"chart":` + obj + `,"datasets":` + arr + `,` + chartSchema + `},"required":["status","chart","datasets"]}`,
+	register: func(s *Server, t *mcp.Tool) {
+		mcp.AddTool(s.mcp, t, handle(s, s.createChartPreview))
+	},
+}
+
+// withProperty adds property name with schema to an object schema.
+func withProperty(schema json.RawMessage, name, prop string) json.RawMessage {
+	var m map[string]json.RawMessage
+	var ps map[string]json.RawMessage
+	if json.Unmarshal(schema, &m) != nil || json.Unmarshal(m["properties"], &ps) != nil {
+		panic("mcpserver: not an object schema")
+	}
+	ps[name] = json.RawMessage(prop)
+	m["properties"], _ = json.Marshal(ps)
+	out, _ := json.Marshal(m)
+	return out
 }
 
 func (s *Server) createChartPreview(ctx context.Context, p access.Principal, in chartPreviewIn) (reply, error) {
-	cr, err := s.exec.CreateChartPreview(ctx, p, dataexec.ChartSpec{
-		DatasetID: in.DatasetID, Name: in.Name, Type: dataexec.ChartType(in.ChartType), XField: in.XField, YFields: in.YFields,
-	})
+	cr, err := dataexec.ChartPreviewAction.Run(s.exec, ctx, p, in.ChartSpec)
 	if err != nil {
 		return reply{}, err
 	}
@@ -410,80 +367,30 @@ func (s *Server) createChartPreview(ctx context.Context, p access.Principal, in 
 
 // explore_data
 
-type exploreIn struct {
-	Operation    string          `json:"operation"`
-	ConnectionID string          `json:"connection_id"`
-	Table        string          `json:"table"`
-	SQL          string          `json:"sql"`
-	Tool         string          `json:"tool"`
-	Arguments    json.RawMessage `json:"arguments"`
-	Name         string          `json:"name"`
-	DashboardID  string          `json:"dashboard_id"`
-}
-
-func (s *Server) exploreData(ctx context.Context, p access.Principal, in exploreIn) (reply, error) {
-	need := func(field, v string) error {
-		if v == "" {
-			return askbi.Errorf(askbi.InvalidArgument, "%s: required for %s", field, in.Operation)
-		}
-		return nil
-	}
-	req := dataexec.Request{ConnectionID: in.ConnectionID, SQL: in.SQL, Tool: in.Tool, Arguments: in.Arguments}
-	switch in.Operation {
-	case "inspect":
-		if in.ConnectionID == "" {
-			conns, err := s.exec.Connections(ctx, p)
-			if err != nil {
-				return reply{}, err
-			}
-			out := make([]searchHit, len(conns))
-			for i, c := range conns {
-				out[i] = searchHit{Type: string(c.Type), ID: c.ID, Name: c.Name, Info: c.Info}
-			}
-			return reply{summary: fmt.Sprintf("%d connections.", len(out)), data: map[string]any{"operation": in.Operation, "connections": out}}, nil
-		}
-		rels, err := s.exec.Inspect(ctx, p, in.ConnectionID, in.Table)
-		if err != nil {
-			return reply{}, err
-		}
-		if rels == nil {
-			rels = []dataexec.Relation{}
-		}
-		return reply{summary: fmt.Sprintf("%d tables.", len(rels)), data: map[string]any{"operation": in.Operation, "tables": rels}}, nil
-	case "preview":
-		if err := need("connection_id", in.ConnectionID); err != nil {
-			return reply{}, err
-		}
-		res, err := s.exec.Preview(ctx, p, req)
-		if err != nil {
-			return reply{}, err
-		}
+func exploreReply(s *Server, _ dataexec.Exploration, ex *dataexec.Explored) reply {
+	op := ex.Operation
+	switch {
+	case ex.Dataset != nil:
+		ds := s.link(*ex.Dataset)
 		return reply{
-			summary: summarizeMeta(fmt.Sprintf("Preview: %d rows, %d columns.", res.RowCount, len(res.Columns)), res.Meta),
+			summary: fmt.Sprintf("Saved dataset %q (%d preview rows): %s", ex.Dataset.Name, ex.Preview.RowCount, ds.URL),
 			data: struct {
-				Operation string `json:"operation"`
+				Operation dataexec.ExploreOp `json:"operation"`
+				Dataset   refOut             `json:"dataset"`
 				tableOut
-			}{in.Operation, tableOut{res.Columns, res.Rows, res.Meta}},
-		}, nil
-	case "save":
-		for _, f := range [][2]string{{"connection_id", in.ConnectionID}, {"name", in.Name}, {"dashboard_id", in.DashboardID}} {
-			if err := need(f[0], f[1]); err != nil {
-				return reply{}, err
-			}
+			}{op, ds, tableOf(ex.Preview)},
 		}
-		sd, err := s.exec.SaveDataset(ctx, p, dataexec.NewDataset{Name: in.Name, DashboardID: in.DashboardID, Request: req})
-		if err != nil {
-			return reply{}, err
-		}
-		ds := s.link(sd.Dataset)
+	case ex.Preview != nil:
 		return reply{
-			summary: fmt.Sprintf("Saved dataset %q (%d preview rows): %s", sd.Dataset.Name, sd.Preview.RowCount, ds.URL),
+			summary: summarizeMeta(fmt.Sprintf("Preview: %d rows, %d columns.", ex.Preview.RowCount, len(ex.Preview.Columns)), ex.Preview.Meta),
 			data: struct {
-				Operation string `json:"operation"`
-				Dataset   refOut `json:"dataset"`
+				Operation dataexec.ExploreOp `json:"operation"`
 				tableOut
-			}{in.Operation, ds, tableOut{sd.Preview.Columns, sd.Preview.Rows, sd.Preview.Meta}},
-		}, nil
+			}{op, tableOf(ex.Preview)},
+		}
+	case ex.Tables != nil:
+		return reply{summary: fmt.Sprintf("%d tables.", len(ex.Tables)), data: map[string]any{"operation": op, "tables": ex.Tables}}
 	}
-	return reply{}, askbi.Errorf(askbi.InvalidArgument, "operation: must be inspect, preview or save")
+	return reply{summary: fmt.Sprintf("%d connections.", len(ex.Connections)),
+		data: map[string]any{"operation": op, "connections": hitsOf(ex.Connections)}}
 }

@@ -40,6 +40,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
+	"github.com/askbi/askbi/ask/askhttp"
 	"github.com/askbi/askbi/ask/provider/anthropic"
 	"github.com/askbi/askbi/ask/provider/mock"
 	"github.com/askbi/askbi/ask/provider/openai"
@@ -73,7 +74,7 @@ type config struct {
 }
 
 // Server timeouts. Chat turns outlive WriteTimeout and ReadTimeout: their
-// handlers move the deadlines per request (see chat.go).
+// handlers move the deadlines per request (see package askhttp).
 const (
 	readHeaderTimeout = 10 * time.Second
 	readTimeout       = 30 * time.Second
@@ -198,7 +199,7 @@ type app struct {
 	memory    *memory.Service
 	sessions  *sessions
 	// streamWindow is how far each write moves an event stream's write
-	// deadline; zero means the streamWindow constant (tests shorten it).
+	// deadline; zero means askhttp's default (tests shorten it).
 	streamWindow time.Duration
 }
 
@@ -574,7 +575,9 @@ func (a *app) routes() http.Handler {
 	mux.Handle("GET /.well-known/oauth-protected-resource/mcp", a.mcp.ResourceMetadataHandler())
 	a.webRoutes(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
-	a.chatRoutes(mux)
+	mux.Handle("/ai/", askhttp.New(a.assistant, a.memory, a.sessions.authenticate, &askhttp.Options{
+		StreamWindow: a.streamWindow, Logger: a.log,
+	}))
 	return mux
 }
 

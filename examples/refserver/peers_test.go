@@ -66,7 +66,7 @@ var conformanceScenarios = []string{"server-initialize", "ping", "tools-list", "
 
 func TestConformanceSuite(t *testing.T) {
 	bin := mustTools(t)
-	ta := MustApp(t, nil, nil)
+	ta := MustApp(t, nil)
 	proxy := httptest.NewServer(withBearer(ta.apiKey(t, "alice"), ta.routes()))
 	defer proxy.Close()
 	for _, scenario := range conformanceScenarios {
@@ -105,7 +105,7 @@ func TestConformanceSuite(t *testing.T) {
 
 func TestInspectorCLI(t *testing.T) {
 	bin := mustTools(t)
-	ta := MustApp(t, nil, nil)
+	ta := MustApp(t, nil)
 	token, url := ta.apiKey(t, "alice"), ta.url+"/mcp"
 	inspect := func(args ...string) map[string]any {
 		t.Helper()

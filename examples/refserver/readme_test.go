@@ -28,7 +28,7 @@ func TestREADMEChat(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := string(b)
-	start := strings.Index(readme, "## Chat API (reference server)")
+	start := strings.Index(readme, "## Chat API (`ask/askhttp`)")
 	end := strings.Index(readme, "### Errors")
 	if start < 0 || end < start {
 		t.Fatal("the README has no chat section")
@@ -37,7 +37,7 @@ func TestREADMEChat(t *testing.T) {
 	for _, m := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(readme[start:end], -1) {
 		script.WriteString(m[1])
 	}
-	ta := MustApp(t, nil, nil)
+	ta := MustApp(t, nil)
 	dir := t.TempDir()
 	if err := ta.writeCredentials(filepath.Join(dir, "creds.json")); err != nil {
 		t.Fatal(err)

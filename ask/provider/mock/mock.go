@@ -5,7 +5,7 @@
 // model would:
 //
 //   - "show signups by week" (any "show X by Y"): search_workspace for a
-//     dataset named like X, preview_data, then create_chart_preview (a bar
+//     dataset named like X, run_dataset, then create_chart_preview (a bar
 //     chart when Y is a category such as country, else a line chart),
 //     then a short answer.
 //   - "delete the Revenue dashboard": search_workspace for the dashboard,
@@ -171,8 +171,8 @@ func script(req ask.ModelRequest, n int) ask.ModelReply {
 			if id == "" {
 				return say("I could not find a dataset about %s.", subject)
 			}
-			return call(n, "preview_data", map[string]any{"dataset_id": id})
-		case "preview_data":
+			return call(n, "run_dataset", map[string]any{"dataset_id": id})
+		case "run_dataset":
 			cols, _ := out["columns"].([]any)
 			ds, _ := out["dataset"].(map[string]any)
 			if len(cols) < 2 || ds == nil {

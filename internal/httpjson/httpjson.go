@@ -1,4 +1,7 @@
-package main
+// Package httpjson is the JSON-over-HTTP plumbing the SDK's HTTP adapters
+// share: the one table from askbi error codes to HTTP statuses, the error
+// body, body decoding with validation, and JSON 404 and 405 answers.
+package httpjson
 
 import (
 	"bytes"
@@ -6,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -16,9 +20,9 @@ import (
 	"github.com/askbi/askbi"
 )
 
-// httpStatus maps each askbi code to the HTTP status of the chat and
-// memory API: the one table of the reference server.
-var httpStatus = map[askbi.Code]int{
+// statuses maps each askbi code to its HTTP status: the one table of the
+// SDK's HTTP adapters.
+var statuses = map[askbi.Code]int{
 	askbi.InvalidArgument: http.StatusBadRequest,
 	askbi.Unauthenticated: http.StatusUnauthorized,
 	askbi.Forbidden:       http.StatusForbidden,
@@ -41,43 +45,46 @@ var httpStatus = map[askbi.Code]int{
 	askbi.Internal:        http.StatusInternalServerError,
 }
 
-// statusOf returns err's HTTP status.
-func statusOf(err error) int {
-	if s, ok := httpStatus[askbi.ErrorCode(err)]; ok {
+// Status returns the HTTP status of code; an unknown code is 500.
+func Status(code askbi.Code) int {
+	if s, ok := statuses[code]; ok {
 		return s
 	}
 	return http.StatusInternalServerError
 }
 
-// errorDoc is the body of every error answer.
-type errorDoc struct {
-	Error errorBody `json:"error"`
+// ErrorDoc is the body of every error answer:
+// {"error": {"code": "...", "message": "..."}}.
+type ErrorDoc struct {
+	Error ErrorBody `json:"error"`
 }
 
-type errorBody struct {
+// ErrorBody is a stable code and a message safe for users.
+type ErrorBody struct {
 	Code    askbi.Code `json:"code"`
 	Message string     `json:"message"`
 }
 
-// writeError answers err with its status and safe message. Internal
+// WriteError answers err with its status and safe message. Internal
 // errors are logged with their detail; users see only the safe message.
-func (a *app) writeError(w http.ResponseWriter, r *http.Request, err error) {
+func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	code := askbi.ErrorCode(err)
-	a.logInternal(r, err)
+	LogInternal(r, log, err)
 	if code == askbi.Unauthenticated {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="askbi"`)
 	}
-	writeJSON(w, statusOf(err), errorDoc{errorBody{Code: code, Message: askbi.ErrorMessage(err)}})
+	WriteJSON(w, Status(code), ErrorDoc{ErrorBody{Code: code, Message: askbi.ErrorMessage(err)}})
 }
 
-// logInternal logs err with its detail when it is internal.
-func (a *app) logInternal(r *http.Request, err error) {
+// LogInternal logs err with its detail when it is internal.
+func LogInternal(r *http.Request, log *slog.Logger, err error) {
 	if askbi.ErrorCode(err) == askbi.Internal {
-		a.log.ErrorContext(r.Context(), "refserver: internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+		log.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// WriteJSON answers v as JSON with status, never cached.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
@@ -89,16 +96,18 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Write(append(b, '\n'))
 }
 
-// maxBodyBytes caps a JSON request body.
-const maxBodyBytes = 64 << 10
+// MaxBodyBytes caps a JSON request body.
+const MaxBodyBytes = 64 << 10
 
-// decodeBody reads r's JSON body into v, rejecting unknown fields and
-// trailing data, and validates it. An empty body is allowed only when
-// emptyOK (then v keeps its zero value and is still validated).
-func decodeBody(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+// Decode reads r's JSON body into v, rejecting unknown fields and trailing
+// data, and validates v's struct tags (github.com/go-playground/validator:
+// a failure is InvalidArgument naming the field as clients spell it). An
+// empty body is allowed only when emptyOK (then v keeps its zero value and
+// is still validated). A body over MaxBodyBytes is TooLarge.
+func Decode(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if mb := (*http.MaxBytesError)(nil); errors.As(err, &mb) {
-		return askbi.Errorf(askbi.TooLarge, "body: at most %d KiB", maxBodyBytes>>10)
+		return askbi.Errorf(askbi.TooLarge, "body: at most %d KiB", MaxBodyBytes>>10)
 	}
 	if err != nil {
 		return askbi.Errorf(askbi.InvalidArgument, "body: could not be read")
@@ -107,7 +116,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) err
 		if !emptyOK {
 			return askbi.Errorf(askbi.InvalidArgument, "body: a JSON object is required")
 		}
-		return check(v)
+		return Check(v)
 	}
 	d := json.NewDecoder(bytes.NewReader(body))
 	d.DisallowUnknownFields()
@@ -117,7 +126,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) err
 	if _, err := d.Token(); err != io.EOF {
 		return askbi.Errorf(askbi.InvalidArgument, "body: must hold exactly one JSON object")
 	}
-	return check(v)
+	return Check(v)
 }
 
 // jsonError turns a decoding error into InvalidArgument naming the field.
@@ -175,9 +184,9 @@ func newValidator() *validator.Validate {
 	return v
 }
 
-// check validates v's struct tags; the first failure is InvalidArgument
+// Check validates v's struct tags; the first failure is InvalidArgument
 // naming the field.
-func check(v any) error {
+func Check(v any) error {
 	err := validate.Struct(v)
 	var ve validator.ValidationErrors
 	if !errors.As(err, &ve) || len(ve) == 0 {
@@ -215,9 +224,9 @@ func describe(fe validator.FieldError) string {
 	return "is invalid"
 }
 
-// queryInt parses query parameter name as an integer; absent or empty is
+// QueryInt parses query parameter name as an integer; absent or empty is
 // zero.
-func queryInt(r *http.Request, name string) (int, error) {
+func QueryInt(r *http.Request, name string) (int, error) {
 	s := r.URL.Query().Get(name)
 	if s == "" {
 		return 0, nil
@@ -227,4 +236,28 @@ func queryInt(r *http.Request, name string) (int, error) {
 		return 0, askbi.Errorf(askbi.InvalidArgument, "%s: must be an integer", name)
 	}
 	return n, nil
+}
+
+// NoRoute answers what no route of mux matched under prefix (the pattern
+// it is mounted at, such as "/ai/"): 405 with Allow when the path exists
+// for other methods, else 404, both as JSON errors. The allowed methods
+// are read from mux itself, so there is no second list of routes.
+func NoRoute(mux *http.ServeMux, prefix string, log *slog.Logger) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var allow []string
+		for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+			probe := r.Clone(r.Context())
+			probe.Method = m
+			if _, pattern := mux.Handler(probe); pattern != prefix && pattern != "" {
+				allow = append(allow, m)
+			}
+		}
+		if len(allow) == 0 {
+			WriteError(w, r, log, askbi.Errorf(askbi.NotFound, "not found"))
+			return
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		WriteJSON(w, http.StatusMethodNotAllowed, ErrorDoc{ErrorBody{Code: askbi.Unsupported,
+			Message: r.Method + " is not allowed here; use " + strings.Join(allow, " or ")}})
+	}
 }

@@ -1,0 +1,328 @@
+// Package askhttp is the chat HTTP adapter of askbi: the Ask conversation,
+// turn, approval, direct-action, context-search, status and memory routes
+// as one http.Handler a host mounts, the way mcpserver is the MCP adapter.
+// It owns the transport only: JSON and Server-Sent Events, write deadlines
+// for long turns, body validation, and the one table from askbi error codes
+// to HTTP statuses. Every rule stays in package ask and package memory.
+//
+// Quick start:
+//
+//	h := askhttp.New(assistant, memories, func(r *http.Request) (access.Principal, error) {
+//		return mySessions.Principal(r) // the host's product login
+//	}, nil)
+//	mux.Handle("/ai/", h)
+//
+// Every route authenticates the request, passes it through the
+// assistant's request gate once (live membership, the rate limit and
+// access.RightUseAssistant; GET /ai/status reports instead of refusing),
+// and answers errors as {"error": {"code", "message"}} with the code's
+// status, also for unknown paths (404) and methods (405 with Allow).
+package askhttp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/ask"
+	"github.com/askbi/askbi/internal/httpjson"
+	"github.com/askbi/askbi/memory"
+)
+
+// Authenticate maps a request to the principal of its product session. It
+// fails with Unauthenticated; a host's API keys and MCP tokens must not
+// pass here.
+type Authenticate func(r *http.Request) (access.Principal, error)
+
+// Options configures the handler. The zero value is valid; each zero field
+// means its default.
+type Options struct {
+	// Prefix is where the host mounts the handler. Default "/ai".
+	Prefix string
+	// JSONTurnDeadline is the write deadline of a turn answered as one
+	// JSON document. Default the assistant's turn timeout plus a minute.
+	JSONTurnDeadline time.Duration
+	// StreamWindow is how far each write of an event stream moves its
+	// write deadline: a live stream (events, and a heartbeat every
+	// ask.SSEHeartbeat) is never cut, while a client that stops reading
+	// is. Default ask.SSEHeartbeat plus a minute.
+	StreamWindow time.Duration
+	// Logger logs internal errors with detail. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// handler is the chat API.
+type handler struct {
+	assistant *ask.Assistant
+	memory    *memory.Service
+	authn     Authenticate
+	o         Options
+	mux       *http.ServeMux
+}
+
+// New returns the chat API over assistant and memories (nil: the memory
+// routes answer Unsupported), authenticating requests with authn. opts may
+// be nil.
+func New(assistant *ask.Assistant, memories *memory.Service, authn Authenticate, opts *Options) http.Handler {
+	h := &handler{assistant: assistant, memory: memories, authn: authn, mux: http.NewServeMux()}
+	if opts != nil {
+		h.o = *opts
+	}
+	o := &h.o
+	o.Prefix = "/" + strings.Trim(o.Prefix, "/")
+	if o.Prefix == "/" {
+		o.Prefix = "/ai"
+	}
+	if o.JSONTurnDeadline <= 0 {
+		o.JSONTurnDeadline = assistant.TurnTimeout() + time.Minute
+	}
+	if o.StreamWindow <= 0 {
+		o.StreamWindow = ask.SSEHeartbeat + time.Minute
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	route := func(method, path string, fn func(http.ResponseWriter, *http.Request, access.Principal), gated bool) {
+		h.mux.HandleFunc(method+" "+o.Prefix+path, h.begin(fn, gated))
+	}
+	route("GET", "/status", h.status, false)
+	route("POST", "/conversations", h.createConversation, true)
+	route("GET", "/conversations", h.listConversations, true)
+	route("GET", "/conversations/{id}", h.openConversation, true)
+	route("DELETE", "/conversations/{id}", h.deleteConversation, true)
+	route("POST", "/conversations/{id}/messages", h.sendMessage, true)
+	route("POST", "/conversations/{id}/approvals/{approval_id}/approve", h.approve, true)
+	route("POST", "/conversations/{id}/approvals/{approval_id}/reject", h.reject, true)
+	route("POST", "/conversations/{id}/charts/{chart_id}/add-to-dashboard", h.addToDashboard, true)
+	route("GET", "/context", h.searchContext, true)
+	route("GET", "/memory", h.listMemory, true)
+	route("POST", "/memory", h.addMemory, true)
+	route("DELETE", "/memory", h.deleteAllMemory, true)
+	route("PUT", "/memory/{id}", h.editMemory, true)
+	route("DELETE", "/memory/{id}", h.deleteMemory, true)
+	// What no route matched is answered after authentication too, so the
+	// routes cannot be mapped without a credential.
+	noRoute := httpjson.NoRoute(h.mux, o.Prefix+"/", o.Logger)
+	h.mux.HandleFunc(o.Prefix+"/", h.begin(func(w http.ResponseWriter, r *http.Request, _ access.Principal) { noRoute(w, r) }, false))
+	return h
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// begin authenticates the request and passes it through the assistant's
+// gate once, before fn runs with the live principal. Ungated routes (the
+// status) skip the right to use the assistant, so they can say why it is
+// not available.
+func (h *handler) begin(fn func(http.ResponseWriter, *http.Request, access.Principal), gated bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		p, err := h.authn(r)
+		if err == nil && gated {
+			p, err = h.assistant.Begin(r.Context(), p)
+		}
+		if err != nil {
+			h.error(w, r, err)
+			return
+		}
+		fn(w, r, p)
+	}
+}
+
+func (h *handler) error(w http.ResponseWriter, r *http.Request, err error) {
+	httpjson.WriteError(w, r, h.o.Logger, err)
+}
+
+// status is GET /status: whether the assistant can answer, and if not why,
+// so a client can disable its input.
+func (h *handler) status(w http.ResponseWriter, r *http.Request, p access.Principal) {
+	st, err := h.assistant.Status(r.Context(), p)
+	if err != nil {
+		h.error(w, r, err)
+		return
+	}
+	httpjson.WriteJSON(w, http.StatusOK, st)
+}
+
+func (h *handler) createConversation(w http.ResponseWriter, r *http.Request, p access.Principal) {
+	var body struct{}
+	if err := httpjson.Decode(w, r, &body, true); err != nil {
+		h.error(w, r, err)
+		return
+	}
+	c, err := h.assistant.CreateConversation(r.Context(), p)
+	if err != nil {
+		h.error(w, r, err)
+		return
+	}
+	httpjson.WriteJSON(w, http.StatusCreated, map[string]any{"conversation": c})
+}
+
+func (h *handler) listConversations(w http.ResponseWriter, r *http.Request, p access.Principal) {
+	q := struct {
+		Limit int `query:"limit" validate:"min=0,max=100"`
+	}{}
+	var err error
+	if q.Limit, err = httpjson.QueryInt(r, "limit"); err == nil {
+		err = httpjson.Check(&q)
+	}
+	if err != nil {
+		h.error(w, r, err)
+		return
+	}
+	list, err := h.assistant.Conversations(r.Context(), p, q.Limit)
+	if err != nil {
+		h.error(w, r, err)
+		return
+	}
+	if list == nil {
+		list = []ask.Conversation{}
+	}
+	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"conversations": list})
+}
+
+func (h *handler) openConversation(w http.ResponseWriter, r *http.Request, p access.Principal) {
+	v, err := h.assistant.Open(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		h.error(w, r, err)
+		return
+	}
+	httpjson.WriteJSON(w, http.StatusOK, v)
+}
+
+func (h *handler) deleteConversation(w http.ResponseWriter, r *http.Request, p access.Principal) {
+	if err := h.assistant.DeleteConversation(r.Context(), p, r.PathValue("id")); err != nil {
+		h.error(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// contextRef is one selected entity in a message.
+type contextRef struct {
+	EntityType string `json:"entity_type" validate:"required,oneof=dashboard chart dataset connection"`
+	ID         string `json:"id" validate:"required,max=100"`
+}
+
+// messageBody is POST /conversations/{id}/messages. Context omitted keeps
+// the active context; [] clears it; a list replaces it.
+type messageBody struct {
+	Message  string        `json:"message" validate:"required"`
+	Context  *[]contextRef `json:"context" validate:"omitnil,max=10,dive"`
+	Headless bool          `json:"headless"`
+}
+
+func (h *handler) sendMessage(w http.ResponseWriter, r *http.Request, p access.Principal) {
+	var body messageBody
+	if err := httpjson.Decode(w, r, &body, false); err != nil {
+		h.error(w, r, err)
+		return
+	}
+	req := ask.SendRequest{ConversationID: r.PathValue("id"), Message: body.Message, Headless: body.Headless}
+	if body.Context != nil {
+		refs := make([]ask.ContextRef, len(*body.Context))
+		for i, c := range *body.Context {
+			refs[i] = ask.ContextRef{Type: access.EntityType(c.EntityType), ID: c.ID}
+		}
+		req.Context = &refs
+	}
+	h.runTurn(w, r, func(ctx context.Context, emit ask.Emit) error {
+		return h.assistant.Send(ctx, p, req, emit)
+	})
+}
+
+// approvalBody is what the user was shown and approves or rejects: it
+// must match the approval exactly.
+type approvalBody struct {
+	Tool      string          `json:"tool" validate:"required,max=64"`
+	Arguments json.RawMessage `json:"arguments" validate:"required"`
+}
+
+func (h *handler) approvalRequest(w http.ResponseWriter, r *http.Request) (ask.ApproveRequest, error) {
+	var body approvalBody
+	if err := httpjson.Decode(w, r, &body, false); err != nil {
+		return ask.ApproveRequest{}, err
+	}
+	if !bytes.HasPrefix(bytes.TrimSpace(body.Arguments), []byte("{")) {
+		return ask.ApproveRequest{}, askbi.Errorf(askbi.InvalidArgument, "arguments: must be the JSON object shown for approval")
+	}
+	return ask.ApproveRequest{ConversationID: r.PathValue("id"), ApprovalID: r.PathValue("approval_id"),
+		Tool: body.Tool, Arguments: body.Arguments}, nil
+}
+
+func (h *handler) approve(w http.ResponseWriter, r *http.Request, p access.Principal) {
+	h.decide(w, r, p, h.assistant.Approve)
+}
+
+func (h *handler) reject(w http.ResponseWriter, r *http.Request, p access.Principal) {
+	h.decide(w, r, p, h.assistant.Reject)
+}
+
+// decide answers an approve or a reject as a turn.
+func (h *handler) decide(w http.ResponseWriter, r *http.Request, p access.Principal,
+	fn func(context.Context, access.Principal, ask.ApproveRequest, ask.Emit) error) {
+	req, err := h.approvalRequest(w, r)
+	if err != nil {
+		h.error(w, r, err)
+		return
+	}
+	h.runTurn(w, r, func(ctx context.Context, emit ask.Emit) error { return fn(ctx, p, req, emit) })
+}
+
+func (h *handler) addToDashboard(w http.ResponseWriter, r *http.Request, p access.Principal) {
+	var body struct {
+		DashboardID string `json:"dashboard_id" validate:"required,max=100"`
+	}
+	if err := httpjson.Decode(w, r, &body, false); err != nil {
+		h.error(w, r, err)
+		return
+	}
+	cr, err := h.assistant.AddPreviewToDashboard(r.Context(), p, r.PathValue("id"), r.PathValue("chart_id"), body.DashboardID)
+	if err != nil {
+		h.error(w, r, err)
+		return
+	}
+	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"chart": cr})
+}
+
+// searchContext is GET /context?teamId=&query=&type=&limit=: the entities
+// the user may select, grouped for the context picker (ask.Assistant.
+// SearchContext). type is one type or several, comma-separated or
+// repeated.
+func (h *handler) searchContext(w http.ResponseWriter, r *http.Request, p access.Principal) {
+	q := struct {
+		TeamID string   `query:"teamId" validate:"required,max=100"`
+		Query  string   `query:"query" validate:"max=200"`
+		Types  []string `query:"type" validate:"max=4,dive,oneof=dashboard chart dataset connection"`
+		Limit  int      `query:"limit" validate:"min=0,max=50"`
+	}{TeamID: r.URL.Query().Get("teamId"), Query: r.URL.Query().Get("query")}
+	for _, v := range r.URL.Query()["type"] {
+		for t := range strings.SplitSeq(v, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				q.Types = append(q.Types, t)
+			}
+		}
+	}
+	var err error
+	if q.Limit, err = httpjson.QueryInt(r, "limit"); err == nil {
+		err = httpjson.Check(&q)
+	}
+	if err != nil {
+		h.error(w, r, err)
+		return
+	}
+	cq := ask.ContextQuery{TeamID: q.TeamID, Text: q.Query, Limit: q.Limit}
+	for _, t := range q.Types {
+		cq.Types = append(cq.Types, access.EntityType(t))
+	}
+	groups, err := h.assistant.SearchContext(r.Context(), p, cq)
+	if err != nil {
+		h.error(w, r, err)
+		return
+	}
+	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"groups": groups})
+}

@@ -1,0 +1,209 @@
+package ask
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/dataexec"
+)
+
+// owned returns conversation id when it belongs to live principal p, and
+// NotFound otherwise.
+func (a *Assistant) owned(ctx context.Context, p access.Principal, id string) (Conversation, error) {
+	if id == "" || len(id) > 100 {
+		return Conversation{}, askbi.Errorf(askbi.InvalidArgument, "conversation_id: must be 1 to 100 characters")
+	}
+	c, err := a.convs.Conversation(ctx, id)
+	if err == nil && (c.TeamID != p.TeamID || c.UserID != p.UserID) {
+		err = askbi.E(askbi.NotFound)
+	}
+	if askbi.ErrorCode(err) == askbi.NotFound {
+		return Conversation{}, askbi.Errorf(askbi.NotFound, "conversation not found")
+	}
+	return c, err
+}
+
+// CreateConversation starts an empty conversation for p.
+func (a *Assistant) CreateConversation(ctx context.Context, p access.Principal) (_ Conversation, err error) {
+	defer askbi.Wrap(&err, "ask.Assistant.CreateConversation")
+	live, err := a.begin(ctx, p)
+	if err != nil {
+		return Conversation{}, err
+	}
+	now := a.o.Now().UTC()
+	c := Conversation{ID: newID("conv"), TeamID: live.TeamID, UserID: live.UserID, CreatedAt: now, UpdatedAt: now}
+	return c, a.convs.CreateConversation(ctx, c)
+}
+
+// Conversations lists p's conversations, most recent first, at most limit
+// (1 to 100; 0 means 50).
+func (a *Assistant) Conversations(ctx context.Context, p access.Principal, limit int) (_ []Conversation, err error) {
+	defer askbi.Wrap(&err, "ask.Assistant.Conversations")
+	switch {
+	case limit == 0:
+		limit = 50
+	case limit < 0 || limit > 100:
+		return nil, askbi.Errorf(askbi.InvalidArgument, "limit: must be between 1 and 100")
+	}
+	live, err := a.begin(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return a.convs.Conversations(ctx, live.TeamID, live.UserID, limit)
+}
+
+// DeleteConversation deletes one of p's conversations.
+func (a *Assistant) DeleteConversation(ctx context.Context, p access.Principal, id string) (err error) {
+	defer askbi.Wrap(&err, "ask.Assistant.DeleteConversation")
+	live, err := a.begin(ctx, p)
+	if err != nil {
+		return err
+	}
+	if _, err := a.owned(ctx, live, id); err != nil {
+		return err
+	}
+	// Approvals first: their arguments and results go with the history.
+	if err := a.approvals.DeleteConversation(ctx, id); err != nil {
+		return err
+	}
+	return a.convs.DeleteConversation(ctx, id)
+}
+
+// View is an opened conversation: what the client shows.
+type View struct {
+	Conversation Conversation      `json:"conversation"`
+	Messages     []MessageView     `json:"messages"`
+	Context      []ContextItem     `json:"context"`
+	Notice       string            `json:"notice,omitempty"`
+	WorkSummary  []ToolRun         `json:"work_summary"`
+	Pending      []PendingApproval `json:"pending_approvals"`
+}
+
+// MessageView is one user or assistant message of the history.
+type MessageView struct {
+	Role      Role      `json:"role"`
+	Text      string    `json:"text"`
+	TurnID    string    `json:"turn_id"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// PendingApproval is a gated call waiting for the user.
+type PendingApproval struct {
+	ApprovalID string          `json:"approval_id"`
+	CallID     string          `json:"call_id"`
+	Tool       string          `json:"tool"`
+	Label      string          `json:"label"`
+	Arguments  json.RawMessage `json:"arguments"`
+	ExpiresAt  time.Time       `json:"expires_at"`
+}
+
+// maxViewEntries bounds the history Open returns.
+const maxViewEntries = 200
+
+// Open returns one of p's conversations with its history, its active
+// context revalidated (unavailable items are removed, with Notice), its
+// work summary (chart results re-resolved: a chart placed on a dashboard
+// shows as saved everywhere, a deleted one as unavailable) and pending
+// approvals.
+func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ *View, err error) {
+	defer askbi.Wrap(&err, "ask.Assistant.Open")
+	live, err := a.begin(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	conv, err := a.owned(ctx, live, id)
+	if err != nil {
+		return nil, err
+	}
+	v := &View{Conversation: conv, Messages: []MessageView{}, WorkSummary: []ToolRun{}, Pending: []PendingApproval{}}
+	if v.Context, v.Notice, err = a.revalidate(ctx, live, conv.ID); err != nil {
+		return nil, err
+	}
+	entries, err := a.convs.Entries(ctx, conv.ID, maxViewEntries)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if (e.Role == RoleUser || e.Role == RoleAssistant) && e.Text != "" {
+			v.Messages = append(v.Messages, MessageView{Role: e.Role, Text: e.Text, TurnID: e.TurnID, CreatedAt: e.CreatedAt})
+		}
+	}
+	runs, err := a.convs.ToolRuns(ctx, conv.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		v.WorkSummary = append(v.WorkSummary, a.refreshChart(ctx, live, r))
+	}
+	pending, err := a.approvals.Pending(ctx, conv.ID, a.o.Now())
+	if err != nil {
+		return nil, err
+	}
+	for _, ap := range pending {
+		t, _ := a.tools.Tool(ap.Tool)
+		v.Pending = append(v.Pending, PendingApproval{ApprovalID: ap.ID, CallID: ap.ToolCallID, Tool: ap.Tool, Label: t.Label,
+			Arguments: ap.Arguments, ExpiresAt: ap.ExpiresAt})
+	}
+	return v, nil
+}
+
+// refreshChart re-resolves a run's chart result against the catalog.
+func (a *Assistant) refreshChart(ctx context.Context, p access.Principal, r ToolRun) ToolRun {
+	var cr ChartResult
+	if len(r.Result) == 0 || json.Unmarshal(r.Result, &cr) != nil || cr.Chart == nil {
+		return r
+	}
+	cur, err := a.exec.Chart(ctx, p, cr.Chart.ID)
+	switch {
+	case err == nil:
+		cr = chartResultOf(cur)
+	case askbi.ErrorCode(err) == askbi.NotFound:
+		// The chart is gone; the links to its datasets that still exist
+		// stay.
+		ents := make([]access.Entity, len(cr.Datasets))
+		for i, d := range cr.Datasets {
+			ents[i] = access.Entity{Type: access.TypeDataset, ID: d.ID}
+		}
+		refs, err := a.exec.Resolve(ctx, p, ents)
+		if err != nil {
+			return r
+		}
+		cr = ChartResult{Status: "unavailable", Chart: cr.Chart, Datasets: []dataexec.Ref{}, Type: cr.Type}
+		for _, ref := range refs {
+			if ref != nil {
+				cr.Datasets = append(cr.Datasets, *ref)
+			}
+		}
+	default:
+		return r
+	}
+	r.Result, _ = json.Marshal(cr)
+	return r
+}
+
+// revalidate resolves the stored context, drops what is gone and saves
+// the smaller set.
+func (a *Assistant) revalidate(ctx context.Context, p access.Principal, convID string) ([]ContextItem, string, error) {
+	refs, err := a.convs.Context(ctx, convID)
+	if err != nil {
+		return nil, "", err
+	}
+	items, kept, dropped, err := resolveContext(ctx, a.exec, p, refs)
+	if err != nil || !dropped {
+		return orEmpty(items), "", err
+	}
+	if err := a.convs.SetContext(ctx, convID, kept); err != nil {
+		return nil, "", err
+	}
+	return orEmpty(items), UnavailableNotice, nil
+}
+
+func orEmpty(items []ContextItem) []ContextItem {
+	if items == nil {
+		return []ContextItem{}
+	}
+	return items
+}

@@ -1,0 +1,175 @@
+package ask
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/memory"
+)
+
+// SendRequest is one user message.
+type SendRequest struct {
+	ConversationID string
+	Message        string
+	// Context replaces the active context when non-nil; an empty slice
+	// clears it; nil keeps it.
+	Context *[]ContextRef
+	// Headless runs have no person to approve: gated tools are
+	// unavailable.
+	Headless bool
+}
+
+// Send runs one turn: it saves the question, then calls the model and
+// tools until an answer, an approval request, the iteration cap or the
+// deadline. Events go to emit in order. Cancelling ctx (the client left)
+// stops the model call and its queries; the turn is saved as stopped.
+//
+// The returned error is also sent as request.failed when the turn had
+// started. Errors: InvalidArgument (empty message, bad context), TooLarge
+// (message over the cap), NotFound (unknown conversation, another user's
+// conversation, context entity outside the user's reach), and the
+// provider's and executor's codes.
+func (a *Assistant) Send(ctx context.Context, p access.Principal, req SendRequest, emit Emit) (err error) {
+	defer askbi.Wrap(&err, "ask.Assistant.Send")
+	msg := strings.TrimSpace(req.Message)
+	switch {
+	case !utf8.ValidString(msg):
+		return askbi.Errorf(askbi.InvalidArgument, "message: must be valid UTF-8 text")
+	case msg == "":
+		return askbi.Errorf(askbi.InvalidArgument, "message: must not be empty")
+	case utf8.RuneCountInString(msg) > a.o.MaxMessageChars:
+		return askbi.Errorf(askbi.TooLarge, "message: at most %d characters", a.o.MaxMessageChars)
+	}
+	var wanted []ContextRef
+	if req.Context != nil {
+		if wanted, err = normalizeContext(*req.Context); err != nil {
+			return err
+		}
+	}
+	live, err := a.begin(ctx, p)
+	if err != nil {
+		return err
+	}
+	conv, err := a.owned(ctx, live, req.ConversationID)
+	if err != nil {
+		return err
+	}
+	if text, ok := memory.ParseRemember(msg); ok {
+		return a.remember(ctx, live, conv, msg, text, emit)
+	}
+	level, err := a.o.Sharing.Sharing(ctx, live.TeamID)
+	if err != nil {
+		return err
+	}
+	tr := a.newTurn(live, conv, emit)
+	tr.headless, tr.level = req.Headless, level
+
+	// The context: replace it (all or nothing), or revalidate the stored one.
+	if req.Context != nil {
+		items, _, dropped, err := resolveContext(ctx, a.exec, live, wanted)
+		if err != nil {
+			return err
+		}
+		if dropped {
+			return askbi.Errorf(askbi.NotFound, "context: an item is not available; select another item")
+		}
+		if err := a.convs.SetContext(ctx, conv.ID, wanted); err != nil {
+			return err
+		}
+		tr.items = orEmpty(items)
+		tr.send(Event{Type: EventContextUpdated, Context: tr.items})
+	} else {
+		items, notice, err := a.revalidate(ctx, live, conv.ID)
+		if err != nil {
+			return err
+		}
+		tr.items = items
+		if notice != "" {
+			tr.send(Event{Type: EventContextUpdated, Context: items, Notice: notice})
+		}
+	}
+
+	if err := tr.ask(ctx, msg); err != nil {
+		return err
+	}
+	if q := ambiguousChart(msg, tr.items); q != "" {
+		return tr.finish(ctx, tr.answer(ctx, q))
+	}
+	return tr.finish(ctx, tr.loop(ctx))
+}
+
+// remember saves a memory without a model call. The message stays in the
+// visible history as the user sent it (redacted like any message); model
+// replay leaves its text out (see turn.request), so edits and deletions
+// of the memory apply from the next turn.
+func (a *Assistant) remember(ctx context.Context, p access.Principal, conv Conversation, msg, text string, emit Emit) error {
+	if a.o.Memory == nil {
+		return askbi.Errorf(askbi.Unsupported, "memory is not enabled here")
+	}
+	if _, err := a.o.Memory.Add(ctx, p, text); err != nil {
+		return err
+	}
+	tr := a.newTurn(p, conv, emit)
+	if err := tr.ask(ctx, msg); err != nil {
+		return err
+	}
+	return tr.finish(ctx, tr.answer(ctx, memory.SavedReply))
+}
+
+// newTurn is a new running turn of conv for live principal p: the one
+// way a turn is made.
+func (a *Assistant) newTurn(p access.Principal, conv Conversation, emit Emit) *turn {
+	now := a.o.Now().UTC()
+	return &turn{a: a, p: p, conv: conv, emit: emit,
+		t: Turn{ID: newID("turn"), ConversationID: conv.ID, State: TurnRunning, CreatedAt: now, UpdatedAt: now}}
+}
+
+// ask saves the turn and its question (redacted) before anything is
+// generated, so a failed turn still leaves history, and names an untitled
+// conversation after its first question.
+func (tr *turn) ask(ctx context.Context, question string) error {
+	a := tr.a
+	if err := a.convs.SaveTurn(ctx, tr.t); err != nil {
+		return err
+	}
+	question = a.redact.String(question)
+	if _, err := a.convs.AppendEntry(ctx, Entry{ID: newID("ent"), ConversationID: tr.conv.ID, TurnID: tr.t.ID, Role: RoleUser,
+		Text: question, CreatedAt: tr.t.CreatedAt}); err != nil {
+		return err
+	}
+	if tr.conv.Title == "" {
+		tr.conv.Title = title(question)
+	}
+	tr.conv.UpdatedAt = tr.t.CreatedAt
+	return a.convs.UpdateConversation(ctx, tr.conv)
+}
+
+func title(msg string) string {
+	msg = strings.Join(strings.Fields(msg), " ")
+	if r := []rune(msg); len(r) > 60 {
+		return string(r[:59]) + "…"
+	}
+	return msg
+}
+
+var thisChart = regexp.MustCompile(`(?i)\bthis( chart)?\b`)
+
+// ambiguousChart returns a question when the message points at "this
+// chart" while several charts are selected, whatever the model would do.
+func ambiguousChart(msg string, items []ContextItem) string {
+	var names []string
+	for _, it := range items {
+		if it.EntityType == access.TypeChart {
+			names = append(names, fmt.Sprintf("%q", it.Name))
+		}
+	}
+	if len(names) < 2 || !thisChart.MatchString(msg) {
+		return ""
+	}
+	return "Which chart do you mean: " + strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1] + "?"
+}

@@ -1,0 +1,109 @@
+package ask
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// SharingPolicy is the host's per-team decision on what tool output may
+// reach an external model.
+type SharingPolicy interface {
+	// Sharing returns the team's level. Errors are passed through.
+	Sharing(ctx context.Context, teamID string) (Sharing, error)
+}
+
+// StaticSharing is a SharingPolicy with one level for every team.
+type StaticSharing Sharing
+
+// Sharing implements SharingPolicy.
+func (s StaticSharing) Sharing(context.Context, string) (Sharing, error) { return Sharing(s), nil }
+
+// Sharing is how much of a tool's output may reach an external model. The
+// host sets it per team; each saved tool output is stamped with the level
+// in force when it was produced, and replay never uses a higher one.
+type Sharing string
+
+// Sharing levels, from least to most.
+const (
+	SharingSchema     Sharing = "schema"     // field names and types only
+	SharingAggregates Sharing = "aggregates" // plus counts and numeric summaries
+	SharingRows       Sharing = "rows"       // plus the rows themselves
+)
+
+var sharingRank = map[Sharing]int{SharingSchema: 0, SharingAggregates: 1, SharingRows: 2}
+
+// minSharing is the lower of two levels; an unknown level counts as
+// schema only.
+func minSharing(a, b Sharing) Sharing {
+	ra, okA := sharingRank[a]
+	rb, okB := sharingRank[b]
+	switch {
+	case !okA || !okB:
+		return SharingSchema
+	case rb < ra:
+		return b
+	}
+	return a
+}
+
+// ShowAll is the Filter of tools whose output holds no rows (references,
+// names, counts): the model sees it at every level.
+func ShowAll(data json.RawMessage, _ Sharing) json.RawMessage { return data }
+
+// TableFilter is the Filter of tools that return a table ({"columns":
+// [...], "rows": [[...]], ...}): schema shows the columns and row count;
+// aggregates adds per-column numeric summaries (count, min, max, sum);
+// rows shows the rows too.
+func TableFilter(data json.RawMessage, level Sharing) json.RawMessage {
+	var t map[string]any
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	if err := d.Decode(&t); err != nil {
+		return json.RawMessage(`{"error":"output withheld"}`)
+	}
+	rows, _ := t["rows"].([]any)
+	if level == SharingRows {
+		return data
+	}
+	delete(t, "rows")
+	if level == SharingAggregates {
+		cols, _ := t["columns"].([]any)
+		stats := map[string]any{}
+		for i, c := range cols {
+			name, _ := c.(string)
+			var n int
+			var min, max, sum float64
+			for _, r := range rows {
+				row, _ := r.([]any)
+				if i >= len(row) {
+					continue
+				}
+				num, ok := row[i].(json.Number)
+				if !ok {
+					continue
+				}
+				f, err := num.Float64()
+				if err != nil {
+					continue
+				}
+				if n == 0 || f < min {
+					min = f
+				}
+				if n == 0 || f > max {
+					max = f
+				}
+				sum += f
+				n++
+			}
+			if n > 0 {
+				stats[name] = map[string]any{"count": n, "min": min, "max": max, "sum": sum}
+			}
+		}
+		t["aggregates"] = stats
+	}
+	t["rows_withheld"] = fmt.Sprintf("rows are not shared with the model at the %q level", level)
+	b, _ := json.Marshal(t)
+	return b
+}

@@ -1,0 +1,360 @@
+package dataexec
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+)
+
+// Class is how much a call can change, which decides whether it needs a
+// person's approval in Ask and what an MCP client is told about it.
+type Class string
+
+// Classes. An MCP tool's annotations map as: destructiveHint=true →
+// destructive; readOnlyHint=true → read-only; readOnlyHint=false →
+// mutating; missing → unknown, treated as destructive.
+const (
+	ClassReadOnly    Class = "read_only"   // runs without approval
+	ClassMutating    Class = "mutating"    // needs an approval
+	ClassDestructive Class = "destructive" // always needs an approval
+	ClassUnknown     Class = "unknown"     // treated as destructive
+)
+
+// Classes lists every class in documented order.
+var Classes = []Class{ClassReadOnly, ClassMutating, ClassDestructive, ClassUnknown}
+
+// ClassFromAnnotations classifies a tool from its MCP annotations (nil
+// pointers mean the hint is missing). The hints are untrusted: a missing
+// one never makes a tool safer.
+func ClassFromAnnotations(readOnly, destructive *bool) Class {
+	switch {
+	case destructive != nil && *destructive:
+		return ClassDestructive
+	case readOnly != nil && *readOnly:
+		return ClassReadOnly
+	case readOnly != nil:
+		return ClassMutating
+	}
+	return ClassUnknown
+}
+
+// Gated reports whether calls of class c need an approval.
+func (c Class) Gated() bool { return c != ClassReadOnly }
+
+// Hints returns the MCP annotations that describe c.
+func (c Class) Hints() (readOnly, destructive bool) {
+	return c == ClassReadOnly, c == ClassDestructive || c == ClassUnknown
+}
+
+// Action is one product action, defined once for every adapter: its name,
+// the right it needs (whose scopes decide which tokens may see it), its
+// class, its input type In with the JSON Schema of it (built from this
+// package's own enums), and the executor call that does it, returning the
+// safe result Out. The chat and MCP adapters compose their tools from
+// actions and differ only in wording, size budget and output shaping.
+type Action[In, Out any] struct {
+	Name  string
+	Right access.Right
+	Class Class
+	// Input is the JSON Schema of In: an object, closed to unknown
+	// properties.
+	Input json.RawMessage
+	Run   func(e *Executor, ctx context.Context, p access.Principal, in In) (Out, error)
+}
+
+// FilterOps lists every filter operator in documented order.
+var FilterOps = []FilterOp{OpEq, OpNe, OpGt, OpGte, OpLt, OpLte, OpContains, OpIn}
+
+// SearchTypes lists the entity types workspace search finds.
+var SearchTypes = []access.EntityType{access.TypeDashboard, access.TypeChart, access.TypeDataset, access.TypeConnection}
+
+// Inputs of the actions that have no input type of their own elsewhere.
+type (
+	// DatasetRef names one dataset.
+	DatasetRef struct {
+		DatasetID string `json:"dataset_id"`
+	}
+	// DatasetRun is a dataset run with its parameters.
+	DatasetRun struct {
+		DatasetID string `json:"dataset_id"`
+		Params
+	}
+	// ChartRun is a chart's data read with its parameters.
+	ChartRun struct {
+		ChartID string `json:"chart_id"`
+		Params
+	}
+	// ChartChange changes a chart; fields left empty keep their values.
+	ChartChange struct {
+		ChartID string `json:"chart_id"`
+		Name    string `json:"name,omitempty"`
+		// Type, XField and YFields as in ChartSpec.
+		Type    ChartType `json:"chart_type,omitempty"`
+		XField  string    `json:"x_field,omitempty"`
+		YFields []string  `json:"y_fields,omitempty"`
+	}
+	// Placement puts a preview chart on a dashboard.
+	Placement struct {
+		ChartID     string `json:"chart_id"`
+		DashboardID string `json:"dashboard_id"`
+	}
+	// DashboardRef names one dashboard.
+	DashboardRef struct {
+		DashboardID string `json:"dashboard_id"`
+	}
+	// Deleted is the result of a deletion.
+	Deleted struct {
+		Deleted Ref `json:"deleted"`
+	}
+)
+
+// The product actions.
+var (
+	// SearchAction finds dashboards, charts, datasets and connections by
+	// name (Executor.Search).
+	SearchAction = Action[SearchQuery, []Ref]{
+		Name: "search_workspace", Right: access.RightRead, Class: ClassReadOnly,
+		Input: object(props{
+			"query": {"type": "string", "maxLength": maxSearchText},
+			"types": {"type": "array", "maxItems": len(SearchTypes), "items": enum(SearchTypes)},
+			"limit": limitSchema,
+		}),
+		Run: (*Executor).Search,
+	}
+	// DatasetFieldsAction reads a dataset's fields by running it.
+	DatasetFieldsAction = Action[DatasetRef, *Result]{
+		Name: "read_dataset_fields", Right: access.RightRead, Class: ClassReadOnly,
+		Input: object(props{"dataset_id": idSchema}, "dataset_id"),
+		Run: func(e *Executor, ctx context.Context, p access.Principal, in DatasetRef) (*Result, error) {
+			return e.RunDataset(ctx, p, in.DatasetID, Params{})
+		},
+	}
+	// RunDatasetAction runs a dataset (Executor.RunDataset).
+	RunDatasetAction = Action[DatasetRun, *Result]{
+		Name: "run_dataset", Right: access.RightRead, Class: ClassReadOnly,
+		Input: object(withParams(props{"dataset_id": idSchema}), "dataset_id"),
+		Run: func(e *Executor, ctx context.Context, p access.Principal, in DatasetRun) (*Result, error) {
+			return e.RunDataset(ctx, p, in.DatasetID, in.Params)
+		},
+	}
+	// ChartDataAction reads a chart's labels and series
+	// (Executor.ChartData).
+	ChartDataAction = Action[ChartRun, *ChartResult]{
+		Name: "get_chart_data", Right: access.RightRead, Class: ClassReadOnly,
+		Input: object(withParams(props{"chart_id": idSchema}), "chart_id"),
+		Run: func(e *Executor, ctx context.Context, p access.Principal, in ChartRun) (*ChartResult, error) {
+			return e.ChartData(ctx, p, in.ChartID, in.Params)
+		},
+	}
+	// ChartPreviewAction creates a temporary chart from a dataset
+	// (Executor.CreateChartPreview). A preview is a private draft: it is
+	// on no dashboard and changes no saved chart, so both adapters treat
+	// it as read-only (Ask runs it without an approval); tokens still need
+	// the charts:preview scope, which is off by default.
+	ChartPreviewAction = Action[ChartSpec, *ChartResult]{
+		Name: "create_chart_preview", Right: access.RightPreviewChart, Class: ClassReadOnly,
+		Input: object(chartProps(props{"dataset_id": idSchema}), "dataset_id", "chart_type", "y_fields", "name"),
+		Run:   (*Executor).CreateChartPreview,
+	}
+	// UpdateChartAction changes a chart (Executor.UpdateChart).
+	UpdateChartAction = Action[ChartChange, *ChartResult]{
+		Name: "update_chart", Right: access.RightRead, Class: ClassMutating,
+		Input: object(chartProps(props{"chart_id": idSchema}), "chart_id"),
+		Run:   (*Executor).ChangeChart,
+	}
+	// PlaceChartAction puts a preview chart on a dashboard
+	// (Executor.PlaceChart).
+	PlaceChartAction = Action[Placement, *ChartResult]{
+		Name: "add_preview_to_dashboard", Right: access.RightEditDashboard, Class: ClassMutating,
+		Input: object(props{"chart_id": idSchema, "dashboard_id": idSchema}, "chart_id", "dashboard_id"),
+		Run: func(e *Executor, ctx context.Context, p access.Principal, in Placement) (*ChartResult, error) {
+			return e.PlaceChart(ctx, p, in.ChartID, in.DashboardID)
+		},
+	}
+	// DeleteDashboardAction deletes a dashboard and its charts
+	// (Executor.DeleteDashboard).
+	DeleteDashboardAction = Action[DashboardRef, Deleted]{
+		Name: "delete_dashboard", Right: access.RightEditDashboard, Class: ClassDestructive,
+		Input: object(props{"dashboard_id": idSchema}, "dashboard_id"),
+		Run: func(e *Executor, ctx context.Context, p access.Principal, in DashboardRef) (Deleted, error) {
+			err := e.DeleteDashboard(ctx, p, in.DashboardID)
+			return Deleted{Deleted: Ref{Type: access.TypeDashboard, ID: in.DashboardID}}, err
+		},
+	}
+	// ExploreAction inspects sources, previews a request and saves it as
+	// a dataset (Executor.Explore).
+	ExploreAction = Action[Exploration, *Explored]{
+		Name: "explore_data", Right: access.RightExplore, Class: ClassMutating,
+		Input: object(props{
+			"operation":     enum([]ExploreOp{ExploreInspect, ExplorePreview, ExploreSave}),
+			"connection_id": idSchema,
+			"table":         {"type": "string", "maxLength": 200},
+			"sql":           {"type": "string", "maxLength": 20000},
+			"tool":          {"type": "string", "maxLength": 64},
+			"arguments":     {"type": "object"},
+			"name":          nameSchema,
+			"dashboard_id":  idSchema,
+		}, "operation"),
+		Run: (*Executor).Explore,
+	}
+)
+
+// ExploreOp is what an exploration does.
+type ExploreOp string
+
+// Exploration operations.
+const (
+	// ExploreInspect lists the connections the principal may explore, or
+	// with ConnectionID one connection's tables, or with Table too one
+	// table's columns.
+	ExploreInspect ExploreOp = "inspect"
+	// ExplorePreview runs a bounded read-only request.
+	ExplorePreview ExploreOp = "preview"
+	// ExploreSave previews a request, then saves it as a dataset on
+	// DashboardID.
+	ExploreSave ExploreOp = "save"
+)
+
+// Exploration is the input of ExploreAction.
+type Exploration struct {
+	Operation    ExploreOp       `json:"operation"`
+	ConnectionID string          `json:"connection_id,omitempty"`
+	Table        string          `json:"table,omitempty"`
+	SQL          string          `json:"sql,omitempty"`
+	Tool         string          `json:"tool,omitempty"`
+	Arguments    json.RawMessage `json:"arguments,omitempty"`
+	Name         string          `json:"name,omitempty"`
+	DashboardID  string          `json:"dashboard_id,omitempty"`
+}
+
+// Explored is what an exploration found: the connections, the tables, or
+// the preview (and for a save, the dataset).
+type Explored struct {
+	Operation   ExploreOp  `json:"operation"`
+	Connections []Ref      `json:"connections,omitempty"`
+	Tables      []Relation `json:"tables,omitempty"`
+	Dataset     *Ref       `json:"dataset,omitempty"`
+	Preview     *Result    `json:"preview,omitempty"`
+}
+
+// ChangeChart changes the fields of a chart that in sets, keeping the
+// others, then runs UpdateChart (same rights, checks and audit).
+func (e *Executor) ChangeChart(ctx context.Context, p access.Principal, in ChartChange) (_ *ChartResult, err error) {
+	defer askbi.Wrap(&err, "dataexec.Executor.ChangeChart")
+	cur, err := e.Chart(ctx, p, in.ChartID)
+	if err != nil {
+		return nil, err
+	}
+	spec := chartSpec(cur.Chart)
+	if in.Name != "" {
+		spec.Name = in.Name
+	}
+	if in.Type != "" {
+		spec.Type = in.Type
+	}
+	if in.XField != "" {
+		spec.XField = in.XField
+	}
+	if len(in.YFields) > 0 {
+		spec.YFields = in.YFields
+	}
+	return e.UpdateChart(ctx, p, in.ChartID, spec)
+}
+
+// Explore runs one exploration operation; see ExploreAction. Each needs
+// what its Executor method needs: Connections or Inspect for inspect,
+// Preview for preview, SaveDataset for save. Errors: those methods', and
+// InvalidArgument naming a field the operation requires.
+func (e *Executor) Explore(ctx context.Context, p access.Principal, in Exploration) (_ *Explored, err error) {
+	defer askbi.Wrap(&err, "dataexec.Executor.Explore")
+	need := func(field, v string) error {
+		if v == "" {
+			return askbi.Errorf(askbi.InvalidArgument, "%s: required for %s", field, in.Operation)
+		}
+		return nil
+	}
+	out := &Explored{Operation: in.Operation}
+	req := Request{ConnectionID: in.ConnectionID, SQL: in.SQL, Tool: in.Tool, Arguments: in.Arguments}
+	switch in.Operation {
+	case ExploreInspect:
+		if in.ConnectionID == "" {
+			out.Connections, err = e.Connections(ctx, p)
+			return out, err
+		}
+		out.Tables, err = e.Inspect(ctx, p, in.ConnectionID, in.Table)
+		if out.Tables == nil {
+			out.Tables = []Relation{}
+		}
+		return out, err
+	case ExplorePreview:
+		if err := need("connection_id", in.ConnectionID); err != nil {
+			return nil, err
+		}
+		out.Preview, err = e.Preview(ctx, p, req)
+		return out, err
+	case ExploreSave:
+		for _, f := range [][2]string{{"connection_id", in.ConnectionID}, {"name", in.Name}, {"dashboard_id", in.DashboardID}} {
+			if err := need(f[0], f[1]); err != nil {
+				return nil, err
+			}
+		}
+		sd, err := e.SaveDataset(ctx, p, NewDataset{Name: in.Name, DashboardID: in.DashboardID, Request: req})
+		if err != nil {
+			return nil, err
+		}
+		out.Dataset, out.Preview = &sd.Dataset, sd.Preview
+		return out, nil
+	}
+	return nil, askbi.Errorf(askbi.InvalidArgument, "operation: must be inspect, preview or save")
+}
+
+// Schema fragments, kept terse: the MCP tools/list is budgeted.
+type props map[string]map[string]any
+
+var (
+	idSchema    = map[string]any{"type": "string", "minLength": 1, "maxLength": 100}
+	nameSchema  = map[string]any{"type": "string", "minLength": 1, "maxLength": maxEntityName}
+	fieldSchema = map[string]any{"type": "string", "maxLength": maxNameLen}
+	limitSchema = map[string]any{"type": "integer", "minimum": 1, "maximum": MaxSearchLimit, "description": "Default 20."}
+)
+
+// object is the schema of an object with properties ps, of which required
+// must be present, and no others.
+func object(ps props, required ...string) json.RawMessage {
+	s := map[string]any{"type": "object", "properties": ps, "additionalProperties": false}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// enum is the schema of one of values.
+func enum[T ~string](values []T) map[string]any {
+	return map[string]any{"type": "string", "enum": values}
+}
+
+// withParams adds the data read parameters (Params) to ps.
+func withParams(ps props) props {
+	ps["filters"] = map[string]any{"type": "array", "maxItems": maxFilters, "items": map[string]any{
+		"type": "object", "additionalProperties": false, "required": []string{"field", "op"},
+		"properties": props{"field": fieldSchema, "op": enum(FilterOps), "value": {}},
+	}}
+	ps["variables"] = map[string]any{"type": "object", "maxProperties": maxVariables}
+	ps["refresh"] = map[string]any{"type": "boolean", "description": "Bypass the cache; tokens need data:refresh."}
+	return ps
+}
+
+// chartProps adds a chart's definition (ChartSpec, ChartChange) to ps.
+func chartProps(ps props) props {
+	ps["chart_type"] = enum(ChartTypes)
+	ps["x_field"] = fieldSchema
+	ps["y_fields"] = map[string]any{"type": "array", "minItems": 1, "maxItems": maxSeries, "items": fieldSchema}
+	ps["name"] = nameSchema
+	return ps
+}

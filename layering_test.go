@@ -1,0 +1,117 @@
+package askbi_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/askbi/askbi"
+
+// layers says which of the module's packages each package may import
+// (its own subpackages always, and nothing under examples/). A package
+// not listed here fails the test, so a new package has to take a place.
+var layers = []struct {
+	pkg   string // a package and its subpackages
+	may   []string
+	never []string // third-party imports it must not have
+}{
+	{pkg: "", may: nil}, // the root: overview and error vocabulary only
+	{pkg: "access", may: []string{""}},
+	{pkg: "internal", may: []string{"", "access"}},
+	{pkg: "dataexec", may: []string{"", "access", "internal"}},
+	{pkg: "memory", may: []string{"", "access", "internal"}},
+	{pkg: "connresolve", may: []string{"", "access", "dataexec", "internal"}},
+	// The MCP path never calls a model, never creates a conversation and
+	// never reads memory: it cannot reach the packages that do.
+	{pkg: "mcpserver", may: []string{"", "access", "dataexec", "internal"},
+		never: []string{"github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go"}},
+	{pkg: "ask", may: []string{"", "access", "dataexec", "memory", "connresolve", "internal"}},
+	{pkg: "examples", may: []string{"", "access", "dataexec", "memory", "connresolve", "ask", "mcpserver", "internal", "examples"}},
+}
+
+// drivers are the database drivers; only the PostgreSQL adapters use them.
+var drivers = []string{"github.com/lib/pq", "github.com/jmoiron/sqlx"}
+
+var driverUsers = []string{"dataexec/pgsource", "examples/refserver", "internal/pgtest"}
+
+// providerSDKs are the model providers' SDKs; only ask/provider uses them.
+var providerSDKs = []string{"github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go"}
+
+// TestLayering enforces the dependency direction of SPEC.md: the root
+// imports nothing of ours, access only the root, dataexec, memory and
+// connresolve sit on access, ask and mcpserver on top and never on each
+// other, nothing imports examples, and database drivers and model SDKs
+// stay in their adapters.
+func TestLayering(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg, imports := strings.TrimPrefix(strings.TrimPrefix(fields[0], module), "/"), fields[1:]
+		layer := -1
+		for i, l := range layers {
+			if within(pkg, l.pkg) && (layer < 0 || len(l.pkg) > len(layers[layer].pkg)) {
+				layer = i
+			}
+		}
+		if layer < 0 {
+			t.Errorf("package %q has no place in the layers", pkg)
+			continue
+		}
+		l := layers[layer]
+		for _, imp := range imports {
+			if rel, ours := strings.CutPrefix(imp, module); ours {
+				rel = strings.TrimPrefix(rel, "/")
+				ok := within(rel, l.pkg) && l.pkg != ""
+				for _, m := range l.may {
+					ok = ok || within(rel, m) && (m != "" || rel == "")
+				}
+				if within(rel, "examples") && !within(pkg, "examples") {
+					ok = false
+				}
+				if !ok {
+					t.Errorf("%s imports %s", orRoot(pkg), orRoot(rel))
+				}
+				continue
+			}
+			for _, n := range l.never {
+				if strings.HasPrefix(imp, n) {
+					t.Errorf("%s imports %s", orRoot(pkg), imp)
+				}
+			}
+			if hasPrefix(imp, drivers) && !hasPrefix(pkg, driverUsers) {
+				t.Errorf("%s imports the database driver %s", orRoot(pkg), imp)
+			}
+			if hasPrefix(imp, providerSDKs) && !within(pkg, "ask/provider") {
+				t.Errorf("%s imports the model SDK %s", orRoot(pkg), imp)
+			}
+		}
+	}
+}
+
+// within reports whether pkg is base or below it; "" is the root alone.
+func within(pkg, base string) bool {
+	if base == "" {
+		return pkg == ""
+	}
+	return pkg == base || strings.HasPrefix(pkg, base+"/")
+}
+
+func hasPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func orRoot(pkg string) string {
+	if pkg == "" {
+		return "askbi"
+	}
+	return pkg
+}
