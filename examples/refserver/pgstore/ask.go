@@ -57,15 +57,9 @@ func errConversationNotFound() error { return askbi.Errorf(askbi.NotFound, "Conv
 
 // CreateConversation implements ask.ConversationStore.
 func (s *ConversationStore) CreateConversation(ctx context.Context, c ask.Conversation) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO conversations (`+conversationColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
+	return insert(ctx, s.db, "pgstore.ConversationStore.CreateConversation", askbi.Errorf(askbi.Conflict, "Conversation already exists."),
+		`INSERT INTO conversations (`+conversationColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
 		c.ID, c.TeamID, c.UserID, c.Title, c.CreatedAt, c.UpdatedAt)
-	if isUniqueViolation(err) {
-		return askbi.Errorf(askbi.Conflict, "Conversation already exists.")
-	}
-	if err != nil {
-		return internal("pgstore.ConversationStore.CreateConversation", err)
-	}
-	return nil
 }
 
 // Conversation implements ask.ConversationStore.
@@ -409,17 +403,10 @@ func (s *ApprovalStore) CreateApproval(ctx context.Context, a ask.Approval) erro
 	if !validJSON(a.Arguments) {
 		return errInvalidJSON("arguments")
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO approvals (`+approvalColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, $11)`,
+	return insert(ctx, s.db, "pgstore.ApprovalStore.CreateApproval", askbi.Errorf(askbi.Conflict, "Approval already exists."),
+		`INSERT INTO approvals (`+approvalColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, $11)`,
 		a.ID, a.UserID, a.TeamID, a.ConversationID, a.TurnID, a.ToolCallID, a.Tool, a.ArgsHash, jsonArg(a.Arguments),
 		a.CreatedAt, a.ExpiresAt)
-	if isUniqueViolation(err) {
-		return askbi.Errorf(askbi.Conflict, "Approval already exists.")
-	}
-	if err != nil {
-		return internal("pgstore.ApprovalStore.CreateApproval", err)
-	}
-	return nil
 }
 
 // Approval implements ask.ApprovalStore.
@@ -542,16 +529,10 @@ func (s *ApprovalStore) PutReceipt(ctx context.Context, r ask.Receipt) error {
 	if a.State != string(ask.ApprovalConsumed) || a.ToolCallID != r.ToolCallID {
 		return askbi.Errorf(askbi.Conflict, "This action belongs to a different approval request.")
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO approval_receipts (approval_id, conversation_id, tool_call_id, summary, result,
-		error_code, error_message, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+	return insert(ctx, s.db, op, askbi.Errorf(askbi.Conflict, "This approval already has a result."),
+		`INSERT INTO approval_receipts (approval_id, conversation_id, tool_call_id, summary, result, error_code, error_message, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 		r.ApprovalID, a.ConversationID, r.ToolCallID, r.Summary, jsonArg(r.Result), r.ErrorCode, r.ErrorMessage, r.CreatedAt)
-	if isUniqueViolation(err) {
-		return askbi.Errorf(askbi.Conflict, "This approval already has a result.")
-	}
-	if err != nil {
-		return internal(op, err)
-	}
-	return nil
 }
 
 // DeleteConversation implements ask.ApprovalStore; receipts go with their

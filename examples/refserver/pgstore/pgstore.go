@@ -9,6 +9,7 @@ package pgstore
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
@@ -109,6 +110,24 @@ func Transact(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) (err
 func isUniqueViolation(err error) bool {
 	var pe *pq.Error
 	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+// execer runs statements: a database or a transaction.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// insert runs an INSERT, answering conflict when a unique key is taken
+// and an Internal error (for op) for any other failure.
+func insert(ctx context.Context, db execer, op string, conflict error, query string, args ...any) error {
+	_, err := db.ExecContext(ctx, query, args...)
+	switch {
+	case isUniqueViolation(err):
+		return conflict
+	case err != nil:
+		return internal(op, err)
+	}
+	return nil
 }
 
 // execOne runs a statement meant to touch one row, and returns notFound
