@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/askbi/askbi/internal/chattest"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/askbi/askbi"
@@ -58,11 +60,11 @@ func TestAuthentication(t *testing.T) {
 				if tc.header != "" {
 					header = []string{"Authorization", tc.header}
 				}
-				status, h, b := ts.do(t, r.method, r.path, "", `{"message":"hi"}`, header...)
+				status, h, b := ts.Do(t, r.method, r.path, "", `{"message":"hi"}`, header...)
 				if status != http.StatusUnauthorized {
 					t.Fatalf("status %d, want 401; body %s", status, b)
 				}
-				if e := MustError(t, b); e.Code != askbi.Unauthenticated {
+				if e := chattest.MustError(t, b); e.Code != askbi.Unauthenticated {
 					t.Errorf("code %q, want unauthenticated", e.Code)
 				}
 				if !strings.HasPrefix(h.Get("WWW-Authenticate"), "Bearer") {
@@ -82,18 +84,18 @@ func TestChatJSONAndSSE(t *testing.T) {
 	path := "/ai/conversations/" + conv + "/messages"
 
 	events := ts.MustTurn(t, path, alice, map[string]any{"message": "show signups by week"})
-	checkOrder(t, events)
-	if diff := cmp.Diff(showSignupsWant, types(events)); diff != "" {
+	chattest.CheckOrder(t, events)
+	if diff := cmp.Diff(chattest.ShowSignupsWant, chattest.Types(events)); diff != "" {
 		t.Errorf("JSON event types mismatch (-want +got):\n%s", diff)
 	}
-	chart := MustToolEvent(t, events, ask.EventToolCompleted, "create_chart_preview")
+	chart := chattest.MustToolEvent(t, events, ask.EventToolCompleted, "create_chart_preview")
 	if chart.Tool.Label != "Created chart preview" || !strings.Contains(string(chart.Tool.Result), `"status":"preview"`) {
 		t.Errorf("chart event: %+v", chart.Tool)
 	}
 
 	streamed := ts.MustStream(t, path, alice, map[string]any{"message": "show signups by week"})
-	checkOrder(t, streamed)
-	if diff := cmp.Diff(showSignupsWant, types(streamed)); diff != "" {
+	chattest.CheckOrder(t, streamed)
+	if diff := cmp.Diff(chattest.ShowSignupsWant, chattest.Types(streamed)); diff != "" {
 		t.Errorf("SSE event types mismatch (-want +got):\n%s", diff)
 	}
 	if streamed[0].TurnID == events[0].TurnID || streamed[0].ConversationID != conv {
@@ -124,8 +126,8 @@ func TestChatJSONAndSSE(t *testing.T) {
 	}
 	// Another user does not see it.
 	bob := token("bob")
-	status, _, b := ts.do(t, "GET", "/ai/conversations/"+conv, bob, nil)
-	if status != http.StatusNotFound || MustError(t, b).Code != askbi.NotFound {
+	status, _, b := ts.Do(t, "GET", "/ai/conversations/"+conv, bob, nil)
+	if status != http.StatusNotFound || chattest.MustError(t, b).Code != askbi.NotFound {
 		t.Errorf("bob opens alice's conversation: %d %s", status, b)
 	}
 	ts.MustDo(t, http.StatusOK, "GET", "/ai/conversations", bob, nil, &list)
@@ -159,7 +161,7 @@ func TestActiveContext(t *testing.T) {
 		t.Errorf("context after []: %+v", view.Context)
 	}
 	// Another team's chart is not found, and nothing changes.
-	status, _, b := ts.do(t, "POST", path, alice, map[string]any{"message": "x", "context": []map[string]string{{"entity_type": "chart", "id": "chart_tickets"}}})
+	status, _, b := ts.Do(t, "POST", path, alice, map[string]any{"message": "x", "context": []map[string]string{{"entity_type": "chart", "id": "chart_tickets"}}})
 	if status != http.StatusNotFound {
 		t.Errorf("another team's chart: %d %s", status, b)
 	}
@@ -184,19 +186,19 @@ func TestApprove(t *testing.T) {
 	approve := "/ai/conversations/" + conv + "/approvals/" + e.Tool.ApprovalID + "/approve"
 
 	// Changed arguments: nothing runs.
-	status, _, b := ts.do(t, "POST", approve, alice, map[string]any{"tool": "delete_dashboard", "arguments": map[string]string{"dashboard_id": "dash_finance"}})
-	if status != http.StatusConflict || MustError(t, b).Code != askbi.ApprovalInvalid {
+	status, _, b := ts.Do(t, "POST", approve, alice, map[string]any{"tool": "delete_dashboard", "arguments": map[string]string{"dashboard_id": "dash_finance"}})
+	if status != http.StatusConflict || chattest.MustError(t, b).Code != askbi.ApprovalInvalid {
 		t.Errorf("changed arguments: %d %s", status, b)
 	}
 	// Another user: the conversation is not theirs.
-	status, _, _ = ts.do(t, "POST", approve, token("bob"), map[string]any{"tool": "delete_dashboard", "arguments": e.Tool.Arguments})
+	status, _, _ = ts.Do(t, "POST", approve, token("bob"), map[string]any{"tool": "delete_dashboard", "arguments": e.Tool.Arguments})
 	if status != http.StatusNotFound {
 		t.Errorf("bob approves: %d", status)
 	}
 
 	events := ts.MustStream(t, approve, alice, map[string]any{"tool": "delete_dashboard", "arguments": e.Tool.Arguments})
 	want := []string{"tool.running", "tool.completed", "message.delta", "message.completed", "request.completed"}
-	if diff := cmp.Diff(want, types(events)); diff != "" {
+	if diff := cmp.Diff(want, chattest.Types(events)); diff != "" {
 		t.Errorf("approve event types mismatch (-want +got):\n%s", diff)
 	}
 	if got := ts.MustDashboards(t, alice, "acme"); slices.Contains(got, "Revenue") {
@@ -208,16 +210,16 @@ func TestApprove(t *testing.T) {
 
 	// A retry answers from the receipt without running again.
 	events = ts.MustTurn(t, approve, alice, map[string]any{"tool": "delete_dashboard", "arguments": e.Tool.Arguments})
-	if diff := cmp.Diff([]string{"tool.completed", "request.completed"}, types(events)); diff != "" {
+	if diff := cmp.Diff([]string{"tool.completed", "request.completed"}, chattest.Types(events)); diff != "" {
 		t.Errorf("retry event types mismatch (-want +got):\n%s", diff)
 	}
 	if n := ts.auditCount(dataexec.ActionDashboardDelete, dataexec.OutcomeOK) + ts.auditCount(dataexec.ActionDashboardDelete, "not_found"); n != 1 {
 		t.Errorf("%d dashboard deletions audited after the retry, want 1", n)
 	}
 	// Rejecting a consumed approval is invalid.
-	status, _, b = ts.do(t, "POST", "/ai/conversations/"+conv+"/approvals/"+e.Tool.ApprovalID+"/reject", alice,
+	status, _, b = ts.Do(t, "POST", "/ai/conversations/"+conv+"/approvals/"+e.Tool.ApprovalID+"/reject", alice,
 		map[string]any{"tool": "delete_dashboard", "arguments": e.Tool.Arguments})
-	if status != http.StatusConflict || MustError(t, b).Code != askbi.ApprovalInvalid {
+	if status != http.StatusConflict || chattest.MustError(t, b).Code != askbi.ApprovalInvalid {
 		t.Errorf("reject after approve: %d %s", status, b)
 	}
 	ts.MustDo(t, http.StatusOK, "GET", "/ai/conversations/"+conv, alice, nil, &view)
@@ -234,15 +236,15 @@ func TestReject(t *testing.T) {
 	prefix := "/ai/conversations/" + conv + "/approvals/" + e.Tool.ApprovalID
 	events := ts.MustTurn(t, prefix+"/reject", alice, map[string]any{"tool": "delete_dashboard", "arguments": e.Tool.Arguments})
 	want := []string{"tool.rejected", "message.delta", "message.completed", "request.completed"}
-	if diff := cmp.Diff(want, types(events)); diff != "" {
+	if diff := cmp.Diff(want, chattest.Types(events)); diff != "" {
 		t.Errorf("reject event types mismatch (-want +got):\n%s", diff)
 	}
 	if got := ts.MustDashboards(t, alice, "acme"); !slices.Contains(got, "Revenue") {
 		t.Errorf("the Revenue dashboard is gone after a rejection: %v", got)
 	}
 	// The burnt approval cannot be approved.
-	status, _, b := ts.do(t, "POST", prefix+"/approve", alice, map[string]any{"tool": "delete_dashboard", "arguments": e.Tool.Arguments})
-	if status != http.StatusConflict || MustError(t, b).Code != askbi.ApprovalInvalid {
+	status, _, b := ts.Do(t, "POST", prefix+"/approve", alice, map[string]any{"tool": "delete_dashboard", "arguments": e.Tool.Arguments})
+	if status != http.StatusConflict || chattest.MustError(t, b).Code != askbi.ApprovalInvalid {
 		t.Errorf("approve after reject: %d %s", status, b)
 	}
 	if got := ts.MustDashboards(t, alice, "acme"); !slices.Contains(got, "Revenue") {
@@ -265,16 +267,16 @@ func TestAddToDashboard(t *testing.T) {
 	conv := ts.MustConversation(t, alice)
 	events := ts.MustTurn(t, "/ai/conversations/"+conv+"/messages", alice, map[string]any{"message": "show signups by week"})
 	var cr ask.ChartResult
-	if err := json.Unmarshal(MustToolEvent(t, events, ask.EventToolCompleted, "create_chart_preview").Tool.Result, &cr); err != nil || cr.Chart == nil {
+	if err := json.Unmarshal(chattest.MustToolEvent(t, events, ask.EventToolCompleted, "create_chart_preview").Tool.Result, &cr); err != nil || cr.Chart == nil {
 		t.Fatalf("chart result: %v %+v", err, cr)
 	}
 	path := "/ai/conversations/" + conv + "/charts/" + cr.Chart.ID + "/add-to-dashboard"
 
-	status, _, b := ts.do(t, "POST", path, alice, map[string]any{"dashboard_id": "dash_finance"})
-	if status != http.StatusBadRequest || !strings.Contains(MustError(t, b).Message, "dashboard_id") {
+	status, _, b := ts.Do(t, "POST", path, alice, map[string]any{"dashboard_id": "dash_finance"})
+	if status != http.StatusBadRequest || !strings.Contains(chattest.MustError(t, b).Message, "dashboard_id") {
 		t.Errorf("dashboard in another project: %d %s", status, b)
 	}
-	status, _, _ = ts.do(t, "POST", path, token("bob"), map[string]any{"dashboard_id": "dash_growth"})
+	status, _, _ = ts.Do(t, "POST", path, token("bob"), map[string]any{"dashboard_id": "dash_growth"})
 	if status != http.StatusNotFound {
 		t.Errorf("bob adds alice's chart: %d", status)
 	}
@@ -283,11 +285,11 @@ func TestAddToDashboard(t *testing.T) {
 	if out.Chart.Status != "saved" || out.Chart.Dashboard == nil || out.Chart.Dashboard.ID != "dash_growth" {
 		t.Errorf("add to dashboard: %+v", out.Chart)
 	}
-	status, _, b = ts.do(t, "POST", path, alice, map[string]any{"dashboard_id": "dash_growth"})
-	if status != http.StatusConflict || MustError(t, b).Code != askbi.Conflict {
+	status, _, b = ts.Do(t, "POST", path, alice, map[string]any{"dashboard_id": "dash_growth"})
+	if status != http.StatusConflict || chattest.MustError(t, b).Code != askbi.Conflict {
 		t.Errorf("second add: %d %s", status, b)
 	}
-	status, _, _ = ts.do(t, "POST", "/ai/conversations/"+conv+"/charts/chart_mrr/add-to-dashboard", alice, map[string]any{"dashboard_id": "dash_finance"})
+	status, _, _ = ts.Do(t, "POST", "/ai/conversations/"+conv+"/charts/chart_mrr/add-to-dashboard", alice, map[string]any{"dashboard_id": "dash_finance"})
 	if status != http.StatusNotFound {
 		t.Errorf("a chart that is not this conversation's: %d", status)
 	}
@@ -318,7 +320,7 @@ func TestContextSearch(t *testing.T) {
 	// (an info line outside "metadata", say) fails the test.
 	search := func(token, query string) (int, []ask.ContextGroup, []byte) {
 		t.Helper()
-		status, _, b := ts.do(t, "GET", "/ai/context?"+query, token, nil)
+		status, _, b := ts.Do(t, "GET", "/ai/context?"+query, token, nil)
 		var doc struct {
 			Groups []ask.ContextGroup `json:"groups"`
 		}
@@ -432,7 +434,7 @@ func TestContextSearch(t *testing.T) {
 	} {
 		t.Run(tc.query, func(t *testing.T) {
 			status, _, b := search(alice, tc.query)
-			e := MustError(t, b)
+			e := chattest.MustError(t, b)
 			if status != tc.status || e.Code != tc.code || !strings.Contains(e.Message, tc.field) {
 				t.Errorf("status %d %s, want %d %s naming %s", status, b, tc.status, tc.code, tc.field)
 			}
@@ -495,11 +497,11 @@ func TestValidation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, accept := range []string{"application/json", "text/event-stream"} {
-				status, h, b := ts.do(t, tc.method, tc.path, alice, tc.body, "Accept", accept)
+				status, h, b := ts.Do(t, tc.method, tc.path, alice, tc.body, "Accept", accept)
 				if ct := h.Get("Content-Type"); ct != "application/json" {
 					t.Errorf("Accept %s: Content-Type %q, want a JSON error", accept, ct)
 				}
-				e := MustError(t, b)
+				e := chattest.MustError(t, b)
 				if status != tc.status || e.Code != tc.code || !strings.Contains(e.Message, tc.field) {
 					t.Errorf("Accept %s: %d %s, want %d %s naming %q", accept, status, b, tc.status, tc.code, tc.field)
 				}
@@ -526,7 +528,7 @@ func TestUnknownRoutesAnswerJSON(t *testing.T) {
 		{"POST", "/ai/context", 405, []string{"GET"}},
 	} {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
-			status, h, b := ts.do(t, tc.method, tc.path, alice, nil)
+			status, h, b := ts.Do(t, tc.method, tc.path, alice, nil)
 			if status != tc.status || !strings.HasPrefix(h.Get("Content-Type"), "application/json") {
 				t.Fatalf("status %d, Content-Type %q, body %s", status, h.Get("Content-Type"), b)
 			}
@@ -534,7 +536,7 @@ func TestUnknownRoutesAnswerJSON(t *testing.T) {
 			if tc.status == 405 {
 				want = askbi.Unsupported
 			}
-			if got := MustError(t, b).Code; got != want {
+			if got := chattest.MustError(t, b).Code; got != want {
 				t.Errorf("code %q, want %q", got, want)
 			}
 			if tc.allow != nil {
@@ -589,8 +591,8 @@ func TestAssistantRight(t *testing.T) {
 		if r.body != "" {
 			body = r.body
 		}
-		status, _, b := ts.do(t, r.method, r.path, vic, body)
-		if status != http.StatusForbidden || MustError(t, b).Code != askbi.Forbidden {
+		status, _, b := ts.Do(t, r.method, r.path, vic, body)
+		if status != http.StatusForbidden || chattest.MustError(t, b).Code != askbi.Forbidden {
 			t.Errorf("vic %s %s: %d %s", r.method, r.path, status, b)
 		}
 	}
@@ -623,8 +625,8 @@ func TestAssistantUnavailable(t *testing.T) {
 		if r.body != "" {
 			body = r.body
 		}
-		status, _, b := ts.do(t, r.method, r.path, alice, body)
-		if status != http.StatusServiceUnavailable || MustError(t, b).Code != askbi.Unavailable || MustError(t, b).Message != st.Reason {
+		status, _, b := ts.Do(t, r.method, r.path, alice, body)
+		if status != http.StatusServiceUnavailable || chattest.MustError(t, b).Code != askbi.Unavailable || chattest.MustError(t, b).Message != st.Reason {
 			t.Errorf("%s %s: %d %s", r.method, r.path, status, b)
 		}
 	}

@@ -1,11 +1,9 @@
 package askhttp_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbi/askbi/internal/chattest"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/askbi/askbi"
@@ -23,7 +23,6 @@ import (
 	"github.com/askbi/askbi/ask/askhttp"
 	"github.com/askbi/askbi/ask/provider/mock"
 	"github.com/askbi/askbi/dataexec"
-	"github.com/askbi/askbi/internal/httpjson"
 	"github.com/askbi/askbi/memory"
 )
 
@@ -145,8 +144,7 @@ type config struct {
 
 // testServer is askhttp over the workspace, behind a real HTTP server.
 type testServer struct {
-	url    string
-	client *http.Client
+	chattest.Client
 	model  ask.Provider
 	audit  *dataexec.MemoryAudit // the executor's sink
 	memlog *memoryLog            // the memory service's audit events
@@ -207,189 +205,8 @@ func MustServer(tb testing.TB, edit func(*config)) *testServer {
 	}
 	srv.Start()
 	tb.Cleanup(srv.Close)
-	ts.url, ts.client = srv.URL, srv.Client()
+	ts.Client = chattest.Client{URL: srv.URL, HTTP: srv.Client()}
 	return ts
-}
-
-// do sends a request with token as its bearer credential (none when
-// empty); body is sent as is when it is a string, else as JSON; header
-// holds name, value pairs. It returns the status, the headers and the
-// body.
-func (ts *testServer) do(tb testing.TB, method, path, token string, body any, header ...string) (int, http.Header, []byte) {
-	tb.Helper()
-	var r io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		r = strings.NewReader(b)
-	default:
-		j, err := json.Marshal(b)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		r = bytes.NewReader(j)
-	}
-	req, err := http.NewRequestWithContext(tb.Context(), method, ts.url+path, r)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := ts.client.Do(req)
-	if err != nil {
-		tb.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatalf("%s %s: read: %v", method, path, err)
-	}
-	return resp.StatusCode, resp.Header, b
-}
-
-// MustDo is do that requires status want and decodes the answer into out
-// (when not nil).
-func (ts *testServer) MustDo(tb testing.TB, want int, method, path, token string, body, out any) {
-	tb.Helper()
-	status, _, b := ts.do(tb, method, path, token, body)
-	if status != want {
-		tb.Fatalf("%s %s: status %d, want %d; body %s", method, path, status, want, b)
-	}
-	if out != nil {
-		if err := json.Unmarshal(b, out); err != nil {
-			tb.Fatalf("%s %s: decode %s: %v", method, path, b, err)
-		}
-	}
-}
-
-// MustConversation creates a conversation and returns its ID.
-func (ts *testServer) MustConversation(tb testing.TB, token string) string {
-	tb.Helper()
-	var out struct{ Conversation ask.Conversation }
-	ts.MustDo(tb, http.StatusCreated, "POST", "/ai/conversations", token, nil, &out)
-	if out.Conversation.ID == "" {
-		tb.Fatal("no conversation ID")
-	}
-	return out.Conversation.ID
-}
-
-// MustTurn posts a turn as JSON and returns its events.
-func (ts *testServer) MustTurn(tb testing.TB, path, token string, body any) []ask.Event {
-	tb.Helper()
-	var out struct{ Events []ask.Event }
-	ts.MustDo(tb, http.StatusOK, "POST", path, token, body, &out)
-	return out.Events
-}
-
-// MustStream posts a turn as SSE and returns its events, parsed from the
-// frames, checking each frame's event and id lines against its data.
-func (ts *testServer) MustStream(tb testing.TB, path, token string, body any) []ask.Event {
-	tb.Helper()
-	status, h, b := ts.do(tb, "POST", path, token, body, "Accept", "text/event-stream")
-	if status != http.StatusOK || h.Get("Content-Type") != "text/event-stream" {
-		tb.Fatalf("POST %s: status %d, Content-Type %q; body %s", path, status, h.Get("Content-Type"), b)
-	}
-	return MustParseSSE(tb, b)
-}
-
-// MustParseSSE parses an event stream's frames into events.
-func MustParseSSE(tb testing.TB, b []byte) []ask.Event {
-	tb.Helper()
-	var events []ask.Event
-	for frame := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n\n") {
-		var name, id, data string
-		for line := range strings.SplitSeq(frame, "\n") {
-			switch {
-			case strings.HasPrefix(line, ":"): // heartbeat comment
-			case strings.HasPrefix(line, "event: "):
-				name = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "id: "):
-				id = strings.TrimPrefix(line, "id: ")
-			case strings.HasPrefix(line, "data: "):
-				data = strings.TrimPrefix(line, "data: ")
-			default:
-				tb.Fatalf("unexpected SSE line %q", line)
-			}
-		}
-		if data == "" {
-			continue
-		}
-		var e ask.Event
-		if err := json.Unmarshal([]byte(data), &e); err != nil {
-			tb.Fatalf("SSE data %q: %v", data, err)
-		}
-		if name != string(e.Type) || id != fmt.Sprint(e.Seq) {
-			tb.Errorf("SSE frame event %q id %q, data says %q seq %d", name, id, e.Type, e.Seq)
-		}
-		events = append(events, e)
-	}
-	return events
-}
-
-// types lists the events' types with consecutive message.delta events
-// collapsed into one.
-func types(events []ask.Event) []string {
-	var out []string
-	for _, e := range events {
-		if e.Type == ask.EventMessageDelta && len(out) > 0 && out[len(out)-1] == string(e.Type) {
-			continue
-		}
-		out = append(out, string(e.Type))
-	}
-	return out
-}
-
-// MustToolEvent returns the first event of type typ for tool name.
-func MustToolEvent(tb testing.TB, events []ask.Event, typ ask.EventType, name string) ask.Event {
-	tb.Helper()
-	for _, e := range events {
-		if e.Type == typ && e.Tool != nil && e.Tool.Name == name {
-			return e
-		}
-	}
-	tb.Fatalf("no %s event for %s in %v", typ, name, types(events))
-	return ask.Event{}
-}
-
-// MustError decodes an error answer.
-func MustError(tb testing.TB, b []byte) httpjson.ErrorBody {
-	tb.Helper()
-	var doc httpjson.ErrorDoc
-	if err := json.Unmarshal(b, &doc); err != nil || doc.Error.Code == "" {
-		tb.Fatalf("not an error answer: %s", b)
-	}
-	return doc.Error
-}
-
-// checkOrder checks that events are numbered from 1 and end the turn.
-func checkOrder(tb testing.TB, events []ask.Event) {
-	tb.Helper()
-	if len(events) == 0 {
-		tb.Fatal("no events")
-	}
-	for i, e := range events {
-		if e.Seq != i+1 {
-			tb.Errorf("event %d has seq %d", i, e.Seq)
-		}
-	}
-	if last := events[len(events)-1]; last.Type != ask.EventRequestCompleted {
-		tb.Errorf("last event is %s (%+v), want request.completed", last.Type, last.Error)
-	}
-}
-
-// showSignupsWant is the event order of "show signups by week".
-var showSignupsWant = []string{
-	"tool.running", "tool.completed", // search_workspace
-	"tool.running", "tool.completed", // run_dataset
-	"tool.running", "tool.completed", // create_chart_preview
-	"message.delta", "message.completed", "request.completed",
 }
 
 // MustStartDelete asks to delete the Revenue dashboard and returns the
@@ -398,10 +215,10 @@ func (ts *testServer) MustStartDelete(tb testing.TB, token, conv string) ask.Eve
 	tb.Helper()
 	events := ts.MustTurn(tb, "/ai/conversations/"+conv+"/messages", token, map[string]any{"message": "delete the Revenue dashboard"})
 	want := []string{"tool.running", "tool.completed", "tool.approval_required", "request.completed"}
-	if diff := cmp.Diff(want, types(events)); diff != "" {
+	if diff := cmp.Diff(want, chattest.Types(events)); diff != "" {
 		tb.Fatalf("event types mismatch (-want +got):\n%s", diff)
 	}
-	e := MustToolEvent(tb, events, ask.EventToolApprovalRequired, "delete_dashboard")
+	e := chattest.MustToolEvent(tb, events, ask.EventToolApprovalRequired, "delete_dashboard")
 	if e.Tool.ApprovalID == "" || string(e.Tool.Arguments) != `{"dashboard_id":"dash_revenue"}` {
 		tb.Fatalf("approval event: %+v", e.Tool)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/askbi/askbi/internal/chattest"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/askbi/askbi"
@@ -48,7 +50,7 @@ func TestMemory(t *testing.T) {
 	// /remember through the chat saves without a model call.
 	conv := ts.MustConversation(t, alice)
 	events := ts.MustTurn(t, "/ai/conversations/"+conv+"/messages", alice, map[string]any{"message": "/remember Fiscal year starts in April"})
-	if diff := cmp.Diff([]string{"message.completed", "request.completed"}, types(events)); diff != "" {
+	if diff := cmp.Diff([]string{"message.completed", "request.completed"}, chattest.Types(events)); diff != "" {
 		t.Errorf("/remember events mismatch (-want +got):\n%s", diff)
 	}
 	if events[0].Text != memory.SavedReply {
@@ -71,12 +73,12 @@ func TestMemory(t *testing.T) {
 	for i := len(texts) - 1; i < 50; i++ {
 		ts.MustDo(t, http.StatusCreated, "POST", "/ai/memory", alice, map[string]string{"text": fmt.Sprintf("note %d", i)}, nil)
 	}
-	status, _, b := ts.do(t, "POST", "/ai/memory", alice, map[string]string{"text": "one too many"})
-	if status != http.StatusRequestEntityTooLarge || MustError(t, b).Code != askbi.TooLarge {
+	status, _, b := ts.Do(t, "POST", "/ai/memory", alice, map[string]string{"text": "one too many"})
+	if status != http.StatusRequestEntityTooLarge || chattest.MustError(t, b).Code != askbi.TooLarge {
 		t.Errorf("51st memory: %d %s", status, b)
 	}
-	status, _, b = ts.do(t, "POST", "/ai/conversations/"+conv+"/messages", alice, map[string]any{"message": "/remember one too many"})
-	if status != http.StatusRequestEntityTooLarge || MustError(t, b).Code != askbi.TooLarge {
+	status, _, b = ts.Do(t, "POST", "/ai/conversations/"+conv+"/messages", alice, map[string]any{"message": "/remember one too many"})
+	if status != http.StatusRequestEntityTooLarge || chattest.MustError(t, b).Code != askbi.TooLarge {
 		t.Errorf("51st memory by /remember: %d %s", status, b)
 	}
 	for _, tc := range []struct {
@@ -91,8 +93,8 @@ func TestMemory(t *testing.T) {
 		{`{"text": "x", "pinned": true}`, "pinned"},
 	} {
 		t.Run(tc.body, func(t *testing.T) {
-			status, _, b := ts.do(t, "PUT", "/ai/memory/"+list.Items[0].ID, alice, tc.body)
-			if e := MustError(t, b); status != http.StatusBadRequest || e.Code != askbi.InvalidArgument || !strings.Contains(e.Message, tc.field) {
+			status, _, b := ts.Do(t, "PUT", "/ai/memory/"+list.Items[0].ID, alice, tc.body)
+			if e := chattest.MustError(t, b); status != http.StatusBadRequest || e.Code != askbi.InvalidArgument || !strings.Contains(e.Message, tc.field) {
 				t.Errorf("PUT %s: %d %s, want 400 naming %s", tc.body, status, b, tc.field)
 			}
 		})

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbi/askbi/internal/chattest"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/askbi/askbi/ask"
@@ -53,13 +55,13 @@ func TestTurnOutlivesServerTimeouts(t *testing.T) {
 	if d := time.Since(began); d < 4*timeout {
 		t.Fatalf("the turn took %v; the test needs it longer than %v", d, 4*timeout)
 	}
-	checkOrder(t, events)
-	if diff := cmp.Diff(showSignupsWant, types(events)); diff != "" {
+	chattest.CheckOrder(t, events)
+	if diff := cmp.Diff(chattest.ShowSignupsWant, chattest.Types(events)); diff != "" {
 		t.Errorf("SSE event types mismatch (-want +got):\n%s", diff)
 	}
 	events = ts.MustTurn(t, path, alice, map[string]any{"message": "show signups by week"})
-	checkOrder(t, events)
-	if diff := cmp.Diff(showSignupsWant, types(events)); diff != "" {
+	chattest.CheckOrder(t, events)
+	if diff := cmp.Diff(chattest.ShowSignupsWant, chattest.Types(events)); diff != "" {
 		t.Errorf("JSON event types mismatch (-want +got):\n%s", diff)
 	}
 }
@@ -84,7 +86,7 @@ func TestDisconnectCancelsTurn(t *testing.T) {
 	conv := ts.MustConversation(t, alice)
 
 	ctx, cancel := context.WithCancel(t.Context())
-	req, err := http.NewRequestWithContext(ctx, "POST", ts.url+"/ai/conversations/"+conv+"/messages", strings.NewReader(`{"message": "hello"}`))
+	req, err := http.NewRequestWithContext(ctx, "POST", ts.URL+"/ai/conversations/"+conv+"/messages", strings.NewReader(`{"message": "hello"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +94,7 @@ func TestDisconnectCancelsTurn(t *testing.T) {
 	req.Header.Set("Accept", "text/event-stream")
 	done := make(chan error, 1)
 	go func() {
-		resp, err := ts.client.Do(req)
+		resp, err := ts.HTTP.Do(req)
 		if err == nil {
 			_, err = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbi/askbi/internal/chattest"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/jmoiron/sqlx"
 
@@ -23,7 +25,6 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/dataexec"
-	"github.com/askbi/askbi/internal/httpjson"
 	"github.com/askbi/askbi/internal/pgtest"
 	"github.com/askbi/askbi/memory"
 )
@@ -33,6 +34,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // testApp is the app served over real HTTP.
 type testApp struct {
 	*app
+	chattest.Client
 	url string
 	srv *httptest.Server
 }
@@ -58,7 +60,7 @@ func MustApp(tb testing.TB, edit func(*config)) *testApp {
 		ts.Close()
 		a.close()
 	})
-	return &testApp{app: a, url: base, srv: ts}
+	return &testApp{app: a, Client: chattest.Client{URL: base, HTTP: ts.Client()}, url: base, srv: ts}
 }
 
 // session returns the session token of the named demo principal.
@@ -82,183 +84,6 @@ func (ta *testApp) apiKey(tb testing.TB, name string) string {
 	}
 	tb.Fatalf("no demo principal %q", name)
 	return ""
-}
-
-// do sends a request; body is sent as is when it is a string, else as
-// JSON. It returns the status, the headers and the body.
-func (ta *testApp) do(tb testing.TB, method, path, token string, body any, header ...string) (int, http.Header, []byte) {
-	tb.Helper()
-	var r io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		r = strings.NewReader(b)
-	default:
-		j, err := json.Marshal(b)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		r = bytes.NewReader(j)
-	}
-	req, err := http.NewRequestWithContext(tb.Context(), method, ta.url+path, r)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := ta.srv.Client().Do(req)
-	if err != nil {
-		tb.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatalf("%s %s: read: %v", method, path, err)
-	}
-	return resp.StatusCode, resp.Header, b
-}
-
-// MustDo is do that requires status want and decodes the answer into out
-// (when not nil).
-func (ta *testApp) MustDo(tb testing.TB, want int, method, path, token string, body, out any) {
-	tb.Helper()
-	status, _, b := ta.do(tb, method, path, token, body)
-	if status != want {
-		tb.Fatalf("%s %s: status %d, want %d; body %s", method, path, status, want, b)
-	}
-	if out != nil {
-		if err := json.Unmarshal(b, out); err != nil {
-			tb.Fatalf("%s %s: decode %s: %v", method, path, b, err)
-		}
-	}
-}
-
-// MustConversation creates a conversation and returns its ID.
-func (ta *testApp) MustConversation(tb testing.TB, token string) string {
-	tb.Helper()
-	var out struct{ Conversation ask.Conversation }
-	ta.MustDo(tb, http.StatusCreated, "POST", "/ai/conversations", token, nil, &out)
-	if out.Conversation.ID == "" {
-		tb.Fatal("no conversation ID")
-	}
-	return out.Conversation.ID
-}
-
-// MustTurn posts a turn as JSON and returns its events.
-func (ta *testApp) MustTurn(tb testing.TB, path, token string, body any) []ask.Event {
-	tb.Helper()
-	var out struct{ Events []ask.Event }
-	ta.MustDo(tb, http.StatusOK, "POST", path, token, body, &out)
-	return out.Events
-}
-
-// MustStream posts a turn as SSE and returns its events, parsed from the
-// frames, checking each frame's event and id lines against its data.
-func (ta *testApp) MustStream(tb testing.TB, path, token string, body any) []ask.Event {
-	tb.Helper()
-	status, h, b := ta.do(tb, "POST", path, token, body, "Accept", "text/event-stream")
-	if status != http.StatusOK || h.Get("Content-Type") != "text/event-stream" {
-		tb.Fatalf("POST %s: status %d, Content-Type %q; body %s", path, status, h.Get("Content-Type"), b)
-	}
-	return parseSSE(tb, b)
-}
-
-func parseSSE(tb testing.TB, b []byte) []ask.Event {
-	tb.Helper()
-	var events []ask.Event
-	for frame := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n\n") {
-		var name, id, data string
-		for line := range strings.SplitSeq(frame, "\n") {
-			switch {
-			case strings.HasPrefix(line, ":"): // heartbeat comment
-			case strings.HasPrefix(line, "event: "):
-				name = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "id: "):
-				id = strings.TrimPrefix(line, "id: ")
-			case strings.HasPrefix(line, "data: "):
-				data = strings.TrimPrefix(line, "data: ")
-			default:
-				tb.Fatalf("unexpected SSE line %q", line)
-			}
-		}
-		if data == "" {
-			continue
-		}
-		var e ask.Event
-		if err := json.Unmarshal([]byte(data), &e); err != nil {
-			tb.Fatalf("SSE data %q: %v", data, err)
-		}
-		if name != string(e.Type) || id != fmt.Sprint(e.Seq) {
-			tb.Errorf("SSE frame event %q id %q, data says %q seq %d", name, id, e.Type, e.Seq)
-		}
-		events = append(events, e)
-	}
-	return events
-}
-
-// types lists the events' types with consecutive message.delta events
-// collapsed into one.
-func types(events []ask.Event) []string {
-	var out []string
-	for _, e := range events {
-		if e.Type == ask.EventMessageDelta && len(out) > 0 && out[len(out)-1] == string(e.Type) {
-			continue
-		}
-		out = append(out, string(e.Type))
-	}
-	return out
-}
-
-// toolEvent returns the first event of type typ for tool name.
-func toolEvent(tb testing.TB, events []ask.Event, typ ask.EventType, name string) ask.Event {
-	tb.Helper()
-	for _, e := range events {
-		if e.Type == typ && e.Tool != nil && e.Tool.Name == name {
-			return e
-		}
-	}
-	tb.Fatalf("no %s event for %s in %v", typ, name, types(events))
-	return ask.Event{}
-}
-
-// errorOf decodes an error answer.
-func errorOf(tb testing.TB, b []byte) httpjson.ErrorBody {
-	tb.Helper()
-	var doc httpjson.ErrorDoc
-	if err := json.Unmarshal(b, &doc); err != nil || doc.Error.Code == "" {
-		tb.Fatalf("not an error answer: %s", b)
-	}
-	return doc.Error
-}
-
-func checkOrder(tb testing.TB, events []ask.Event) {
-	tb.Helper()
-	if len(events) == 0 {
-		tb.Fatal("no events")
-	}
-	for i, e := range events {
-		if e.Seq != i+1 {
-			tb.Errorf("event %d has seq %d", i, e.Seq)
-		}
-	}
-	if last := events[len(events)-1]; last.Type != ask.EventRequestCompleted {
-		tb.Errorf("last event is %s (%+v), want request.completed", last.Type, last.Error)
-	}
-}
-
-// showSignupsWant is the event order of "show signups by week".
-var showSignupsWant = []string{
-	"tool.running", "tool.completed", // search_workspace
-	"tool.running", "tool.completed", // run_dataset
-	"tool.running", "tool.completed", // create_chart_preview
-	"message.delta", "message.completed", "request.completed",
 }
 
 func TestCredentialsFile(t *testing.T) {
@@ -350,11 +175,11 @@ func TestAuthentication(t *testing.T) {
 	for name, tok := range tokens {
 		for _, r := range routes {
 			t.Run(name+" "+r.method+" "+r.path, func(t *testing.T) {
-				status, h, b := ta.do(t, r.method, r.path, tok, `{"message":"hi"}`)
+				status, h, b := ta.Do(t, r.method, r.path, tok, `{"message":"hi"}`)
 				if status != http.StatusUnauthorized {
 					t.Fatalf("status %d, want 401; body %s", status, b)
 				}
-				if e := errorOf(t, b); e.Code != askbi.Unauthenticated {
+				if e := chattest.MustError(t, b); e.Code != askbi.Unauthenticated {
 					t.Errorf("code %q, want unauthenticated", e.Code)
 				}
 				if !strings.HasPrefix(h.Get("WWW-Authenticate"), "Bearer") {
@@ -365,7 +190,7 @@ func TestAuthentication(t *testing.T) {
 	}
 
 	mcp := func(token string) int {
-		status, _, _ := ta.do(t, "POST", "/mcp", token, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`,
+		status, _, _ := ta.Do(t, "POST", "/mcp", token, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`,
 			"Accept", "application/json, text/event-stream")
 		return status
 	}
@@ -385,10 +210,10 @@ func startDelete(t *testing.T, ta *testApp, token, conv string) ask.Event {
 	t.Helper()
 	events := ta.MustTurn(t, "/ai/conversations/"+conv+"/messages", token, map[string]any{"message": "delete the Revenue dashboard"})
 	want := []string{"tool.running", "tool.completed", "tool.approval_required", "request.completed"}
-	if diff := cmp.Diff(want, types(events)); diff != "" {
+	if diff := cmp.Diff(want, chattest.Types(events)); diff != "" {
 		t.Fatalf("event types mismatch (-want +got):\n%s", diff)
 	}
-	e := toolEvent(t, events, ask.EventToolApprovalRequired, "delete_dashboard")
+	e := chattest.MustToolEvent(t, events, ask.EventToolApprovalRequired, "delete_dashboard")
 	if e.Tool.ApprovalID == "" || string(e.Tool.Arguments) != `{"dashboard_id":"dash_revenue"}` {
 		t.Fatalf("approval event: %+v", e.Tool)
 	}
@@ -527,7 +352,7 @@ func TestFlags(t *testing.T) {
 func TestWebPage(t *testing.T) {
 	ta := MustApp(t, nil)
 	for _, path := range []string{"/", "/web/app.js"} {
-		status, h, b := ta.do(t, "GET", path, "", nil)
+		status, h, b := ta.Do(t, "GET", path, "", nil)
 		if status != 200 || len(b) == 0 || !strings.Contains(h.Get("Content-Security-Policy"), "default-src 'self'") {
 			t.Errorf("GET %s: %d, CSP %q", path, status, h.Get("Content-Security-Policy"))
 		}
@@ -549,8 +374,8 @@ func TestPostgres(t *testing.T) {
 	path := "/ai/conversations/" + conv + "/messages"
 
 	events := ta.MustStream(t, path, alice, map[string]any{"message": "show signups by week"})
-	checkOrder(t, events)
-	if diff := cmp.Diff(showSignupsWant, types(events)); diff != "" {
+	chattest.CheckOrder(t, events)
+	if diff := cmp.Diff(chattest.ShowSignupsWant, chattest.Types(events)); diff != "" {
 		t.Errorf("event types mismatch (-want +got):\n%s\nevents: %+v", diff, events)
 	}
 	e := startDelete(t, ta, alice, conv)
@@ -590,7 +415,7 @@ func TestPostgres(t *testing.T) {
 		t.Errorf("memories after restart mismatch (-want +got):\n%s", diff)
 	}
 	// The previous run's session tokens no longer work.
-	if status, _, _ := tb.do(t, "GET", "/ai/memory", ta.session(t, "alice"), nil); status != http.StatusUnauthorized {
+	if status, _, _ := tb.Do(t, "GET", "/ai/memory", ta.session(t, "alice"), nil); status != http.StatusUnauthorized {
 		t.Errorf("old session token: status %d, want 401", status)
 	}
 }

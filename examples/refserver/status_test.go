@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/askbi/askbi/internal/chattest"
+
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/ask/provider/mock"
@@ -27,14 +29,14 @@ func TestModelNotConfigured(t *testing.T) {
 	if st.Available || st.Reason != "The assistant's model is not configured." {
 		t.Errorf("status = %+v", st)
 	}
-	status, _, b := ta.do(t, "POST", "/ai/conversations", alice, "{}")
-	if status != http.StatusServiceUnavailable || errorOf(t, b).Code != askbi.Unavailable ||
-		errorOf(t, b).Message != st.Reason || strings.Contains(string(b), "ASKBI_TEST_UNSET_KEY") {
+	status, _, b := ta.Do(t, "POST", "/ai/conversations", alice, "{}")
+	if status != http.StatusServiceUnavailable || chattest.MustError(t, b).Code != askbi.Unavailable ||
+		chattest.MustError(t, b).Message != st.Reason || strings.Contains(string(b), "ASKBI_TEST_UNSET_KEY") {
 		t.Errorf("POST /ai/conversations: %d %s", status, b)
 	}
 	// MCP serves.
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
-	status, _, b = ta.do(t, "POST", "/mcp", ta.apiKey(t, "alice"), body, "Accept", "application/json, text/event-stream",
+	status, _, b = ta.Do(t, "POST", "/mcp", ta.apiKey(t, "alice"), body, "Accept", "application/json, text/event-stream",
 		"MCP-Protocol-Version", "2025-11-25")
 	if status != http.StatusOK || !strings.Contains(string(b), "run_dataset") {
 		t.Errorf("MCP tools/list: %d %s", status, b)
@@ -75,7 +77,7 @@ func TestAssistantRoles(t *testing.T) {
 	if st.Available || !strings.Contains(st.Reason, "role") {
 		t.Errorf("vic's status = %+v", st)
 	}
-	if status, _, b := ta.do(t, "POST", "/ai/conversations", vic, "{}"); status != http.StatusForbidden || errorOf(t, b).Code != askbi.Forbidden {
+	if status, _, b := ta.Do(t, "POST", "/ai/conversations", vic, "{}"); status != http.StatusForbidden || chattest.MustError(t, b).Code != askbi.Forbidden {
 		t.Errorf("vic creates a conversation: %d %s", status, b)
 	}
 	ta.MustConversation(t, alice)
