@@ -332,3 +332,58 @@ func TestFieldsInRequestJSON(t *testing.T) {
 		t.Errorf("Request mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestWritesOnReadOnlyCatalog: over a Catalog that is not a CatalogWriter,
+// every write answers Unsupported before it reads the catalog or runs a
+// query, changes nothing and is audited; reads still work.
+func TestWritesOnReadOnlyCatalog(t *testing.T) {
+	e := newEnv(t, nil)
+	exec := gated{e.exec.gate, dataexec.NewExecutor(readOnly{e.cat}, dataexec.SourceMap{"wh": e.src, "fin": e.plain},
+		&dataexec.Options{Audit: e.audit, Now: e.clock.Now})}
+	spec := dataexec.ChartSpec{DatasetID: "signups", Name: "By country", Type: dataexec.ChartPie, XField: "country", YFields: []string{"signups"}}
+	for _, tc := range []struct {
+		action string
+		call   func() error
+	}{
+		{dataexec.ActionDatasetSave, func() error {
+			_, err := exec.SaveDataset(ctx, bob, dataexec.NewDataset{Name: "New", DashboardID: "d-growth",
+				Request: dataexec.Request{ConnectionID: "wh", SQL: "SELECT day, country, signups FROM signups"}})
+			return err
+		}},
+		{dataexec.ActionChartPreview, func() error { _, err := exec.CreateChartPreview(ctx, bob, spec); return err }},
+		{dataexec.ActionChartUpdate, func() error { _, err := exec.UpdateChart(ctx, bob, "c-signups", spec); return err }},
+		{dataexec.ActionChartPlace, func() error { _, err := exec.PlaceChart(ctx, bob, "c-draft", "d-growth"); return err }},
+		{dataexec.ActionDashboardDelete, func() error { return exec.DeleteDashboard(ctx, bob, "d-growth") }},
+	} {
+		t.Run(tc.action, func(t *testing.T) {
+			before, runs, audited := workspace(t, e), e.calls(), len(e.audit.Entries())
+			err := tc.call()
+			if askbi.ErrorCode(err) != askbi.Unsupported || askbi.ErrorMessage(err) != "this workspace catalog is read-only" {
+				t.Errorf("error = %v; want unsupported %q", err, "this workspace catalog is read-only")
+			}
+			if ran := e.calls() - runs; ran != 0 {
+				t.Errorf("the source ran %d queries, want none", ran)
+			}
+			if diff := cmp.Diff(before, workspace(t, e), catalogtest.CmpOptions); diff != "" {
+				t.Errorf("the workspace changed (-before +after):\n%s", diff)
+			}
+			entries := e.audit.Entries()[audited:]
+			if len(entries) != 1 || entries[0].Action != tc.action || entries[0].Outcome != string(askbi.Unsupported) {
+				t.Errorf("audit = %+v, want one %s entry with outcome unsupported", entries, tc.action)
+			}
+		})
+	}
+	if _, err := exec.RunDataset(ctx, vic, "signups", dataexec.Params{}); err != nil {
+		t.Errorf("RunDataset on a read-only catalog: %v", err)
+	}
+}
+
+// workspace is everything team acme's catalog search shows.
+func workspace(t *testing.T, e *env) []dataexec.SearchRow {
+	t.Helper()
+	rows, err := e.cat.Search(ctx, dataexec.CatalogQuery{TeamID: "acme", Projects: access.AllProjects(), Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
