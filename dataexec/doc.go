@@ -29,8 +29,10 @@
 //
 // Output field paths (Request.Fields) are applied once per fresh request
 // and the mapped rows are cached; see Fields for the path rules. Variables
-// are referenced as {{name}} and rendered as safe PostgreSQL literals.
-// Filters apply to the mapped rows. Before a chart is created, a bounded
+// are referenced as {{name}}; the Executor validates their values and puts
+// them into tool arguments itself, but leaves SQL to its source, the one
+// that knows the dialect (a VariableBinder: pgsource sends them as bind
+// parameters). Package dataexec holds no SQL dialect. Filters apply to the mapped rows. Before a chart is created, a bounded
 // sample is built into chart data; empty results and value fields with no
 // finite number give InvalidResult with a correction, never a success.
 // Empty, invalid or timed-out previews never create datasets.

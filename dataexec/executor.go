@@ -737,20 +737,24 @@ func (e *Executor) previewPlan(ctx context.Context, conn Connection, req Request
 	return pl, nil
 }
 
-// buildPlan renders a request's variables and finds its source.
+// buildPlan finds a request's source and puts its variables in place: into
+// a tool's arguments here, or for the source to bind in SQL.
 func (e *Executor) buildPlan(ctx context.Context, conn Connection, req Request, vals map[string]any, maxRows int) (*plan, error) {
-	q := Query{Tool: req.Tool, MaxRows: maxRows, MaxBytes: e.maxBytes}
+	q := Query{SQL: req.SQL, Tool: req.Tool, MaxRows: maxRows, MaxBytes: e.maxBytes}
 	var err error
-	if req.SQL != "" {
-		if q.SQL, err = renderSQL(req.SQL, vals); err != nil {
+	if req.SQL == "" {
+		if q.Arguments, err = renderArguments(req.Arguments, vals); err != nil {
 			return nil, err
 		}
-	} else if q.Arguments, err = renderArguments(req.Arguments, vals); err != nil {
-		return nil, err
 	}
 	src, err := e.source(ctx, conn)
 	if err != nil {
 		return nil, err
+	}
+	if req.SQL != "" {
+		if q.Variables, err = sqlVariables(src, req.SQL, req.Variables, vals); err != nil {
+			return nil, err
+		}
 	}
 	return &plan{src: src, query: q, fields: req.Fields}, nil
 }
@@ -771,14 +775,7 @@ func validateRequest(r Request) error {
 	if err := validateFields(r.Fields); err != nil {
 		return err
 	}
-	if err := validateDeclarations(r.Variables); err != nil {
-		return err
-	}
-	if r.SQL != "" {
-		_, err := scanSQL(r.SQL)
-		return err
-	}
-	return nil
+	return validateDeclarations(r.Variables)
 }
 
 // run serves a dataset plan from the cache or the source. A failed fetch
