@@ -10,9 +10,10 @@
 // A host plugs in three things: its workspace Catalog (dashboards, charts,
 // datasets, connections; also a CatalogWriter when the Executor may change
 // them, else every write answers Unsupported; MemoryCatalog for tests and
-// demos, proven by catalogtest.Run), its Sources (one Source per connection: the PostgreSQL
-// source in dataexec/pgsource, an MCP tool source, or the in-memory
-// TableSource), and optionally an AuditSink.
+// demos, proven by catalogtest.Run), its Sources (one Source per
+// connection: the PostgreSQL source in dataexec/pgsource, an MCP tool
+// source, or the in-memory TableSource, each proven by sourcetest.Run),
+// and optionally an AuditSink.
 //
 // # Quick start
 //
