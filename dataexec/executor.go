@@ -202,11 +202,14 @@ type SavedDataset struct {
 //
 // It needs access.RightRead on the dataset, and access.RightRefresh for a
 // refresh. Errors: TooLarge, Forbidden,
-// NotFound, ScopeRequired; InvalidArgument for a bad filter or variable;
-// Unsupported when the connection's type has no source, Unavailable when
-// the connection is inactive or gone; and from the source run (when no
-// last good result can stand in): Timeout, Unavailable, InvalidResult
-// (field mapping), TooLarge (one row over the byte cap).
+// NotFound, ScopeRequired; InvalidArgument for a bad filter or variable,
+// or an SQL reference its source refuses or that is not declared;
+// Unsupported when the connection's type has no source, or its source
+// cannot bind the SQL's variables (it is not a VariableBinder);
+// Unavailable when the connection is inactive or gone; and from the
+// source run (when no last good result can stand in): Timeout,
+// Unavailable, InvalidResult (field mapping), TooLarge (one row over the
+// byte cap).
 func (e *Executor) RunDataset(ctx context.Context, p access.Principal, datasetID string, params Params) (_ *Result, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.RunDataset")
 	live, err := e.begin(p, len(datasetID)+paramsSize(params))
