@@ -64,8 +64,9 @@ const (
 // deadline passed, TooLarge when a single row alone exceeds MaxBytes,
 // Unavailable when the backend cannot be reached, Unsupported for a query
 // with Variables when the source is not a VariableBinder. A cancelled ctx
-// cancels the backend work. Implementations are safe for concurrent use;
-// sourcetest.Run proves one.
+// stops the backend work at once, and Query returns an error that is not
+// Internal. Implementations are safe for concurrent use; sourcetest.Run
+// proves one.
 type Source interface {
 	Query(ctx context.Context, q Query) (*Table, error)
 }

@@ -63,10 +63,10 @@ var optionalCases = []string{CaseDeadlineWhileRunning, CaseCancelWhileRunning, C
 // kind of source. The suite sets MaxRows and MaxBytes (and Variables) on
 // the queries it gets.
 type Fixture struct {
-	// Rows returns a query whose result is n rows of two columns, id and
-	// name, in this order: id is the integer i (as int64, float64 or
-	// json.Number) and name the text "row i", for i from 1 to n, in order.
-	// n is one of RowCounts.
+	// Rows returns a query whose result is n rows of (id integer, name
+	// text), in this order: id is i (as int64, float64 or json.Number) and
+	// name "row i", for i from 1 to n. The suite does not check column
+	// names. n is one of RowCounts.
 	Rows func(n int) dataexec.Query
 	// Wide returns a query whose result is one row of one text column
 	// holding n bytes, all "x". n is one of WideSizes.
