@@ -35,12 +35,12 @@ type keyDoc struct {
 	DatasetID    string
 	Version      int64
 	ConnectionID string
-	SQL          string // after variable substitution
+	SQL          string // as written; the source binds Variables
 	Tool         string
 	Arguments    json.RawMessage // re-encoded by renderArguments
 	Fields       []Field
 	Filters      []Filter
-	Variables    map[string]any // resolved, defaults included
+	Variables    map[string]any // resolved, defaults included: the values SQL binds
 	MaxRows      int
 	MaxBytes     int64
 }

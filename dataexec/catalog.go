@@ -269,11 +269,16 @@ func (c Connection) Ref() access.Entity {
 	return access.Entity{Type: access.TypeConnection, ID: c.ID, TeamID: c.TeamID, ProjectID: c.ProjectID}
 }
 
-// Catalog is the host's workspace: its dashboards, charts, datasets and
-// connections. IDs are unique across teams. The Executor checks access on
-// everything a Catalog returns, so a Catalog need not know principals.
-// Implementations must be safe for concurrent use; catalogtest.Run proves
-// one.
+// Catalog is the host's workspace as the Executor reads it: its
+// dashboards, charts, datasets and connections. IDs are unique across
+// teams. The Executor checks access on everything a Catalog returns, so a
+// Catalog need not know principals. Implementations must be safe for
+// concurrent use; catalogtest.Run proves one.
+//
+// A Catalog that may also be changed implements CatalogWriter. The split
+// lets a host expose a workspace it cannot (or will not) let the assistant
+// change, such as a read-only replica or a remote BI product's API, with
+// five methods instead of ten stubs.
 type Catalog interface {
 	// Dashboard returns one dashboard, or NotFound.
 	Dashboard(ctx context.Context, id string) (Dashboard, error)
@@ -290,7 +295,15 @@ type Catalog interface {
 	// updated first (ties by ID), at most q.Limit. It returns no error
 	// codes of its own.
 	Search(ctx context.Context, q CatalogQuery) ([]SearchRow, error)
+}
 
+// CatalogWriter is implemented by catalogs the Executor may change. It is
+// optional; the Executor finds it on its Catalog with a type assertion,
+// once, in NewExecutor. Without it every write (SaveDataset,
+// CreateChartPreview, UpdateChart, PlaceChart, DeleteDashboard) answers
+// Unsupported before it reads the catalog or runs a source query. Its
+// changes must be visible to the same value's Catalog reads at once.
+type CatalogWriter interface {
 	// CreateChart stores a new chart and returns it. An empty ID is
 	// assigned by the catalog; an ID in use gives Conflict.
 	CreateChart(ctx context.Context, c Chart) (Chart, error)
@@ -307,7 +320,10 @@ type Catalog interface {
 	PlaceChart(ctx context.Context, chartID, dashboardID string, at time.Time) (Chart, error)
 	// CreateDataset stores a new dataset together with its request, in one
 	// transaction: both or neither. An empty ID is assigned by the catalog;
-	// an ID in use gives Conflict and changes nothing.
+	// an ID in use gives Conflict and changes nothing. A call that fails
+	// for any reason must leave nothing behind: the Executor saves a
+	// dataset with exactly one call, never retries it, and has no way to
+	// undo half of one.
 	CreateDataset(ctx context.Context, d Dataset) (Dataset, error)
 	// DeleteDashboard deletes a dashboard and its charts, or returns
 	// NotFound. Datasets stay.

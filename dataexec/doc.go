@@ -8,10 +8,12 @@
 // last-good fallback.
 //
 // A host plugs in three things: its workspace Catalog (dashboards, charts,
-// datasets, connections; MemoryCatalog for tests and demos, proven by
-// catalogtest.Run), its Sources (one Source per connection: the PostgreSQL
-// source in dataexec/pgsource, an MCP tool source, or the in-memory
-// TableSource), and optionally an AuditSink.
+// datasets, connections; also a CatalogWriter when the Executor may change
+// them, else every write answers Unsupported; MemoryCatalog for tests and
+// demos, proven by catalogtest.Run), its Sources (one Source per
+// connection: the PostgreSQL source in dataexec/pgsource, an MCP tool
+// source, or the in-memory TableSource, each proven by sourcetest.Run),
+// and optionally an AuditSink.
 //
 // # Quick start
 //
@@ -28,8 +30,10 @@
 //
 // Output field paths (Request.Fields) are applied once per fresh request
 // and the mapped rows are cached; see Fields for the path rules. Variables
-// are referenced as {{name}} and rendered as safe PostgreSQL literals.
-// Filters apply to the mapped rows. Before a chart is created, a bounded
+// are referenced as {{name}}; the Executor validates their values and puts
+// them into tool arguments itself, but leaves SQL to its source, the one
+// that knows the dialect (a VariableBinder: pgsource sends them as bind
+// parameters). Package dataexec holds no SQL dialect. Filters apply to the mapped rows. Before a chart is created, a bounded
 // sample is built into chart data; empty results and value fields with no
 // finite number give InvalidResult with a correction, never a success.
 // Empty, invalid or timed-out previews never create datasets.

@@ -2,6 +2,8 @@ package dataexec_test
 
 import (
 	"context"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -33,7 +35,8 @@ func (c *clock) Advance(d time.Duration) {
 }
 
 // fakeSource is a Source that counts its calls, records its queries and
-// answers with respond (or the signups table). It honours MaxRows.
+// answers with respond (or the signups table). It honours MaxRows. It is a
+// VariableBinder that knows no SQL (see References).
 type fakeSource struct {
 	mu      sync.Mutex
 	calls   int
@@ -60,6 +63,24 @@ func (f *fakeSource) Query(ctx context.Context, q dataexec.Query) (*dataexec.Tab
 	return t, nil
 }
 
+// refRe finds {{name}} references, the fake's whole idea of SQL.
+var refRe = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
+
+// References implements dataexec.VariableBinder. The fake knows no quoting;
+// it refuses a reference right after a single quote, to stand for any the
+// source cannot bind (pgsource's tests cover the real cases). It is not a
+// query: Calls does not count it.
+func (f *fakeSource) References(sql string) ([]string, error) {
+	if strings.Contains(sql, "'{{") {
+		return nil, askbi.Errorf(askbi.InvalidArgument, "sql: variable must not be inside quotes")
+	}
+	var names []string
+	for _, m := range refRe.FindAllStringSubmatch(sql, -1) {
+		names = append(names, m[1])
+	}
+	return names, nil
+}
+
 // Calls returns how many queries ran.
 func (f *fakeSource) Calls() int {
 	f.mu.Lock()
@@ -67,14 +88,14 @@ func (f *fakeSource) Calls() int {
 	return f.calls
 }
 
-// LastSQL returns the SQL of the last query.
-func (f *fakeSource) LastSQL() string {
+// LastQuery returns the last query.
+func (f *fakeSource) LastQuery() dataexec.Query {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.queries) == 0 {
-		return ""
+		return dataexec.Query{}
 	}
-	return f.queries[len(f.queries)-1].SQL
+	return f.queries[len(f.queries)-1]
 }
 
 func (f *fakeSource) Respond(fn func(ctx context.Context, q dataexec.Query) (*dataexec.Table, error)) {

@@ -68,9 +68,11 @@ type Options struct {
 // size), for access (NotFound, ScopeRequired, Forbidden) or for its
 // connection (Unsupported, Unavailable when inactive) runs no source query. The one exception is a
 // filter on an unknown field of a dataset without declared output fields,
-// whose columns are only known after the run.
+// whose columns are only known after the run. A write on a Catalog that is
+// not a CatalogWriter answers Unsupported before it reads anything.
 type Executor struct {
 	catalog Catalog
+	writer  CatalogWriter // nil when the catalog is read-only
 	sources Sources
 
 	timeout      time.Duration
@@ -89,14 +91,16 @@ type Executor struct {
 }
 
 // NewExecutor returns an Executor over the host's catalog, running
-// requests on sources. opts may be nil.
+// requests on sources. The catalog is written to when it is also a
+// CatalogWriter, and read-only otherwise. opts may be nil.
 func NewExecutor(catalog Catalog, sources Sources, opts *Options) *Executor {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
+	writer, _ := catalog.(CatalogWriter)
 	e := &Executor{
-		catalog: catalog, sources: sources,
+		catalog: catalog, writer: writer, sources: sources,
 		timeout: o.Timeout, maxRows: o.MaxRows, previewRows: o.PreviewRows, maxBytes: o.MaxBytes,
 		maxRequest: o.MaxRequestBytes, sampleRows: o.SampleRows, chartPoints: o.MaxChartPoints,
 		inspectLimit: o.InspectLimit,
@@ -198,11 +202,14 @@ type SavedDataset struct {
 //
 // It needs access.RightRead on the dataset, and access.RightRefresh for a
 // refresh. Errors: TooLarge, Forbidden,
-// NotFound, ScopeRequired; InvalidArgument for a bad filter or variable;
-// Unsupported when the connection's type has no source, Unavailable when
-// the connection is inactive or gone; and from the source run (when no
-// last good result can stand in): Timeout, Unavailable, InvalidResult
-// (field mapping), TooLarge (one row over the byte cap).
+// NotFound, ScopeRequired; InvalidArgument for a bad filter or variable,
+// or an SQL reference its source refuses or that is not declared;
+// Unsupported when the connection's type has no source, or its source
+// cannot bind the SQL's variables (it is not a VariableBinder);
+// Unavailable when the connection is inactive or gone; and from the
+// source run (when no last good result can stand in): Timeout,
+// Unavailable, InvalidResult (field mapping), TooLarge (one row over the
+// byte cap).
 func (e *Executor) RunDataset(ctx context.Context, p access.Principal, datasetID string, params Params) (_ *Result, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.RunDataset")
 	live, err := e.begin(p, len(datasetID)+paramsSize(params))
@@ -292,8 +299,14 @@ func (e *Executor) Preview(ctx context.Context, p access.Principal, req Request)
 // a project connection must belong to the dashboard's project. Errors:
 // those of Preview; InvalidArgument for a bad name; InvalidResult for an
 // empty preview, a text-only tool result or duplicate column names;
-// Conflict from the catalog. The attempt is audited as
-// ActionDatasetSave.
+// Conflict from the catalog; Unsupported when the catalog is read-only.
+// The attempt is audited as ActionDatasetSave.
+//
+// The dataset and its request reach the catalog in one
+// CatalogWriter.CreateDataset call, never retried, so the save is atomic
+// when the catalog keeps that method's contract. When the call fails its
+// error is returned as it is and nothing is reported saved; what a catalog
+// that breaks the contract left behind, the Executor cannot see or undo.
 func (e *Executor) SaveDataset(ctx context.Context, p access.Principal, nd NewDataset) (_ *SavedDataset, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.SaveDataset")
 	began := e.now()
@@ -302,6 +315,10 @@ func (e *Executor) SaveDataset(ctx context.Context, p access.Principal, nd NewDa
 	defer func() { e.record(ctx, p, ActionDatasetSave, target, began, err, details) }()
 
 	live, err := e.begin(p, requestSize(nd.Request)+len(nd.Name)+len(nd.DashboardID))
+	if err != nil {
+		return nil, err
+	}
+	w, err := e.writable()
 	if err != nil {
 		return nil, err
 	}
@@ -344,7 +361,7 @@ func (e *Executor) SaveDataset(ctx context.Context, p access.Principal, nd NewDa
 		}
 	}
 	now := e.now()
-	ds, err := e.catalog.CreateDataset(ctx, Dataset{
+	ds, err := w.CreateDataset(ctx, Dataset{
 		TeamID: dash.TeamID, ProjectID: dash.ProjectID, Name: name, Version: 1, Request: req,
 		CreatedAt: now, UpdatedAt: now,
 	})
@@ -362,8 +379,8 @@ func (e *Executor) SaveDataset(ctx context.Context, p access.Principal, nd NewDa
 //
 // It needs access.RightPreviewChart on the dataset. Errors: those of
 // RunDataset; InvalidArgument for a bad spec; InvalidResult with a
-// correction when the sample fails. The attempt is audited as
-// ActionChartPreview.
+// correction when the sample fails; Unsupported when the catalog is
+// read-only. The attempt is audited as ActionChartPreview.
 func (e *Executor) CreateChartPreview(ctx context.Context, p access.Principal, spec ChartSpec) (_ *ChartResult, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.CreateChartPreview")
 	began := e.now()
@@ -373,6 +390,10 @@ func (e *Executor) CreateChartPreview(ctx context.Context, p access.Principal, s
 	}()
 
 	live, err := e.begin(p, specSize(spec))
+	if err != nil {
+		return nil, err
+	}
+	w, err := e.writable()
 	if err != nil {
 		return nil, err
 	}
@@ -389,7 +410,7 @@ func (e *Executor) CreateChartPreview(ctx context.Context, p access.Principal, s
 		return nil, err
 	}
 	now := e.now()
-	c, err := e.catalog.CreateChart(ctx, Chart{
+	c, err := w.CreateChart(ctx, Chart{
 		TeamID: ds.TeamID, ProjectID: ds.ProjectID, Name: strings.TrimSpace(spec.Name), Type: spec.Type,
 		DatasetID: ds.ID, XField: spec.XField, YFields: spec.YFields, CreatedAt: now, UpdatedAt: now,
 	})
@@ -418,6 +439,10 @@ func (e *Executor) UpdateChart(ctx context.Context, p access.Principal, chartID 
 	}()
 
 	live, err := e.begin(p, len(chartID)+specSize(spec))
+	if err != nil {
+		return nil, err
+	}
+	w, err := e.writable()
 	if err != nil {
 		return nil, err
 	}
@@ -450,7 +475,7 @@ func (e *Executor) UpdateChart(ctx context.Context, p access.Principal, chartID 
 	}
 	c.Name, c.Type, c.DatasetID = strings.TrimSpace(spec.Name), spec.Type, ds.ID
 	c.XField, c.YFields, c.UpdatedAt = spec.XField, spec.YFields, e.now()
-	if c, err = e.catalog.UpdateChart(ctx, c); err != nil {
+	if c, err = w.UpdateChart(ctx, c); err != nil {
 		return nil, notFoundAs(err, access.TypeChart)
 	}
 	return e.chartResult(ctx, live, c, ds, conn, data), nil
@@ -466,8 +491,8 @@ func (e *Executor) UpdateChart(ctx context.Context, p access.Principal, chartID 
 // Forbidden, ScopeRequired; NotFound when the
 // chart (for instance a deleted preview), its dataset or the dashboard is
 // gone or out of reach; Conflict when the chart is already on a dashboard;
-// InvalidArgument for a dashboard in another project. The attempt is
-// audited as ActionChartPlace.
+// InvalidArgument for a dashboard in another project; Unsupported when the
+// catalog is read-only. The attempt is audited as ActionChartPlace.
 func (e *Executor) PlaceChart(ctx context.Context, p access.Principal, chartID, dashboardID string) (_ *ChartResult, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.PlaceChart")
 	began := e.now()
@@ -475,6 +500,10 @@ func (e *Executor) PlaceChart(ctx context.Context, p access.Principal, chartID, 
 	defer func() { e.record(ctx, p, ActionChartPlace, target, began, err, nil) }()
 
 	live, err := e.begin(p, len(chartID)+len(dashboardID))
+	if err != nil {
+		return nil, err
+	}
+	w, err := e.writable()
 	if err != nil {
 		return nil, err
 	}
@@ -500,7 +529,7 @@ func (e *Executor) PlaceChart(ctx context.Context, p access.Principal, chartID, 
 	if ds.ProjectID != dash.ProjectID {
 		return nil, askbi.Errorf(askbi.InvalidArgument, "dashboard_id: choose a dashboard in the same project as the chart's dataset")
 	}
-	placed, err := e.catalog.PlaceChart(ctx, c.ID, dash.ID, e.now())
+	placed, err := w.PlaceChart(ctx, c.ID, dash.ID, e.now())
 	if err != nil {
 		return nil, notFoundAs(err, access.TypeChart)
 	}
@@ -590,6 +619,15 @@ func (e *Executor) begin(p access.Principal, size int) (access.Principal, error)
 		return access.Principal{}, e.tooLarge()
 	}
 	return p, nil
+}
+
+// writable returns the catalog's writer, or Unsupported when the catalog
+// is read-only.
+func (e *Executor) writable() (CatalogWriter, error) {
+	if e.writer == nil {
+		return nil, askbi.Errorf(askbi.Unsupported, "this workspace catalog is read-only")
+	}
+	return e.writer, nil
 }
 
 func (e *Executor) tooLarge() error {
@@ -702,20 +740,24 @@ func (e *Executor) previewPlan(ctx context.Context, conn Connection, req Request
 	return pl, nil
 }
 
-// buildPlan renders a request's variables and finds its source.
+// buildPlan finds a request's source and puts its variables in place: into
+// a tool's arguments here, or for the source to bind in SQL.
 func (e *Executor) buildPlan(ctx context.Context, conn Connection, req Request, vals map[string]any, maxRows int) (*plan, error) {
-	q := Query{Tool: req.Tool, MaxRows: maxRows, MaxBytes: e.maxBytes}
+	q := Query{SQL: req.SQL, Tool: req.Tool, MaxRows: maxRows, MaxBytes: e.maxBytes}
 	var err error
-	if req.SQL != "" {
-		if q.SQL, err = renderSQL(req.SQL, vals); err != nil {
+	if req.SQL == "" {
+		if q.Arguments, err = renderArguments(req.Arguments, vals); err != nil {
 			return nil, err
 		}
-	} else if q.Arguments, err = renderArguments(req.Arguments, vals); err != nil {
-		return nil, err
 	}
 	src, err := e.source(ctx, conn)
 	if err != nil {
 		return nil, err
+	}
+	if req.SQL != "" {
+		if q.Variables, err = sqlVariables(src, req.SQL, req.Variables, vals); err != nil {
+			return nil, err
+		}
 	}
 	return &plan{src: src, query: q, fields: req.Fields}, nil
 }
@@ -736,14 +778,7 @@ func validateRequest(r Request) error {
 	if err := validateFields(r.Fields); err != nil {
 		return err
 	}
-	if err := validateDeclarations(r.Variables); err != nil {
-		return err
-	}
-	if r.SQL != "" {
-		_, err := scanSQL(r.SQL)
-		return err
-	}
-	return nil
+	return validateDeclarations(r.Variables)
 }
 
 // run serves a dataset plan from the cache or the source. A failed fetch

@@ -32,8 +32,10 @@ func TestRunDataset(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("RunDataset mismatch (-want +got):\n%s", diff)
 	}
-	if sql := e.src.LastSQL(); sql != "SELECT day, country, signups FROM signups WHERE plan =  'pro' " {
-		t.Errorf("source ran %q", sql)
+	wantQuery := dataexec.Query{SQL: "SELECT day, country, signups FROM signups WHERE plan = {{plan}}", MaxRows: 1000, MaxBytes: 1 << 20,
+		Variables: map[string]dataexec.VariableValue{"plan": {Type: dataexec.VarString, Value: "pro"}}}
+	if diff := cmp.Diff(wantQuery, e.src.LastQuery()); diff != "" {
+		t.Errorf("source query mismatch (-want +got):\n%s", diff)
 	}
 
 	got = mustRun(t, e, vic, "signups", dataexec.Params{
@@ -43,8 +45,9 @@ func TestRunDataset(t *testing.T) {
 	if got.RowCount != 3 || got.Cached {
 		t.Errorf("filtered run = %d rows, cached %v; want 3 fresh rows", got.RowCount, got.Cached)
 	}
-	if sql := e.src.LastSQL(); sql != "SELECT day, country, signups FROM signups WHERE plan =  'it''s free' " {
-		t.Errorf("source ran %q", sql)
+	wantQuery.Variables["plan"] = dataexec.VariableValue{Type: dataexec.VarString, Value: "it's free"}
+	if diff := cmp.Diff(wantQuery, e.src.LastQuery()); diff != "" {
+		t.Errorf("source query mismatch (-want +got):\n%s", diff)
 	}
 }
 
@@ -367,8 +370,9 @@ func TestPreview(t *testing.T) {
 		{"no source", bob, dataexec.Request{ConnectionID: "legacy", SQL: "SELECT 1"}, askbi.Unsupported},
 		{"sql and tool", bob, dataexec.Request{ConnectionID: "wh", SQL: "SELECT 1", Tool: "x"}, askbi.InvalidArgument},
 		{"neither", bob, dataexec.Request{ConnectionID: "wh"}, askbi.InvalidArgument},
-		{"quoted variable", bob, dataexec.Request{ConnectionID: "wh", SQL: "SELECT '{{x}}'",
+		{"variable the source cannot bind", bob, dataexec.Request{ConnectionID: "wh", SQL: "SELECT '{{x}}'",
 			Variables: []dataexec.Variable{{Name: "x", Type: dataexec.VarString, Default: "a"}}}, askbi.InvalidArgument},
+		{"undeclared variable", bob, dataexec.Request{ConnectionID: "wh", SQL: "SELECT {{x}}"}, askbi.InvalidArgument},
 		{"bad field path", bob, dataexec.Request{ConnectionID: "wh", SQL: "SELECT 1", Fields: dataexec.Fields{{Name: "a"}}}, askbi.InvalidArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -381,6 +385,50 @@ func TestPreview(t *testing.T) {
 		})
 	}
 }
+
+// TestSQLVariablesNeedABinder: SQL that declares or references variables
+// never reaches a source that cannot bind them, which would run it as
+// written; SQL without variables does, with none.
+func TestSQLVariablesNeedABinder(t *testing.T) {
+	e := newEnv(t, nil)
+	exec := gated{e.exec.gate, dataexec.NewExecutor(e.cat, dataexec.SourceMap{"wh": plainSource{e.src}}, &dataexec.Options{Now: e.clock.Now})}
+	const msg = "this connection's source cannot bind {{variables}} in SQL; write the values into the query"
+	decl := []dataexec.Variable{{Name: "x", Type: dataexec.VarString, Default: "a"}}
+	for _, tc := range []struct {
+		name string
+		call func() error
+	}{
+		{"dataset with a variable", func() error { _, err := exec.RunDataset(ctx, vic, "signups", dataexec.Params{}); return err }},
+		{"reference without a declaration", func() error {
+			_, err := exec.Preview(ctx, bob, dataexec.Request{ConnectionID: "wh", SQL: "SELECT {{x}}"})
+			return err
+		}},
+		{"declaration without a reference", func() error {
+			_, err := exec.Preview(ctx, bob, dataexec.Request{ConnectionID: "wh", SQL: "SELECT 1", Variables: decl})
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := e.calls()
+			err := tc.call()
+			if askbi.ErrorCode(err) != askbi.Unsupported || askbi.ErrorMessage(err) != msg {
+				t.Errorf("error = %v; want unsupported %q", err, msg)
+			}
+			if e.calls() != before {
+				t.Error("the source ran")
+			}
+		})
+	}
+	if _, err := exec.Preview(ctx, bob, dataexec.Request{ConnectionID: "wh", SQL: "SELECT 1"}); err != nil {
+		t.Fatalf("Preview without variables: %v", err)
+	}
+	if q := e.src.LastQuery(); q.SQL != "SELECT 1" || q.Variables != nil {
+		t.Errorf("source query = %+v, want SELECT 1 without variables", q)
+	}
+}
+
+// plainSource hides every method of a source but Query.
+type plainSource struct{ dataexec.Source }
 
 func TestInspect(t *testing.T) {
 	e := newEnv(t, nil)

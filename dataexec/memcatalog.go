@@ -13,8 +13,8 @@ import (
 	"github.com/askbi/askbi/access"
 )
 
-// MemoryCatalog is an in-memory Catalog for tests, examples and the
-// embedded default. It is safe for concurrent use and returns copies, so
+// MemoryCatalog is an in-memory Catalog and CatalogWriter for tests,
+// examples and the embedded default. It is safe for concurrent use and returns copies, so
 // callers may change what they get. The zero value is not usable; call
 // NewMemoryCatalog.
 type MemoryCatalog struct {
@@ -24,6 +24,11 @@ type MemoryCatalog struct {
 	datasets    map[string]Dataset
 	connections map[string]Connection
 }
+
+var (
+	_ Catalog       = (*MemoryCatalog)(nil)
+	_ CatalogWriter = (*MemoryCatalog)(nil)
+)
 
 // NewMemoryCatalog returns an empty catalog.
 func NewMemoryCatalog() *MemoryCatalog {
@@ -166,7 +171,7 @@ func (m *MemoryCatalog) Search(_ context.Context, q CatalogQuery) ([]SearchRow, 
 	return rows, nil
 }
 
-// CreateChart implements Catalog.
+// CreateChart implements CatalogWriter.
 func (m *MemoryCatalog) CreateChart(_ context.Context, c Chart) (Chart, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -179,7 +184,7 @@ func (m *MemoryCatalog) CreateChart(_ context.Context, c Chart) (Chart, error) {
 	return cloneChart(c), nil
 }
 
-// UpdateChart implements Catalog.
+// UpdateChart implements CatalogWriter.
 func (m *MemoryCatalog) UpdateChart(_ context.Context, c Chart) (Chart, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -193,7 +198,7 @@ func (m *MemoryCatalog) UpdateChart(_ context.Context, c Chart) (Chart, error) {
 	return cloneChart(old), nil
 }
 
-// PlaceChart implements Catalog.
+// PlaceChart implements CatalogWriter.
 func (m *MemoryCatalog) PlaceChart(_ context.Context, chartID, dashboardID string, at time.Time) (Chart, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -213,8 +218,8 @@ func (m *MemoryCatalog) PlaceChart(_ context.Context, chartID, dashboardID strin
 	return cloneChart(c), nil
 }
 
-// CreateDataset implements Catalog. The dataset and its request are one
-// value here, so the save is atomic by construction.
+// CreateDataset implements CatalogWriter. The dataset and its request are
+// one value here, so the save is atomic by construction.
 func (m *MemoryCatalog) CreateDataset(_ context.Context, d Dataset) (Dataset, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -227,7 +232,7 @@ func (m *MemoryCatalog) CreateDataset(_ context.Context, d Dataset) (Dataset, er
 	return cloneDataset(d), nil
 }
 
-// DeleteDashboard implements Catalog.
+// DeleteDashboard implements CatalogWriter.
 func (m *MemoryCatalog) DeleteDashboard(_ context.Context, id string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -99,7 +99,8 @@ func (e *Executor) chartCount(ctx context.Context, live access.Principal, d Dash
 }
 
 // DeleteDashboard deletes a dashboard and its charts. It needs
-// access.RightEditDashboard. Errors: Forbidden, ScopeRequired, NotFound. The attempt is audited as
+// access.RightEditDashboard. Errors: Forbidden, ScopeRequired, NotFound;
+// Unsupported when the catalog is read-only. The attempt is audited as
 // ActionDashboardDelete.
 func (e *Executor) DeleteDashboard(ctx context.Context, p access.Principal, dashboardID string) (err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.DeleteDashboard")
@@ -110,12 +111,16 @@ func (e *Executor) DeleteDashboard(ctx context.Context, p access.Principal, dash
 	if err != nil {
 		return err
 	}
+	w, err := e.writable()
+	if err != nil {
+		return err
+	}
 	d, err := load(ctx, live, access.TypeDashboard, e.catalog.Dashboard, dashboardID, access.RightEditDashboard)
 	if err != nil {
 		return err
 	}
 	target = d.Ref()
-	return notFoundAs(e.catalog.DeleteDashboard(ctx, d.ID), access.TypeDashboard)
+	return notFoundAs(w.DeleteDashboard(ctx, d.ID), access.TypeDashboard)
 }
 
 // Chart returns a chart with safe references to its dataset and dashboard,

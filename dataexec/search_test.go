@@ -146,19 +146,34 @@ func TestSearchRechecksAccess(t *testing.T) {
 
 func TestMemoryCatalog(t *testing.T) {
 	catalogtest.Run(t, func(t *testing.T, f catalogtest.Fixture) dataexec.Catalog {
-		c := dataexec.NewMemoryCatalog()
-		for _, x := range f.Connections {
-			c.PutConnection(x)
-		}
-		for _, x := range f.Dashboards {
-			c.PutDashboard(x)
-		}
-		for _, x := range f.Datasets {
-			c.PutDataset(x)
-		}
-		for _, x := range f.Charts {
-			c.PutChart(x)
-		}
-		return c
+		return seededCatalog(f)
 	})
+}
+
+// TestReadOnlyCatalogSuite runs the suite over a catalog that is not a
+// CatalogWriter: the reads must pass, and each Writer test must skip.
+func TestReadOnlyCatalogSuite(t *testing.T) {
+	catalogtest.Run(t, func(t *testing.T, f catalogtest.Fixture) dataexec.Catalog {
+		return readOnly{seededCatalog(f)}
+	})
+}
+
+// readOnly hides the CatalogWriter methods of the catalog it wraps.
+type readOnly struct{ dataexec.Catalog }
+
+func seededCatalog(f catalogtest.Fixture) *dataexec.MemoryCatalog {
+	c := dataexec.NewMemoryCatalog()
+	for _, x := range f.Connections {
+		c.PutConnection(x)
+	}
+	for _, x := range f.Dashboards {
+		c.PutDashboard(x)
+	}
+	for _, x := range f.Datasets {
+		c.PutDataset(x)
+	}
+	for _, x := range f.Charts {
+		c.PutChart(x)
+	}
+	return c
 }

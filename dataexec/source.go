@@ -19,6 +19,24 @@ type Query struct {
 	// MaxBytes caps the estimated serialized (JSON) size of all returned
 	// cells. A Source enforces it while reading and stops early.
 	MaxBytes int64
+
+	// Variables are the values of the request's declared variables by
+	// name, validated and normalized by the Executor, defaults filled in.
+	// SQL references them as {{name}}, as the request was written: only
+	// the source knows its dialect's quoting, so a Source that can bind
+	// them implements VariableBinder, and one that cannot answers
+	// Unsupported for a query that has any. Nil when there are none, and
+	// for tool calls, whose Arguments arrive with the values in place.
+	Variables map[string]VariableValue
+}
+
+// VariableValue is one value of Query.Variables. Value is normalized for
+// Type as the Executor resolves it: json.Number for VarNumber (a decimal
+// such as "-2.5" or "1e3"), string for VarString (valid UTF-8, without NUL
+// or backslashes) and VarDate ("YYYY-MM-DD"), bool for VarBoolean.
+type VariableValue struct {
+	Type  VariableType
+	Value any
 }
 
 // Table is the raw, unmapped result of a Source.
@@ -44,10 +62,33 @@ const (
 // Query returns askbi errors: InvalidArgument when the request is rejected
 // before it runs (the message says what to change), Timeout when ctx's
 // deadline passed, TooLarge when a single row alone exceeds MaxBytes,
-// Unavailable when the backend cannot be reached. A cancelled ctx cancels
-// the backend work. Implementations are safe for concurrent use.
+// Unavailable when the backend cannot be reached, Unsupported for a query
+// with Variables when the source is not a VariableBinder. A cancelled ctx
+// stops the backend work at once, and Query returns an error that is not
+// Internal. Implementations are safe for concurrent use; sourcetest.Run
+// proves one.
 type Source interface {
 	Query(ctx context.Context, q Query) (*Table, error)
+}
+
+// VariableBinder is implemented by SQL sources that bind a query's
+// variables: each {{name}} reference in Query.SQL stands for the value
+// Query.Variables[name], sent apart from the SQL text or quoted by the
+// rules of the source's dialect. It is optional; find it with a type
+// assertion. Without it, the Executor answers Unsupported for an SQL
+// request that declares variables or holds a {{name}}, rather than run it
+// as written.
+//
+// Query of a VariableBinder answers InvalidArgument, before it runs
+// anything, for a reference References rejects, a reference to a name
+// Variables lacks, or a value that does not have the shape its type says.
+type VariableBinder interface {
+	// References returns the names that sql references as {{name}}, in
+	// order and with repeats. It returns InvalidArgument, with a message
+	// that says what to change, for a reference that stands where it
+	// cannot be bound: inside a string, a quoted name or a comment. The
+	// Executor calls it to reject a request before any source work.
+	References(sql string) ([]string, error)
 }
 
 // Inspector is implemented by sources that can describe what the

@@ -31,8 +31,8 @@ func (m SourceMap) Source(_ context.Context, conn Connection) (Source, error) {
 // TableSource is an in-memory Source that answers each query with a fixed
 // table, found by the query's SQL (surrounding space ignored) or, when SQL
 // is empty, by its Tool. It honours MaxRows and MaxBytes like a real
-// source. It is safe for concurrent use; do not change the tables while it
-// is in use.
+// source. It cannot bind variables (it is not a VariableBinder). It is
+// safe for concurrent use; do not change the tables while it is in use.
 type TableSource struct {
 	tables map[string]*Table
 }
@@ -44,10 +44,14 @@ func NewTableSource(tables map[string]*Table) *TableSource {
 }
 
 // Query implements Source. It returns InvalidArgument for a query it has
-// no table for, and TooLarge when the first row alone exceeds MaxBytes.
+// no table for, TooLarge when the first row alone exceeds MaxBytes, and
+// Unsupported for a query with Variables.
 func (s *TableSource) Query(ctx context.Context, q Query) (*Table, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, askbi.Errorf(askbi.Timeout, "the query was cancelled")
+	}
+	if len(q.Variables) > 0 {
+		return nil, askbi.Errorf(askbi.Unsupported, "the in-memory source serves fixed tables and cannot bind variables")
 	}
 	key := strings.TrimSpace(q.SQL)
 	if key == "" {

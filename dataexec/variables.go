@@ -23,9 +23,8 @@ const (
 var (
 	varNameRe  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
 	varTokenRe = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]{0,63})\s*\}\}`)
-	leadRefRe  = regexp.MustCompile(`^\{\{\s*([A-Za-z_][A-Za-z0-9_]{0,63})\s*\}\}`)
 	wholeRefRe = regexp.MustCompile(`^\{\{\s*([A-Za-z_][A-Za-z0-9_]{0,63})\s*\}\}$`)
-	// decimalRe is the only number text a variable may render.
+	// decimalRe is the only number text a number variable may hold.
 	decimalRe = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
 )
 
@@ -161,187 +160,37 @@ func coerceVariable(t VariableType, v any) (any, string) {
 	return nil, "has an unknown type"
 }
 
-// sqlLiteral renders a normalized variable value as a PostgreSQL literal,
-// padded with spaces so it can never fuse with the text around it (an E, U&
-// or B prefix, a minus sign before a negative number).
-//
-// Numbers are validated decimals in parentheses; strings and dates are
-// single-quoted with ' doubled, and strings never hold a backslash, so they
-// read the same whatever standard_conforming_strings says; booleans are TRUE
-// or FALSE.
-func sqlLiteral(v any) string {
-	switch x := v.(type) {
-	case json.Number:
-		return " (" + string(x) + ") "
-	case bool:
-		if x {
-			return " TRUE "
+// sqlVariables checks the {{name}} references of an SQL request against
+// its resolved variables and returns the values the source binds. Only the
+// source knows its dialect's quoting, so the references come from its
+// VariableBinder; a source without one gets no variables, and a request
+// that has some (or looks as if it references one) is Unsupported rather
+// than run as written.
+func sqlVariables(src Source, sql string, decl []Variable, vals map[string]any) (map[string]VariableValue, error) {
+	b, ok := src.(VariableBinder)
+	if !ok {
+		if len(decl) > 0 || varTokenRe.MatchString(sql) {
+			return nil, askbi.Errorf(askbi.Unsupported, "this connection's source cannot bind {{variables}} in SQL; write the values into the query")
 		}
-		return " FALSE "
-	case string:
-		return " '" + strings.ReplaceAll(x, "'", "''") + "' "
+		return nil, nil
 	}
-	panic("dataexec: sqlLiteral of an unnormalized value") // resolveVariables normalizes every value
-}
-
-// sqlRef is a {{name}} reference in SQL text.
-type sqlRef struct {
-	name       string
-	start, end int
-}
-
-// scanSQL finds the {{name}} references of a PostgreSQL statement. A
-// reference inside a quoted string, a quoted identifier, a dollar-quoted
-// string or a comment is InvalidArgument: the executor adds the quotes
-// itself. When there are references, a backslash inside a plain '...'
-// string is InvalidArgument too, because such a string ends at a different
-// place when standard_conforming_strings is off.
-func scanSQL(sql string) ([]sqlRef, error) {
-	var (
-		refs      []sqlRef
-		backslash bool
-	)
-	quoted := func(region string) error {
-		if m := varTokenRe.FindStringSubmatch(region); m != nil {
-			return askbi.Errorf(askbi.InvalidArgument, "sql: variable {{%s}} must not be inside quotes or a comment; write it bare, the value is quoted for you", m[1])
-		}
-		return nil
+	refs, err := b.References(sql)
+	if err != nil {
+		return nil, err
 	}
-	for i := 0; i < len(sql); {
-		c := sql[i]
-		var end int // end of a quoted region or comment starting at i
-		switch {
-		case c == '{':
-			if m := leadRefRe.FindStringSubmatchIndex(sql[i:]); m != nil {
-				refs = append(refs, sqlRef{name: sql[i+m[2] : i+m[3]], start: i, end: i + m[1]})
-				i += m[1]
-			} else {
-				i++
-			}
-			continue
-		case c == '\'':
-			escape := i > 0 && (sql[i-1] == 'E' || sql[i-1] == 'e') && (i < 2 || !identByte(sql[i-2]))
-			end = quotedEnd(sql, i, '\'', escape)
-			if !escape && strings.IndexByte(sql[i:end], '\\') >= 0 {
-				backslash = true
-			}
-		case c == '"':
-			end = quotedEnd(sql, i, '"', false)
-		case c == '-' && strings.HasPrefix(sql[i:], "--"):
-			end = len(sql)
-			if n := strings.IndexByte(sql[i:], '\n'); n >= 0 {
-				end = i + n + 1
-			}
-		case c == '/' && strings.HasPrefix(sql[i:], "/*"):
-			end = blockCommentEnd(sql, i)
-		case c == '$' && (i == 0 || !identByte(sql[i-1])):
-			tag, ok := dollarTag(sql[i:])
-			if !ok {
-				i++
-				continue
-			}
-			end = len(sql)
-			if n := strings.Index(sql[i+len(tag):], tag); n >= 0 {
-				end = i + len(tag) + n + len(tag)
-			}
-		default:
-			i++
-			continue
-		}
-		if err := quoted(sql[i:end]); err != nil {
-			return nil, err
-		}
-		i = end
-	}
-	if backslash && len(refs) > 0 {
-		return nil, askbi.Errorf(askbi.InvalidArgument, "sql: a query with variables must not have backslashes in its string literals")
-	}
-	return refs, nil
-}
-
-// identByte reports whether c can continue an SQL identifier.
-func identByte(c byte) bool {
-	return c == '_' || c == '$' || c >= 0x80 || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
-}
-
-// quotedEnd returns the index after the quote closing the region opened by
-// q at i (a doubled quote is part of the region; with escape, a backslash
-// escapes the next byte), or len(s) when it never closes.
-func quotedEnd(s string, i int, q byte, escape bool) int {
-	for j := i + 1; j < len(s); j++ {
-		switch s[j] {
-		case '\\':
-			if escape {
-				j++
-			}
-		case q:
-			if j+1 < len(s) && s[j+1] == q {
-				j++
-				continue
-			}
-			return j + 1
+	for _, name := range refs {
+		if _, ok := vals[name]; !ok {
+			return nil, askbi.Errorf(askbi.InvalidArgument, "sql: variable {{%s}} is not declared", name)
 		}
 	}
-	return len(s)
-}
-
-// blockCommentEnd returns the index after the (nested) comment opened at i.
-func blockCommentEnd(s string, i int) int {
-	depth := 0
-	for j := i; j+1 < len(s); {
-		switch s[j : j+2] {
-		case "/*":
-			depth++
-			j += 2
-		case "*/":
-			depth--
-			j += 2
-			if depth == 0 {
-				return j
-			}
-		default:
-			j++
-		}
+	if len(decl) == 0 {
+		return nil, nil
 	}
-	return len(s)
-}
-
-// dollarTag returns the $tag$ or $$ that s starts with.
-func dollarTag(s string) (string, bool) {
-	for j := 1; j < len(s); j++ {
-		c := s[j]
-		switch {
-		case c == '$':
-			return s[:j+1], true
-		case c == '_' || c >= 0x80 || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z'):
-		case '0' <= c && c <= '9' && j > 1:
-		default:
-			return "", false
-		}
+	out := make(map[string]VariableValue, len(decl))
+	for _, v := range decl {
+		out[v.Name] = VariableValue{Type: v.Type, Value: vals[v.Name]}
 	}
-	return "", false
-}
-
-// renderSQL substitutes resolved variable values into sql. A reference to
-// an undeclared variable is InvalidArgument.
-func renderSQL(sql string, vals map[string]any) (string, error) {
-	refs, err := scanSQL(sql)
-	if err != nil || len(refs) == 0 {
-		return sql, err
-	}
-	var b strings.Builder
-	last := 0
-	for _, r := range refs {
-		v, ok := vals[r.name]
-		if !ok {
-			return "", askbi.Errorf(askbi.InvalidArgument, "sql: variable {{%s}} is not declared", r.name)
-		}
-		b.WriteString(sql[last:r.start])
-		b.WriteString(sqlLiteral(v))
-		last = r.end
-	}
-	b.WriteString(sql[last:])
-	return b.String(), nil
+	return out, nil
 }
 
 // renderArguments substitutes variables into MCP tool arguments, which

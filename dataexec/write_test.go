@@ -3,6 +3,7 @@ package dataexec_test
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
 	"time"
 
@@ -149,22 +150,104 @@ func TestSaveDatasetNeverSavesBadPreviews(t *testing.T) {
 	}
 }
 
-// failingCatalog fails every dataset save, as a database rollback would.
-type failingCatalog struct{ *dataexec.MemoryCatalog }
+// txCatalog saves a dataset as a SQL catalog does: two writes (the
+// dataset's row, then its request's) in one transaction, where the second
+// write fails as a lost connection would. With rollback it undoes the
+// first write, as CatalogWriter.CreateDataset requires; without, it breaks
+// that contract and leaves a dataset without its request behind.
+type txCatalog struct {
+	*dataexec.MemoryCatalog
+	rollback bool
 
-func (failingCatalog) CreateDataset(context.Context, dataexec.Dataset) (dataexec.Dataset, error) {
-	return dataexec.Dataset{}, askbi.Errorf(askbi.Unavailable, "the database is unavailable")
+	mu    sync.Mutex
+	saves []dataexec.Dataset // what each CreateDataset call was asked to store
 }
 
-func TestSaveDatasetCatalogFailure(t *testing.T) {
-	e := newEnv(t, nil)
-	exec := gated{e.exec.gate, dataexec.NewExecutor(failingCatalog{e.cat}, dataexec.SourceMap{"wh": e.src}, &dataexec.Options{Audit: e.audit})}
-	before := e.datasetCount(t)
-	_, err := exec.SaveDataset(ctx, bob, dataexec.NewDataset{Name: "x", DashboardID: "d-growth", Request: dataexec.Request{ConnectionID: "wh", SQL: "SELECT 1"}})
-	mustCode(t, err, askbi.Unavailable)
-	if got := e.datasetCount(t); got != before {
-		t.Errorf("datasets: %d, want %d", got, before)
+func (c *txCatalog) CreateDataset(ctx context.Context, d dataexec.Dataset) (dataexec.Dataset, error) {
+	c.mu.Lock()
+	c.saves = append(c.saves, d)
+	c.mu.Unlock()
+	row := d
+	row.Request = dataexec.Request{ConnectionID: d.Request.ConnectionID}
+	stored, err := c.MemoryCatalog.CreateDataset(ctx, row)
+	if err != nil {
+		return dataexec.Dataset{}, err
 	}
+	if c.rollback {
+		c.DeleteDataset(stored.ID)
+	}
+	return dataexec.Dataset{}, askbi.Errorf(askbi.Unavailable, "the database connection was lost")
+}
+
+// TestSaveDatasetCatalogFailure checks both halves of SaveDataset's
+// atomicity. The Executor's half: the dataset and its whole request go to
+// the catalog in one CreateDataset call, never retried, and the catalog's
+// error comes back as it is, with nothing reported or audited as saved.
+// The catalog's half, which the Executor cannot see or undo: a failed
+// CreateDataset leaves neither the dataset nor its request. So the
+// workspace is checked for "neither" only where the catalog keeps its
+// contract.
+func TestSaveDatasetCatalogFailure(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		rollback bool // the catalog keeps CreateDataset's contract
+	}{
+		{"catalog rolls back", true},
+		{"catalog leaves a partial write", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			cat := &txCatalog{MemoryCatalog: e.cat, rollback: tc.rollback}
+			exec := gated{e.exec.gate, dataexec.NewExecutor(cat, dataexec.SourceMap{"wh": e.src}, &dataexec.Options{Audit: e.audit, Now: e.clock.Now})}
+			before := datasets(t, e)
+			nd := dataexec.NewDataset{Name: "Signups by plan", DashboardID: "d-growth",
+				Request: dataexec.Request{ConnectionID: "wh", SQL: "SELECT day, country, signups FROM signups"}}
+
+			saved, err := exec.SaveDataset(ctx, bob, nd)
+			if askbi.ErrorCode(err) != askbi.Unavailable || askbi.ErrorMessage(err) != "the database connection was lost" || saved != nil {
+				t.Fatalf("SaveDataset = %+v, %v; want nothing saved and the catalog's unavailable error", saved, err)
+			}
+			want := nd.Request
+			want.Fields = dataexec.Fields{{Name: "day", Path: []string{"day"}}, {Name: "country", Path: []string{"country"}}, {Name: "signups", Path: []string{"signups"}}}
+			if len(cat.saves) != 1 {
+				t.Fatalf("CreateDataset called %d times, want once", len(cat.saves))
+			}
+			if diff := cmp.Diff(want, cat.saves[0].Request, catalogtest.CmpOptions); diff != "" {
+				t.Errorf("the one CreateDataset call did not carry the whole request (-want +got):\n%s", diff)
+			}
+			entries := e.audit.Entries()
+			dash := access.Entity{Type: access.TypeDashboard, ID: "d-growth", TeamID: "acme", ProjectID: "growth"}
+			if len(entries) != 1 || entries[0].Outcome != string(askbi.Unavailable) || entries[0].Target != dash {
+				t.Errorf("audit = %+v, want one unavailable entry on the dashboard", entries)
+			}
+			if !tc.rollback {
+				return // the catalog broke its contract; what it left is beyond the Executor
+			}
+			for id, ds := range datasets(t, e) {
+				if _, ok := before[id]; !ok {
+					t.Errorf("the failed save left dataset %s behind (request %+v); a failed CreateDataset must store neither the dataset nor its request", id, ds.Request)
+				}
+			}
+		})
+	}
+}
+
+// datasets returns team acme's datasets by ID.
+func datasets(t *testing.T, e *env) map[string]dataexec.Dataset {
+	t.Helper()
+	rows, err := e.cat.Search(ctx, dataexec.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeDataset}, Projects: access.AllProjects(), Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]dataexec.Dataset{}
+	for _, r := range rows {
+		ds, err := e.cat.Dataset(ctx, r.Entity.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[ds.ID] = ds
+	}
+	return out
 }
 
 func table(t *dataexec.Table) func(context.Context, dataexec.Query) (*dataexec.Table, error) {
@@ -331,4 +414,59 @@ func TestFieldsInRequestJSON(t *testing.T) {
 	if diff := cmp.Diff(want, r, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("Request mismatch (-want +got):\n%s", diff)
 	}
+}
+
+// TestWritesOnReadOnlyCatalog: over a Catalog that is not a CatalogWriter,
+// every write answers Unsupported before it reads the catalog or runs a
+// query, changes nothing and is audited; reads still work.
+func TestWritesOnReadOnlyCatalog(t *testing.T) {
+	e := newEnv(t, nil)
+	exec := gated{e.exec.gate, dataexec.NewExecutor(readOnly{e.cat}, dataexec.SourceMap{"wh": e.src, "fin": e.plain},
+		&dataexec.Options{Audit: e.audit, Now: e.clock.Now})}
+	spec := dataexec.ChartSpec{DatasetID: "signups", Name: "By country", Type: dataexec.ChartPie, XField: "country", YFields: []string{"signups"}}
+	for _, tc := range []struct {
+		action string
+		call   func() error
+	}{
+		{dataexec.ActionDatasetSave, func() error {
+			_, err := exec.SaveDataset(ctx, bob, dataexec.NewDataset{Name: "New", DashboardID: "d-growth",
+				Request: dataexec.Request{ConnectionID: "wh", SQL: "SELECT day, country, signups FROM signups"}})
+			return err
+		}},
+		{dataexec.ActionChartPreview, func() error { _, err := exec.CreateChartPreview(ctx, bob, spec); return err }},
+		{dataexec.ActionChartUpdate, func() error { _, err := exec.UpdateChart(ctx, bob, "c-signups", spec); return err }},
+		{dataexec.ActionChartPlace, func() error { _, err := exec.PlaceChart(ctx, bob, "c-draft", "d-growth"); return err }},
+		{dataexec.ActionDashboardDelete, func() error { return exec.DeleteDashboard(ctx, bob, "d-growth") }},
+	} {
+		t.Run(tc.action, func(t *testing.T) {
+			before, runs, audited := workspace(t, e), e.calls(), len(e.audit.Entries())
+			err := tc.call()
+			if askbi.ErrorCode(err) != askbi.Unsupported || askbi.ErrorMessage(err) != "this workspace catalog is read-only" {
+				t.Errorf("error = %v; want unsupported %q", err, "this workspace catalog is read-only")
+			}
+			if ran := e.calls() - runs; ran != 0 {
+				t.Errorf("the source ran %d queries, want none", ran)
+			}
+			if diff := cmp.Diff(before, workspace(t, e), catalogtest.CmpOptions); diff != "" {
+				t.Errorf("the workspace changed (-before +after):\n%s", diff)
+			}
+			entries := e.audit.Entries()[audited:]
+			if len(entries) != 1 || entries[0].Action != tc.action || entries[0].Outcome != string(askbi.Unsupported) {
+				t.Errorf("audit = %+v, want one %s entry with outcome unsupported", entries, tc.action)
+			}
+		})
+	}
+	if _, err := exec.RunDataset(ctx, vic, "signups", dataexec.Params{}); err != nil {
+		t.Errorf("RunDataset on a read-only catalog: %v", err)
+	}
+}
+
+// workspace is everything team acme's catalog search shows.
+func workspace(t *testing.T, e *env) []dataexec.SearchRow {
+	t.Helper()
+	rows, err := e.cat.Search(ctx, dataexec.CatalogQuery{TeamID: "acme", Projects: access.AllProjects(), Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }

@@ -1,11 +1,18 @@
-// Package catalogtest holds the conformance suite for dataexec.Catalog. A
-// host runs it against its own catalog adapter:
+// Package catalogtest holds the conformance suite for dataexec.Catalog and
+// dataexec.CatalogWriter. A host runs it against its own catalog adapter:
 //
 //	func TestCatalog(t *testing.T) {
 //		catalogtest.Run(t, func(t *testing.T, f catalogtest.Fixture) dataexec.Catalog {
 //			return newCatalogHolding(t, f) // a fresh store seeded with f
 //		})
 //	}
+//
+// There is one Run for both interfaces. Its Writer tests run when the
+// catalog newCatalog returns is also a dataexec.CatalogWriter, found by the
+// same type assertion the Executor makes, so the suite proves exactly the
+// methods the Executor will call. For a read-only catalog each Writer test
+// is skipped and says why; a catalog meant to be writable that shows those
+// skips has a method with the wrong signature.
 package catalogtest
 
 import (
@@ -114,7 +121,9 @@ var CmpOptions = cmp.Options{
 }
 
 // Run proves that the catalogs newCatalog makes behave as dataexec.Catalog
-// documents. Each subtest gets a fresh catalog holding NewFixture().
+// documents and, when they are also a dataexec.CatalogWriter, as that
+// documents (the Writer subtests). Each subtest gets a fresh catalog
+// holding NewFixture().
 func Run(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.Catalog) {
 	ctx := context.Background()
 	fx := NewFixture()
@@ -153,166 +162,6 @@ func Run(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.Catalog
 			if askbi.ErrorCode(err) != askbi.NotFound {
 				t.Errorf("get %d of unknown ID = %v, want not_found", i, err)
 			}
-		}
-	})
-
-	t.Run("CreateDataset", func(t *testing.T) {
-		c := newCat(t)
-		want := fx.Datasets[0]
-		want.ID, want.Name, want.CreatedAt, want.UpdatedAt = "", "Signups copy", at(40), at(40)
-		got, err := c.CreateDataset(ctx, want)
-		if err != nil {
-			t.Fatalf("CreateDataset: %v", err)
-		}
-		if got.ID == "" {
-			t.Fatal("CreateDataset assigned no ID")
-		}
-		want.ID = got.ID
-		if diff := cmp.Diff(want, got, CmpOptions); diff != "" {
-			t.Errorf("CreateDataset mismatch (-want +got):\n%s", diff)
-		}
-		stored, err := c.Dataset(ctx, got.ID)
-		mustMatch(t, "Dataset", want, stored, err)
-
-		again := want
-		again.Name = "Replaced"
-		again.Request.SQL = "SELECT 2"
-		if _, err := c.CreateDataset(ctx, again); askbi.ErrorCode(err) != askbi.Conflict {
-			t.Errorf("CreateDataset(existing ID) = %v, want conflict", err)
-		}
-		stored, err = c.Dataset(ctx, got.ID)
-		mustMatch(t, "Dataset after conflict", want, stored, err)
-	})
-
-	t.Run("CreateChart", func(t *testing.T) {
-		c := newCat(t)
-		want := dataexec.Chart{TeamID: "acme", ProjectID: "growth", Name: "New preview", Type: dataexec.ChartPie,
-			DatasetID: "ds-signups", XField: "week", YFields: []string{"signups"}, CreatedAt: at(41), UpdatedAt: at(41)}
-		got, err := c.CreateChart(ctx, want)
-		if err != nil {
-			t.Fatalf("CreateChart: %v", err)
-		}
-		if got.ID == "" || got.Status() != dataexec.StatusPreview {
-			t.Fatalf("CreateChart = %+v, want an assigned ID and a preview", got)
-		}
-		want.ID = got.ID
-		stored, err := c.Chart(ctx, got.ID)
-		mustMatch(t, "Chart", want, stored, err)
-		if _, err := c.CreateChart(ctx, want); askbi.ErrorCode(err) != askbi.Conflict {
-			t.Errorf("CreateChart(existing ID) = %v, want conflict", err)
-		}
-	})
-
-	t.Run("UpdateChart", func(t *testing.T) {
-		c := newCat(t)
-		orig := fx.Charts[0]
-		change := orig
-		change.Name, change.Type, change.XField, change.YFields, change.UpdatedAt = "Renamed", dataexec.ChartArea, "country", []string{"signups", "week"}, at(42)
-		change.DatasetID = "ds-conv"
-		// Fields UpdateChart must leave alone:
-		change.TeamID, change.ProjectID, change.DashboardID, change.CreatedAt = "globex", "ops", "", at(99)
-		got, err := c.UpdateChart(ctx, change)
-		if err != nil {
-			t.Fatalf("UpdateChart: %v", err)
-		}
-		want := orig
-		want.Name, want.Type, want.XField, want.YFields, want.UpdatedAt = "Renamed", dataexec.ChartArea, "country", []string{"signups", "week"}, at(42)
-		want.DatasetID = "ds-conv"
-		if diff := cmp.Diff(want, got, CmpOptions); diff != "" {
-			t.Errorf("UpdateChart mismatch (-want +got):\n%s", diff)
-		}
-		stored, err := c.Chart(ctx, orig.ID)
-		mustMatch(t, "Chart", want, stored, err)
-		change.ID = "nope"
-		if _, err := c.UpdateChart(ctx, change); askbi.ErrorCode(err) != askbi.NotFound {
-			t.Errorf("UpdateChart(unknown) = %v, want not_found", err)
-		}
-	})
-
-	t.Run("PlaceChart", func(t *testing.T) {
-		c := newCat(t)
-		got, err := c.PlaceChart(ctx, "chart-draft", "dash-fin", at(43))
-		if err != nil {
-			t.Fatalf("PlaceChart: %v", err)
-		}
-		want := fx.Charts[3]
-		want.DashboardID, want.ProjectID, want.UpdatedAt = "dash-fin", "finance", at(43)
-		if diff := cmp.Diff(want, got, CmpOptions); diff != "" {
-			t.Errorf("PlaceChart mismatch (-want +got):\n%s", diff)
-		}
-		stored, err := c.Chart(ctx, "chart-draft")
-		mustMatch(t, "Chart", want, stored, err)
-
-		for _, tc := range []struct {
-			name, chart, dash string
-			want              askbi.Code
-		}{
-			{"again", "chart-draft", "dash-growth", askbi.Conflict},
-			{"saved chart", "chart-signups", "dash-fin", askbi.Conflict},
-			{"unknown chart", "nope", "dash-fin", askbi.NotFound},
-			{"unknown dashboard", "chart-draft", "nope", askbi.NotFound},
-		} {
-			if _, err := c.PlaceChart(ctx, tc.chart, tc.dash, at(44)); askbi.ErrorCode(err) != tc.want {
-				t.Errorf("PlaceChart(%s) = %v, want %s", tc.name, err, tc.want)
-			}
-		}
-		stored, err = c.Chart(ctx, "chart-draft")
-		mustMatch(t, "Chart after failed placements", want, stored, err)
-	})
-
-	t.Run("PlaceChartConcurrently", func(t *testing.T) {
-		c := newCat(t)
-		const n = 8
-		var wg sync.WaitGroup
-		errs := make([]error, n)
-		for i := range n {
-			wg.Go(func() {
-				dash := "dash-growth"
-				if i%2 == 1 {
-					dash = "dash-fin"
-				}
-				_, errs[i] = c.PlaceChart(ctx, "chart-draft", dash, at(45))
-			})
-		}
-		wg.Wait()
-		ok := 0
-		for _, err := range errs {
-			switch askbi.ErrorCode(err) {
-			case "":
-				ok++
-			case askbi.Conflict:
-			default:
-				t.Errorf("PlaceChart = %v, want success or conflict", err)
-			}
-		}
-		if ok != 1 {
-			t.Errorf("%d concurrent placements succeeded, want exactly 1", ok)
-		}
-	})
-
-	t.Run("DeleteDashboard", func(t *testing.T) {
-		c := newCat(t)
-		if err := c.DeleteDashboard(ctx, "dash-growth"); err != nil {
-			t.Fatalf("DeleteDashboard: %v", err)
-		}
-		if _, err := c.Dashboard(ctx, "dash-growth"); askbi.ErrorCode(err) != askbi.NotFound {
-			t.Errorf("Dashboard(deleted) = %v, want not_found", err)
-		}
-		for _, id := range []string{"chart-signups", "chart-country"} {
-			if _, err := c.Chart(ctx, id); askbi.ErrorCode(err) != askbi.NotFound {
-				t.Errorf("Chart(%s) of deleted dashboard = %v, want not_found", id, err)
-			}
-		}
-		for _, id := range []string{"chart-mrr", "chart-draft"} {
-			if _, err := c.Chart(ctx, id); err != nil {
-				t.Errorf("Chart(%s) = %v, want it kept", id, err)
-			}
-		}
-		if _, err := c.Dataset(ctx, "ds-signups"); err != nil {
-			t.Errorf("Dataset of deleted dashboard's charts = %v, want it kept", err)
-		}
-		if err := c.DeleteDashboard(ctx, "dash-growth"); askbi.ErrorCode(err) != askbi.NotFound {
-			t.Errorf("DeleteDashboard(again) = %v, want not_found", err)
 		}
 	})
 
@@ -373,9 +222,187 @@ func Run(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.Catalog
 		}
 	})
 
+	t.Run("Writer", func(t *testing.T) { runWriter(t, newCatalog) })
+}
+
+// runWriter proves the CatalogWriter methods. Each test skips when the
+// catalog is read-only.
+func runWriter(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.Catalog) {
+	ctx := context.Background()
+	fx := NewFixture()
+	newWriter := func(t *testing.T) (dataexec.Catalog, dataexec.CatalogWriter) {
+		t.Helper()
+		c := newCatalog(t, NewFixture())
+		w, ok := c.(dataexec.CatalogWriter)
+		if !ok {
+			t.Skipf("%T is not a dataexec.CatalogWriter, so the Executor treats it as read-only; the writer tests do not apply", c)
+		}
+		return c, w
+	}
+
+	t.Run("CreateDataset", func(t *testing.T) {
+		c, w := newWriter(t)
+		want := fx.Datasets[0]
+		want.ID, want.Name, want.CreatedAt, want.UpdatedAt = "", "Signups copy", at(40), at(40)
+		got, err := w.CreateDataset(ctx, want)
+		if err != nil {
+			t.Fatalf("CreateDataset: %v", err)
+		}
+		if got.ID == "" {
+			t.Fatal("CreateDataset assigned no ID")
+		}
+		want.ID = got.ID
+		if diff := cmp.Diff(want, got, CmpOptions); diff != "" {
+			t.Errorf("CreateDataset mismatch (-want +got):\n%s", diff)
+		}
+		stored, err := c.Dataset(ctx, got.ID)
+		mustMatch(t, "Dataset", want, stored, err)
+
+		again := want
+		again.Name = "Replaced"
+		again.Request.SQL = "SELECT 2"
+		if _, err := w.CreateDataset(ctx, again); askbi.ErrorCode(err) != askbi.Conflict {
+			t.Errorf("CreateDataset(existing ID) = %v, want conflict", err)
+		}
+		stored, err = c.Dataset(ctx, got.ID)
+		mustMatch(t, "Dataset after conflict", want, stored, err)
+	})
+
+	t.Run("CreateChart", func(t *testing.T) {
+		c, w := newWriter(t)
+		want := dataexec.Chart{TeamID: "acme", ProjectID: "growth", Name: "New preview", Type: dataexec.ChartPie,
+			DatasetID: "ds-signups", XField: "week", YFields: []string{"signups"}, CreatedAt: at(41), UpdatedAt: at(41)}
+		got, err := w.CreateChart(ctx, want)
+		if err != nil {
+			t.Fatalf("CreateChart: %v", err)
+		}
+		if got.ID == "" || got.Status() != dataexec.StatusPreview {
+			t.Fatalf("CreateChart = %+v, want an assigned ID and a preview", got)
+		}
+		want.ID = got.ID
+		stored, err := c.Chart(ctx, got.ID)
+		mustMatch(t, "Chart", want, stored, err)
+		if _, err := w.CreateChart(ctx, want); askbi.ErrorCode(err) != askbi.Conflict {
+			t.Errorf("CreateChart(existing ID) = %v, want conflict", err)
+		}
+	})
+
+	t.Run("UpdateChart", func(t *testing.T) {
+		c, w := newWriter(t)
+		orig := fx.Charts[0]
+		change := orig
+		change.Name, change.Type, change.XField, change.YFields, change.UpdatedAt = "Renamed", dataexec.ChartArea, "country", []string{"signups", "week"}, at(42)
+		change.DatasetID = "ds-conv"
+		// Fields UpdateChart must leave alone:
+		change.TeamID, change.ProjectID, change.DashboardID, change.CreatedAt = "globex", "ops", "", at(99)
+		got, err := w.UpdateChart(ctx, change)
+		if err != nil {
+			t.Fatalf("UpdateChart: %v", err)
+		}
+		want := orig
+		want.Name, want.Type, want.XField, want.YFields, want.UpdatedAt = "Renamed", dataexec.ChartArea, "country", []string{"signups", "week"}, at(42)
+		want.DatasetID = "ds-conv"
+		if diff := cmp.Diff(want, got, CmpOptions); diff != "" {
+			t.Errorf("UpdateChart mismatch (-want +got):\n%s", diff)
+		}
+		stored, err := c.Chart(ctx, orig.ID)
+		mustMatch(t, "Chart", want, stored, err)
+		change.ID = "nope"
+		if _, err := w.UpdateChart(ctx, change); askbi.ErrorCode(err) != askbi.NotFound {
+			t.Errorf("UpdateChart(unknown) = %v, want not_found", err)
+		}
+	})
+
+	t.Run("PlaceChart", func(t *testing.T) {
+		c, w := newWriter(t)
+		got, err := w.PlaceChart(ctx, "chart-draft", "dash-fin", at(43))
+		if err != nil {
+			t.Fatalf("PlaceChart: %v", err)
+		}
+		want := fx.Charts[3]
+		want.DashboardID, want.ProjectID, want.UpdatedAt = "dash-fin", "finance", at(43)
+		if diff := cmp.Diff(want, got, CmpOptions); diff != "" {
+			t.Errorf("PlaceChart mismatch (-want +got):\n%s", diff)
+		}
+		stored, err := c.Chart(ctx, "chart-draft")
+		mustMatch(t, "Chart", want, stored, err)
+
+		for _, tc := range []struct {
+			name, chart, dash string
+			want              askbi.Code
+		}{
+			{"again", "chart-draft", "dash-growth", askbi.Conflict},
+			{"saved chart", "chart-signups", "dash-fin", askbi.Conflict},
+			{"unknown chart", "nope", "dash-fin", askbi.NotFound},
+			{"unknown dashboard", "chart-draft", "nope", askbi.NotFound},
+		} {
+			if _, err := w.PlaceChart(ctx, tc.chart, tc.dash, at(44)); askbi.ErrorCode(err) != tc.want {
+				t.Errorf("PlaceChart(%s) = %v, want %s", tc.name, err, tc.want)
+			}
+		}
+		stored, err = c.Chart(ctx, "chart-draft")
+		mustMatch(t, "Chart after failed placements", want, stored, err)
+	})
+
+	t.Run("PlaceChartConcurrently", func(t *testing.T) {
+		_, w := newWriter(t)
+		const n = 8
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Go(func() {
+				dash := "dash-growth"
+				if i%2 == 1 {
+					dash = "dash-fin"
+				}
+				_, errs[i] = w.PlaceChart(ctx, "chart-draft", dash, at(45))
+			})
+		}
+		wg.Wait()
+		ok := 0
+		for _, err := range errs {
+			switch askbi.ErrorCode(err) {
+			case "":
+				ok++
+			case askbi.Conflict:
+			default:
+				t.Errorf("PlaceChart = %v, want success or conflict", err)
+			}
+		}
+		if ok != 1 {
+			t.Errorf("%d concurrent placements succeeded, want exactly 1", ok)
+		}
+	})
+
+	t.Run("DeleteDashboard", func(t *testing.T) {
+		c, w := newWriter(t)
+		if err := w.DeleteDashboard(ctx, "dash-growth"); err != nil {
+			t.Fatalf("DeleteDashboard: %v", err)
+		}
+		if _, err := c.Dashboard(ctx, "dash-growth"); askbi.ErrorCode(err) != askbi.NotFound {
+			t.Errorf("Dashboard(deleted) = %v, want not_found", err)
+		}
+		for _, id := range []string{"chart-signups", "chart-country"} {
+			if _, err := c.Chart(ctx, id); askbi.ErrorCode(err) != askbi.NotFound {
+				t.Errorf("Chart(%s) of deleted dashboard = %v, want not_found", id, err)
+			}
+		}
+		for _, id := range []string{"chart-mrr", "chart-draft"} {
+			if _, err := c.Chart(ctx, id); err != nil {
+				t.Errorf("Chart(%s) = %v, want it kept", id, err)
+			}
+		}
+		if _, err := c.Dataset(ctx, "ds-signups"); err != nil {
+			t.Errorf("Dataset of deleted dashboard's charts = %v, want it kept", err)
+		}
+		if err := w.DeleteDashboard(ctx, "dash-growth"); askbi.ErrorCode(err) != askbi.NotFound {
+			t.Errorf("DeleteDashboard(again) = %v, want not_found", err)
+		}
+	})
+
 	t.Run("SearchChartCountAfterPlacement", func(t *testing.T) {
-		c := newCat(t)
-		if _, err := c.PlaceChart(ctx, "chart-draft", "dash-growth", at(46)); err != nil {
+		c, w := newWriter(t)
+		if _, err := w.PlaceChart(ctx, "chart-draft", "dash-growth", at(46)); err != nil {
 			t.Fatal(err)
 		}
 		got, err := c.Search(ctx, dataexec.CatalogQuery{TeamID: "acme", Text: "growth overview", Types: []access.EntityType{access.TypeDashboard}, Projects: access.AllProjects(), Limit: 5})

@@ -18,7 +18,8 @@
 //  1. A guard using PostgreSQL's own parser: exactly one SELECT (VALUES
 //     and TABLE included) or EXPLAIN without ANALYZE; anywhere in the tree
 //     no other statement, no SELECT INTO, no FOR UPDATE/SHARE, no
-//     data-modifying WITH, no $n parameters, and no function from a
+//     data-modifying WITH, no $n parameters but the ones bound for
+//     variables (see below), and no function from a
 //     denylist (sleeping, advisory locks, sequences, set_config, signals,
 //     replication, server files, large objects, dblink, query_to_xml and
 //     others that run SQL text), whatever the schema or quoting. The text
@@ -44,6 +45,21 @@
 //
 // The guard cannot see into views or functions the query calls: a view over
 // pg_sleep runs until the timeout. The last wall is the role's privileges.
+//
+// # Variables
+//
+// Source is a dataexec.VariableBinder. Each {{name}} reference in the SQL
+// becomes a bind parameter of its own, sent with the statement apart from
+// its text, so no value can change the statement. A reference inside a
+// string, a quoted name, a dollar quote or a comment, a $n written by hand,
+// a reference to a name Query.Variables lacks and a value of the wrong
+// shape are InvalidArgument before anything runs. Strings are untyped
+// parameters, resolved by the server from where they stand as a quoted
+// literal is; numbers are integer, bigint or numeric as the constant
+// would be; dates are date and booleans boolean. Where the server cannot
+// tell a string's type ({{s}} IS NULL) its message names the variable;
+// {{s}}::text fixes it. The typed literal form DATE {{d}} does not parse
+// with a parameter; write {{d}}::date.
 //
 // # A SELECT-only role
 //

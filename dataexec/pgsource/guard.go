@@ -109,14 +109,19 @@ func depthEstimate(tokens []*pg_query.ScanToken) int {
 // PostgreSQL's own parser and walks every node of the tree, so nothing
 // hides in subqueries, CTEs, expressions or function arguments.
 //
+// params is the number of bind parameters bind put in: each of $1 to
+// $params must appear exactly once, as a value, and no other $n at all.
+// That is how a disagreement between bind's lexer and PostgreSQL's about
+// where a reference stood (in a string, say) is caught.
+//
 // The guard is the first of several walls, not the only one: the query also
 // runs in a READ ONLY transaction, through the extended protocol (one
 // statement only), with a timeout, as (ideally) a SELECT-only role. It
 // cannot see inside views or user functions the query calls; the role's
 // privileges and the read-only transaction cover those.
-func check(sql string, maxLen int) (statement, error) {
+func check(sql string, maxLen, params int) (statement, error) {
 	if len(sql) > maxLen {
-		return statement{}, askbi.Errorf(askbi.InvalidArgument, "the SQL is %d bytes long; at most %d are allowed", len(sql), maxLen)
+		return statement{}, errTooLong(len(sql), maxLen)
 	}
 	if !utf8.ValidString(sql) || strings.ContainsRune(sql, 0) {
 		return statement{}, askbi.Errorf(askbi.InvalidArgument, "the SQL is not valid UTF-8 text")
@@ -160,10 +165,27 @@ func check(sql string, maxLen int) (statement, error) {
 		}
 		return statement{}, statementError(name)
 	}
-	if err := walk(node.ProtoReflect(), checkNode); err != nil {
+	uses := make([]int, params+1)
+	visit := func(m proto.Message) error {
+		if p, ok := m.(*pg_query.ParamRef); ok && p.Number >= 1 && int(p.Number) <= params {
+			uses[p.Number]++
+			return nil
+		}
+		return checkNode(m)
+	}
+	if err := walk(node.ProtoReflect(), visit); err != nil {
 		return statement{}, err
 	}
+	for _, n := range uses[1:] {
+		if n != 1 {
+			return statement{}, askbi.Errorf(askbi.InvalidArgument, "sql: a {{variable}} could not be bound where it stands; write each one bare, as a value, outside quotes, comments and names")
+		}
+	}
 	return st, nil
+}
+
+func errTooLong(n, maxLen int) error {
+	return askbi.Errorf(askbi.InvalidArgument, "the SQL is %d bytes long; at most %d are allowed", n, maxLen)
 }
 
 var nodeOneof = (&pg_query.Node{}).ProtoReflect().Descriptor().Oneofs().ByName("node")

@@ -44,7 +44,7 @@ func TestCheckAccepts(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := check(tc.sql, testMaxSQL)
+			got, err := check(tc.sql, testMaxSQL, 0)
 			if err != nil {
 				t.Fatalf("check(%q) = %v", tc.sql, err)
 			}
@@ -70,12 +70,12 @@ func TestCheckAcceptsLarge(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := check(tc.sql, 1<<20); err != nil {
+			if _, err := check(tc.sql, 1<<20, 0); err != nil {
 				t.Fatalf("check = %v", err)
 			}
 		})
 	}
-	if _, err := check("SELECT 1 + 1", testMaxSQL); err != nil {
+	if _, err := check("SELECT 1 + 1", testMaxSQL, 0); err != nil {
 		t.Fatalf("the parser is unhealthy after deep queries: %v", err)
 	}
 }
@@ -213,7 +213,7 @@ func TestCheckRejects(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := check(tc.sql, testMaxSQL)
+			_, err := check(tc.sql, testMaxSQL, 0)
 			if got := askbi.ErrorCode(err); got != askbi.InvalidArgument {
 				t.Fatalf("check(%.80q) code = %q (%v), want %q", tc.sql, got, err, askbi.InvalidArgument)
 			}
@@ -222,7 +222,7 @@ func TestCheckRejects(t *testing.T) {
 			}
 		})
 	}
-	if _, err := check("SELECT 1 + 1", testMaxSQL); err != nil {
+	if _, err := check("SELECT 1 + 1", testMaxSQL, 0); err != nil {
 		t.Fatalf("the parser is unhealthy after the rejections: %v", err)
 	}
 }
@@ -270,11 +270,11 @@ SELECT week, country, signups,
 FROM weekly
 ORDER BY week DESC, signups DESC
 LIMIT 100`
-	if _, err := check(sql, testMaxSQL); err != nil {
+	if _, err := check(sql, testMaxSQL, 0); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := check(sql, testMaxSQL); err != nil {
+		if _, err := check(sql, testMaxSQL, 0); err != nil {
 			b.Fatal(err)
 		}
 	}

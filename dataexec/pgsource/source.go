@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,7 +36,8 @@ type Options struct {
 }
 
 // Source runs bounded, read-only SQL on PostgreSQL. It implements
-// dataexec.Source and dataexec.Inspector and is safe for concurrent use.
+// dataexec.Source, dataexec.Inspector and dataexec.VariableBinder, and is
+// safe for concurrent use.
 type Source struct {
 	db             *sqlx.DB
 	defaultTimeout time.Duration
@@ -43,8 +45,9 @@ type Source struct {
 }
 
 var (
-	_ dataexec.Source    = (*Source)(nil)
-	_ dataexec.Inspector = (*Source)(nil)
+	_ dataexec.Source         = (*Source)(nil)
+	_ dataexec.Inspector      = (*Source)(nil)
+	_ dataexec.VariableBinder = (*Source)(nil)
 )
 
 // New returns a Source over db, which should connect as a SELECT-only role
@@ -75,12 +78,22 @@ func New(db *sqlx.DB, opts *Options) (*Source, error) {
 }
 
 // Query runs q.SQL, which must be one read-only SELECT (or EXPLAIN without
-// ANALYZE), and returns at most q.MaxRows rows whose cells' estimated JSON
-// size stays within q.MaxBytes. It returns the codes dataexec.Source
-// documents.
+// ANALYZE), with its {{name}} references bound to q.Variables as
+// parameters, and returns at most q.MaxRows rows whose cells' estimated
+// JSON size stays within q.MaxBytes. It returns the codes dataexec.Source
+// and dataexec.VariableBinder document.
 func (s *Source) Query(ctx context.Context, q dataexec.Query) (_ *dataexec.Table, err error) {
 	defer askbi.Wrap(&err, "pgsource.Source.Query")
-	st, err := check(q.SQL, s.maxSQL)
+	// The limit is on the SQL as written: the parameters bind puts in place
+	// of its references may make it longer.
+	if len(q.SQL) > s.maxSQL {
+		return nil, errTooLong(len(q.SQL), s.maxSQL)
+	}
+	b, err := bind(q.SQL, q.Variables)
+	if err != nil {
+		return nil, err
+	}
+	st, err := check(b.sql, max(s.maxSQL, len(b.sql)), len(b.args))
 	if err != nil {
 		return nil, err
 	}
@@ -93,11 +106,11 @@ func (s *Source) Query(ctx context.Context, q dataexec.Query) (_ *dataexec.Table
 	}
 	var t *dataexec.Table
 	err = s.session(ctx, func(ctx context.Context, tx *sqlx.Tx) (err error) {
-		t, err = read(ctx, tx, st, maxRows, maxBytes)
+		t, err = read(ctx, tx, st, b.args, maxRows, maxBytes)
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, nameParams(err, b.names)
 	}
 	return t, nil
 }
@@ -105,9 +118,10 @@ func (s *Source) Query(ctx context.Context, q dataexec.Query) (_ *dataexec.Table
 // rowTooLarge marks the error the wrapped query raises for an oversized row.
 const rowTooLarge = "askbi_row_too_large"
 
-// read runs st and reads its capped result.
-func read(ctx context.Context, tx *sqlx.Tx, st statement, maxRows int, maxBytes int64) (*dataexec.Table, error) {
-	query, args := st.sql, []any(nil)
+// read runs st with the values of its parameters and reads its capped
+// result.
+func read(ctx context.Context, tx *sqlx.Tx, st statement, params []any, maxRows int, maxBytes int64) (*dataexec.Table, error) {
+	query, args := st.sql, params
 	if !st.explain {
 		// LIMIT makes the server stop after maxRows+1 rows. lib/pq reads
 		// each row message whole into memory before we see it, so a row
@@ -117,31 +131,33 @@ func read(ctx context.Context, tx *sqlx.Tx, st statement, maxRows int, maxBytes 
 		// an integer cast error carrying the marker, evaluated only for an
 		// oversized row. OFFSET 0 keeps the check above the user's query
 		// (after its ORDER BY), so it runs only on rows that are returned.
-		// The newlines end a trailing "--" comment in st.sql.
+		// The newlines end a trailing "--" comment in st.sql. The caps
+		// take the parameter numbers after those of st's variables.
+		n := len(params)
 		query = "SELECT * FROM (SELECT * FROM (\n" + st.sql + "\n) AS askbi_q OFFSET 0) AS askbi_q" +
-			" WHERE CASE WHEN octet_length((askbi_q.*)::text) > $2" +
+			" WHERE CASE WHEN octet_length((askbi_q.*)::text) > $" + strconv.Itoa(n+2) +
 			" THEN (octet_length((askbi_q.*)::text)::text || ' " + rowTooLarge + "')::int = 0 ELSE true END" +
-			" LIMIT $1"
-		args = []any{int64(maxRows) + 1, maxBytes}
+			" LIMIT $" + strconv.Itoa(n+1)
+		args = append(slices.Clip(params), int64(maxRows)+1, maxBytes)
 	}
 	// The statement goes alone through the extended protocol, which
 	// accepts one statement only: lib/pq sends a query with arguments as
-	// an unnamed prepared statement, but one without arguments (EXPLAIN)
-	// through the simple protocol, which runs several, so that one is
-	// prepared explicitly.
+	// an unnamed prepared statement, but one without arguments through the
+	// simple protocol, which runs several, so an EXPLAIN (which may have
+	// none) is prepared explicitly.
 	// stop cancels the query on the server when we stop reading early,
 	// instead of draining rows we will not use.
 	qctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var rows *sql.Rows
 	var err error
-	if args == nil {
+	if st.explain {
 		stmt, perr := tx.PrepareContext(ctx, query)
 		if perr != nil {
 			return nil, perr
 		}
 		defer stmt.Close()
-		rows, err = stmt.QueryContext(qctx)
+		rows, err = stmt.QueryContext(qctx, args...)
 	} else {
 		rows, err = tx.QueryContext(qctx, query, args...)
 	}
