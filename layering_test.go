@@ -19,6 +19,9 @@ var layers = []struct {
 	{pkg: "", may: nil}, // the root: overview and error vocabulary only
 	{pkg: "access", may: []string{""}},
 	{pkg: "internal", may: []string{"", "access"}},
+	// A test client of the chat API, for the tests of askhttp and of the
+	// reference server.
+	{pkg: "internal/chattest", may: []string{"", "ask", "internal"}},
 	{pkg: "dataexec", may: []string{"", "access", "internal"}},
 	{pkg: "memory", may: []string{"", "access", "internal"}},
 	{pkg: "connresolve", may: []string{"", "access", "dataexec", "internal"}},
