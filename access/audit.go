@@ -97,6 +97,18 @@ func (a *Auditor) Record(ctx context.Context, p Principal, action string, target
 	}
 }
 
+// Track starts action by p on *target and returns the function that
+// records its outcome, to be deferred with the caller's error:
+//
+//	defer audit.Track(ctx, p, "chart.place", &target, details)(&err)
+//
+// target and details may still change before the function runs (a write
+// learns its target's project on the way).
+func (a *Auditor) Track(ctx context.Context, p Principal, action string, target *Entity, details map[string]string) func(errp *error) {
+	began := a.Now()
+	return func(errp *error) { a.Record(ctx, p, action, *target, began, *errp, details) }
+}
+
 // MemoryAudit is an in-memory AuditSink that keeps the most recent
 // entries, for tests and the embedded default. It is safe for concurrent
 // use.

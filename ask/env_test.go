@@ -60,7 +60,7 @@ type env struct {
 	cat       *dataexec.MemoryCatalog
 	convs     *ask.MemoryConversationStore
 	approvals *ask.MemoryApprovalStore
-	audit     *dataexec.MemoryAudit
+	audit     *access.MemoryAudit
 	clock     *clock
 	sharing   *sharing
 	tables    map[string]*dataexec.Table
@@ -92,7 +92,7 @@ type envConfig struct {
 
 func newEnv(t testing.TB, provider ask.Provider, options ...envOption) *env {
 	t.Helper()
-	e := &env{dir: access.NewMemoryDirectory(), cat: dataexec.NewMemoryCatalog(), audit: dataexec.NewMemoryAudit(1000),
+	e := &env{dir: access.NewMemoryDirectory(), cat: dataexec.NewMemoryCatalog(), audit: access.NewMemoryAudit(1000),
 		convs: ask.NewMemoryConversationStore(), approvals: ask.NewMemoryApprovalStore(),
 		clock: &clock{t: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}, sharing: &sharing{level: ask.SharingRows}}
 	for _, p := range [][2]string{{"acme", "growth"}, {"acme", "finance"}, {"globex", "ops"}} {
@@ -227,7 +227,7 @@ func (e *env) MustOpen(t *testing.T, p access.Principal, conv string) *ask.View 
 func (e *env) audited(action string) int {
 	n := 0
 	for _, en := range e.audit.Entries() {
-		if en.Action == action && en.Outcome == dataexec.OutcomeOK {
+		if en.Action == action && en.Outcome == access.OutcomeOK {
 			n++
 		}
 	}

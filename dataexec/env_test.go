@@ -157,7 +157,7 @@ type env struct {
 	src   *inspectingSource
 	plain *fakeSource // the source of fin, which cannot be inspected
 	exec  gated
-	audit *dataexec.MemoryAudit
+	audit *access.MemoryAudit
 	clock *clock
 }
 
@@ -167,7 +167,7 @@ func newEnv(t testing.TB, opts *dataexec.Options) *env {
 	t.Helper()
 	e := &env{
 		cat: dataexec.NewMemoryCatalog(), dir: access.NewMemoryDirectory(), src: &inspectingSource{},
-		plain: &fakeSource{}, audit: dataexec.NewMemoryAudit(0), clock: &clock{t: t0},
+		plain: &fakeSource{}, audit: access.NewMemoryAudit(0), clock: &clock{t: t0},
 	}
 	e.dir.AddProject("acme", "growth")
 	e.dir.AddProject("acme", "finance")

@@ -44,9 +44,9 @@ type Options struct {
 	InspectLimit int
 	// Cache configures the cache of fresh results.
 	Cache CacheOptions
-	// Audit records dataset saves and chart previews, changes and
-	// placements. Default none.
-	Audit AuditSink
+	// Audit records dataset saves and chart previews, changes, placements
+	// and dashboard deletions. Default none.
+	Audit access.AuditSink
 	// Logger logs audit failures. Default slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
@@ -85,8 +85,7 @@ type Executor struct {
 	inspectLimit int
 
 	cache *resultCache
-	audit AuditSink
-	log   *slog.Logger
+	audit *access.Auditor
 	now   func() time.Time
 }
 
@@ -104,7 +103,7 @@ func NewExecutor(catalog Catalog, sources Sources, opts *Options) *Executor {
 		timeout: o.Timeout, maxRows: o.MaxRows, previewRows: o.PreviewRows, maxBytes: o.MaxBytes,
 		maxRequest: o.MaxRequestBytes, sampleRows: o.SampleRows, chartPoints: o.MaxChartPoints,
 		inspectLimit: o.InspectLimit,
-		cache:        newResultCache(o.Cache), audit: o.Audit, log: o.Logger, now: o.Now,
+		cache:        newResultCache(o.Cache), now: o.Now,
 	}
 	setDefault(&e.timeout, 15*time.Second)
 	setDefault(&e.maxRows, 1000)
@@ -116,12 +115,10 @@ func NewExecutor(catalog Catalog, sources Sources, opts *Options) *Executor {
 	setDefault(&e.sampleRows, 200)
 	setDefault(&e.chartPoints, 1000)
 	setDefault(&e.inspectLimit, 200)
-	if e.log == nil {
-		e.log = slog.Default()
-	}
 	if e.now == nil {
 		e.now = time.Now
 	}
+	e.audit = access.NewAuditor(o.Audit, o.Logger, e.now)
 	return e
 }
 
@@ -309,10 +306,9 @@ func (e *Executor) Preview(ctx context.Context, p access.Principal, req Request)
 // that breaks the contract left behind, the Executor cannot see or undo.
 func (e *Executor) SaveDataset(ctx context.Context, p access.Principal, nd NewDataset) (_ *SavedDataset, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.SaveDataset")
-	began := e.now()
 	target := access.Entity{Type: access.TypeDashboard, ID: nd.DashboardID}
 	details := map[string]string{}
-	defer func() { e.record(ctx, p, ActionDatasetSave, target, began, err, details) }()
+	defer e.audit.Track(ctx, p, ActionDatasetSave, &target, details)(&err)
 
 	live, err := e.begin(p, requestSize(nd.Request)+len(nd.Name)+len(nd.DashboardID))
 	if err != nil {
@@ -383,11 +379,8 @@ func (e *Executor) SaveDataset(ctx context.Context, p access.Principal, nd NewDa
 // read-only. The attempt is audited as ActionChartPreview.
 func (e *Executor) CreateChartPreview(ctx context.Context, p access.Principal, spec ChartSpec) (_ *ChartResult, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.CreateChartPreview")
-	began := e.now()
 	target := access.Entity{Type: access.TypeDataset, ID: spec.DatasetID}
-	defer func() {
-		e.record(ctx, p, ActionChartPreview, target, began, err, chartDetails(spec))
-	}()
+	defer e.audit.Track(ctx, p, ActionChartPreview, &target, chartDetails(spec))(&err)
 
 	live, err := e.begin(p, specSize(spec))
 	if err != nil {
@@ -432,11 +425,8 @@ func (e *Executor) CreateChartPreview(ctx context.Context, p access.Principal, s
 // CreateChartPreview. The attempt is audited as ActionChartUpdate.
 func (e *Executor) UpdateChart(ctx context.Context, p access.Principal, chartID string, spec ChartSpec) (_ *ChartResult, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.UpdateChart")
-	began := e.now()
 	target := access.Entity{Type: access.TypeChart, ID: chartID}
-	defer func() {
-		e.record(ctx, p, ActionChartUpdate, target, began, err, chartDetails(spec))
-	}()
+	defer e.audit.Track(ctx, p, ActionChartUpdate, &target, chartDetails(spec))(&err)
 
 	live, err := e.begin(p, len(chartID)+specSize(spec))
 	if err != nil {
@@ -495,9 +485,8 @@ func (e *Executor) UpdateChart(ctx context.Context, p access.Principal, chartID 
 // catalog is read-only. The attempt is audited as ActionChartPlace.
 func (e *Executor) PlaceChart(ctx context.Context, p access.Principal, chartID, dashboardID string) (_ *ChartResult, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.PlaceChart")
-	began := e.now()
 	target := access.Entity{Type: access.TypeChart, ID: chartID}
-	defer func() { e.record(ctx, p, ActionChartPlace, target, began, err, nil) }()
+	defer e.audit.Track(ctx, p, ActionChartPlace, &target, nil)(&err)
 
 	live, err := e.begin(p, len(chartID)+len(dashboardID))
 	if err != nil {
@@ -935,28 +924,6 @@ func columnFields(cols []string) (Fields, error) {
 		return nil, askbi.Errorf(askbi.InvalidResult, "the result's column names cannot be used as fields (%s); give each column a short, unique alias", askbi.ErrorMessage(err))
 	}
 	return fs, nil
-}
-
-// record writes an audit entry; a failure is logged, never returned, so
-// the outcome of a committed write is not misreported.
-func (e *Executor) record(ctx context.Context, p access.Principal, action string, target access.Entity, began time.Time, err error, details map[string]string) {
-	if e.audit == nil {
-		return
-	}
-	outcome := OutcomeOK
-	if err != nil {
-		outcome = string(askbi.ErrorCode(err))
-	}
-	if len(details) == 0 {
-		details = nil
-	}
-	entry := AuditEntry{
-		Time: began, Action: action, UserID: p.UserID, TeamID: p.TeamID, Auth: p.Auth,
-		CredentialID: p.CredentialID, Target: target, Outcome: outcome, Duration: e.now().Sub(began), Details: details,
-	}
-	if rerr := e.audit.Record(context.WithoutCancel(ctx), entry); rerr != nil {
-		e.log.ErrorContext(ctx, "dataexec: audit record failed", "action", action, "error", rerr)
-	}
 }
 
 // paramsSize estimates the size of a caller's params.

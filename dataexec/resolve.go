@@ -104,9 +104,8 @@ func (e *Executor) chartCount(ctx context.Context, live access.Principal, d Dash
 // ActionDashboardDelete.
 func (e *Executor) DeleteDashboard(ctx context.Context, p access.Principal, dashboardID string) (err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.DeleteDashboard")
-	began := e.now()
 	target := access.Entity{Type: access.TypeDashboard, ID: dashboardID}
-	defer func() { e.record(ctx, p, ActionDashboardDelete, target, began, err, nil) }()
+	defer e.audit.Track(ctx, p, ActionDashboardDelete, &target, nil)(&err)
 	live, err := e.begin(p, len(dashboardID))
 	if err != nil {
 		return err

@@ -47,10 +47,10 @@ func TestSaveDataset(t *testing.T) {
 		t.Errorf("stored dataset mismatch (-want +got):\n%s", diff)
 	}
 	entries := e.audit.Entries()
-	wantEntry := dataexec.AuditEntry{Time: e.clock.Now(), Action: dataexec.ActionDatasetSave, UserID: "bob", TeamID: "acme",
-		Auth: access.AuthSession, Target: got.Ref(), Outcome: dataexec.OutcomeOK,
+	wantEntry := access.AuditEntry{Time: e.clock.Now(), Action: dataexec.ActionDatasetSave, UserID: "bob", TeamID: "acme",
+		Auth: access.AuthSession, Target: got.Ref(), Outcome: access.OutcomeOK,
 		Details: map[string]string{"connection_type": "postgres", "preview_rows": "4"}}
-	if diff := cmp.Diff([]dataexec.AuditEntry{wantEntry}, entries); diff != "" {
+	if diff := cmp.Diff([]access.AuditEntry{wantEntry}, entries); diff != "" {
 		t.Errorf("audit mismatch (-want +got):\n%s", diff)
 	}
 

@@ -28,7 +28,7 @@ type env struct {
 	catalog *dataexec.MemoryCatalog
 	keys    *access.Keys
 	checker *access.Checker
-	audit   *dataexec.MemoryAudit
+	audit   *access.MemoryAudit
 	source  *countingSource
 }
 
@@ -54,7 +54,7 @@ var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 // newEnv builds the workspace: acme (growth, finance) and globex (ops).
 func newEnv(t testing.TB, src dataexec.Source, sourceType string) *env {
 	t.Helper()
-	e := &env{dir: access.NewMemoryDirectory(), catalog: dataexec.NewMemoryCatalog(), audit: dataexec.NewMemoryAudit(1000)}
+	e := &env{dir: access.NewMemoryDirectory(), catalog: dataexec.NewMemoryCatalog(), audit: access.NewMemoryAudit(1000)}
 	for _, p := range [][2]string{{"acme", "growth"}, {"acme", "finance"}, {"globex", "ops"}} {
 		e.dir.AddProject(p[0], p[1])
 	}
@@ -456,7 +456,7 @@ func TestEveryTool(t *testing.T) {
 			continue
 		}
 		calls++
-		if en.UserID != "alice" || en.Outcome != dataexec.OutcomeOK || en.Details["tool"] == "" {
+		if en.UserID != "alice" || en.Outcome != access.OutcomeOK || en.Details["tool"] == "" {
 			t.Errorf("audit entry %+v", en)
 		}
 		b, _ := json.Marshal(en)

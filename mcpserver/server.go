@@ -51,8 +51,8 @@ type Options struct {
 	MCPPath string
 	// Activity feeds get_workspace_activity. Default an empty feed.
 	Activity Activity
-	// Audit records every tool call. Default none.
-	Audit dataexec.AuditSink
+	// Audit records every tool call (ActionToolCall). Default none.
+	Audit access.AuditSink
 	// MaxBodyBytes caps a request body. Default 1 MiB.
 	MaxBodyBytes int64
 	// DisableLocalhostProtection turns off the go-sdk's DNS-rebinding
@@ -68,6 +68,7 @@ type Options struct {
 // Server is the MCP server. It is an http.Handler for the MCP endpoint.
 type Server struct {
 	exec     *dataexec.Executor
+	audit    *access.Auditor
 	gate     *access.Gate
 	authn    Authenticate
 	opts     Options
@@ -104,6 +105,7 @@ func New(exec *dataexec.Executor, gate *access.Gate, authn Authenticate, opts *O
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	s.audit = access.NewAuditor(o.Audit, o.Logger, o.Now)
 	s.metadata = o.BaseURL + "/.well-known/oauth-protected-resource" + o.MCPPath
 
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "askbi", Version: "0.1.0"}, &mcp.ServerOptions{
@@ -148,6 +150,10 @@ func (s *Server) ResourceMetadataHandler() http.Handler {
 		ResourceName:           "askbi MCP server",
 	})
 }
+
+// ActionToolCall is the audit action of an MCP tool call; its details
+// name the tool, never argument values.
+const ActionToolCall = "mcp.tool_call"
 
 const principalKey = "askbi.principal"
 
@@ -199,7 +205,9 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				// A hidden tool answers exactly like an unknown one.
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
 			}
-			began := s.opts.Now()
+			target := access.Team(p.TeamID)
+			var outcome error // the call's outcome, for the audit log
+			defer s.audit.Track(ctx, p, ActionToolCall, &target, map[string]string{"tool": name})(&outcome)
 			var res mcp.Result
 			live, err := s.gate.Begin(ctx, p)
 			if err != nil {
@@ -207,37 +215,20 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			} else {
 				res, err = next(access.NewContext(ctx, live), method, req)
 			}
-			outcome := dataexec.OutcomeOK
 			if r, ok := res.(*mcp.CallToolResult); ok && err == nil && r.IsError {
 				if r.StructuredContent == nil {
 					// The SDK's own input-schema failures come as text only.
 					*r = *errorResult(askbi.Errorf(askbi.InvalidArgument, "%s", schemaMessage(r.Content)))
 				}
 				if te, ok := r.StructuredContent.(toolError); ok {
-					outcome = te.Code
+					outcome = askbi.E(askbi.Code(te.Code))
 				}
 			} else if err != nil {
-				outcome = string(askbi.Internal)
+				outcome = err
 			}
-			s.audit(ctx, p, name, outcome, s.opts.Now().Sub(began))
 			return res, err
 		}
 		return next(ctx, method, req)
-	}
-}
-
-func (s *Server) audit(ctx context.Context, p access.Principal, tool, outcome string, d time.Duration) {
-	if s.opts.Audit == nil {
-		return
-	}
-	err := s.opts.Audit.Record(context.WithoutCancel(ctx), dataexec.AuditEntry{
-		Time: s.opts.Now(), Action: "mcp.tool_call", UserID: p.UserID, TeamID: p.TeamID,
-		Auth: p.Auth, CredentialID: p.CredentialID,
-		Target:  access.Entity{Type: access.TypeTeam, ID: p.TeamID, TeamID: p.TeamID},
-		Outcome: outcome, Duration: d, Details: map[string]string{"tool": tool},
-	})
-	if err != nil {
-		s.opts.Logger.Error("mcpserver: audit", "tool", tool, "err", err)
 	}
 }
 

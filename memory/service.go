@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 	"unicode"
@@ -21,27 +22,14 @@ type Item struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// Audit actions, one per kind of change.
+// Audit actions (access.AuditEntry.Action), one per kind of change. The
+// entries never hold memory text.
 const (
 	ActionAdd       = "memory.add"
 	ActionEdit      = "memory.edit"
 	ActionDelete    = "memory.delete"
 	ActionDeleteAll = "memory.delete_all"
 )
-
-// OutcomeOK is the Outcome of a successful change; a failed one records its
-// error code.
-const OutcomeOK = "ok"
-
-// AuditEvent is one attempted change. It never holds memory text.
-type AuditEvent struct {
-	Time     time.Time
-	Action   string // ActionAdd, ActionEdit, ActionDelete or ActionDeleteAll
-	UserID   string
-	TeamID   string
-	MemoryID string // empty for ActionDeleteAll and for a failed add
-	Outcome  string // OutcomeOK or an askbi error code
-}
 
 // Options configures a Service. The zero value is valid.
 type Options struct {
@@ -51,11 +39,13 @@ type Options struct {
 	// Policy decides whether ForModel may return memories. Default: never,
 	// so a host must opt in to sending memory to an external model.
 	Policy Policy
-	// Audit, when set, is called once after every attempted change (add,
-	// edit, delete, delete all), successful or not, with a context that is
-	// never cancelled. Hosts typically adapt it onto their audit log. It
-	// must not block for long; its failures are its own to log.
-	Audit func(ctx context.Context, e AuditEvent)
+	// Audit records every attempted change (add, edit, delete, delete
+	// all), successful or not, as an entry whose target is the memory
+	// (access.TypeMemory; no ID for delete all and a failed add). Default
+	// none.
+	Audit access.AuditSink
+	// Logger logs audit failures. Default slog.Default().
+	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 }
@@ -94,7 +84,7 @@ type Service struct {
 	gate   *access.Gate
 	limits Limits
 	policy Policy
-	audit  func(context.Context, AuditEvent)
+	audit  *access.Auditor
 	now    func() time.Time
 }
 
@@ -106,13 +96,14 @@ func NewService(store Store, keys Keyring, gate *access.Gate, opts *Options) *Se
 		o = *opts
 	}
 	s := &Service{store: store, keys: keys, gate: gate, limits: o.Limits.withDefaults(),
-		policy: o.Policy, audit: o.Audit, now: o.Now}
+		policy: o.Policy, now: o.Now}
 	if s.policy == nil {
 		s.policy = StaticPolicy(false)
 	}
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.audit = access.NewAuditor(o.Audit, o.Logger, s.now)
 	return s
 }
 
@@ -139,24 +130,18 @@ func (s *Service) List(ctx context.Context, p access.Principal) (_ []Item, err e
 // Limits.MaxTotalChars; Unauthenticated or Forbidden for the principal; and
 // Internal.
 func (s *Service) Add(ctx context.Context, p access.Principal, text string) (item Item, err error) {
-	defer func() { s.record(ctx, ActionAdd, p, item.ID, err) }()
+	target := access.Entity{Type: access.TypeMemory, TeamID: p.TeamID}
+	defer s.audit.Track(ctx, p, ActionAdd, &target, nil)(&err)
 	defer askbi.Wrap(&err, "memory.Service.Add")
-	o, err := s.owner(ctx, p)
-	if err != nil {
-		return Item{}, err
-	}
-	text, chars, err := s.normalize(text)
-	if err != nil {
-		return Item{}, err
-	}
 	now := s.timestamp()
-	row := Sealed{ID: newID(), CreatedAt: now, UpdatedAt: now}
-	if err := seal(s.keys, o, &row, text, chars); err != nil {
-		return Item{}, sealError(err)
+	o, row, text, err := s.prepare(ctx, p, Sealed{ID: newID(), CreatedAt: now, UpdatedAt: now}, text)
+	if err != nil {
+		return Item{}, err
 	}
 	if err := s.store.Add(ctx, o, row, s.limits); err != nil {
 		return Item{}, err
 	}
+	target.ID = row.ID
 	return Item{ID: row.ID, Text: text, CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt}, nil
 }
 
@@ -167,19 +152,12 @@ func (s *Service) Add(ctx context.Context, p access.Principal, text string) (ite
 // Limits.MaxTotalChars; InvalidArgument, Unauthenticated, Forbidden and
 // Internal as Add. Nothing changes on error.
 func (s *Service) Edit(ctx context.Context, p access.Principal, id, text string) (item Item, err error) {
-	defer func() { s.record(ctx, ActionEdit, p, id, err) }()
+	target := access.Entity{Type: access.TypeMemory, ID: id, TeamID: p.TeamID}
+	defer s.audit.Track(ctx, p, ActionEdit, &target, nil)(&err)
 	defer askbi.Wrap(&err, "memory.Service.Edit")
-	o, err := s.owner(ctx, p)
+	o, row, text, err := s.prepare(ctx, p, Sealed{ID: id, UpdatedAt: s.timestamp()}, text)
 	if err != nil {
 		return Item{}, err
-	}
-	text, chars, err := s.normalize(text)
-	if err != nil {
-		return Item{}, err
-	}
-	row := Sealed{ID: id, UpdatedAt: s.timestamp()}
-	if err := seal(s.keys, o, &row, text, chars); err != nil {
-		return Item{}, sealError(err)
 	}
 	stored, err := s.store.Update(ctx, o, row, s.limits)
 	if err != nil {
@@ -188,11 +166,29 @@ func (s *Service) Edit(ctx context.Context, p access.Principal, id, text string)
 	return Item{ID: stored.ID, Text: text, CreatedAt: stored.CreatedAt, UpdatedAt: stored.UpdatedAt}, nil
 }
 
+// prepare resolves the owner, normalizes text and seals it into row: what
+// Add and Edit do before they store.
+func (s *Service) prepare(ctx context.Context, p access.Principal, row Sealed, text string) (Owner, Sealed, string, error) {
+	o, err := s.owner(ctx, p)
+	if err != nil {
+		return Owner{}, Sealed{}, "", err
+	}
+	text, chars, err := s.normalize(text)
+	if err != nil {
+		return Owner{}, Sealed{}, "", err
+	}
+	if err := seal(s.keys, o, &row, text, chars); err != nil {
+		return Owner{}, Sealed{}, "", sealError(err)
+	}
+	return o, row, text, nil
+}
+
 // Delete removes the caller's memory id. It returns NotFound for an unknown
 // id or one that is not the caller's in this team, Unauthenticated,
 // Forbidden and Internal.
 func (s *Service) Delete(ctx context.Context, p access.Principal, id string) (err error) {
-	defer func() { s.record(ctx, ActionDelete, p, id, err) }()
+	target := access.Entity{Type: access.TypeMemory, ID: id, TeamID: p.TeamID}
+	defer s.audit.Track(ctx, p, ActionDelete, &target, nil)(&err)
 	defer askbi.Wrap(&err, "memory.Service.Delete")
 	o, err := s.owner(ctx, p)
 	if err != nil {
@@ -205,7 +201,8 @@ func (s *Service) Delete(ctx context.Context, p access.Principal, id string) (er
 // else's, and returns how many it removed. It returns Unauthenticated,
 // Forbidden and Internal.
 func (s *Service) DeleteAll(ctx context.Context, p access.Principal) (n int, err error) {
-	defer func() { s.record(ctx, ActionDeleteAll, p, "", err) }()
+	target := access.Entity{Type: access.TypeMemory, TeamID: p.TeamID}
+	defer s.audit.Track(ctx, p, ActionDeleteAll, &target, nil)(&err)
 	defer askbi.Wrap(&err, "memory.Service.DeleteAll")
 	o, err := s.owner(ctx, p)
 	if err != nil {
@@ -311,18 +308,6 @@ func (s *Service) normalize(text string) (string, int, error) {
 
 // timestamp is now in UTC at the microsecond precision SQL stores keep.
 func (s *Service) timestamp() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
-
-func (s *Service) record(ctx context.Context, action string, p access.Principal, id string, err error) {
-	if s.audit == nil {
-		return
-	}
-	outcome := OutcomeOK
-	if err != nil {
-		outcome = string(askbi.ErrorCode(err))
-	}
-	s.audit(context.WithoutCancel(ctx), AuditEvent{Time: s.now().UTC(), Action: action,
-		UserID: p.UserID, TeamID: p.TeamID, MemoryID: id, Outcome: outcome})
-}
 
 func sealError(err error) error {
 	return &askbi.Error{Code: askbi.Internal, Message: "the memory could not be saved", Err: fmt.Errorf("seal: %w", err)}

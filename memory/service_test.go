@@ -56,14 +56,7 @@ type env struct {
 	store *memory.MemoryStore
 	clock *clock
 
-	mu     sync.Mutex
-	events []memory.AuditEvent
-}
-
-func (e *env) Events() []memory.AuditEvent {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return append([]memory.AuditEvent(nil), e.events...)
+	audit *access.MemoryAudit
 }
 
 // MustKeyring returns a keyring of deterministic keys (SHA-256 of each ID)
@@ -103,13 +96,8 @@ func MustEnv(tb testing.TB, opts memory.Options) *env {
 // MustEnvWith is MustEnv over store and keys.
 func MustEnvWith(tb testing.TB, store *memory.MemoryStore, keys memory.Keyring, opts memory.Options) *env {
 	tb.Helper()
-	e := &env{store: store, clock: &clock{t: t0}}
-	opts.Now = e.clock.Now
-	opts.Audit = func(_ context.Context, ev memory.AuditEvent) {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		e.events = append(e.events, ev)
-	}
+	e := &env{store: store, clock: &clock{t: t0}, audit: access.NewMemoryAudit(0)}
+	opts.Now, opts.Audit = e.clock.Now, e.audit
 	e.svc = memory.NewService(store, keys, access.NewGate(access.NewChecker(MustDirectory(tb), nil), unlimited), &opts)
 	return e
 }
@@ -569,15 +557,19 @@ func TestAuditHoldsNoText(t *testing.T) {
 		t.Fatal(err)
 	}
 	t1 := t0.Add(time.Minute)
-	want := []memory.AuditEvent{
-		{Time: t0, Action: memory.ActionAdd, UserID: "alice", TeamID: "acme", MemoryID: it.ID, Outcome: memory.OutcomeOK},
-		{Time: t1, Action: memory.ActionAdd, UserID: "alice", TeamID: "acme", Outcome: "invalid_argument"},
-		{Time: t1, Action: memory.ActionEdit, UserID: "alice", TeamID: "acme", MemoryID: it.ID, Outcome: memory.OutcomeOK},
-		{Time: t1, Action: memory.ActionEdit, UserID: "bob", TeamID: "acme", MemoryID: it.ID, Outcome: "not_found"},
-		{Time: t1, Action: memory.ActionDelete, UserID: "alice", TeamID: "acme", MemoryID: it.ID, Outcome: memory.OutcomeOK},
-		{Time: t1, Action: memory.ActionDeleteAll, UserID: "alice", TeamID: "acme", Outcome: memory.OutcomeOK},
+	entry := func(at time.Time, action, user, id, outcome string) access.AuditEntry {
+		return access.AuditEntry{Time: at, Action: action, UserID: user, TeamID: "acme", Auth: access.AuthSession,
+			Target: access.Entity{Type: access.TypeMemory, ID: id, TeamID: "acme"}, Outcome: outcome}
 	}
-	got := e.Events()
+	want := []access.AuditEntry{
+		entry(t0, memory.ActionAdd, "alice", it.ID, access.OutcomeOK),
+		entry(t1, memory.ActionAdd, "alice", "", "invalid_argument"),
+		entry(t1, memory.ActionEdit, "alice", it.ID, access.OutcomeOK),
+		entry(t1, memory.ActionEdit, "bob", it.ID, "not_found"),
+		entry(t1, memory.ActionDelete, "alice", it.ID, access.OutcomeOK),
+		entry(t1, memory.ActionDeleteAll, "alice", "", access.OutcomeOK),
+	}
+	got := e.audit.Entries()
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("audit mismatch (-want +got):\n%s", diff)
 	}

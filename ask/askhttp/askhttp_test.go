@@ -204,7 +204,7 @@ func TestApprove(t *testing.T) {
 	if got := ts.MustDashboards(t, alice, "acme"); slices.Contains(got, "Revenue") {
 		t.Errorf("the Revenue dashboard is still there: %v", got)
 	}
-	if n := ts.auditCount(dataexec.ActionDashboardDelete, dataexec.OutcomeOK); n != 1 {
+	if n := ts.auditCount(dataexec.ActionDashboardDelete, access.OutcomeOK); n != 1 {
 		t.Errorf("%d dashboard deletions audited, want 1", n)
 	}
 
@@ -213,7 +213,7 @@ func TestApprove(t *testing.T) {
 	if diff := cmp.Diff([]string{"tool.completed", "request.completed"}, chattest.Types(events)); diff != "" {
 		t.Errorf("retry event types mismatch (-want +got):\n%s", diff)
 	}
-	if n := ts.auditCount(dataexec.ActionDashboardDelete, dataexec.OutcomeOK) + ts.auditCount(dataexec.ActionDashboardDelete, "not_found"); n != 1 {
+	if n := ts.auditCount(dataexec.ActionDashboardDelete, access.OutcomeOK) + ts.auditCount(dataexec.ActionDashboardDelete, "not_found"); n != 1 {
 		t.Errorf("%d dashboard deletions audited after the retry, want 1", n)
 	}
 	// Rejecting a consumed approval is invalid.
@@ -250,7 +250,7 @@ func TestReject(t *testing.T) {
 	if got := ts.MustDashboards(t, alice, "acme"); !slices.Contains(got, "Revenue") {
 		t.Error("the Revenue dashboard is gone")
 	}
-	if n := ts.auditCount(dataexec.ActionDashboardDelete, dataexec.OutcomeOK); n != 0 {
+	if n := ts.auditCount(dataexec.ActionDashboardDelete, access.OutcomeOK); n != 0 {
 		t.Errorf("%d deletions audited", n)
 	}
 	var view ask.View
@@ -304,7 +304,7 @@ func TestAddToDashboard(t *testing.T) {
 			t.Errorf("the preview is not shown as saved: %s", r.Result)
 		}
 	}
-	if n := ts.auditCount(dataexec.ActionChartPlace, dataexec.OutcomeOK); n != 1 {
+	if n := ts.auditCount(dataexec.ActionChartPlace, access.OutcomeOK); n != 1 {
 		t.Errorf("%d chart placements audited, want 1", n)
 	}
 }

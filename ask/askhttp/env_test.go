@@ -1,7 +1,6 @@
 package askhttp_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -9,7 +8,6 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -145,21 +143,8 @@ type config struct {
 // testServer is askhttp over the workspace, behind a real HTTP server.
 type testServer struct {
 	chattest.Client
-	model  ask.Provider
-	audit  *dataexec.MemoryAudit // the executor's sink
-	memlog *memoryLog            // the memory service's audit events
-}
-
-// memoryLog records memory.AuditEvents.
-type memoryLog struct {
-	mu     sync.Mutex
-	events []memory.AuditEvent
-}
-
-func (l *memoryLog) Events() []memory.AuditEvent {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]memory.AuditEvent(nil), l.events...)
+	model ask.Provider
+	audit *access.MemoryAudit // the one audit log of the executor and memory
 }
 
 // MustServer builds the workspace with the SDK, serves askhttp.New over it
@@ -174,7 +159,7 @@ func MustServer(tb testing.TB, edit func(*config)) *testServer {
 	log := slog.New(slog.NewTextHandler(tb.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
 	dir, cat := access.NewMemoryDirectory(), dataexec.NewMemoryCatalog()
 	src := dataexec.NewTableSource(seed(dir, cat, time.Now()))
-	ts := &testServer{model: cfg.provider, audit: dataexec.NewMemoryAudit(10000), memlog: &memoryLog{}}
+	ts := &testServer{model: cfg.provider, audit: access.NewMemoryAudit(10000)}
 	gate := access.NewGate(access.NewChecker(dir, &access.CheckerOptions{Withdraw: cfg.withdraw}), cfg.limiter)
 	exec := dataexec.NewExecutor(cat, dataexec.SourceMap{"conn_acme_wh": src, "conn_globex_wh": src},
 		&dataexec.Options{Audit: ts.audit, Logger: log})
@@ -184,11 +169,7 @@ func MustServer(tb testing.TB, edit func(*config)) *testServer {
 		tb.Fatal(err)
 	}
 	memories := memory.NewService(memory.NewMemoryStore(), keyring, gate, &memory.Options{Policy: memory.StaticPolicy(true),
-		Audit: func(_ context.Context, e memory.AuditEvent) {
-			ts.memlog.mu.Lock()
-			ts.memlog.events = append(ts.memlog.events, e)
-			ts.memlog.mu.Unlock()
-		}})
+		Audit: ts.audit, Logger: log})
 	tools, err := ask.NewRegistry(ask.ProductTools(exec)...)
 	if err != nil {
 		tb.Fatal(err)

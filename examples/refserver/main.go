@@ -193,7 +193,7 @@ type app struct {
 	mcp       *mcpserver.Server
 	creds     credentials
 	closers   []func() error
-	audit     *dataexec.MemoryAudit
+	audit     *access.MemoryAudit
 	executor  *dataexec.Executor
 	assistant *ask.Assistant
 	memory    *memory.Service
@@ -281,14 +281,14 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	if err != nil {
 		return nil, err
 	}
-	a.audit = dataexec.NewMemoryAudit(10000)
+	a.audit = access.NewMemoryAudit(10000)
 	checker := access.NewChecker(dir, &access.CheckerOptions{Withdraw: withdraw})
 	gate := access.NewGate(checker, cfg.limiterOverride)
 	a.gate = gate
 	a.executor = dataexec.NewExecutor(catalog, sources, &dataexec.Options{Audit: a.audit, Logger: log})
 	a.keys = access.NewKeys(keyStore, dir, nil)
 	a.mcp = mcpserver.New(a.executor, gate, a.keys.Verify, &mcpserver.Options{BaseURL: base, Activity: activity, Audit: a.audit, Logger: log})
-	a.memory = memory.NewService(memories, keyring, gate, &memory.Options{Policy: policy, Audit: memoryAudit(a.audit, log)})
+	a.memory = memory.NewService(memories, keyring, gate, &memory.Options{Policy: policy, Audit: a.audit, Logger: log})
 	tools, err := ask.NewRegistry(ask.ProductTools(a.executor)...)
 	if err != nil {
 		return nil, err
@@ -459,23 +459,6 @@ func devMemoryKey(path string) ([]byte, error) {
 		return nil, err
 	}
 	return k, f.Close()
-}
-
-// typeMemory is the audit target type of memory changes.
-const typeMemory access.EntityType = "memory"
-
-// memoryAudit records memory changes on the executor's audit sink, without
-// their text. Memory is managed only in a product session.
-func memoryAudit(sink dataexec.AuditSink, log *slog.Logger) func(context.Context, memory.AuditEvent) {
-	return func(ctx context.Context, e memory.AuditEvent) {
-		entry := dataexec.AuditEntry{
-			Time: e.Time, Action: e.Action, UserID: e.UserID, TeamID: e.TeamID, Auth: access.AuthSession,
-			Target: access.Entity{Type: typeMemory, ID: e.MemoryID, TeamID: e.TeamID}, Outcome: e.Outcome,
-		}
-		if err := sink.Record(ctx, entry); err != nil {
-			log.ErrorContext(ctx, "refserver: memory audit", "action", e.Action, "err", err)
-		}
-	}
 }
 
 // openPostgres opens the state database and prepares the demo warehouse,

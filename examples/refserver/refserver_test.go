@@ -24,7 +24,6 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
-	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/internal/pgtest"
 	"github.com/askbi/askbi/memory"
 )
@@ -287,9 +286,9 @@ func TestMemoryAudit(t *testing.T) {
 	var added struct{ Item memory.Item }
 	ta.MustDo(t, http.StatusCreated, "POST", "/ai/memory", alice, map[string]string{"text": "I report in EUR"}, &added)
 	ta.MustDo(t, http.StatusNotFound, "PUT", "/ai/memory/"+added.Item.ID, bob, map[string]string{"text": "Fiscal year starts in April"}, nil)
-	var got []dataexec.AuditEntry
+	var got []access.AuditEntry
 	for _, e := range ta.audit.Entries() {
-		if e.Target.Type != typeMemory {
+		if e.Target.Type != access.TypeMemory {
 			continue
 		}
 		j, _ := json.Marshal(e)
@@ -299,14 +298,14 @@ func TestMemoryAudit(t *testing.T) {
 		if e.Time.IsZero() {
 			t.Errorf("audit entry without a time: %+v", e)
 		}
-		e.Time = time.Time{}
+		e.Time, e.Duration = time.Time{}, 0 // durations are real now
 		got = append(got, e)
 	}
-	want := []dataexec.AuditEntry{
+	want := []access.AuditEntry{
 		{Action: memory.ActionAdd, UserID: "alice", TeamID: "acme", Auth: access.AuthSession,
-			Target: access.Entity{Type: typeMemory, ID: added.Item.ID, TeamID: "acme"}, Outcome: memory.OutcomeOK},
+			Target: access.Entity{Type: access.TypeMemory, ID: added.Item.ID, TeamID: "acme"}, Outcome: access.OutcomeOK},
 		{Action: memory.ActionEdit, UserID: "bob", TeamID: "acme", Auth: access.AuthSession,
-			Target: access.Entity{Type: typeMemory, ID: added.Item.ID, TeamID: "acme"}, Outcome: string(askbi.NotFound)},
+			Target: access.Entity{Type: access.TypeMemory, ID: added.Item.ID, TeamID: "acme"}, Outcome: string(askbi.NotFound)},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("memory audit mismatch (-want +got):\n%s", diff)
