@@ -6,45 +6,94 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/dataexec"
 )
+
+// chartOfRun returns the chart result a tool run produced, if any.
+func chartOfRun(r ToolRun) (dataexec.ChartResult, bool) {
+	var cr dataexec.ChartResult
+	if len(r.Result) == 0 || json.Unmarshal(r.Result, &cr) != nil || cr.Chart.Type != access.TypeChart || cr.Chart.ID == "" {
+		return dataexec.ChartResult{}, false
+	}
+	return cr, true
+}
+
+// resultOf checks that chartID is one of the chart results of
+// conversation id of live principal p.
+func (a *Assistant) resultOf(ctx context.Context, p access.Principal, id, chartID string) (Conversation, error) {
+	conv, err := a.owned(ctx, p, id)
+	if err != nil {
+		return Conversation{}, err
+	}
+	runs, err := a.convs.ToolRuns(ctx, conv.ID)
+	if err != nil {
+		return Conversation{}, err
+	}
+	for _, r := range runs {
+		if cr, ok := chartOfRun(r); ok && cr.Chart.ID == chartID {
+			return conv, nil
+		}
+	}
+	return Conversation{}, askbi.Errorf(askbi.NotFound, "chart not found in this conversation")
+}
 
 // AddPreviewToDashboard is the direct action on a chart result: it never
 // goes through the model. The conversation must be p's and the chart must
 // be one of its results; placing uses the executor's normal chart-save
 // path (access, validation, audit), and the preview is updated in place,
 // so every copy of it in the conversation shows as saved.
-func (a *Assistant) AddPreviewToDashboard(ctx context.Context, p access.Principal, conversationID, chartID, dashboardID string) (_ ChartResult, err error) {
+func (a *Assistant) AddPreviewToDashboard(ctx context.Context, p access.Principal, conversationID, chartID, dashboardID string) (_ dataexec.ChartResult, err error) {
 	defer askbi.Wrap(&err, "ask.Assistant.AddPreviewToDashboard")
 	live, err := a.begin(ctx, p)
 	if err != nil {
-		return ChartResult{}, err
+		return dataexec.ChartResult{}, err
 	}
-	conv, err := a.owned(ctx, live, conversationID)
+	conv, err := a.resultOf(ctx, live, conversationID, chartID)
 	if err != nil {
-		return ChartResult{}, err
+		return dataexec.ChartResult{}, err
 	}
-	runs, err := a.convs.ToolRuns(ctx, conv.ID)
+	cr, err := dataexec.PlaceChartAction.Run(a.exec, ctx, live, dataexec.Placement{ChartID: chartID, DashboardID: dashboardID})
 	if err != nil {
-		return ChartResult{}, err
+		return dataexec.ChartResult{}, err
 	}
-	found := false
-	for _, r := range runs {
-		var cr ChartResult
-		if json.Unmarshal(r.Result, &cr) == nil && cr.Chart != nil && cr.Chart.ID == chartID {
-			found = true
-		}
-	}
-	if !found {
-		return ChartResult{}, askbi.Errorf(askbi.NotFound, "chart not found in this conversation")
-	}
-	cr, err := a.exec.PlaceChart(ctx, live, chartID, dashboardID)
-	if err != nil {
-		return ChartResult{}, err
-	}
-	res := chartResultOf(cr)
+	res := cr.WithoutData()
 	now := a.o.Now().UTC()
 	b, _ := json.Marshal(res)
-	run := ToolRun{CallID: newID("act"), ConversationID: conv.ID, Tool: "add_preview_to_dashboard", Label: "Added chart to dashboard",
+	run := ToolRun{CallID: newID("act"), ConversationID: conv.ID, Tool: dataexec.PlaceChartAction.Name, Label: "Added chart to dashboard",
 		State: RunCompleted, Result: b, CreatedAt: now, UpdatedAt: now}
 	return res, a.convs.SaveToolRun(ctx, run)
+}
+
+// Chart returns one of the chart results of a conversation with its data
+// (labels and series, built by the executor as for any chart read), for a
+// client to draw. The conversation must be p's and the chart one of its
+// results. A chart that no longer exists answers StatusUnavailable, with
+// the links to its datasets that still exist, not an error.
+func (a *Assistant) Chart(ctx context.Context, p access.Principal, conversationID, chartID string) (_ *dataexec.ChartResult, err error) {
+	defer askbi.Wrap(&err, "ask.Assistant.Chart")
+	live, err := a.begin(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.resultOf(ctx, live, conversationID, chartID); err != nil {
+		return nil, err
+	}
+	cr, err := dataexec.ChartDataAction.Run(a.exec, ctx, live, dataexec.ChartRun{ChartID: chartID})
+	if askbi.ErrorCode(err) != askbi.NotFound {
+		return cr, err
+	}
+	runs, err := a.convs.ToolRuns(ctx, conversationID)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		if old, ok := chartOfRun(r); ok && old.Chart.ID == chartID {
+			gone, err := a.exec.RefreshCharts(ctx, live, []dataexec.ChartResult{old})
+			if err != nil {
+				return nil, err
+			}
+			return &gone[0], nil
+		}
+	}
+	return nil, askbi.Errorf(askbi.NotFound, "chart not found in this conversation")
 }

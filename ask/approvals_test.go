@@ -3,6 +3,7 @@ package ask_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -386,8 +387,8 @@ func TestUnavailableChartKeepsDatasetLinks(t *testing.T) {
 	conv := e.MustConversation(t, alice)
 	e.MustSend(t, alice, conv, "show signups by week", nil)
 	v := e.MustOpen(t, alice, conv)
-	var cr ask.ChartResult
-	if err := json.Unmarshal(v.WorkSummary[2].Result, &cr); err != nil || cr.Chart == nil {
+	var cr dataexec.ChartResult
+	if err := json.Unmarshal(v.WorkSummary[2].Result, &cr); err != nil || cr.Chart.ID == "" {
 		t.Fatalf("chart result %s: %v", v.WorkSummary[2].Result, err)
 	}
 	if _, err := e.a.AddPreviewToDashboard(ctx, alice, conv, cr.Chart.ID, "d-growth"); err != nil {
@@ -412,4 +413,47 @@ func TestUnavailableChartKeepsDatasetLinks(t *testing.T) {
 	if cr.Status != "unavailable" || len(cr.Datasets) != 0 {
 		t.Errorf("after the dataset went: %+v", cr)
 	}
+}
+
+// TestOpenManyChartsCostsOneRequest: opening a conversation with 200 chart
+// results passes the gate once, and every result comes back fresh.
+func TestOpenManyChartsCostsOneRequest(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	now := time.Unix(0, 0)
+	limiter := access.NewMemoryRateLimiter(&access.RateOptions{Burst: 1, Rate: 0.001,
+		Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now }})
+	e := newEnv(t, nil, func(c *envConfig) { c.limiter = limiter })
+	conv := e.MustConversation(t, alice) // spends the one token
+	mu.Lock()
+	now = now.Add(time.Hour)
+	mu.Unlock()
+	for i := range 200 {
+		id := fmt.Sprintf("c-many-%03d", i)
+		e.cat.PutChart(dataexec.Chart{ID: id, TeamID: "acme", ProjectID: "growth", Name: "Old name", Type: dataexec.ChartLine,
+			DatasetID: "ds-weekly", XField: "week", YFields: []string{"signups"}})
+		// As saved when the chart was still a preview on no dashboard.
+		b, _ := json.Marshal(dataexec.ChartResult{Status: dataexec.StatusPreview,
+			Chart: dataexec.Ref{Type: access.TypeChart, ID: id, Name: "Old name"}, Datasets: []dataexec.Ref{}})
+		if err := e.convs.SaveToolRun(ctx, ask.ToolRun{CallID: "call-" + id, ConversationID: conv, TurnID: "t", Tool: "create_chart_preview",
+			Label: "Created chart preview", State: ask.RunCompleted, Result: b}); err != nil {
+			t.Fatal(err)
+		}
+		e.cat.PutChart(dataexec.Chart{ID: id, TeamID: "acme", ProjectID: "growth", DashboardID: "d-growth", Name: "New name",
+			Type: dataexec.ChartBar, DatasetID: "ds-weekly", XField: "week", YFields: []string{"signups"}})
+	}
+	v := e.MustOpen(t, alice, conv)
+	if len(v.WorkSummary) != 200 {
+		t.Fatalf("%d runs", len(v.WorkSummary))
+	}
+	for _, r := range v.WorkSummary {
+		var cr dataexec.ChartResult
+		if err := json.Unmarshal(r.Result, &cr); err != nil || cr.Status != dataexec.StatusSaved || cr.Chart.Name != "New name" ||
+			cr.ChartType != dataexec.ChartBar || len(cr.Datasets) != 1 || cr.Dashboard == nil {
+			t.Fatalf("stale result %s (%v)", r.Result, err)
+		}
+	}
+	// That was the one request the budget allowed.
+	_, err := e.a.Open(ctx, alice, conv)
+	mustCode(t, err, askbi.RateLimited)
 }

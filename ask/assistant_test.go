@@ -51,8 +51,8 @@ func TestShowSignupsByWeek(t *testing.T) {
 	if diff := cmp.Diff([]string{"Searched the workspace: completed", "Previewed data: completed", "Created chart preview: completed"}, labels(v.WorkSummary)); diff != "" {
 		t.Errorf("work summary mismatch (-want +got):\n%s", diff)
 	}
-	var cr ask.ChartResult
-	if err := json.Unmarshal(v.WorkSummary[2].Result, &cr); err != nil || cr.Status != "preview" || cr.Chart == nil || len(cr.Datasets) != 1 || cr.Datasets[0].ID != "ds-weekly" {
+	var cr dataexec.ChartResult
+	if err := json.Unmarshal(v.WorkSummary[2].Result, &cr); err != nil || cr.Status != "preview" || cr.Chart.ID == "" || len(cr.Datasets) != 1 || cr.Datasets[0].ID != "ds-weekly" {
 		t.Fatalf("chart result %s: %v", v.WorkSummary[2].Result, err)
 	}
 	if c, err := e.cat.Chart(context.Background(), cr.Chart.ID); err != nil || c.Type != dataexec.ChartLine || c.DashboardID != "" {
@@ -408,7 +408,7 @@ func TestDirectAddPreview(t *testing.T) {
 	// The same chart shows twice: as the tool's result, and as the direct
 	// action's.
 	v := e.MustOpen(t, bob, conv)
-	var cr ask.ChartResult
+	var cr dataexec.ChartResult
 	json.Unmarshal(v.WorkSummary[2].Result, &cr)
 	chartID := cr.Chart.ID
 
@@ -442,7 +442,7 @@ func TestDirectAddPreview(t *testing.T) {
 	}
 	v = e.MustOpen(t, bob, conv)
 	for _, r := range v.WorkSummary {
-		if json.Unmarshal(r.Result, &cr) == nil && cr.Chart != nil && cr.Status != "saved" {
+		if json.Unmarshal(r.Result, &cr) == nil && cr.Chart.ID != "" && cr.Status != "saved" {
 			t.Errorf("a copy of the chart shows %q", cr.Status)
 		}
 	}

@@ -135,8 +135,8 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range runs {
-		v.WorkSummary = append(v.WorkSummary, a.refreshChart(ctx, live, r))
+	if v.WorkSummary, err = a.refreshCharts(ctx, live, runs); err != nil {
+		return nil, err
 	}
 	pending, err := a.approvals.Pending(ctx, conv.ID, a.o.Now())
 	if err != nil {
@@ -150,38 +150,29 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 	return v, nil
 }
 
-// refreshChart re-resolves a run's chart result against the catalog.
-func (a *Assistant) refreshChart(ctx context.Context, p access.Principal, r ToolRun) ToolRun {
-	var cr ChartResult
-	if len(r.Result) == 0 || json.Unmarshal(r.Result, &cr) != nil || cr.Chart == nil {
-		return r
+// refreshCharts re-resolves the chart results of runs, all in one
+// executor call, so opening a conversation with hundreds of charts costs
+// one request.
+func (a *Assistant) refreshCharts(ctx context.Context, p access.Principal, runs []ToolRun) ([]ToolRun, error) {
+	var at []int
+	var saved []dataexec.ChartResult
+	for i, r := range runs {
+		if cr, ok := chartOfRun(r); ok {
+			at, saved = append(at, i), append(saved, cr)
+		}
 	}
-	cur, err := a.exec.Chart(ctx, p, cr.Chart.ID)
-	switch {
-	case err == nil:
-		cr = chartResultOf(cur)
-	case askbi.ErrorCode(err) == askbi.NotFound:
-		// The chart is gone; the links to its datasets that still exist
-		// stay.
-		ents := make([]access.Entity, len(cr.Datasets))
-		for i, d := range cr.Datasets {
-			ents[i] = access.Entity{Type: access.TypeDataset, ID: d.ID}
-		}
-		refs, err := a.exec.Resolve(ctx, p, ents)
-		if err != nil {
-			return r
-		}
-		cr = ChartResult{Status: "unavailable", Chart: cr.Chart, Datasets: []dataexec.Ref{}, Type: cr.Type}
-		for _, ref := range refs {
-			if ref != nil {
-				cr.Datasets = append(cr.Datasets, *ref)
-			}
-		}
-	default:
-		return r
+	if len(saved) == 0 {
+		return append([]ToolRun{}, runs...), nil
 	}
-	r.Result, _ = json.Marshal(cr)
-	return r
+	now, err := a.exec.RefreshCharts(ctx, p, saved)
+	if err != nil {
+		return nil, err
+	}
+	out := append([]ToolRun{}, runs...)
+	for j, i := range at {
+		out[i].Result, _ = json.Marshal(now[j])
+	}
+	return out, nil
 }
 
 // revalidate resolves the stored context, drops what is gone and saves

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/askbi/askbi"
-	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
 )
 
@@ -69,38 +68,16 @@ func fromAction[In, Out any](exec *dataexec.Executor, a dataexec.Action[In, Out]
 		}}
 }
 
-// ChartResult is the safe result of a chart tool: references only. The
-// client builds URLs. Status is preview, saved, or unavailable when the
-// chart no longer exists.
-type ChartResult struct {
-	Status    string             `json:"status"`
-	Chart     *dataexec.Ref      `json:"chart"`
-	Datasets  []dataexec.Ref     `json:"datasets"`
-	Dashboard *dataexec.Ref      `json:"dashboard"`
-	Type      dataexec.ChartType `json:"chart_type,omitempty"`
-}
-
-func chartResultOf(cr *dataexec.ChartResult) ChartResult {
-	return ChartResult{
-		Status:    string(cr.Status),
-		Chart:     &dataexec.Ref{Type: access.TypeChart, ID: cr.Chart.ID, Name: cr.Chart.Name, ProjectID: cr.Chart.ProjectID},
-		Datasets:  cr.Datasets,
-		Dashboard: cr.Dashboard,
-		Type:      cr.Chart.Type,
-	}
-}
-
 // chartOutput shapes a chart action's result: the safe references for the
 // client, and their counts for the model.
 func chartOutput(verb string) func(*dataexec.ChartResult) Output {
 	return func(cr *dataexec.ChartResult) Output {
-		res := chartResultOf(cr)
-		data := map[string]any{"chart": res.Chart, "status": res.Status, "chart_type": res.Type, "dashboard": res.Dashboard}
+		data := map[string]any{"chart": cr.Chart, "status": cr.Status, "chart_type": cr.ChartType, "dashboard": cr.Dashboard}
 		if cr.Data != nil {
 			data["points"] = len(cr.Data.Labels)
 			data["series"] = len(cr.Data.Series)
 		}
-		return Output{Summary: fmt.Sprintf("%s chart %q", verb, cr.Chart.Name), Data: data, Result: res}
+		return Output{Summary: fmt.Sprintf("%s chart %q", verb, cr.Chart.Name), Data: data, Result: cr.WithoutData()}
 	}
 }
 

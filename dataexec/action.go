@@ -243,11 +243,15 @@ type Explored struct {
 // others, then runs UpdateChart (same rights, checks and audit).
 func (e *Executor) ChangeChart(ctx context.Context, p access.Principal, in ChartChange) (_ *ChartResult, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.ChangeChart")
-	cur, err := e.Chart(ctx, p, in.ChartID)
+	live, err := e.begin(p, len(in.ChartID))
 	if err != nil {
 		return nil, err
 	}
-	spec := chartSpec(cur.Chart)
+	cur, err := load(ctx, live, access.TypeChart, e.catalog.Chart, in.ChartID, access.RightRead)
+	if err != nil {
+		return nil, err
+	}
+	spec := chartSpec(cur)
 	if in.Name != "" {
 		spec.Name = in.Name
 	}

@@ -55,6 +55,9 @@ type ChartStatus string
 const (
 	StatusPreview ChartStatus = "preview"
 	StatusSaved   ChartStatus = "saved"
+	// StatusUnavailable is a chart that no longer exists or is out of
+	// reach, as a chart result reports it.
+	StatusUnavailable ChartStatus = "unavailable"
 )
 
 // Chart draws one dataset. A chart with no DashboardID is a temporary

@@ -327,12 +327,12 @@ func (g gated) DeleteDashboard(ctx context.Context, p access.Principal, id strin
 	return g.x.DeleteDashboard(ctx, p, id)
 }
 
-func (g gated) Chart(ctx context.Context, p access.Principal, id string) (*dataexec.ChartResult, error) {
+func (g gated) RefreshCharts(ctx context.Context, p access.Principal, saved []dataexec.ChartResult) ([]dataexec.ChartResult, error) {
 	p, err := g.gate.Begin(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	return g.x.Chart(ctx, p, id)
+	return g.x.RefreshCharts(ctx, p, saved)
 }
 
 func (g gated) Search(ctx context.Context, p access.Principal, q dataexec.SearchQuery) ([]dataexec.Ref, error) {

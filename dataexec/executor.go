@@ -169,14 +169,27 @@ type Params struct {
 	Refresh bool `json:"refresh,omitempty"`
 }
 
-// ChartResult is a chart with safe references to its datasets and
-// dashboard, and its data when the call built it.
+// ChartResult is the one safe result of every chart action, for both
+// adapters and the client: references only (the client builds URLs from
+// them), and the chart's data when the call built it. Status is
+// StatusUnavailable when the chart is gone; its datasets that still exist
+// stay listed.
 type ChartResult struct {
-	Status    ChartStatus `json:"status"`
-	Chart     Chart       `json:"chart"`
-	Datasets  []Ref       `json:"datasets"`
-	Dashboard *Ref        `json:"dashboard"` // nil for a preview
-	Data      *ChartData  `json:"data,omitempty"`
+	Status ChartStatus `json:"status"`
+	// Chart is the chart's reference; its Info says where it is and how it
+	// draws ("Growth overview · line chart").
+	Chart     Ref        `json:"chart"`
+	ChartType ChartType  `json:"chart_type,omitempty"`
+	Datasets  []Ref      `json:"datasets"`
+	Dashboard *Ref       `json:"dashboard"` // nil for a preview
+	Data      *ChartData `json:"data,omitempty"`
+}
+
+// WithoutData is r without its data, for the places that keep references
+// only.
+func (r ChartResult) WithoutData() ChartResult {
+	r.Data = nil
+	return r
 }
 
 // NewDataset is a dataset to save from an explored request.
@@ -879,12 +892,15 @@ func (e *Executor) sampleChart(ctx context.Context, ds Dataset, spec ChartSpec) 
 // chartResult assembles the safe references of a chart result. The
 // dashboard reference is left out unless p can see the dashboard.
 func (e *Executor) chartResult(ctx context.Context, p access.Principal, c Chart, ds Dataset, conn Connection, data *ChartData) *ChartResult {
-	r := &ChartResult{Status: c.Status(), Chart: c, Datasets: []Ref{datasetRef(ds, conn)}, Data: data}
+	row := SearchRow{Entity: c.Ref(), ChartType: c.Type}
+	r := &ChartResult{Status: c.Status(), ChartType: c.Type, Datasets: []Ref{datasetRef(ds, conn)}, Data: data}
 	if c.DashboardID != "" {
 		if d, err := e.catalog.Dashboard(ctx, c.DashboardID); err == nil && access.Sees(p, d.Ref()) {
 			r.Dashboard = &Ref{Type: access.TypeDashboard, ID: d.ID, Name: d.Name, ProjectID: d.ProjectID}
+			row.DashboardName = d.Name
 		}
 	}
+	r.Chart = Ref{Type: access.TypeChart, ID: c.ID, Name: c.Name, ProjectID: c.ProjectID, Info: infoLine(row)}
 	return r
 }
 

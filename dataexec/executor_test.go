@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
@@ -305,6 +304,8 @@ func TestChartData(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	want := &dataexec.ChartResult{
 		Status:    dataexec.StatusSaved,
+		Chart:     dataexec.Ref{Type: access.TypeChart, ID: "c-signups", Name: "Signups by day", ProjectID: "growth", Info: "Growth overview · line chart"},
+		ChartType: dataexec.ChartLine,
 		Datasets:  []dataexec.Ref{{Type: access.TypeDataset, ID: "signups", Name: "Signups", ProjectID: "growth", Info: "Warehouse · PostgreSQL"}},
 		Dashboard: &dataexec.Ref{Type: access.TypeDashboard, ID: "d-growth", Name: "Growth overview", ProjectID: "growth"},
 		Data: &dataexec.ChartData{
@@ -314,7 +315,7 @@ func TestChartData(t *testing.T) {
 			Meta:   dataexec.Meta{RowCount: 4, DataDate: t0},
 		},
 	}
-	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(dataexec.ChartResult{}, "Chart")); diff != "" {
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ChartData mismatch (-want +got):\n%s", diff)
 	}
 

@@ -256,6 +256,14 @@ func (m *MemoryCatalog) DeleteDataset(id string) {
 	delete(m.datasets, id)
 }
 
+// DeleteChart removes a chart, as the host's own UI would. Deleting an
+// unknown chart does nothing.
+func (m *MemoryCatalog) DeleteChart(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.charts, id)
+}
+
 // newID returns an unused random ID "<prefix>_<16 chars>"; m.mu is held.
 // Random, not counted, so an ID is never reused after a restart that
 // re-seeds the catalog.

@@ -122,28 +122,66 @@ func (e *Executor) DeleteDashboard(ctx context.Context, p access.Principal, dash
 	return notFoundAs(w.DeleteDashboard(ctx, d.ID), access.TypeDashboard)
 }
 
-// Chart returns a chart with safe references to its dataset and dashboard,
-// without data. It needs access.RightRead on the chart. Errors:
-// Forbidden, ScopeRequired, NotFound.
-func (e *Executor) Chart(ctx context.Context, p access.Principal, chartID string) (_ *ChartResult, err error) {
-	defer askbi.Wrap(&err, "dataexec.Executor.Chart")
-	live, err := e.begin(p, len(chartID))
+// RefreshCharts re-reads chart results saved earlier (a chat's work
+// summary) in one call, in order: each comes back as its chart stands now
+// (a preview placed since shows as saved, everywhere it appears), or, when
+// the chart was deleted or is out of p's reach, as StatusUnavailable with
+// no dashboard and only the links to its datasets that p can still read.
+// The results hold no data. Errors: those of the catalog.
+func (e *Executor) RefreshCharts(ctx context.Context, p access.Principal, saved []ChartResult) (_ []ChartResult, err error) {
+	defer askbi.Wrap(&err, "dataexec.Executor.RefreshCharts")
+	live, err := e.begin(p, 0)
 	if err != nil {
 		return nil, err
 	}
-	c, err := load(ctx, live, access.TypeChart, e.catalog.Chart, chartID, access.RightRead)
-	if err != nil {
-		return nil, err
+	out := make([]ChartResult, len(saved))
+	datasets := map[string]*Ref{} // of unavailable charts, resolved once each
+	for i, old := range saved {
+		c, err := load(ctx, live, access.TypeChart, e.catalog.Chart, old.Chart.ID, access.RightRead)
+		switch askbi.ErrorCode(err) {
+		case "":
+			cr, err := e.chartOf(ctx, live, c)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = *cr
+			continue
+		case askbi.NotFound:
+		default:
+			return nil, err
+		}
+		out[i] = ChartResult{Status: StatusUnavailable, Chart: old.Chart, ChartType: old.ChartType, Datasets: []Ref{}}
+		for _, d := range old.Datasets {
+			if _, done := datasets[d.ID]; done {
+				continue
+			}
+			ref, err := e.resolve(ctx, live, access.Entity{Type: access.TypeDataset, ID: d.ID})
+			if askbi.ErrorCode(err) != askbi.NotFound && err != nil {
+				return nil, err
+			}
+			datasets[d.ID] = ref
+		}
+		for _, d := range old.Datasets {
+			if ref := datasets[d.ID]; ref != nil {
+				out[i].Datasets = append(out[i].Datasets, *ref)
+			}
+		}
 	}
-	ds, err := load(ctx, live, access.TypeDataset, e.catalog.Dataset, c.DatasetID, access.RightRead)
+	return out, nil
+}
+
+// chartOf is the result of chart c for live principal p, without data. A
+// chart whose dataset p can no longer read stays readable, without the
+// dataset's reference.
+func (e *Executor) chartOf(ctx context.Context, p access.Principal, c Chart) (*ChartResult, error) {
+	ds, err := load(ctx, p, access.TypeDataset, e.catalog.Dataset, c.DatasetID, access.RightRead)
 	if code := askbi.ErrorCode(err); code != "" && code != askbi.NotFound && code != askbi.Forbidden {
 		return nil, err
 	} else if code != "" {
-		// The chart stays readable; its dataset reference does not.
-		r := e.chartResult(ctx, live, c, Dataset{}, Connection{}, nil)
+		r := e.chartResult(ctx, p, c, Dataset{}, Connection{}, nil)
 		r.Datasets = []Ref{}
 		return r, nil
 	}
 	conn, _ := e.catalog.Connection(ctx, ds.Request.ConnectionID)
-	return e.chartResult(ctx, live, c, ds, conn, nil), nil
+	return e.chartResult(ctx, p, c, ds, conn, nil), nil
 }

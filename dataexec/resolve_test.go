@@ -60,3 +60,65 @@ func TestDeleteDashboard(t *testing.T) {
 		t.Errorf("its chart still there: %v", err)
 	}
 }
+
+// TestRefreshCharts: saved chart results come back as their charts stand
+// now; a gone one as unavailable, with the links to its datasets that
+// still exist.
+func TestRefreshCharts(t *testing.T) {
+	e := newEnv(t, nil)
+	preview, err := e.exec.CreateChartPreview(ctx, alice, dataexec.ChartSpec{DatasetID: "signups", Name: "Draft", Type: dataexec.ChartBar,
+		XField: "country", YFields: []string{"signups"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, err := e.exec.ChartData(ctx, alice, "c-signups", dataexec.Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := dataexec.ChartResult{Status: dataexec.StatusSaved, Chart: dataexec.Ref{Type: access.TypeChart, ID: "c-ops", Name: "Tickets"},
+		Datasets: []dataexec.Ref{{Type: access.TypeDataset, ID: "tickets", Name: "Tickets"}}}
+	old := []dataexec.ChartResult{preview.WithoutData(), saved.WithoutData(), ops}
+
+	if _, err := e.exec.PlaceChart(ctx, alice, preview.Chart.ID, "d-growth"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.cat.DeleteDashboard(ctx, "d-growth"); err != nil { // takes both charts
+		t.Fatal(err)
+	}
+	got, err := e.exec.RefreshCharts(ctx, alice, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signups := dataexec.Ref{Type: access.TypeDataset, ID: "signups", Name: "Signups", ProjectID: "growth", Info: "Warehouse · PostgreSQL"}
+	want := []dataexec.ChartResult{
+		{Status: dataexec.StatusUnavailable, Chart: preview.Chart, ChartType: dataexec.ChartBar, Datasets: []dataexec.Ref{signups}},
+		{Status: dataexec.StatusUnavailable, Chart: saved.Chart, ChartType: dataexec.ChartLine, Datasets: []dataexec.Ref{signups}},
+		// Another team's chart tells nothing, not even its dataset.
+		{Status: dataexec.StatusUnavailable, Chart: ops.Chart, Datasets: []dataexec.Ref{}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("RefreshCharts mismatch (-want +got):\n%s", diff)
+	}
+
+	// A chart that still exists shows as it is now.
+	draft, err := e.exec.CreateChartPreview(ctx, alice, dataexec.ChartSpec{DatasetID: "signups", Name: "Again", Type: dataexec.ChartBar,
+		XField: "country", YFields: []string{"signups"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.cat.PutDashboard(dataexec.Dashboard{ID: "d-new", TeamID: "acme", ProjectID: "growth", Name: "New"})
+	if _, err := e.exec.PlaceChart(ctx, alice, draft.Chart.ID, "d-new"); err != nil {
+		t.Fatal(err)
+	}
+	e.cat.DeleteDataset("signups")
+	got, err = e.exec.RefreshCharts(ctx, alice, []dataexec.ChartResult{draft.WithoutData(), preview.WithoutData()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Status != dataexec.StatusSaved || got[0].Dashboard == nil || got[0].Dashboard.ID != "d-new" || len(got[0].Datasets) != 0 {
+		t.Errorf("placed chart = %+v", got[0])
+	}
+	if got[1].Status != dataexec.StatusUnavailable || len(got[1].Datasets) != 0 {
+		t.Errorf("gone chart whose dataset went too = %+v", got[1])
+	}
+}

@@ -347,14 +347,23 @@ func TestPlaceChart(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &dataexec.ChartResult{
-		Status: dataexec.StatusSaved,
-		Chart: dataexec.Chart{ID: id, TeamID: "acme", ProjectID: "growth", DashboardID: "d-growth", Name: "By country", Type: dataexec.ChartPie,
-			DatasetID: "signups", XField: "country", YFields: []string{"signups"}, CreatedAt: t0, UpdatedAt: t0.Add(time.Minute)},
+		Status:    dataexec.StatusSaved,
+		Chart:     dataexec.Ref{Type: access.TypeChart, ID: id, Name: "By country", ProjectID: "growth", Info: "Growth overview · pie chart"},
+		ChartType: dataexec.ChartPie,
 		Datasets:  []dataexec.Ref{{Type: access.TypeDataset, ID: "signups", Name: "Signups", ProjectID: "growth", Info: "Warehouse · PostgreSQL"}},
 		Dashboard: &dataexec.Ref{Type: access.TypeDashboard, ID: "d-growth", Name: "Growth overview", ProjectID: "growth"},
 	}
-	if diff := cmp.Diff(want, placed, catalogtest.CmpOptions); diff != "" {
+	if diff := cmp.Diff(want, placed); diff != "" {
 		t.Errorf("PlaceChart mismatch (-want +got):\n%s", diff)
+	}
+	stored, err := e.cat.Chart(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantStored := dataexec.Chart{ID: id, TeamID: "acme", ProjectID: "growth", DashboardID: "d-growth", Name: "By country", Type: dataexec.ChartPie,
+		DatasetID: "signups", XField: "country", YFields: []string{"signups"}, CreatedAt: t0, UpdatedAt: t0.Add(time.Minute)}
+	if diff := cmp.Diff(wantStored, stored, catalogtest.CmpOptions); diff != "" {
+		t.Errorf("placed chart mismatch (-want +got):\n%s", diff)
 	}
 	_, err = e.exec.PlaceChart(ctx, bob, id, "d-growth")
 	mustCode(t, err, askbi.Conflict)
@@ -384,8 +393,9 @@ func TestUpdateChart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Chart.Type != dataexec.ChartArea || got.Chart.Name != "Signups per day" || got.Chart.DashboardID != "d-growth" || got.Status != dataexec.StatusSaved {
-		t.Errorf("UpdateChart = %+v", got.Chart)
+	if got.ChartType != dataexec.ChartArea || got.Chart.Name != "Signups per day" || got.Dashboard == nil || got.Dashboard.ID != "d-growth" ||
+		got.Status != dataexec.StatusSaved || got.Chart.Info != "Growth overview · area chart" {
+		t.Errorf("UpdateChart = %+v", got)
 	}
 	_, err = e.exec.UpdateChart(ctx, vic, "c-signups", spec)
 	mustCode(t, err, askbi.Forbidden) // a saved chart needs the dashboard edit right

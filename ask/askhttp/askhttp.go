@@ -99,6 +99,7 @@ func New(assistant *ask.Assistant, memories *memory.Service, authn Authenticate,
 	route("POST", "/conversations/{id}/messages", h.sendMessage, true)
 	route("POST", "/conversations/{id}/approvals/{approval_id}/approve", h.approve, true)
 	route("POST", "/conversations/{id}/approvals/{approval_id}/reject", h.reject, true)
+	route("GET", "/conversations/{id}/charts/{chart_id}", h.chart, true)
 	route("POST", "/conversations/{id}/charts/{chart_id}/add-to-dashboard", h.addToDashboard, true)
 	route("GET", "/context", h.searchContext, true)
 	route("GET", "/memory", h.listMemory, true)
@@ -282,6 +283,17 @@ func (h *handler) addToDashboard(w http.ResponseWriter, r *http.Request, p acces
 		return
 	}
 	cr, err := h.assistant.AddPreviewToDashboard(r.Context(), p, r.PathValue("id"), r.PathValue("chart_id"), body.DashboardID)
+	if err != nil {
+		h.error(w, r, err)
+		return
+	}
+	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"chart": cr})
+}
+
+// chart is GET /conversations/{id}/charts/{chart_id}: one of the
+// conversation's chart results with its data, for the client to draw.
+func (h *handler) chart(w http.ResponseWriter, r *http.Request, p access.Principal) {
+	cr, err := h.assistant.Chart(r.Context(), p, r.PathValue("id"), r.PathValue("chart_id"))
 	if err != nil {
 		h.error(w, r, err)
 		return

@@ -31,6 +31,7 @@ var routes = []struct{ method, path string }{
 	{"POST", "/ai/conversations/conv_x/messages"},
 	{"POST", "/ai/conversations/conv_x/approvals/apr_x/approve"},
 	{"POST", "/ai/conversations/conv_x/approvals/apr_x/reject"},
+	{"GET", "/ai/conversations/conv_x/charts/chart_x"},
 	{"POST", "/ai/conversations/conv_x/charts/chart_x/add-to-dashboard"},
 	{"GET", "/ai/context?teamId=acme"},
 	{"GET", "/ai/memory"},
@@ -266,8 +267,8 @@ func TestAddToDashboard(t *testing.T) {
 	alice := token("alice")
 	conv := ts.MustConversation(t, alice)
 	events := ts.MustTurn(t, "/ai/conversations/"+conv+"/messages", alice, map[string]any{"message": "show signups by week"})
-	var cr ask.ChartResult
-	if err := json.Unmarshal(chattest.MustToolEvent(t, events, ask.EventToolCompleted, "create_chart_preview").Tool.Result, &cr); err != nil || cr.Chart == nil {
+	var cr dataexec.ChartResult
+	if err := json.Unmarshal(chattest.MustToolEvent(t, events, ask.EventToolCompleted, "create_chart_preview").Tool.Result, &cr); err != nil || cr.Chart.ID == "" {
 		t.Fatalf("chart result: %v %+v", err, cr)
 	}
 	path := "/ai/conversations/" + conv + "/charts/" + cr.Chart.ID + "/add-to-dashboard"
@@ -280,7 +281,7 @@ func TestAddToDashboard(t *testing.T) {
 	if status != http.StatusNotFound {
 		t.Errorf("bob adds alice's chart: %d", status)
 	}
-	var out struct{ Chart ask.ChartResult }
+	var out struct{ Chart dataexec.ChartResult }
 	ts.MustDo(t, http.StatusOK, "POST", path, alice, map[string]any{"dashboard_id": "dash_growth"}, &out)
 	if out.Chart.Status != "saved" || out.Chart.Dashboard == nil || out.Chart.Dashboard.ID != "dash_growth" {
 		t.Errorf("add to dashboard: %+v", out.Chart)
@@ -639,4 +640,75 @@ func TestAssistantUnavailable(t *testing.T) {
 		t.Errorf("memories: %+v", list.Items)
 	}
 	ts.MustDo(t, http.StatusNoContent, "DELETE", "/ai/memory/"+added.Item.ID, alice, nil, nil)
+}
+
+// TestRemovedMember: a member removed from the team is refused on every
+// route at once, their session notwithstanding.
+func TestRemovedMember(t *testing.T) {
+	ts := MustServer(t, nil)
+	bob := token("bob")
+	ts.MustDo(t, http.StatusOK, "GET", "/ai/memory", bob, nil, nil)
+	ts.dir.RemoveMember("acme", "bob")
+	for _, r := range routes {
+		status, _, b := ts.Do(t, r.method, r.path, bob, "{}")
+		if status != http.StatusForbidden || chattest.MustError(t, b).Code != askbi.Forbidden {
+			t.Errorf("%s %s: %d %s", r.method, r.path, status, b)
+		}
+	}
+}
+
+// TestRateLimitEveryRoute: memory routes spend the same per-user budget
+// as the rest, one unit per request.
+func TestRateLimitEveryRoute(t *testing.T) {
+	ts := MustServer(t, func(c *config) {
+		c.limiter = access.NewMemoryRateLimiter(&access.RateOptions{Burst: 3, Rate: 0.001})
+	})
+	alice := token("alice")
+	ts.MustDo(t, http.StatusOK, "GET", "/ai/memory", alice, nil, nil)
+	ts.MustDo(t, http.StatusCreated, "POST", "/ai/memory", alice, map[string]string{"text": "I report in EUR"}, nil)
+	ts.MustDo(t, http.StatusOK, "GET", "/ai/conversations", alice, nil, nil)
+	for _, r := range []struct{ method, path string }{{"GET", "/ai/memory"}, {"DELETE", "/ai/memory"}, {"GET", "/ai/conversations"}} {
+		status, _, b := ts.Do(t, r.method, r.path, alice, nil)
+		if status != http.StatusTooManyRequests || chattest.MustError(t, b).Code != askbi.RateLimited {
+			t.Errorf("%s %s after the budget: %d %s", r.method, r.path, status, b)
+		}
+	}
+	// Another user has a budget of their own.
+	ts.MustDo(t, http.StatusOK, "GET", "/ai/memory", token("bob"), nil, nil)
+}
+
+// TestChart: a chart result of the conversation comes with its data; a
+// chart of another conversation is not found; a deleted one is
+// unavailable, with its datasets' links.
+func TestChart(t *testing.T) {
+	ts := MustServer(t, nil)
+	alice, vic := token("alice"), token("vic")
+	conv := ts.MustConversation(t, alice)
+	events := ts.MustTurn(t, "/ai/conversations/"+conv+"/messages", alice, map[string]any{"message": "show signups by week"})
+	var cr dataexec.ChartResult
+	if err := json.Unmarshal(chattest.MustToolEvent(t, events, ask.EventToolCompleted, "create_chart_preview").Tool.Result, &cr); err != nil {
+		t.Fatal(err)
+	}
+	if cr.Data != nil {
+		t.Error("the event carries chart data; it should carry references only")
+	}
+	path := "/ai/conversations/" + conv + "/charts/" + cr.Chart.ID
+	var out struct{ Chart dataexec.ChartResult }
+	ts.MustDo(t, http.StatusOK, "GET", path, alice, nil, &out)
+	if out.Chart.Status != dataexec.StatusPreview || out.Chart.Data == nil || len(out.Chart.Data.Labels) == 0 ||
+		len(out.Chart.Data.Series) != 1 || out.Chart.Chart.ID != cr.Chart.ID {
+		t.Errorf("chart = %+v", out.Chart)
+	}
+	// Another user, and another conversation of the same user, do not find it.
+	ts.MustDo(t, http.StatusNotFound, "GET", path, vic, nil, nil)
+	other := ts.MustConversation(t, alice)
+	ts.MustDo(t, http.StatusNotFound, "GET", "/ai/conversations/"+other+"/charts/"+cr.Chart.ID, alice, nil, nil)
+
+	ts.cat.DeleteChart(cr.Chart.ID)
+	out.Chart = dataexec.ChartResult{}
+	ts.MustDo(t, http.StatusOK, "GET", path, alice, nil, &out)
+	if out.Chart.Status != dataexec.StatusUnavailable || out.Chart.Data != nil || len(out.Chart.Datasets) != 1 ||
+		out.Chart.Datasets[0].ID != "ds_weekly_signups" {
+		t.Errorf("deleted chart = %+v", out.Chart)
+	}
 }

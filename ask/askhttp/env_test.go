@@ -143,6 +143,8 @@ type config struct {
 // testServer is askhttp over the workspace, behind a real HTTP server.
 type testServer struct {
 	chattest.Client
+	dir   *access.MemoryDirectory
+	cat   *dataexec.MemoryCatalog
 	model ask.Provider
 	audit *access.MemoryAudit // the one audit log of the executor and memory
 }
@@ -159,7 +161,7 @@ func MustServer(tb testing.TB, edit func(*config)) *testServer {
 	log := slog.New(slog.NewTextHandler(tb.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
 	dir, cat := access.NewMemoryDirectory(), dataexec.NewMemoryCatalog()
 	src := dataexec.NewTableSource(seed(dir, cat, time.Now()))
-	ts := &testServer{model: cfg.provider, audit: access.NewMemoryAudit(10000)}
+	ts := &testServer{dir: dir, cat: cat, model: cfg.provider, audit: access.NewMemoryAudit(10000)}
 	gate := access.NewGate(access.NewChecker(dir, &access.CheckerOptions{Withdraw: cfg.withdraw}), cfg.limiter)
 	exec := dataexec.NewExecutor(cat, dataexec.SourceMap{"conn_acme_wh": src, "conn_globex_wh": src},
 		&dataexec.Options{Audit: ts.audit, Logger: log})
