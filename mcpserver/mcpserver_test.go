@@ -176,6 +176,7 @@ func (e *env) MustKey(t testing.TB, user, team string, projects access.Projects,
 	return secret
 }
 
+// bearer adds an Authorization header to every request.
 type bearer struct{ token string }
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {

@@ -3,14 +3,17 @@
 // ChatGPT, Cursor, the MCP Inspector) through six bounded tools, over
 // stateless Streamable HTTP, under bearer credentials with scopes.
 //
-// Every tool calls the same dataexec.Executor the chat assistant calls, so
-// access checks, limits and results are the same on both paths. The MCP
-// path never calls a model and never creates a conversation.
+// Every tool but the activity feed is a dataexec action, the same
+// definition and executor call the chat assistant uses, so access checks,
+// limits and results are the same on both paths. Each tool call passes the
+// request gate once. The MCP path never calls a model and never creates a
+// conversation.
 //
 // Quick start:
 //
+//	gate := access.NewGate(access.NewChecker(directory, nil), nil)
 //	keys := access.NewKeys(keyStore, directory, nil)
-//	srv := mcpserver.New(executor, keys.Verify, &mcpserver.Options{BaseURL: "https://bi.example.com"})
+//	srv := mcpserver.New(executor, gate, keys.Verify, &mcpserver.Options{BaseURL: "https://bi.example.com"})
 //	http.Handle("/mcp", srv)
 //	http.Handle("/.well-known/oauth-protected-resource/mcp", srv.ResourceMetadataHandler())
 package mcpserver

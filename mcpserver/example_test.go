@@ -1,0 +1,51 @@
+package mcpserver_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/mcpserver"
+)
+
+// Example serves the MCP endpoint over a small workspace and lists its
+// tools as a read-only API key sees them: the write tools are hidden.
+func Example() {
+	ctx := context.Background()
+	dir := access.NewMemoryDirectory()
+	dir.AddProject("acme", "growth")
+	dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
+	gate := access.NewGate(access.NewChecker(dir, nil), nil)
+	exec := dataexec.NewExecutor(dataexec.NewMemoryCatalog(), dataexec.SourceMap{}, nil)
+	keys := access.NewKeys(access.NewMemoryKeyStore(), dir, nil)
+	alice, _ := gate.Begin(ctx, access.Principal{UserID: "alice", TeamID: "acme", Auth: access.AuthSession})
+	secret, _, _ := keys.Create(ctx, alice, access.KeyRequest{Name: "notebook", Scopes: []string{"data:read"}, Projects: access.AllProjects()})
+
+	srv := httptest.NewServer(mcpserver.New(exec, gate, keys.Verify, nil))
+	defer srv.Close()
+	client := mcp.NewClient(&mcp.Implementation{Name: "example", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL,
+		HTTPClient: &http.Client{Transport: bearer{secret}}}, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		panic(err)
+	}
+	for _, t := range tools.Tools {
+		fmt.Println(t.Name)
+	}
+	// Output:
+	// search_workspace
+	// get_workspace_activity
+	// run_dataset
+	// get_chart_data
+	// explore_data
+}
