@@ -3,6 +3,8 @@ package ask
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"strings"
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
@@ -64,12 +66,28 @@ func (a *Assistant) AddPreviewToDashboard(ctx context.Context, p access.Principa
 	return res, a.convs.SaveToolRun(ctx, run)
 }
 
+// ChartView is a chart result as a client draws it: the result with its
+// data, and the dashboards the user may place it on.
+type ChartView struct {
+	dataexec.ChartResult
+	// PlaceOn lists, by name, the dashboards p may add this preview to:
+	// those in the chart's project on which p has
+	// access.RightEditDashboard, at most 50 of the most recently updated.
+	// It is empty for a saved or unavailable chart and for a user who may
+	// edit no such dashboard (a viewer), so a client hides placement.
+	PlaceOn []dataexec.Ref `json:"place_on"`
+}
+
+// maxPlaceOn bounds ChartView.PlaceOn: one search page.
+const maxPlaceOn = dataexec.MaxSearchLimit
+
 // Chart returns one of the chart results of a conversation with its data
 // (labels and series, built by the executor as for any chart read), for a
-// client to draw. The conversation must be p's and the chart one of its
-// results. A chart that no longer exists answers StatusUnavailable, with
-// the links to its datasets that still exist, not an error.
-func (a *Assistant) Chart(ctx context.Context, p access.Principal, conversationID, chartID string) (_ *dataexec.ChartResult, err error) {
+// client to draw, and the dashboards p may place it on. The conversation
+// must be p's and the chart one of its results. A chart that no longer
+// exists answers StatusUnavailable, with the links to its datasets that
+// still exist, not an error.
+func (a *Assistant) Chart(ctx context.Context, p access.Principal, conversationID, chartID string) (_ *ChartView, err error) {
 	defer askbi.Wrap(&err, "ask.Assistant.Chart")
 	live, err := a.begin(ctx, p)
 	if err != nil {
@@ -79,8 +97,17 @@ func (a *Assistant) Chart(ctx context.Context, p access.Principal, conversationI
 		return nil, err
 	}
 	cr, err := dataexec.ChartDataAction.Run(a.exec, ctx, live, dataexec.ChartRun{ChartID: chartID})
+	if err == nil {
+		v := &ChartView{ChartResult: *cr, PlaceOn: []dataexec.Ref{}}
+		if cr.Status == dataexec.StatusPreview {
+			if v.PlaceOn, err = a.placeOn(ctx, live, cr.Chart.ProjectID); err != nil {
+				return nil, err
+			}
+		}
+		return v, nil
+	}
 	if askbi.ErrorCode(err) != askbi.NotFound {
-		return cr, err
+		return nil, err
 	}
 	runs, err := a.convs.ToolRuns(ctx, conversationID)
 	if err != nil {
@@ -92,8 +119,26 @@ func (a *Assistant) Chart(ctx context.Context, p access.Principal, conversationI
 			if err != nil {
 				return nil, err
 			}
-			return &gone[0], nil
+			return &ChartView{ChartResult: gone[0], PlaceOn: []dataexec.Ref{}}, nil
 		}
 	}
 	return nil, askbi.Errorf(askbi.NotFound, "chart not found in this conversation")
+}
+
+// placeOn lists the dashboards of project that live principal p may edit,
+// by name: where a preview of that project can go.
+func (a *Assistant) placeOn(ctx context.Context, p access.Principal, project string) ([]dataexec.Ref, error) {
+	refs, err := a.exec.Search(ctx, p, dataexec.SearchQuery{Types: []access.EntityType{access.TypeDashboard}, Limit: maxPlaceOn})
+	if err != nil {
+		return nil, err
+	}
+	out := []dataexec.Ref{}
+	for _, d := range refs {
+		e := access.Entity{Type: access.TypeDashboard, ID: d.ID, TeamID: p.TeamID, ProjectID: d.ProjectID}
+		if d.ProjectID == project && access.Allow(p, access.RightEditDashboard, e) == nil {
+			out = append(out, d)
+		}
+	}
+	slices.SortStableFunc(out, func(x, y dataexec.Ref) int { return strings.Compare(x.Name, y.Name) })
+	return out, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/internal/canonjson"
 )
 
@@ -322,4 +323,45 @@ func (a *Assistant) resume(ctx context.Context, p access.Principal, conv Convers
 		return nil, err
 	}
 	return tr, nil
+}
+
+// targetKeys are the arguments that name workspace entities, in the order
+// an approval lists them.
+var targetKeys = []struct {
+	key string
+	typ access.EntityType
+}{
+	{"dashboard_id", access.TypeDashboard}, {"chart_id", access.TypeChart},
+	{"dataset_id", access.TypeDataset}, {"connection_id", access.TypeConnection},
+}
+
+// targets names the entities a call's arguments refer to, as p can see
+// them now, so an approval shows its exact target by name rather than by
+// ID. An entity p cannot see is left out.
+func (a *Assistant) targets(ctx context.Context, p access.Principal, args json.RawMessage) ([]dataexec.Ref, error) {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(args, &top) != nil {
+		return []dataexec.Ref{}, nil
+	}
+	var ents []access.Entity
+	for _, k := range targetKeys {
+		var id string
+		if json.Unmarshal(top[k.key], &id) == nil && id != "" {
+			ents = append(ents, access.Entity{Type: k.typ, ID: id})
+		}
+	}
+	out := []dataexec.Ref{}
+	if len(ents) == 0 {
+		return out, nil
+	}
+	refs, err := a.exec.Resolve(ctx, p, ents)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range refs {
+		if r != nil {
+			out = append(out, *r)
+		}
+	}
+	return out, nil
 }

@@ -158,10 +158,16 @@ func (a *Assistant) begin(ctx context.Context, p access.Principal) (access.Princ
 func (a *Assistant) TurnTimeout() time.Duration { return a.o.TurnTimeout }
 
 // Status says whether the assistant can answer p, so a client can disable
-// its input, and if not, why, in words safe to show.
+// its input, and if not, why, in words safe to show. It also names whom
+// the session is for (user, team and live role), so a client can scope
+// its requests (the context search's teamId) without a second lookup.
 type Status struct {
 	Available bool   `json:"available"`
 	Reason    string `json:"reason,omitempty"`
+	UserID    string `json:"user_id"`
+	TeamID    string `json:"team_id"`
+	// Role is the member's live role in the team.
+	Role access.Role `json:"role"`
 }
 
 // Status reports whether p may use the assistant now. It passes the gate
@@ -169,15 +175,18 @@ type Status struct {
 // rate limit) are returned as errors.
 func (a *Assistant) Status(ctx context.Context, p access.Principal) (_ Status, err error) {
 	defer askbi.Wrap(&err, "ask.Assistant.Status")
-	if a.o.Unavailable != "" {
-		return Status{Reason: a.o.Unavailable}, nil
-	}
 	live, err := a.gate.Begin(ctx, p)
 	if err != nil {
 		return Status{}, err
 	}
-	if access.Allow(live, access.RightUseAssistant, access.Team(live.TeamID)) != nil {
-		return Status{Reason: notForRole}, nil
+	st := Status{UserID: live.UserID, TeamID: live.TeamID, Role: live.Role}
+	switch {
+	case a.o.Unavailable != "":
+		st.Reason = a.o.Unavailable
+	case access.Allow(live, access.RightUseAssistant, access.Team(live.TeamID)) != nil:
+		st.Reason = notForRole
+	default:
+		st.Available = true
 	}
-	return Status{Available: true}, nil
+	return st, nil
 }

@@ -90,14 +90,22 @@ type MessageView struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-// PendingApproval is a gated call waiting for the user.
+// PendingApproval is a gated call waiting for the user: what the
+// tool.approval_required event showed, for a client that reopens the
+// conversation.
 type PendingApproval struct {
-	ApprovalID string          `json:"approval_id"`
-	CallID     string          `json:"call_id"`
-	Tool       string          `json:"tool"`
-	Label      string          `json:"label"`
-	Arguments  json.RawMessage `json:"arguments"`
-	ExpiresAt  time.Time       `json:"expires_at"`
+	ApprovalID string         `json:"approval_id"`
+	CallID     string         `json:"call_id"`
+	TurnID     string         `json:"turn_id"`
+	Tool       string         `json:"tool"`
+	Label      string         `json:"label"`
+	Title      string         `json:"title"`
+	Class      dataexec.Class `json:"class"`
+	// Targets are the entities the arguments name that the user can
+	// still see, by name.
+	Targets   []dataexec.Ref  `json:"targets"`
+	Arguments json.RawMessage `json:"arguments"`
+	ExpiresAt time.Time       `json:"expires_at"`
 }
 
 // maxViewEntries bounds the history Open returns.
@@ -143,9 +151,13 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 		return nil, err
 	}
 	for _, ap := range pending {
-		t, _ := a.tools.Tool(ap.Tool)
-		v.Pending = append(v.Pending, PendingApproval{ApprovalID: ap.ID, CallID: ap.ToolCallID, Tool: ap.Tool, Label: t.Label,
-			Arguments: ap.Arguments, ExpiresAt: ap.ExpiresAt})
+		t, _ := a.tools.lookup(ap.Tool)
+		targets, err := a.targets(ctx, live, ap.Arguments)
+		if err != nil {
+			return nil, err
+		}
+		v.Pending = append(v.Pending, PendingApproval{ApprovalID: ap.ID, CallID: ap.ToolCallID, TurnID: ap.TurnID, Tool: ap.Tool,
+			Label: t.Label, Title: t.Title, Class: t.Class, Targets: targets, Arguments: ap.Arguments, ExpiresAt: ap.ExpiresAt})
 	}
 	return v, nil
 }

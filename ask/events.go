@@ -59,9 +59,13 @@ type ToolEvent struct {
 	Label  string         `json:"label"`
 	State  RunState       `json:"state"`
 	Class  dataexec.Class `json:"class"`
-	// ApprovalID, Arguments and ExpiresAt are set on
-	// tool.approval_required: the user sees what they approve.
+	// ApprovalID, Title, Targets, Arguments and ExpiresAt are set on
+	// tool.approval_required: the user sees what they approve, in words
+	// (Title, and the entities the arguments name, by name), and a client
+	// sends Arguments back as they are.
 	ApprovalID string          `json:"approval_id,omitempty"`
+	Title      string          `json:"title,omitempty"`
+	Targets    []dataexec.Ref  `json:"targets,omitempty"`
 	Arguments  json.RawMessage `json:"arguments,omitempty"`
 	ExpiresAt  *time.Time      `json:"expires_at,omitempty"`
 	Summary    string          `json:"summary,omitempty"`

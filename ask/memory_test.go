@@ -124,19 +124,15 @@ func TestInstructionLikeMemory(t *testing.T) {
 	if strings.Contains(reqs[0].System, "admin") {
 		t.Error("the memory reached the system instructions")
 	}
-	ev := find(events, ask.EventToolApprovalRequired)
-	if ev == nil {
-		t.Fatalf("no approval asked: %v", types(events))
-	}
-	// Approving as the viewer runs the call under the viewer's own rights.
-	if _, err := approve(e, vic, conv, ev.Tool, string(ev.Tool.Arguments)); err != nil {
-		t.Fatal(err)
+	// The viewer's role cannot delete dashboards: nothing is proposed.
+	if ev := find(events, ask.EventToolApprovalRequired); ev != nil {
+		t.Fatalf("a viewer was asked to approve: %v", types(events))
 	}
 	if _, err := e.cat.Dashboard(context.Background(), "d-revenue"); err != nil {
 		t.Error("memory widened a viewer's access")
 	}
 	v := e.MustOpen(t, vic, conv)
-	if got := v.WorkSummary[len(v.WorkSummary)-1]; got.State != ask.RunFailed || got.ErrorCode != "forbidden" {
+	if got := v.WorkSummary[len(v.WorkSummary)-1]; got.State != ask.RunUnavailable || got.ErrorCode != "forbidden" {
 		t.Errorf("delete by viewer = %+v", got)
 	}
 }

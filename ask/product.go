@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
 )
 
@@ -37,14 +38,61 @@ func ProductTools(exec *dataexec.Executor) []Tool {
 			}),
 		fromAction(exec, dataexec.ChartPreviewAction, "Create a temporary chart from a dataset. The user can add it to a dashboard.",
 			"Created chart preview", ShowAll, chartOutput("Created preview")),
-		fromAction(exec, dataexec.UpdateChartAction, "Change a chart's type, fields or name. Fields left out keep their values.",
-			"Updated chart", ShowAll, chartOutput("Updated")),
-		fromAction(exec, dataexec.PlaceChartAction, "Place a preview chart on a dashboard.", "Added chart to dashboard",
-			ShowAll, chartOutput("Added")),
-		fromAction(exec, dataexec.DeleteDashboardAction, "Delete a dashboard and its charts.", "Deleted dashboard", ShowAll,
+		titled("Update chart", fromAction(exec, dataexec.UpdateChartAction, "Change a chart's type, fields or name. Fields left out keep their values.",
+			"Updated chart", ShowAll, chartOutput("Updated"))),
+		titled("Add chart to dashboard", fromAction(exec, dataexec.PlaceChartAction, "Place a preview chart on a dashboard.", "Added chart to dashboard",
+			ShowAll, chartOutput("Added"))),
+		titled("Delete dashboard", fromAction(exec, dataexec.DeleteDashboardAction, "Delete a dashboard and its charts.", "Deleted dashboard", ShowAll,
 			func(d dataexec.Deleted) Output {
 				return Output{Summary: "Dashboard deleted", Data: map[string]any{"deleted": d.Deleted.ID}}
-			}),
+			})),
+	}
+}
+
+func titled(title string, t Tool) Tool {
+	t.Title = title
+	return t
+}
+
+// precheck is the Precheck of a gated product action: the live role may
+// exercise the action's right in the team (access.Allow on the team, the
+// rules table's role), and may edit the dashboard the call changes, if
+// any: the dashboard_id argument, or the dashboard a chart_id is saved on.
+// It reads only what the principal can see; the action's own checks decide
+// again when the call runs.
+func precheck(exec *dataexec.Executor, right access.Right) func(context.Context, Call) error {
+	return func(ctx context.Context, call Call) error {
+		p := call.Principal
+		if err := access.Allow(p, right, access.Team(p.TeamID)); err != nil {
+			return err
+		}
+		var args struct {
+			DashboardID string `json:"dashboard_id"`
+			ChartID     string `json:"chart_id"`
+		}
+		json.Unmarshal(call.Arguments, &args)
+		var dash *dataexec.Ref
+		switch {
+		case args.DashboardID != "":
+			refs, err := exec.Resolve(ctx, p, []access.Entity{{Type: access.TypeDashboard, ID: args.DashboardID}})
+			if err != nil {
+				return err
+			}
+			if refs[0] == nil {
+				return askbi.Errorf(askbi.NotFound, "dashboard not found")
+			}
+			dash = refs[0]
+		case args.ChartID != "":
+			now, err := exec.RefreshCharts(ctx, p, []dataexec.ChartResult{{Chart: dataexec.Ref{Type: access.TypeChart, ID: args.ChartID}}})
+			if err != nil {
+				return err
+			}
+			dash = now[0].Dashboard
+		}
+		if dash == nil {
+			return nil
+		}
+		return access.Allow(p, access.RightEditDashboard, access.Entity{Type: access.TypeDashboard, ID: dash.ID, TeamID: p.TeamID, ProjectID: dash.ProjectID})
 	}
 }
 
@@ -54,7 +102,7 @@ func ProductTools(exec *dataexec.Executor) []Tool {
 // the shaping of the output.
 func fromAction[In, Out any](exec *dataexec.Executor, a dataexec.Action[In, Out], desc, label string,
 	filter func(json.RawMessage, Sharing) json.RawMessage, shape func(Out) Output) Tool {
-	return Tool{Name: a.Name, Description: desc, InputSchema: a.Input, Class: a.Class, Label: label, Filter: filter,
+	t := Tool{Name: a.Name, Description: desc, InputSchema: a.Input, Class: a.Class, Label: label, Filter: filter,
 		Run: func(ctx context.Context, call Call) (Output, error) {
 			var in In
 			if err := json.Unmarshal(call.Arguments, &in); err != nil {
@@ -66,6 +114,10 @@ func fromAction[In, Out any](exec *dataexec.Executor, a dataexec.Action[In, Out]
 			}
 			return shape(out), nil
 		}}
+	if a.Class.Gated() {
+		t.Precheck = precheck(exec, a.Right)
+	}
+	return t
 }
 
 // chartOutput shapes a chart action's result: the safe references for the

@@ -46,6 +46,16 @@ type Tool struct {
 	Class       dataexec.Class
 	// Label names the call in the work summary, e.g. "Previewed data".
 	Label string
+	// Title is the action in words, as an approval asks for it, e.g.
+	// "Delete dashboard". Default Label.
+	Title string
+	// Precheck, when set, runs before a gated call is proposed for
+	// approval, for the call's live principal: an error (Forbidden,
+	// ScopeRequired, NotFound) answers the model and the user with its
+	// reason instead of an approval, and nothing is proposed or run. It
+	// only spares the user an approval that would fail: the call's own
+	// checks run again when it is approved.
+	Precheck func(ctx context.Context, call Call) error
 	// Filter returns the part of data (the JSON of Output.Data) the model
 	// may see at a sharing level. It runs live and again on every history
 	// replay. Default ShowAll.
@@ -88,6 +98,9 @@ func NewRegistry(tools ...Tool) (*Registry, error) {
 		if t.Filter == nil {
 			t.Filter = ShowAll
 		}
+		if t.Title == "" {
+			t.Title = t.Label
+		}
 		r.schemas[t.Name] = res
 		r.tools = append(r.tools, t)
 	}
@@ -109,7 +122,7 @@ func (r *Registry) lookup(name string) (Tool, bool) {
 	if t, ok := r.Tool(name); ok {
 		return t, true
 	}
-	return Tool{Name: name, Label: "Unknown tool", Class: dataexec.ClassUnknown, Filter: withheld,
+	return Tool{Name: name, Label: "Unknown tool", Title: "Unknown tool", Class: dataexec.ClassUnknown, Filter: withheld,
 		Run: func(context.Context, Call) (Output, error) {
 			return Output{}, askbi.Errorf(askbi.Unavailable, "this action is no longer available")
 		}}, false

@@ -179,6 +179,15 @@ func (tr *turn) call(ctx context.Context, c ToolCall) (paused bool, err error) {
 	if tr.headless {
 		return false, tr.fail(ctx, tool, c.ID, askbi.Errorf(askbi.Unavailable, "%s needs a person's approval; it is not available in this run", tool.Name), "")
 	}
+	if tool.Precheck != nil {
+		if err := tool.Precheck(ctx, Call{Principal: tr.p, ConversationID: tr.conv.ID, Arguments: args}); err != nil {
+			return false, tr.notProposed(ctx, tool, c.ID, err)
+		}
+	}
+	targets, err := tr.a.targets(ctx, tr.p, args)
+	if err != nil {
+		return false, err
+	}
 	canon, err := canonjson.Canonical(args)
 	if err != nil {
 		return false, tr.fail(ctx, tool, c.ID, askbi.Errorf(askbi.InvalidArgument, "arguments: %s", shorten(err.Error(), 120)), "")
@@ -197,6 +206,7 @@ func (tr *turn) call(ctx context.Context, c ToolCall) (paused bool, err error) {
 		return false, err
 	}
 	te := toolEvent(tool, run)
+	te.Title, te.Targets = tool.Title, targets
 	te.Arguments, te.ExpiresAt = json.RawMessage(tr.a.redact.String(string(canon))), &ap.ExpiresAt
 	tr.send(Event{Type: EventToolApprovalRequired, Tool: te})
 	return true, nil
@@ -255,13 +265,32 @@ func (tr *turn) run(ctx context.Context, tool Tool, c ToolCall, approval string)
 // fail records a failed call: its safe error reaches the model, the work
 // summary (with retry when the tool is read-only) and the user.
 func (tr *turn) fail(ctx context.Context, tool Tool, callID string, cause error, approval string) error {
-	body := tr.errorBody(cause)
-	run := tr.newRun(tool, callID)
-	run.State, run.ErrorCode, run.ErrorMessage, run.ApprovalID = RunFailed, body.Code, body.Message, approval
-	if body.Code == string(askbi.Unavailable) && tool.Class.Gated() && tr.headless {
-		run.State = RunUnavailable
+	state := RunFailed
+	if askbi.ErrorCode(cause) == askbi.Unavailable && tool.Class.Gated() && tr.headless {
+		state = RunUnavailable
 	}
-	run.Retry = !tool.Class.Gated() && body.Code != string(askbi.InvalidArgument) && body.Code != string(askbi.Unsupported)
+	return tr.record(ctx, tool, callID, tr.errorBody(cause), state, approval)
+}
+
+// notProposed records a gated call that its Precheck refused: it is not
+// proposed for approval, and the reason reaches the model and the user.
+func (tr *turn) notProposed(ctx context.Context, tool Tool, callID string, cause error) error {
+	body := tr.errorBody(cause)
+	switch askbi.Code(body.Code) {
+	case askbi.Forbidden, askbi.ScopeRequired:
+		body.Message = "Your role cannot do this, so it was not proposed: " + body.Message
+	default:
+		body.Message = "Not proposed: " + body.Message
+	}
+	return tr.record(ctx, tool, callID, body, RunUnavailable, "")
+}
+
+// record saves a call that did not succeed, in state, and tells the model
+// and the user why.
+func (tr *turn) record(ctx context.Context, tool Tool, callID string, body *ErrorBody, state RunState, approval string) error {
+	run := tr.newRun(tool, callID)
+	run.State, run.ErrorCode, run.ErrorMessage, run.ApprovalID = state, body.Code, body.Message, approval
+	run.Retry = state == RunFailed && !tool.Class.Gated() && body.Code != string(askbi.InvalidArgument) && body.Code != string(askbi.Unsupported)
 	if err := tr.a.convs.SaveToolRun(ctx, run); err != nil {
 		return err
 	}

@@ -570,8 +570,8 @@ func TestAssistantRight(t *testing.T) {
 	}
 	st = ask.Status{}
 	ts.MustDo(t, http.StatusOK, "GET", "/ai/status", alice, nil, &st)
-	if !st.Available || st.Reason != "" {
-		t.Errorf("alice's status = %+v", st)
+	if diff := cmp.Diff(ask.Status{Available: true, UserID: "alice", TeamID: "acme", Role: access.RoleOwner}, st); diff != "" {
+		t.Errorf("alice's status mismatch (-want +got):\n%s", diff)
 	}
 	conv := ts.MustConversation(t, alice)
 	for _, r := range []struct{ method, path, body string }{
@@ -693,11 +693,27 @@ func TestChart(t *testing.T) {
 		t.Error("the event carries chart data; it should carry references only")
 	}
 	path := "/ai/conversations/" + conv + "/charts/" + cr.Chart.ID
-	var out struct{ Chart dataexec.ChartResult }
+	var out struct{ Chart ask.ChartView }
 	ts.MustDo(t, http.StatusOK, "GET", path, alice, nil, &out)
 	if out.Chart.Status != dataexec.StatusPreview || out.Chart.Data == nil || len(out.Chart.Data.Labels) == 0 ||
 		len(out.Chart.Data.Series) != 1 || out.Chart.Chart.ID != cr.Chart.ID {
 		t.Errorf("chart = %+v", out.Chart)
+	}
+	// Where alice may place it: the dashboards of its project she may edit.
+	if len(out.Chart.PlaceOn) != 1 || out.Chart.PlaceOn[0].ID != "dash_growth" || out.Chart.PlaceOn[0].Name != "Growth overview" {
+		t.Errorf("place_on = %+v", out.Chart.PlaceOn)
+	}
+	// A viewer's own preview has nowhere to go.
+	vconv := ts.MustConversation(t, vic)
+	vevents := ts.MustTurn(t, "/ai/conversations/"+vconv+"/messages", vic, map[string]any{"message": "show signups by week"})
+	var vcr dataexec.ChartResult
+	json.Unmarshal(chattest.MustToolEvent(t, vevents, ask.EventToolCompleted, "create_chart_preview").Tool.Result, &vcr)
+	var vout struct {
+		Chart map[string]json.RawMessage
+	}
+	ts.MustDo(t, http.StatusOK, "GET", "/ai/conversations/"+vconv+"/charts/"+vcr.Chart.ID, vic, nil, &vout)
+	if got := string(vout.Chart["place_on"]); got != "[]" {
+		t.Errorf("viewer's place_on = %s, want []", got)
 	}
 	// Another user, and another conversation of the same user, do not find it.
 	ts.MustDo(t, http.StatusNotFound, "GET", path, vic, nil, nil)
@@ -705,7 +721,7 @@ func TestChart(t *testing.T) {
 	ts.MustDo(t, http.StatusNotFound, "GET", "/ai/conversations/"+other+"/charts/"+cr.Chart.ID, alice, nil, nil)
 
 	ts.cat.DeleteChart(cr.Chart.ID)
-	out.Chart = dataexec.ChartResult{}
+	out.Chart = ask.ChartView{}
 	ts.MustDo(t, http.StatusOK, "GET", path, alice, nil, &out)
 	if out.Chart.Status != dataexec.StatusUnavailable || out.Chart.Data != nil || len(out.Chart.Datasets) != 1 ||
 		out.Chart.Datasets[0].ID != "ds_weekly_signups" {

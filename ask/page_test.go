@@ -1,0 +1,177 @@
+package ask_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/ask"
+	"github.com/askbi/askbi/dataexec"
+)
+
+// TestRoleCheckedBeforeProposing: a gated call the user's role cannot make
+// is never proposed for approval; the user and the model are told why,
+// and nothing is left pending or changed.
+func TestRoleCheckedBeforeProposing(t *testing.T) {
+	weekly := refs(chartRef("c-weekly")) // saved on Growth overview
+	for _, tc := range []struct {
+		name     string
+		p        access.Principal
+		msg      string
+		context  *[]ask.ContextRef
+		proposed bool
+	}{
+		{"owner deletes a dashboard", alice, "delete the Revenue dashboard", nil, true},
+		{"viewer deletes a dashboard", vic, "delete the Revenue dashboard", nil, false},
+		{"owner changes a saved chart", alice, "change this to a weekly bar chart", weekly, true},
+		{"viewer changes a saved chart", vic, "change this to a weekly bar chart", weekly, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			conv := e.MustConversation(t, tc.p)
+			events := e.MustSend(t, tc.p, conv, tc.msg, tc.context)
+			v := e.MustOpen(t, tc.p, conv)
+			asked := find(events, ask.EventToolApprovalRequired)
+			if tc.proposed {
+				if asked == nil || len(v.Pending) != 1 {
+					t.Fatalf("not proposed: %v, pending %v", types(events), v.Pending)
+				}
+				return
+			}
+			if asked != nil || len(v.Pending) != 0 {
+				t.Fatalf("proposed to a %s: %v", tc.name, types(events))
+			}
+			failed := find(events, ask.EventToolFailed)
+			if failed == nil || failed.Tool.State != ask.RunUnavailable || failed.Error.Code != string(askbi.Forbidden) ||
+				!strings.Contains(failed.Error.Message, "not proposed") || !strings.Contains(failed.Error.Message, "editor role") {
+				t.Fatalf("refusal event = %+v", failed)
+			}
+			if last := v.WorkSummary[len(v.WorkSummary)-1]; last.State != ask.RunUnavailable || last.Retry {
+				t.Errorf("work summary = %+v", last)
+			}
+			// The model heard why, and said so.
+			if done := find(events, ask.EventMessageCompleted); done == nil || !strings.Contains(done.Text, "editor role") {
+				t.Errorf("answer = %+v", done)
+			}
+			if _, err := e.cat.Dashboard(context.Background(), "d-revenue"); err != nil {
+				t.Error("the dashboard is gone")
+			}
+			if c, _ := e.cat.Chart(context.Background(), "c-weekly"); c.Type != dataexec.ChartLine {
+				t.Error("the chart changed")
+			}
+		})
+	}
+	// A viewer may still change a preview: it is on no dashboard.
+	e := newEnv(t, nil)
+	conv := e.MustConversation(t, vic)
+	events := e.MustSend(t, vic, conv, "show signups by week", nil)
+	var cr dataexec.ChartResult
+	for _, ev := range events {
+		if ev.Type == ask.EventToolCompleted && ev.Tool.Name == "create_chart_preview" {
+			json.Unmarshal(ev.Tool.Result, &cr)
+		}
+	}
+	events = e.MustSend(t, vic, conv, "change this to a weekly bar chart", refs(chartRef(cr.Chart.ID)))
+	if find(events, ask.EventToolApprovalRequired) == nil {
+		t.Errorf("a viewer's preview change was not proposed: %v", types(events))
+	}
+}
+
+// TestApprovalInWords: an approval names its action and its targets by
+// name, live and when the conversation is opened again.
+func TestApprovalInWords(t *testing.T) {
+	e := newEnv(t, nil)
+	conv, te := proposeDelete(t, e, alice)
+	want := []dataexec.Ref{{Type: access.TypeDashboard, ID: "d-revenue", Name: "Revenue", ProjectID: "finance", Info: "1 chart"}}
+	if te.Title != "Delete dashboard" || te.Class != dataexec.ClassDestructive {
+		t.Errorf("event title %q class %q", te.Title, te.Class)
+	}
+	if diff := cmp.Diff(want, te.Targets); diff != "" {
+		t.Errorf("event targets mismatch (-want +got):\n%s", diff)
+	}
+	v := e.MustOpen(t, alice, conv)
+	if len(v.Pending) != 1 {
+		t.Fatalf("pending = %+v", v.Pending)
+	}
+	p := v.Pending[0]
+	if p.Title != "Delete dashboard" || p.Class != dataexec.ClassDestructive || p.Label != "Deleted dashboard" || p.TurnID == "" {
+		t.Errorf("pending = %+v", p)
+	}
+	if diff := cmp.Diff(want, p.Targets); diff != "" {
+		t.Errorf("pending targets mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestChartPlaceOn: a preview's chart view lists the dashboards the user
+// may place it on (its project's, where the user may edit), and none for
+// a viewer or a saved chart.
+func TestChartPlaceOn(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	e.cat.PutDashboard(dataexec.Dashboard{ID: "d-acq", TeamID: "acme", ProjectID: "growth", Name: "Acquisition"})
+	names := func(p access.Principal) []string {
+		t.Helper()
+		conv := e.MustConversation(t, p)
+		var chartID string
+		for _, ev := range e.MustSend(t, p, conv, "show signups by week", nil) {
+			if ev.Type == ask.EventToolCompleted && ev.Tool.Name == "create_chart_preview" {
+				var cr dataexec.ChartResult
+				json.Unmarshal(ev.Tool.Result, &cr)
+				chartID = cr.Chart.ID
+			}
+		}
+		v, err := e.a.Chart(ctx, p, conv, chartID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Status != dataexec.StatusPreview || v.Data == nil {
+			t.Fatalf("chart view = %+v", v)
+		}
+		out := []string{}
+		for _, d := range v.PlaceOn {
+			out = append(out, d.Name)
+		}
+		if len(out) > 0 {
+			// Once placed, there is nowhere left to place it.
+			if _, err := e.a.AddPreviewToDashboard(ctx, p, conv, chartID, v.PlaceOn[0].ID); err != nil {
+				t.Fatal(err)
+			}
+			if v, err := e.a.Chart(ctx, p, conv, chartID); err != nil || v.Status != dataexec.StatusSaved || len(v.PlaceOn) != 0 {
+				t.Errorf("saved chart view = %+v, %v", v, err)
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		p    access.Principal
+		want []string
+	}{
+		{"owner", alice, []string{"Acquisition", "Growth overview"}}, // not Revenue: another project
+		{"editor", bob, []string{"Acquisition", "Growth overview"}},
+		{"viewer", vic, []string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, names(tc.p)); diff != "" {
+				t.Errorf("place_on mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestStatusNamesSession: the status says whom the session is for.
+func TestStatusNamesSession(t *testing.T) {
+	e := newEnv(t, nil)
+	st, err := e.a.Status(context.Background(), bob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(ask.Status{Available: true, UserID: "bob", TeamID: "acme", Role: access.RoleEditor}, st); diff != "" {
+		t.Errorf("status mismatch (-want +got):\n%s", diff)
+	}
+}
