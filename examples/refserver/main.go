@@ -47,6 +47,7 @@ import (
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/pgsource"
 	"github.com/askbi/askbi/examples/refserver/pgstore"
+	"github.com/askbi/askbi/internal/httpjson"
 	"github.com/askbi/askbi/internal/pgtest"
 	"github.com/askbi/askbi/mcpserver"
 	"github.com/askbi/askbi/memory"
@@ -66,6 +67,7 @@ type config struct {
 	memoryPolicy    string
 	credentialsFile string
 	assistantRoles  string
+	demoSignIn      bool
 
 	// model, when set, replaces the -provider model (tests).
 	modelOverride ask.Provider
@@ -104,6 +106,7 @@ func main() {
 	flag.StringVar(&cfg.memoryPolicy, "memory-policy", "allow", "whether user memories may be sent to the model: allow or deny")
 	flag.StringVar(&cfg.credentialsFile, "credentials-file", "", "write evaluator credentials (JSON) to this file")
 	flag.StringVar(&cfg.assistantRoles, "assistant-roles", "owner,admin,editor,viewer", "the team roles that may use the assistant")
+	flag.BoolVar(&cfg.demoSignIn, "demo-sign-in", true, "let the page sign in as a demo user without a token (turn off when the server is reachable by others)")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -145,8 +148,12 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer) error
 	defer app.close()
 
 	srv := newServer(app.routes())
-	fmt.Fprintf(out, "askbi reference server\n  storage:  %s\n  model:    %s\n  web:      %s/\n  chat API: %s/ai/ (Authorization: Bearer <session_token>)\n  mcp:      %s/mcp (Authorization: Bearer <api_key>)\n",
-		app.storage, app.model, base, base, base)
+	signIn := "open it and pick a demo user (alice, bob, vic or carol)"
+	if !cfg.demoSignIn {
+		signIn = "paste a session_token from -credentials-file (-demo-sign-in is off)"
+	}
+	fmt.Fprintf(out, "askbi reference server\n  storage:  %s\n  model:    %s\n  web:      %s/  (%s)\n  chat API: %s/ai/ (Authorization: Bearer <session_token>)\n  mcp:      %s/mcp (Authorization: Bearer <api_key>)\n",
+		app.storage, app.model, base, signIn, base, base)
 	if cfg.credentialsFile != "" {
 		if err := app.writeCredentials(cfg.credentialsFile); err != nil {
 			return err
@@ -195,9 +202,12 @@ type app struct {
 	closers   []func() error
 	audit     *access.MemoryAudit
 	executor  *dataexec.Executor
+	catalog   *dataexec.MemoryCatalog
 	assistant *ask.Assistant
 	memory    *memory.Service
 	sessions  *sessions
+	// demoSignIn serves /demo/ (nil when -demo-sign-in is off).
+	demoSignIn *demoSignIn
 	// streamWindow is how far each write moves an event stream's write
 	// deadline; zero means askhttp's default (tests shorten it).
 	streamWindow time.Duration
@@ -234,6 +244,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	}
 	dir := access.NewMemoryDirectory()
 	catalog := dataexec.NewMemoryCatalog()
+	a.catalog = catalog
 	activity := mcpserver.NewMemoryActivity()
 	var keyStore access.KeyStore = access.NewMemoryKeyStore()
 	var convs ask.ConversationStore = ask.NewMemoryConversationStore()
@@ -299,6 +310,9 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	})
 	if err := a.issueCredentials(ctx, checker, keyStore); err != nil {
 		return nil, err
+	}
+	if cfg.demoSignIn {
+		a.demoSignIn = &demoSignIn{users: demoUsers, token: a.demoToken}
 	}
 	return a, nil
 }
@@ -561,7 +575,23 @@ func (a *app) routes() http.Handler {
 	mux.Handle("/ai/", askhttp.New(a.assistant, a.memory, a.sessions.authenticate, &askhttp.Options{
 		StreamWindow: a.streamWindow, Logger: a.log,
 	}))
+	if a.demoSignIn != nil {
+		a.demoSignIn.routes(mux, a.log)
+	}
+	// Every other path and method answers a JSON error too (404, or 405
+	// with Allow).
+	mux.Handle("/", httpjson.NoRoute(mux, "/", a.log))
 	return mux
+}
+
+// demoToken is the session token of the named demo principal.
+func (a *app) demoToken(name string) (string, bool) {
+	for _, p := range a.creds.Principals {
+		if p.Name == name {
+			return p.SessionToken, true
+		}
+	}
+	return "", false
 }
 
 // credentials is the -credentials-file document.

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -42,7 +44,7 @@ type testApp struct {
 // HTTP server with the production timeouts.
 func MustApp(tb testing.TB, edit func(*config)) *testApp {
 	tb.Helper()
-	cfg := config{inMemory: true, provider: "mock", sharing: "aggregates", memoryPolicy: "allow", dataDir: tb.TempDir()}
+	cfg := config{inMemory: true, provider: "mock", sharing: "aggregates", memoryPolicy: "allow", dataDir: tb.TempDir(), demoSignIn: true}
 	if edit != nil {
 		edit(&cfg)
 	}
@@ -347,13 +349,146 @@ func TestFlags(t *testing.T) {
 	})
 }
 
-// TestWebPage: the demo page is served with a strict CSP.
+// TestWebPage: every file of the page is served with the strict CSP and
+// its own content type; the page holds the controls the browser tests
+// drive (labelled, with the live status region), loads nothing inline and
+// only modules that exist; missing files, folders and unknown routes
+// answer JSON errors.
 func TestWebPage(t *testing.T) {
 	ta := MustApp(t, nil)
-	for _, path := range []string{"/", "/web/app.js"} {
+	check := func(path string, b []byte, status int, h http.Header) {
+		t.Helper()
+		if status != http.StatusOK || len(b) == 0 {
+			t.Errorf("GET %s: status %d, %d bytes", path, status, len(b))
+		}
+		if got := h.Get("Content-Security-Policy"); got != webCSP {
+			t.Errorf("GET %s: CSP %q, want %q", path, got, webCSP)
+		}
+		if h.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s: no nosniff", path)
+		}
+	}
+	served := map[string][]byte{}
+	err := fs.WalkDir(webFiles, "web", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		path := "/" + name
 		status, h, b := ta.Do(t, "GET", path, "", nil)
-		if status != 200 || len(b) == 0 || !strings.Contains(h.Get("Content-Security-Policy"), "default-src 'self'") {
-			t.Errorf("GET %s: %d, CSP %q", path, status, h.Get("Content-Security-Policy"))
+		check(path, b, status, h)
+		want := map[string]string{".js": "text/javascript", ".css": "text/css", ".html": "text/html", ".png": "image/png"}[filepath.Ext(name)]
+		if !strings.HasPrefix(h.Get("Content-Type"), want) {
+			t.Errorf("GET %s: Content-Type %q, want %s", path, h.Get("Content-Type"), want)
+		}
+		served[path] = b
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, h, index := ta.Do(t, "GET", "/", "", nil)
+	check("/", index, status, h)
+	for _, p := range []string{"/charts/chart_x", "/datasets/ds_x", "/dashboards/dash_x"} {
+		status, h, b := ta.Do(t, "GET", p, "", nil)
+		check(p, b, status, h)
+	}
+
+	// The structure the page promises.
+	page := string(index)
+	for _, want := range []string{
+		`<form id="composer"`, `<label for="message"`, `<textarea id="message"`, `id="add-context"`,
+		`id="send" class="send" aria-label="Send"`, `id="activity" class="activity" role="status" aria-live="polite"`,
+		`id="close-answer"`, `id="transcript"`, `id="chips" class="chips" aria-label="Selected context"`,
+		`<dialog id="picker"`, `<label for="picker-query"`, `<dialog id="confirm"`, `<dialog id="chats"`,
+		`id="memory-page"`, `<label for="memory-new"`, `id="memory-empty"`, `id="demo-form"`, `<label for="token-input"`,
+		`<script type="module" src="/web/js/app.js"></script>`, `<meta name="viewport"`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	for path, b := range served {
+		text := string(b)
+		if strings.HasSuffix(path, ".html") {
+			if regexp.MustCompile(`<script(?:\s[^>]*)?>\s*[^<\s]`).MatchString(text) || regexp.MustCompile(`\son[a-z]+=`).MatchString(text) ||
+				strings.Contains(text, "<style") || strings.Contains(text, " style=") {
+				t.Errorf("%s has inline script or style, which the CSP blocks", path)
+			}
+			for _, m := range regexp.MustCompile(`(?:src|href)="(/web/[^"]+)"`).FindAllStringSubmatch(text, -1) {
+				if served[m[1]] == nil {
+					t.Errorf("%s loads %s, which is not served", path, m[1])
+				}
+			}
+		}
+		if strings.HasSuffix(path, ".js") {
+			for _, m := range regexp.MustCompile(`from "\./([a-z-]+\.js)"`).FindAllStringSubmatch(text, -1) {
+				if served["/web/js/"+m[1]] == nil {
+					t.Errorf("%s imports %s, which is not served", path, m[1])
+				}
+			}
+			if strings.Contains(text, ".innerHTML") || strings.Contains(text, "eval(") {
+				t.Errorf("%s renders HTML from strings", path)
+			}
+		}
+	}
+
+	// What is not a file answers like every other route.
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		code         askbi.Code
+	}{
+		{"GET", "/web/nope.js", 404, askbi.NotFound},
+		{"GET", "/web/js/", 404, askbi.NotFound},
+		{"GET", "/web/", 404, askbi.NotFound},
+		{"GET", "/nope", 404, askbi.NotFound},
+		{"POST", "/", 405, askbi.Unsupported},
+		{"DELETE", "/web/app.css", 405, askbi.Unsupported},
+		{"GET", "/ai/nope", 401, askbi.Unauthenticated},
+	} {
+		status, h, b := ta.Do(t, tc.method, tc.path, "", nil)
+		if status != tc.status || chattest.MustError(t, b).Code != tc.code || !strings.HasPrefix(h.Get("Content-Type"), "application/json") {
+			t.Errorf("%s %s: %d %s", tc.method, tc.path, status, b)
+		}
+	}
+}
+
+// TestDemoSignIn: the page's demo sign-in lists the demo users and hands
+// out their sessions, only theirs, and is gone with -demo-sign-in off.
+func TestDemoSignIn(t *testing.T) {
+	ta := MustApp(t, nil)
+	var list struct{ Principals []demoUser }
+	ta.MustDo(t, http.StatusOK, "GET", "/demo/principals", "", nil, &list)
+	var names []string
+	for _, p := range list.Principals {
+		names = append(names, p.Name)
+	}
+	if diff := cmp.Diff([]string{"alice", "bob", "vic", "carol"}, names); diff != "" {
+		t.Errorf("demo users mismatch (-want +got):\n%s", diff)
+	}
+	b, _ := json.Marshal(list)
+	if strings.Contains(string(b), sessionPrefix) {
+		t.Error("the list holds session tokens")
+	}
+	var out struct {
+		SessionToken string `json:"session_token"`
+		Principal    demoUser
+	}
+	ta.MustDo(t, http.StatusOK, "POST", "/demo/sign-in", "", map[string]string{"name": "vic"}, &out)
+	if out.SessionToken != ta.session(t, "vic") || out.Principal.Label != "Vic" {
+		t.Errorf("sign-in = %+v", out)
+	}
+	ta.MustDo(t, http.StatusOK, "GET", "/ai/status", out.SessionToken, nil, nil)
+	for _, name := range []string{"alice-read", "mallory", ""} {
+		if status, _, _ := ta.Do(t, "POST", "/demo/sign-in", "", map[string]string{"name": name}); status == http.StatusOK {
+			t.Errorf("signed in as %q", name)
+		}
+	}
+	off := MustApp(t, func(c *config) { c.demoSignIn = false })
+	for _, r := range []struct{ method, path string }{{"GET", "/demo/principals"}, {"POST", "/demo/sign-in"}} {
+		status, _, b := off.Do(t, r.method, r.path, "", `{"name":"alice"}`)
+		if status != http.StatusNotFound || strings.Contains(string(b), sessionPrefix) {
+			t.Errorf("-demo-sign-in=false: %s %s: %d %s", r.method, r.path, status, b)
 		}
 	}
 }

@@ -1,28 +1,65 @@
 package main
 
 import (
+	"bytes"
 	"embed"
+	"io/fs"
+	"mime"
 	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/internal/httpjson"
 )
 
-// webFiles is the demo page: a thin client of the chat API.
+// webFiles is the page: the product's chat as a thin client of the chat
+// API, plain JavaScript modules with no build step.
 //
 //go:embed web
 var webFiles embed.FS
 
+// webCSP is the Content-Security-Policy of everything the page is made
+// of: scripts, styles and images from this origin only, no inline script
+// or style, no framing.
+const webCSP = "default-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// webStart is when the files were built into the binary, for
+// Last-Modified.
+var webStart = time.Now()
+
+// webRoutes serves the page at / and its files under /web/, and the
+// stand-ins for the product pages the chat links to (a host serves its
+// own): /charts/{id}, /datasets/{id}, /dashboards/{id}. A file that does
+// not exist answers a JSON 404 like every other route; folders are not
+// listed.
 func (a *app) webRoutes(mux *http.ServeMux) {
-	files := http.FileServerFS(webFiles)
-	static := func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		files.ServeHTTP(w, r)
-	}
-	mux.HandleFunc("GET /web/", static)
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		r2 := r.Clone(r.Context())
-		r2.URL.Path = "/web/"
-		static(w, r2)
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { a.webFile(w, r, "web/index.html") })
+	mux.HandleFunc("GET /web/{file...}", func(w http.ResponseWriter, r *http.Request) {
+		a.webFile(w, r, path.Join("web", r.PathValue("file")))
 	})
+	for _, kind := range []string{"charts", "datasets", "dashboards"} {
+		mux.HandleFunc("GET /"+kind+"/{id}", func(w http.ResponseWriter, r *http.Request) { a.webFile(w, r, "web/entity.html") })
+	}
+}
+
+// webFile answers one embedded file with the page's security headers.
+func (a *app) webFile(w http.ResponseWriter, r *http.Request, name string) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", webCSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	b, err := fs.ReadFile(webFiles, name)
+	if err != nil || strings.HasPrefix(path.Base(name), ".") {
+		httpjson.WriteError(w, r, a.log, askbi.Errorf(askbi.NotFound, "not found"))
+		return
+	}
+	ct := mime.TypeByExtension(path.Ext(name))
+	if ct == "" {
+		ct = "application/octet-stream"
+	}
+	h.Set("Content-Type", ct)
+	h.Set("Cache-Control", "no-cache")
+	http.ServeContent(w, r, name, webStart, bytes.NewReader(b))
 }

@@ -1,0 +1,96 @@
+package main
+
+// TestBrowser runs the page's browser tests (examples/refserver/webtest,
+// Node's test runner driving Debian's chromium through playwright-core)
+// against a fresh server per test file. They need node, chromium and the
+// pinned playwright-core that .ci/browser-tools.sh installs; point
+// ASKBI_BROWSER_TOOLS at that folder.
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/askbi/askbi/dataexec"
+)
+
+// mustBrowser returns the tools folder and chromium, or skips loudly
+// (fails when ASKBI_REQUIRE_BROWSER=1).
+func mustBrowser(t *testing.T) (tools, chromium string) {
+	t.Helper()
+	chromium = os.Getenv("ASKBI_CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	tools = os.Getenv("ASKBI_BROWSER_TOOLS")
+	msg := ""
+	switch _, err := os.Stat(filepath.Join(tools, "node_modules", "playwright-core", "package.json")); {
+	case tools == "":
+		msg = "set ASKBI_BROWSER_TOOLS to the folder .ci/browser-tools.sh installed (bash .ci/browser-tools.sh .tools/browser)"
+	case err != nil:
+		msg = "no playwright-core in ASKBI_BROWSER_TOOLS=" + tools + " (bash .ci/browser-tools.sh " + tools + ")"
+	}
+	if _, err := os.Stat(chromium); msg == "" && err != nil {
+		msg = "no chromium at " + chromium + " (apt-get install chromium, or set ASKBI_CHROMIUM)"
+	}
+	if _, err := exec.LookPath("node"); msg == "" && err != nil {
+		msg = "node is not installed"
+	}
+	if msg != "" {
+		if os.Getenv("ASKBI_REQUIRE_BROWSER") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip("SKIPPING: " + msg)
+	}
+	abs, err := filepath.Abs(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs, chromium
+}
+
+// seedBrowserFixtures adds what the browser tests need beyond the demo
+// workspace: a dataset on an inactive connection, whose runs fail, so a
+// failed step can be seen ("show churn by plan").
+func seedBrowserFixtures(ta *testApp) {
+	at := time.Now().Add(-48 * time.Hour).UTC()
+	ta.catalog.PutConnection(dataexec.Connection{ID: "conn_legacy", TeamID: teamAcme, Name: "Legacy warehouse", Type: "postgres",
+		Active: false, CreatedAt: at, UpdatedAt: at})
+	ta.catalog.PutDataset(dataexec.Dataset{ID: "ds_churn", TeamID: teamAcme, ProjectID: projGrowth, Name: "Churn by plan", Version: 1,
+		Request: dataexec.Request{ConnectionID: "conn_legacy", SQL: "SELECT plan, churned FROM churn"}, CreatedAt: at, UpdatedAt: at})
+}
+
+func TestBrowser(t *testing.T) {
+	tools, chromium := mustBrowser(t)
+	files, err := filepath.Glob(filepath.Join("webtest", "*.test.mjs"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no browser tests in webtest/: %v", err)
+	}
+	artifacts := os.Getenv("ASKBI_ARTIFACTS")
+	if artifacts == "" {
+		artifacts = filepath.Join("..", "..", ".artifacts", "browser")
+	}
+	if artifacts, err = filepath.Abs(artifacts); err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			ta := MustApp(t, nil)
+			seedBrowserFixtures(ta)
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", filepath.Base(file))
+			cmd.Dir = "webtest"
+			cmd.Env = append(os.Environ(), "ASKBI_BASE_URL="+ta.url, "ASKBI_BROWSER_TOOLS="+tools,
+				"ASKBI_CHROMIUM="+chromium, "ASKBI_ARTIFACTS="+artifacts, "NO_COLOR=1")
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", file, err, out)
+			}
+			t.Logf("%s\n%s", file, out)
+		})
+	}
+}

@@ -1,0 +1,143 @@
+// The askbi reference server's page: the product's chat as a thin client
+// of the chat API (/ai/), with the demo sign-in (/demo/) standing in for
+// a host's login. The session token is kept in session storage and never
+// shown.
+
+import { api, setToken, onUnauthenticated } from "./api.js";
+import { $, h } from "./dom.js";
+import { roleLabel } from "./format.js";
+import { Home, renderChats } from "./home.js";
+import { MemoryPage } from "./memory.js";
+
+const SESSION = "askbi.session";
+
+let home = null;
+let memory = null;
+
+function saved() {
+  try { return JSON.parse(sessionStorage.getItem(SESSION) || "null"); } catch { return null; }
+}
+
+function signOut() {
+  sessionStorage.clear();
+  setToken("");
+  history.replaceState(null, "", "/");
+  location.reload();
+}
+
+onUnauthenticated(() => {
+  sessionStorage.clear();
+  sessionStorage.setItem("askbi.signin-message", "Your session has ended. Sign in again.");
+  location.reload();
+});
+
+async function showSignIn() {
+  $("signin").hidden = false;
+  $("signin-error").textContent = sessionStorage.getItem("askbi.signin-message") || "";
+  sessionStorage.removeItem("askbi.signin-message");
+  const begin = async (token, label) => {
+    setToken(token);
+    sessionStorage.setItem(SESSION, JSON.stringify({ token, label }));
+    $("signin").hidden = true;
+    await start({ token, label });
+  };
+  try {
+    const { principals } = await api.demoUsers();
+    const box = $("demo-users");
+    box.replaceChildren(...principals.map((p, i) => h("label", { class: "demo-user" },
+      h("input", { type: "radio", name: "demo-user", value: p.name, checked: i === 0 }),
+      h("span", { class: "demo-text" }, h("span", { class: "demo-name" }, p.label), h("span", { class: "demo-desc" }, p.description)))));
+    $("demo-form").hidden = false;
+    $("demo-form").addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      const name = new FormData(ev.target).get("demo-user");
+      try {
+        const doc = await api.demoSignIn(name);
+        await begin(doc.session_token, doc.principal.label);
+      } catch (err) { $("signin-error").textContent = err.message; }
+    });
+  } catch {
+    $("token-details").open = true; // no demo sign-in here: a token is the way in
+  }
+  $("token-form").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const token = $("token-input").value.trim();
+    $("token-input").value = "";
+    if (!token) return;
+    await begin(token, "");
+  });
+}
+
+async function start(session) {
+  setToken(session.token);
+  let status;
+  try {
+    status = await api.status();
+  } catch (err) {
+    sessionStorage.removeItem(SESSION);
+    $("signin").hidden = false;
+    $("signin-error").textContent = err.message;
+    return;
+  }
+  $("nav").hidden = $("who").hidden = false;
+  $("who-label").textContent = (session.label || "Signed in") + " · " + roleLabel(status.role);
+  $("sign-out").addEventListener("click", () => signOut());
+  home = new Home(status, session.label);
+  memory = new MemoryPage();
+  $("open-chats").addEventListener("click", openChats);
+  $("convbar-open").addEventListener("click", () => { location.hash = "#/"; });
+  $("convbar-close").addEventListener("click", () => { home.setActive(""); $("convbar").hidden = true; });
+  window.addEventListener("hashchange", route);
+  await route();
+  if (location.hash !== "#/memory") home.composer.focus();
+}
+
+// route shows the page the address names: Home, or Memory.
+async function route() {
+  const page = location.hash === "#/memory" ? "memory" : "home";
+  $("nav-home").toggleAttribute("aria-current", page === "home");
+  $("nav-memory").toggleAttribute("aria-current", page === "memory");
+  if (page === "home") {
+    $("nav-home").setAttribute("aria-current", "page");
+    memory.hide();
+    $("convbar").hidden = true;
+    await home.show();
+  } else {
+    $("nav-memory").setAttribute("aria-current", "page");
+    home.hide();
+    await memory.show();
+    await conversationBar();
+  }
+}
+
+// conversationBar offers the active conversation while it is not on
+// screen.
+async function conversationBar() {
+  const bar = $("convbar");
+  bar.hidden = true;
+  if (!home.conv) return;
+  try {
+    const view = await api.open(home.conv);
+    $("convbar-open").textContent = "Continue: " + (view.conversation.title || "your chat");
+    bar.hidden = false;
+  } catch {
+    home.setActive("");
+  }
+}
+
+async function openChats() {
+  const d = $("chats");
+  const ul = $("chats-list");
+  ul.replaceChildren(h("li", { class: "muted" }, "Loading…"));
+  d.showModal();
+  const [settled] = await Promise.allSettled([api.conversations(50)]);
+  renderChats(ul, settled, async (id) => {
+    d.close();
+    if (location.hash === "#/memory") location.hash = "#/";
+    await home.open(id);
+    home.composer.focus();
+  });
+}
+
+const s = saved();
+if (s && s.token) start(s); else showSignIn();

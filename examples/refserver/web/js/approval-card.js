@@ -1,0 +1,85 @@
+// The approval card: the action in words, its exact target by name, its
+// class and whether it can be undone; Approve and Reject; then a record of
+// the choice and its result. Nothing has run while the card waits.
+
+import { h } from "./dom.js";
+import { humanize } from "./format.js";
+
+const typeWord = { dashboard: "Dashboard", chart: "Chart", dataset: "Dataset", connection: "Connection" };
+
+// settings lists the arguments that are plain choices ("Chart type: bar"),
+// leaving out the ones that name entities: those are shown by name.
+function settings(args) {
+  const out = [];
+  for (const [k, v] of Object.entries(args || {})) {
+    if (/_id$/.test(k) || v === null || typeof v === "object" && !Array.isArray(v)) continue;
+    out.push([humanize(k), Array.isArray(v) ? v.join(", ") : String(v)]);
+  }
+  return out;
+}
+
+export class ApprovalCard {
+  // tool is the tool.approval_required event's tool (or a pending approval
+  // from the opened conversation); onDecide(verb) runs the decision.
+  constructor(tool, { onDecide }) {
+    this.tool = tool;
+    this.onDecide = onDecide;
+    this.el = h("section", { class: "approval", "aria-label": "Approval: " + (tool.title || tool.label) });
+    this.record = h("p", { class: "record", role: "status" });
+    this.render(true);
+  }
+
+  render(open) {
+    const t = this.tool;
+    const destructive = t.class !== "mutating";
+    const targets = (t.targets || []).map((r) => h("li", {}, `${typeWord[r.type] || "Item"} “${r.name}”`,
+      r.info ? h("span", { class: "info" }, " · " + r.info) : null));
+    const rows = settings(t.arguments);
+    this.approve = h("button", { type: "button", class: "primary", onclick: () => this.decide("approve") }, "Approve");
+    this.reject = h("button", { type: "button", onclick: () => this.decide("reject") }, "Reject");
+    this.el.replaceChildren(
+      h("p", { class: "approval-ask" }, "Ask wants to: ", h("strong", {}, t.title || t.label)),
+      targets.length ? h("ul", { class: "targets" }, targets) : null,
+      rows.length ? h("dl", { class: "settings" }, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])) : null,
+      h("p", { class: "approval-class" },
+        h("span", { class: "badge " + (destructive ? "destructive" : "mutating") }, destructive ? "Destructive" : "Changes your workspace"),
+        " ", destructive ? "This cannot be undone." : "You can change it again later."),
+      open ? h("p", { class: "approval-wait" }, "Nothing has changed yet. It runs only if you approve.") : null,
+      open ? h("div", { class: "actions" }, this.approve, this.reject) : null,
+      this.record);
+  }
+
+  async decide(verb) {
+    this.approve.disabled = this.reject.disabled = true;
+    this.record.textContent = verb === "approve" ? "You approved. Running…" : "You rejected it.";
+    const ok = await this.onDecide(verb, this.tool);
+    if (!ok) this.approve.disabled = this.reject.disabled = false;
+  }
+
+  // settle shows the final record: completed, failed (with why), rejected.
+  settle(state, message) {
+    this.render(false);
+    this.record.textContent = {
+      completed: "You approved it. Done.",
+      failed: "You approved it, but it failed: " + (message || "the action did not complete."),
+      rejected: "You rejected it. It did not run.",
+    }[state] || "";
+  }
+
+  problem(message) { this.record.textContent = message; }
+}
+
+// decidedCard is the record of an earlier approval, as a reopened
+// conversation shows it.
+export function decidedCard(run) {
+  const text = {
+    completed: "You approved it. Done.",
+    failed: "You approved it, but it failed: " + (run.error_message || "the action did not complete."),
+    rejected: "You rejected it. It did not run.",
+    approval_required: "This approval expired. Nothing ran.",
+  }[run.state];
+  if (!text) return null;
+  return h("section", { class: "approval decided", "aria-label": "Approval: " + run.label },
+    h("p", { class: "approval-ask" }, "Approval: ", h("strong", {}, run.label)),
+    h("p", { class: "record", role: "status" }, text));
+}

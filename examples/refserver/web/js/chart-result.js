@@ -1,0 +1,148 @@
+// The chart result component: title (a saved chart's opens in a new tab),
+// type, Preview / Saved / Unavailable, the chart itself, dataset links,
+// the saved location with Open dashboard, and the dashboard picker that
+// places a preview. Every copy of one chart in the transcript is kept in
+// step by a Charts registry.
+
+import { api } from "./api.js";
+import { h, icon, newTab } from "./dom.js";
+import { chartTypeLabel } from "./format.js";
+import { draw } from "./chart-svg.js";
+
+const stateLabel = { preview: "Preview", saved: "Saved", unavailable: "Unavailable" };
+
+// Charts keeps every chart result component of the transcript by chart.
+export class Charts {
+  constructor({ conversation, defaultDashboard }) {
+    this.conversation = conversation; // () => the conversation ID
+    this.defaultDashboard = defaultDashboard; // () => the dashboard ID selected in context, or ""
+    this.byChart = new Map();
+    this.loading = new Map();
+  }
+
+  clear() { this.byChart.clear(); this.loading.clear(); }
+
+  // add makes a component for a chart result (references only) and loads
+  // its data.
+  add(result) {
+    const c = new ChartResult(this, result);
+    const id = result.chart.id;
+    if (!this.byChart.has(id)) this.byChart.set(id, new Set());
+    this.byChart.get(id).add(c);
+    this.reload(id);
+    return c.el;
+  }
+
+  // reload fetches a chart once and shows it in every copy.
+  reload(id) {
+    if (this.loading.has(id)) return this.loading.get(id);
+    for (const c of this.byChart.get(id) || []) c.busy();
+    const p = api.chart(this.conversation(), id)
+      .then((doc) => this.show(id, doc.chart))
+      .catch((err) => { for (const c of this.byChart.get(id) || []) c.failed(err.message); })
+      .finally(() => this.loading.delete(id));
+    this.loading.set(id, p);
+    return p;
+  }
+
+  // reloadAll shows every chart as it stands now, after an action that
+  // may have changed or deleted some.
+  reloadAll() { for (const id of this.byChart.keys()) this.reload(id); }
+
+  show(id, view) { for (const c of this.byChart.get(id) || []) c.show(view); }
+
+  // placed shows a placement's result in every copy at once.
+  placed(id, result, chosen) {
+    for (const c of this.byChart.get(id) || []) c.show({ ...c.view, ...result, place_on: [], data: c.view && c.view.data }, chosen);
+  }
+}
+
+class ChartResult {
+  constructor(charts, result) {
+    this.charts = charts;
+    this.view = { ...result, place_on: [] };
+    this.el = h("section", { class: "chart-result", "aria-label": "Chart: " + result.chart.name });
+    this.render();
+  }
+
+  busy() {
+    this.loadingNow = true;
+    this.error = "";
+    this.render();
+  }
+
+  failed(message) {
+    this.loadingNow = false;
+    this.error = message;
+    this.render();
+  }
+
+  show(view, chosen) {
+    this.loadingNow = false;
+    this.error = "";
+    this.view = view;
+    if (chosen) this.chosen = chosen;
+    this.render();
+  }
+
+  render() {
+    const v = this.view;
+    const id = v.chart.id;
+    const status = v.status || "preview";
+    const title = status === "saved" ? newTab("/charts/" + encodeURIComponent(id), v.chart.name) : v.chart.name;
+    const parts = [
+      h("header", { class: "chart-head" },
+        h("h3", { class: "chart-title" }, title),
+        h("span", { class: "chart-type" }, chartTypeLabel(v.chart_type)),
+        h("span", { class: "badge state-" + status, "data-state": status }, stateLabel[status] || status)),
+    ];
+    if (status === "unavailable") {
+      parts.push(h("p", { class: "chart-gone" }, "This chart is no longer available."));
+    } else if (this.error) {
+      parts.push(h("div", { class: "chart-body" }, h("p", { class: "error" }, this.error),
+        h("button", { type: "button", onclick: () => this.charts.reload(id) }, "Try again")));
+    } else if (v.data && !this.loadingNow) {
+      parts.push(h("div", { class: "chart-body" }, draw(v.data)));
+    } else {
+      parts.push(h("div", { class: "chart-body loading", "aria-busy": "true" }, h("p", {}, "Loading chart…")));
+    }
+    const datasets = v.datasets || [];
+    if (datasets.length) {
+      parts.push(h("ul", { class: "datasets", "aria-label": "Datasets" }, datasets.map((d) =>
+        h("li", {}, icon("dataset"), " ", newTab("/datasets/" + encodeURIComponent(d.id), d.name),
+          d.info ? h("span", { class: "info" }, " · " + d.info) : null))));
+    }
+    if (status === "saved" && v.dashboard) {
+      parts.push(h("p", { class: "saved-at" }, "Saved in ", h("strong", {}, v.dashboard.name), " · ",
+        newTab("/dashboards/" + encodeURIComponent(v.dashboard.id), "Open dashboard")));
+    }
+    if (status === "preview" && (v.place_on || []).length) parts.push(this.placement(v));
+    this.el.replaceChildren(...parts);
+  }
+
+  placement(v) {
+    const wanted = this.chosen || this.charts.defaultDashboard();
+    const exact = v.place_on.some((d) => d.id === wanted) ? wanted : "";
+    const selectId = "place-" + v.chart.id + "-" + Math.random().toString(36).slice(2, 8);
+    const select = h("select", { id: selectId },
+      h("option", { value: "" }, "Choose a dashboard"),
+      v.place_on.map((d) => h("option", { value: d.id, selected: d.id === exact }, d.name)));
+    const add = h("button", { type: "button", class: "primary", disabled: !exact }, "Add to dashboard");
+    const error = h("p", { class: "error", role: "alert" });
+    select.addEventListener("change", () => { add.disabled = !select.value; this.chosen = select.value; });
+    add.addEventListener("click", async () => {
+      const dashboard = select.value;
+      if (!dashboard) return;
+      add.disabled = select.disabled = true;
+      error.textContent = "";
+      try {
+        const doc = await api.place(this.charts.conversation(), v.chart.id, dashboard);
+        this.charts.placed(v.chart.id, doc.chart, dashboard);
+      } catch (err) {
+        error.textContent = err.message;
+        add.disabled = select.disabled = false;
+      }
+    });
+    return h("div", { class: "place" }, h("label", { for: selectId }, "Dashboard"), select, add, error);
+  }
+}

@@ -1,0 +1,37 @@
+// Wording shared by the components.
+
+// ago is a time as people say it: "just now", "5 min ago", "3 h ago",
+// or a date.
+export function ago(iso, now = Date.now()) {
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return "";
+  const s = Math.max(0, Math.round((now - t) / 1000));
+  if (s < 45) return "just now";
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  if (s < 86400) return `${Math.round(s / 3600)} h ago`;
+  return new Date(t).toLocaleDateString(undefined, { day: "numeric", month: "short", year: "numeric" });
+}
+
+const chartTypes = { line: "Line chart", bar: "Bar chart", area: "Area chart", pie: "Pie chart",
+  doughnut: "Doughnut chart", table: "Table", kpi: "KPI" };
+
+export function chartTypeLabel(t) { return chartTypes[t] || "Chart"; }
+
+export function capitalize(s) { return s ? s[0].toUpperCase() + s.slice(1) : s; }
+
+// humanize turns an argument name into words: "chart_type" → "Chart type".
+export function humanize(key) { return capitalize(String(key).replace(/_/g, " ")); }
+
+export const roleLabel = (r) => capitalize(r || "");
+
+// greeting is the time of day's hello.
+export function greeting(date = new Date()) {
+  const h = date.getHours();
+  return h < 12 ? "Good morning" : h < 18 ? "Good afternoon" : "Good evening";
+}
+
+// title is how the server names a chat after its first question.
+export function title(question) {
+  const q = question.split(/\s+/).filter(Boolean).join(" ");
+  return q.length > 60 ? q.slice(0, 59) + "…" : q;
+}

@@ -1,0 +1,241 @@
+// Home: the idle page (greeting, suggestions, recent items, recent chats)
+// and the focused chat it turns into when a message is sent. Home owns
+// the layout; the transcript, composer and components report to it. The
+// active conversation is restored after a reload: only its ID is kept, in
+// session storage.
+
+import { api, UNAVAILABLE } from "./api.js";
+import { $, h, icon } from "./dom.js";
+import { ago, greeting, title } from "./format.js";
+import { Composer } from "./composer.js";
+import { Picker } from "./picker.js";
+import { Transcript } from "./transcript.js";
+import { Charts } from "./chart-result.js";
+
+const SUGGESTIONS = ["Show signups by week", "Show signups by country", "Show MRR by month",
+  "Delete the Revenue dashboard", "/remember I report in EUR"];
+
+export class Home {
+  // status is GET /ai/status; label the signed-in user's name, if known.
+  constructor(status, label) {
+    this.status = status;
+    this.label = label;
+    this.key = `askbi.active.${status.team_id}.${status.user_id}`;
+    this.draftKey = `askbi.draft.${status.team_id}.${status.user_id}`;
+    this.conv = sessionStorage.getItem(this.key) || "";
+    this.chips = [];
+    this.dirty = false;
+    this.busy = false;
+    this.el = $("home");
+
+    this.composer = new Composer({
+      onSubmit: (text) => this.submit(text),
+      onAddContext: () => this.picker.open(),
+      onRemove: (it) => this.setChips(this.chips.filter((c) => c !== it), true),
+    });
+    this.picker = new Picker({
+      team: () => this.status.team_id,
+      selected: () => this.chips,
+      onPick: (it) => { this.setChips([...this.chips, it], true); this.composer.focus(); },
+    });
+    this.charts = new Charts({ conversation: () => this.conv, defaultDashboard: () => this.selectedDashboard() });
+    this.transcript = new Transcript($("transcript"), $("turns"), {
+      charts: this.charts,
+      live: (text) => this.composer.live(text),
+      onDecide: (tv, verb, tool) => this.decide(tv, verb, tool),
+      onRetry: (question) => this.submit(question),
+      onContext: (items, notice) => { this.setChips(items, false); this.composer.setNotice(notice); },
+    });
+    $("close-answer").addEventListener("click", () => this.close());
+    this.composer.block(status.available ? "" : status.reason || "The assistant is not available.");
+    if (!this.conv) {
+      try { this.setChips(JSON.parse(sessionStorage.getItem(this.draftKey) || "[]"), true); } catch { /* a bad draft is dropped */ }
+    }
+  }
+
+  // show displays Home, the active conversation if there is one.
+  async show() {
+    this.el.hidden = false;
+    $("greeting").textContent = greeting() + (this.label ? ", " + this.label : "");
+    if (this.conv && !this.focused) return this.open(this.conv, true);
+    if (!this.focused) this.idle();
+  }
+
+  hide() { this.el.hidden = true; }
+
+  selectedDashboard() {
+    const d = this.chips.filter((c) => c.entity_type === "dashboard");
+    return d.length === 1 ? d[0].id : "";
+  }
+
+  setChips(items, changed) {
+    this.chips = items;
+    if (changed) {
+      this.dirty = true;
+      this.composer.setNotice("");
+    }
+    if (!this.conv) sessionStorage.setItem(this.draftKey, JSON.stringify(items));
+    this.composer.setChips(items);
+  }
+
+  setActive(id) {
+    this.conv = id;
+    if (id) {
+      sessionStorage.setItem(this.key, id);
+      sessionStorage.removeItem(this.draftKey);
+    } else {
+      sessionStorage.removeItem(this.key);
+    }
+  }
+
+  setBusy(b) {
+    this.busy = b;
+    this.composer.setBusy(b);
+  }
+
+  // focus switches to the focused chat layout, with a short transition
+  // (none under prefers-reduced-motion, in the stylesheet).
+  focus() {
+    if (this.focused) return;
+    this.focused = true;
+    this.el.classList.add("focused", "entering");
+    $("focus").hidden = false;
+    $("idle").hidden = $("discover").hidden = true;
+    const done = () => this.el.classList.remove("entering");
+    $("focus").addEventListener("animationend", done, { once: true });
+    setTimeout(done, 400);
+  }
+
+  unfocus() {
+    this.focused = false;
+    this.el.classList.remove("focused", "entering");
+    this.el.classList.add("leaving");
+    setTimeout(() => this.el.classList.remove("leaving"), 400);
+    $("focus").hidden = true;
+    $("idle").hidden = $("discover").hidden = false;
+  }
+
+  async submit(text) {
+    if (this.busy) return;
+    const first = !this.conv;
+    this.focus();
+    if (first) {
+      this.transcript.clear();
+      $("conv-title").textContent = title(text);
+    }
+    const tv = this.transcript.ask(text);
+    this.setBusy(true);
+    this.composer.live("Working…");
+    this.abort = new AbortController();
+    try {
+      if (first) this.setActive((await api.create()).conversation.id);
+      const body = { message: text };
+      if (this.dirty) body.context = this.chips.map((c) => ({ entity_type: c.entity_type, id: c.id }));
+      await api.message(this.conv, body, (e) => tv.handle(e), this.abort.signal);
+      this.dirty = false;
+    } catch (err) {
+      if (err.name === "AbortError") return;
+      tv.fail(err.message);
+      this.composer.live(err.message);
+      if (err.message === UNAVAILABLE) this.composer.setNotice(UNAVAILABLE);
+    } finally {
+      this.setBusy(false);
+    }
+  }
+
+  async decide(tv, verb, tool) {
+    if (this.busy) return false;
+    const card = tv.cards.get(tool.approval_id);
+    this.setBusy(true);
+    tv.reopen();
+    this.abort = new AbortController();
+    try {
+      await api.decide(this.conv, tool.approval_id, verb, { tool: tool.name, arguments: tool.arguments },
+        (e) => tv.handle(e), this.abort.signal);
+      return true;
+    } catch (err) {
+      if (err.name === "AbortError") return true;
+      tv.finish(true);
+      if (card) card.problem(err.code === "approval_invalid" ? "This approval has expired or was already used. Nothing ran." : err.message);
+      return err.code === "approval_invalid";
+    } finally {
+      this.setBusy(false);
+    }
+  }
+
+  // open shows a saved conversation in the focused layout.
+  async open(id, restoring) {
+    let view;
+    try {
+      view = await api.open(id);
+    } catch (err) {
+      if (restoring && err.status === 404) {
+        this.setActive("");
+        return this.idle();
+      }
+      this.focus();
+      this.transcript.clear();
+      $("turns").append(h("p", { class: "error", role: "alert" }, err.message));
+      return;
+    }
+    if (this.abort) this.abort.abort();
+    this.setActive(id);
+    this.focus();
+    $("conv-title").textContent = view.conversation.title || "Chat";
+    this.transcript.load(view);
+    this.setChips(view.context || [], false);
+    this.dirty = false;
+    this.composer.setNotice(view.notice || "");
+    this.composer.live("");
+  }
+
+  // close clears the Home chat (the conversation stays in Chats) and
+  // restores the idle page.
+  close() {
+    if (this.abort) this.abort.abort();
+    this.setBusy(false);
+    this.setActive("");
+    this.transcript.clear();
+    this.setChips([], false);
+    this.dirty = false;
+    this.composer.setNotice("");
+    this.composer.live("");
+    this.unfocus();
+    this.idle();
+    this.composer.focus();
+  }
+
+  // idle fills the idle page: suggestions, recent items, recent chats.
+  async idle() {
+    const sugg = $("suggestions");
+    sugg.replaceChildren(...SUGGESTIONS.map((s) => h("li", {}, h("button", {
+      type: "button", class: "suggestion", onclick: () => { this.composer.input.value = s; this.composer.sync(); this.composer.focus(); },
+    }, s))));
+    const [items, chats] = await Promise.allSettled([api.search(this.status.team_id, "", 20), api.conversations(5)]);
+    const recent = $("recent-items");
+    if (items.status === "fulfilled") {
+      const list = items.value.groups.find((g) => g.name === "Recent").items;
+      recent.replaceChildren(...(list.length ? list.map((it) => h("li", {}, h("button", {
+        type: "button", class: "row", onclick: () => { if (!this.chips.some((c) => c.entity_type === it.entity_type && c.id === it.id)) this.setChips([...this.chips, it], true); this.composer.focus(); },
+      }, icon(it.entity_type), h("span", { class: "row-text" }, h("span", { class: "row-label" }, it.label),
+        h("span", { class: "row-info" }, (it.metadata && it.metadata.info) || "")),
+      h("span", { class: "row-action" }, "Add to context")))) : [h("li", { class: "muted" }, "Nothing here yet.")]));
+    } else {
+      recent.replaceChildren(h("li", { class: "error" }, items.reason.message));
+    }
+    renderChats($("recent-chats"), chats, (id) => this.open(id));
+  }
+}
+
+// renderChats lists saved chats by title; choosing one opens it.
+export function renderChats(ul, settled, open) {
+  if (settled.status !== "fulfilled") {
+    ul.replaceChildren(h("li", { class: "error" }, settled.reason.message));
+    return;
+  }
+  const list = settled.value.conversations.filter((c) => c.title);
+  ul.replaceChildren(...(list.length ? list.map((c) => h("li", {}, h("button", {
+    type: "button", class: "row", onclick: () => open(c.id),
+  }, h("span", { class: "row-text" }, h("span", { class: "row-label" }, c.title),
+    h("span", { class: "row-info" }, ago(c.updated_at)))))) : [h("li", { class: "muted" }, "No chats yet.")]));
+}

@@ -1,0 +1,220 @@
+// The transcript: one block per turn (the question, then the answer's
+// text and result components, then its work summary), built the same way
+// from live events and from a reopened conversation.
+
+import { sentence } from "./api.js";
+import { h } from "./dom.js";
+import { WorkSummary } from "./work-summary.js";
+import { ApprovalCard, decidedCard } from "./approval-card.js";
+
+function chartOf(result) {
+  return result && result.chart && result.chart.type === "chart" && result.chart.id ? result : null;
+}
+
+export class Transcript {
+  // scroller is the element that scrolls; column holds the turns. deps:
+  // charts (Charts), live(text) for the status region, onDecide(turn,
+  // verb, tool), onRetry(question), onContext(items, notice).
+  constructor(scroller, column, deps) {
+    this.scroller = scroller;
+    this.column = column;
+    Object.assign(this, deps);
+    this.turns = new Map();
+    // Follow the newest content (charts load after they are placed)
+    // while the reader is at the bottom; stop when they scroll up.
+    this.stick = true;
+    scroller.addEventListener("scroll", () => {
+      this.stick = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 48;
+    });
+    new ResizeObserver(() => { if (this.stick) this.toBottom(); }).observe(column);
+  }
+
+  toBottom() { this.scroller.scrollTop = this.scroller.scrollHeight; }
+
+  clear() {
+    this.column.replaceChildren();
+    this.turns.clear();
+    this.charts.clear();
+  }
+
+  // ask shows a question at once, before anything is answered.
+  ask(question) {
+    const tv = new TurnView(this, question, true);
+    this.column.append(tv.el);
+    this.scroll(true);
+    return tv;
+  }
+
+  bind(turnID, tv) { if (turnID) this.turns.set(turnID, tv); }
+
+  // scroll keeps the newest message in view, unless the reader scrolled
+  // up to read earlier ones.
+  scroll(force) {
+    if (force) this.stick = true;
+    if (this.stick) this.toBottom();
+  }
+
+  // load shows an opened conversation (ask.View).
+  load(view) {
+    this.clear();
+    const pending = new Map((view.pending_approvals || []).map((p) => [p.approval_id, p]));
+    const turns = new Map();
+    const entry = (id, at) => {
+      if (!turns.has(id)) turns.set(id, { at, question: "", items: [] });
+      return turns.get(id);
+    };
+    for (const m of view.messages || []) {
+      if (!m.turn_id) continue;
+      const t = entry(m.turn_id, m.created_at);
+      if (m.role === "user" && !t.question) t.question = m.text;
+      else if (m.role === "assistant") t.items.push({ at: m.created_at, text: m.text });
+    }
+    for (const r of view.work_summary || []) {
+      if (!r.turn_id) continue; // a direct action: it changed a chart in place
+      entry(r.turn_id, r.created_at).items.push({ at: r.created_at, run: r });
+    }
+    const ordered = [...turns.entries()].sort((a, b) => Date.parse(a[1].at) - Date.parse(b[1].at));
+    for (const [id, t] of ordered) {
+      const tv = new TurnView(this, t.question, false);
+      this.bind(id, tv);
+      this.column.append(tv.el);
+      t.items.sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
+      for (const it of t.items) {
+        if (it.text !== undefined) { tv.para().textContent = it.text; tv.current = null; continue; }
+        tv.restore(it.run, pending.get(it.run.approval_id));
+      }
+      tv.finish(true);
+    }
+    this.scroll(true);
+  }
+}
+
+class TurnView {
+  constructor(t, question, live) {
+    this.t = t;
+    this.question = question;
+    this.cards = new Map();
+    this.current = null;
+    this.work = new WorkSummary({ onRetry: () => t.onRetry(question) });
+    this.answer = h("div", { class: "answer" });
+    this.thinking = live ? h("p", { class: "thinking" }, "Working…") : null;
+    this.answer.append(...[this.thinking, this.work.el].filter(Boolean));
+    this.el = h("article", { class: "turn" },
+      h("div", { class: "question" }, h("p", {}, question)), this.answer);
+  }
+
+  insert(node) {
+    if (this.thinking) { this.thinking.remove(); this.thinking = null; }
+    this.answer.insertBefore(node, this.work.el);
+    this.t.scroll();
+  }
+
+  para() {
+    if (!this.current) {
+      this.current = h("div", { class: "text" });
+      this.insert(this.current);
+    }
+    return this.current;
+  }
+
+  reopen() {
+    this.work.reopen();
+    this.thinking = h("p", { class: "thinking" }, "Working…");
+    this.answer.insertBefore(this.thinking, this.work.el);
+    this.t.scroll();
+  }
+
+  // restore shows one saved run of a reopened conversation.
+  restore(run, pending) {
+    this.work.update(run);
+    const chart = chartOf(run.result);
+    if (run.approval_id) {
+      if (pending) {
+        const card = new ApprovalCard({ ...pending, name: pending.tool, call_id: pending.call_id },
+          { onDecide: (verb, tool) => this.t.onDecide(this, verb, tool) });
+        this.cards.set(run.approval_id, card);
+        this.insert(card.el);
+      } else {
+        const card = decidedCard(run);
+        if (card) this.insert(card);
+      }
+    }
+    if (chart) this.insert(this.t.charts.add(chart));
+  }
+
+  // handle applies one live event of this turn.
+  handle(e) {
+    this.t.bind(e.turn_id, this);
+    const tool = e.tool;
+    switch (e.type) {
+      case "context.updated":
+        this.t.onContext(e.context || [], e.notice || "");
+        break;
+      case "message.delta":
+        this.para().textContent += e.delta;
+        this.t.scroll();
+        break;
+      case "message.completed":
+        this.para().textContent = e.text;
+        this.current = null;
+        this.t.scroll();
+        break;
+      case "tool.running":
+        this.work.update(tool);
+        this.t.live(tool.label + "…");
+        break;
+      case "tool.completed": {
+        this.work.update(tool);
+        this.t.live(tool.label);
+        const card = this.cards.get(tool.approval_id);
+        if (card) card.settle("completed");
+        // An approved action may have changed or deleted charts shown
+        // above: show them as they are now.
+        if (tool.approval_id) this.t.charts.reloadAll();
+        const chart = chartOf(tool.result);
+        if (chart) this.insert(this.t.charts.add(chart));
+        break;
+      }
+      case "tool.failed": {
+        this.work.update({ ...tool, error: e.error });
+        this.t.live(tool.label + ": " + (tool.state === "unavailable" ? "not available" : "failed"));
+        const card = this.cards.get(tool.approval_id);
+        if (card) card.settle("failed", e.error && e.error.message);
+        break;
+      }
+      case "tool.approval_required": {
+        this.work.update(tool);
+        const card = new ApprovalCard(tool, { onDecide: (verb, t) => this.t.onDecide(this, verb, t) });
+        this.cards.set(tool.approval_id, card);
+        this.insert(card.el);
+        this.t.live("Waiting for your approval");
+        break;
+      }
+      case "tool.rejected": {
+        this.work.update(tool);
+        const card = this.cards.get(tool.approval_id);
+        if (card) card.settle("rejected");
+        break;
+      }
+      case "request.completed":
+        this.finish();
+        break;
+      case "request.failed":
+        this.fail(sentence(e.error && e.error.code, e.error && e.error.message));
+        break;
+    }
+  }
+
+  // fail shows why the turn could not finish.
+  fail(message) {
+    this.insert(h("p", { class: "error turn-error" }, message));
+    this.finish();
+  }
+
+  finish(quiet) {
+    if (this.thinking) { this.thinking.remove(); this.thinking = null; }
+    this.work.finish();
+    if (!quiet) this.t.live("Answer ready.");
+    this.t.scroll();
+  }
+}
