@@ -10,6 +10,10 @@ let token = "";
 let onSignedOut = () => {};
 
 export function setToken(t) { token = t || ""; }
+
+// masked is text with the session's own token hidden, for text the page
+// shows before the server has redacted it (the question as typed).
+export function masked(text) { return token ? text.split(token).join("[redacted]") : text; }
 export function onUnauthenticated(fn) { onSignedOut = fn; }
 
 export class ApiError extends Error {

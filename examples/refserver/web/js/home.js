@@ -4,7 +4,7 @@
 // active conversation is restored after a reload: only its ID is kept, in
 // session storage.
 
-import { api, UNAVAILABLE } from "./api.js";
+import { api, masked, UNAVAILABLE } from "./api.js";
 import { $, h, icon } from "./dom.js";
 import { ago, greeting, title } from "./format.js";
 import { Composer } from "./composer.js";
@@ -121,7 +121,7 @@ export class Home {
     this.focus();
     if (first) {
       this.transcript.clear();
-      $("conv-title").textContent = title(text);
+      $("conv-title").textContent = title(masked(text));
     }
     const tv = this.transcript.ask(text);
     this.setBusy(true);

@@ -2,7 +2,7 @@
 // text and result components, then its work summary), built the same way
 // from live events and from a reopened conversation.
 
-import { sentence } from "./api.js";
+import { masked, sentence } from "./api.js";
 import { h } from "./dom.js";
 import { WorkSummary } from "./work-summary.js";
 import { ApprovalCard, decidedCard } from "./approval-card.js";
@@ -22,9 +22,15 @@ export class Transcript {
     this.turns = new Map();
     // Follow the newest content (charts load after they are placed)
     // while the reader is at the bottom; stop when they scroll up.
+    // Only a move up lets go (content that grows below is no reason);
+    // reaching the bottom again follows again.
     this.stick = true;
+    let last = 0;
     scroller.addEventListener("scroll", () => {
-      this.stick = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 48;
+      const atBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 48;
+      if (atBottom) this.stick = true;
+      else if (scroller.scrollTop < last - 1) this.stick = false;
+      last = scroller.scrollTop;
     });
     new ResizeObserver(() => { if (this.stick) this.toBottom(); }).observe(column);
   }
@@ -100,7 +106,7 @@ class TurnView {
     this.thinking = live ? h("p", { class: "thinking" }, "Working…") : null;
     this.answer.append(...[this.thinking, this.work.el].filter(Boolean));
     this.el = h("article", { class: "turn" },
-      h("div", { class: "question" }, h("p", {}, question)), this.answer);
+      h("div", { class: "question" }, h("p", {}, masked(question))), this.answer);
   }
 
   insert(node) {
