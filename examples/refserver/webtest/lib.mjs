@@ -98,6 +98,7 @@ export const lastTurn = (page) => page.locator(".turn").last();
 export async function pickContext(page, query, label) {
   await page.getByRole("button", { name: "Add context" }).click();
   await page.getByLabel("Search dashboards, charts, datasets and connections").fill(query);
+  await page.locator(`#picker-results[data-query="${query}"]`).waitFor();
   await page.locator("#picker-results .pick-row").filter({ has: page.getByText(label, { exact: true }) }).first().click();
   await page.locator("#picker").waitFor({ state: "hidden" });
 }

@@ -30,6 +30,7 @@ export class Picker {
 
   open() {
     this.query.value = "";
+    delete this.results.dataset.query;
     this.results.replaceChildren(h("p", { class: "muted" }, "Loading…"));
     this.dialog.showModal();
     this.query.focus();
@@ -46,6 +47,7 @@ export class Picker {
       return;
     }
     if (seq !== this.seq) return;
+    this.results.dataset.query = this.query.value.trim();
     const chosen = new Set(this.selected().map((it) => it.entity_type + ":" + it.id));
     const groups = doc.groups.filter((g) => g.items.length);
     if (!groups.length) {
