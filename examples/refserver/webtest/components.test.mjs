@@ -253,7 +253,8 @@ test("No private reasoning, raw tool arguments, or secrets appear.", async () =>
   const token = await page.evaluate(() => JSON.parse(sessionStorage.getItem("askbi.session")).token);
   await pickContext(page, "Weekly signups", "Weekly signups");
   await send(page, "my token is " + token + ", show signups by week");
-  await send(page, "delete the Revenue dashboard");
+  await send(page, "delete the Finance dashboard");
+  assert.equal(await lastTurn(page).locator(".approval").count(), 1, "an approval card is on screen");
   await send(page, "show churn by plan");
   await page.locator(".work-completed summary").evaluateAll((ss) => ss.forEach((s) => s.click()));
   await frames(page);
@@ -265,6 +266,7 @@ test("No private reasoning, raw tool arguments, or secrets appear.", async () =>
     for (const bad of ["{\"", "dashboard_id", "dataset_id", "chart_id", "ds_", "dash_", "conv_", "apr_", "call_", "SELECT", "reasoning", "<tool_output", "untrusted"]) {
       assert.ok(!seen.includes(bad), `"${bad}" does not appear ${when}`);
     }
+    assert.doesNotMatch(seen, /\bnull\b|\bundefined\b|\[object Object\]|NaN/, "no raw values leak into the text " + when);
   };
   await check("live");
   await page.reload();

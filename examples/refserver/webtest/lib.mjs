@@ -51,6 +51,7 @@ export async function done(page) {
 }
 
 export async function shot(page, name) {
+  await page.waitForTimeout(250); // past the layout transition
   await page.screenshot({ path: path.join(artifacts, name + ".png") });
 }
 

@@ -37,7 +37,7 @@ export class ApprovalCard {
     const rows = settings(t.arguments);
     this.approve = h("button", { type: "button", class: "primary", onclick: () => this.decide("approve") }, "Approve");
     this.reject = h("button", { type: "button", onclick: () => this.decide("reject") }, "Reject");
-    this.el.replaceChildren(
+    this.el.replaceChildren(...[
       h("p", { class: "approval-ask" }, "Ask wants to: ", h("strong", {}, t.title || t.label)),
       targets.length ? h("ul", { class: "targets" }, targets) : null,
       rows.length ? h("dl", { class: "settings" }, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])) : null,
@@ -46,7 +46,7 @@ export class ApprovalCard {
         " ", destructive ? "This cannot be undone." : "You can change it again later."),
       open ? h("p", { class: "approval-wait" }, "Nothing has changed yet. It runs only if you approve.") : null,
       open ? h("div", { class: "actions" }, this.approve, this.reject) : null,
-      this.record);
+      this.record].filter(Boolean));
   }
 
   async decide(verb) {
