@@ -189,7 +189,6 @@ type app struct {
 	base      string
 	log       *slog.Logger
 	keys      *access.Keys
-	gate      *access.Gate
 	mcp       *mcpserver.Server
 	creds     credentials
 	closers   []func() error
@@ -284,7 +283,6 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	a.audit = access.NewMemoryAudit(10000)
 	checker := access.NewChecker(dir, &access.CheckerOptions{Withdraw: withdraw})
 	gate := access.NewGate(checker, cfg.limiterOverride)
-	a.gate = gate
 	a.executor = dataexec.NewExecutor(catalog, sources, &dataexec.Options{Audit: a.audit, Logger: log})
 	a.keys = access.NewKeys(keyStore, dir, nil)
 	a.mcp = mcpserver.New(a.executor, gate, a.keys.Verify, &mcpserver.Options{BaseURL: base, Activity: activity, Audit: a.audit, Logger: log})
