@@ -16,12 +16,16 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,6 +63,12 @@ type Options struct {
 	// check, which refuses a non-loopback Host on a loopback listener. Set
 	// it only behind a reverse proxy on the same machine.
 	DisableLocalhostProtection bool
+	// AuthorizationServers are the issuers the protected resource
+	// metadata names (RFC 9728), such as an oauth.Server's Issuer.
+	// Default none: bearer API keys only.
+	AuthorizationServers []string
+	// TeamName names a team in OAuth tool results. Default the team ID.
+	TeamName func(ctx context.Context, teamID string) string
 	// Logger logs internal errors with detail. Default slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
@@ -104,6 +114,9 @@ func New(exec *dataexec.Executor, gate *access.Gate, authn Authenticate, opts *O
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.TeamName == nil {
+		o.TeamName = func(_ context.Context, id string) string { return id }
+	}
 	s.metadata = o.BaseURL + "/.well-known/oauth-protected-resource" + o.MCPPath
 
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "askbi", Version: "0.1.0"}, &mcp.ServerOptions{
@@ -126,16 +139,92 @@ func New(exec *dataexec.Executor, gate *access.Gate, authn Authenticate, opts *O
 	s.handler = auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
 		ResourceMetadataURL:    s.metadata,
 		AllowMissingExpiration: true, // API keys do not expire; they are revoked
-	})(h)
+	})(s.stepUp(h))
 	return s
+}
+
+// AnyOf returns an Authenticate that accepts what any of authns accepts,
+// tried in order: API keys and OAuth access tokens verify into the same
+// principal. A failure other than Unauthenticated stops the search.
+func AnyOf(authns ...Authenticate) Authenticate {
+	return func(ctx context.Context, token string) (access.Principal, error) {
+		err := error(askbi.Errorf(askbi.Unauthenticated, "invalid credential"))
+		for _, a := range authns {
+			p, aerr := a(ctx, token)
+			if aerr == nil {
+				return p, nil
+			}
+			if askbi.ErrorCode(aerr) != askbi.Unauthenticated {
+				return access.Principal{}, aerr
+			}
+			err = aerr
+		}
+		return access.Principal{}, err
+	}
+}
+
+// stepUp runs between authentication and the MCP handler. A bearer
+// token in the query string is refused (tokens go in the Authorization
+// header only). A tools/call whose tool or arguments need a scope the
+// token lacks answers HTTP 403 with WWW-Authenticate
+// error="insufficient_scope" and the scopes the call needs (MCP
+// authorization, "Runtime insufficient scope errors"), so an OAuth
+// client can ask the user for them; this covers a tool hidden from the
+// token's tools/list as much as refresh: true without data:refresh.
+// Failures no new scope can fix (role, project, not found) stay tool
+// results.
+func (s *Server) stepUp(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if q := r.URL.Query(); q.Has("access_token") {
+			http.Error(w, "access tokens are accepted only in the Authorization header", http.StatusBadRequest)
+			return
+		}
+		ti := auth.TokenInfoFromContext(r.Context())
+		if r.Method != http.MethodPost || ti == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		p, _ := ti.Extra[principalKey].(access.Principal)
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+		if err != nil {
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", s.opts.MaxBodyBytes), http.StatusRequestEntityTooLarge)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var msg struct {
+			Method string `json:"method"`
+			Params struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" {
+			if d, ok := toolByName(msg.Params.Name); ok {
+				need := d.neededScopes(msg.Params.Arguments)
+				if slices.ContainsFunc(need, func(sc access.Scope) bool { return !p.HasScope(sc) }) {
+					names := make([]string, len(need))
+					for i, sc := range need {
+						names[i] = string(sc)
+					}
+					w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q, error_description=%q`,
+						strings.Join(names, " "), s.metadata, "this call needs the "+strings.Join(names, " and ")+" scope"))
+					http.Error(w, "insufficient scope: this call needs "+strings.Join(names, " "), http.StatusForbidden)
+					return
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // ServeHTTP serves the MCP endpoint.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // ResourceMetadataHandler serves the OAuth protected resource metadata
-// (RFC 9728) that 401 answers point to. Mount it at
-// "/.well-known/oauth-protected-resource" + MCPPath.
+// (RFC 9728) that 401 answers point to; its resource is BaseURL +
+// MCPPath byte for byte. Mount it at "/.well-known/oauth-protected-resource"
+// + MCPPath and, for clients that look at the root,
+// "/.well-known/oauth-protected-resource".
 func (s *Server) ResourceMetadataHandler() http.Handler {
 	scopes := make([]string, len(access.AllScopes))
 	for i, sc := range access.AllScopes {
@@ -144,6 +233,7 @@ func (s *Server) ResourceMetadataHandler() http.Handler {
 	return auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 		Resource:               s.opts.BaseURL + s.opts.MCPPath,
 		ScopesSupported:        scopes,
+		AuthorizationServers:   s.opts.AuthorizationServers,
 		BearerMethodsSupported: []string{"header"},
 		ResourceName:           "askbi MCP server",
 	})
