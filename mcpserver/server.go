@@ -312,8 +312,26 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			s.audit(ctx, p, name, outcome, s.opts.Now().Sub(began))
 			return res, err
 		}
+		if undeclared(method) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q is not offered: this server declares only the tools capability", method)}
+		}
 		return next(ctx, method, req)
 	}
+}
+
+// undeclared reports whether method belongs to a capability this
+// tools-only server does not declare. The go-sdk answers prompts/list or
+// resources/list with empty lists whatever the capabilities; a 2026-07-28
+// client reads a handled method as a capability (conformance
+// server-stateless, "ServerDeclaresPromptsInDiscover"), so they answer
+// Method not found.
+func undeclared(method string) bool {
+	for _, prefix := range []string{"prompts/", "resources/", "completion/", "logging/"} {
+		if strings.HasPrefix(method, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) audit(ctx context.Context, p access.Principal, tool, outcome string, d time.Duration) {
