@@ -196,6 +196,7 @@ type app struct {
 	gate      *access.Gate
 	mcp       *mcpserver.Server
 	oauth     *oauth.Server
+	dir       *access.MemoryDirectory
 	creds     credentials
 	closers   []func() error
 	audit     *dataexec.MemoryAudit
@@ -238,6 +239,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		}
 	}
 	dir := access.NewMemoryDirectory()
+	a.dir = dir
 	catalog := dataexec.NewMemoryCatalog()
 	activity := mcpserver.NewMemoryActivity()
 	var keyStore access.KeyStore = access.NewMemoryKeyStore()

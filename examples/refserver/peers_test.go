@@ -112,31 +112,43 @@ func failedIDs(checks []check) []string {
 	return ids
 }
 
-// conformanceChecks runs one conformance command writing into a fresh
-// folder and returns its checks, counted by status.
+// conformanceChecks runs one conformance command writing into out and
+// returns its checks, counted by status.
 func conformanceChecks(t *testing.T, cmd *exec.Cmd, out string) (map[string]int, []check) {
 	t.Helper()
 	b, err := cmd.CombinedOutput()
-	checks, _ := filepath.Glob(filepath.Join(out, "*", "checks.json"))
-	if len(checks) != 1 {
-		t.Fatalf("conformance wrote %d checks.json files (%v)\n%s", len(checks), err, b)
-	}
-	raw, rerr := os.ReadFile(checks[0])
-	if rerr != nil {
-		t.Fatal(rerr)
-	}
-	var results []check
-	if err := json.Unmarshal(raw, &results); err != nil {
-		t.Fatal(err)
-	}
-	counts := map[string]int{}
-	for _, r := range results {
-		counts[r.Status]++
-	}
+	checks := mustChecks(t, out)
+	counts := countOf(checks)
 	if err != nil && counts["FAILURE"] == 0 {
 		t.Errorf("conformance exited with %v and no failed check\n%s", err, b)
 	}
-	return counts, results
+	return counts, checks
+}
+
+// mustChecks reads the one checks.json the suite wrote under out.
+func mustChecks(t *testing.T, out string) []check {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(out, "*", "checks.json"))
+	if len(files) != 1 {
+		t.Fatalf("conformance wrote %d checks.json files", len(files))
+	}
+	raw, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var checks []check
+	if err := json.Unmarshal(raw, &checks); err != nil {
+		t.Fatal(err)
+	}
+	return checks
+}
+
+func countOf(checks []check) map[string]int {
+	counts := map[string]int{}
+	for _, c := range checks {
+		counts[c.Status]++
+	}
+	return counts
 }
 
 func TestConformanceSuite(t *testing.T) {
