@@ -175,7 +175,18 @@ func TestConformanceSuite(t *testing.T) {
 func TestInspectorCLI(t *testing.T) {
 	bin := mustTools(t)
 	ta := MustApp(t, nil)
-	token, url := ta.apiKey(t, "alice"), ta.url+"/mcp"
+	t.Run("API key", func(t *testing.T) { inspectorRun(t, bin, ta, ta.apiKey(t, "alice"), "") })
+	// An OAuth access token from the consent flow, as the Inspector
+	// sends one it obtained itself.
+	t.Run("OAuth token", func(t *testing.T) {
+		inspectorRun(t, bin, ta, ta.oauthToken(t, "alice", teamAcme, []string{"data:read", "charts:preview"}), "acme")
+	})
+}
+
+// inspectorRun lists the tools and runs run_dataset through the Inspector
+// CLI with token; team, when set, must be named in the result.
+func inspectorRun(t *testing.T, bin string, ta *testApp, token, team string) {
+	url := ta.url + "/mcp"
 	inspect := func(args ...string) map[string]any {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -209,5 +220,10 @@ func TestInspectorCLI(t *testing.T) {
 	sc, _ := res["structuredContent"].(map[string]any)
 	if res["isError"] == true || sc == nil || sc["row_count"] != 12.0 {
 		t.Errorf("inspector run_dataset = %v", res)
+	}
+	if team != "" {
+		if tm, _ := sc["team"].(map[string]any); tm["id"] != team {
+			t.Errorf("inspector run_dataset team = %v, want %s", sc["team"], team)
+		}
 	}
 }
