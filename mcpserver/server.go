@@ -10,9 +10,12 @@
 // Quick start:
 //
 //	keys := access.NewKeys(keyStore, directory, nil)
-//	srv := mcpserver.New(executor, keys.Verify, &mcpserver.Options{BaseURL: "https://bi.example.com"})
+//	as, _ := oauth.New("https://bi.example.com", oauthStore, users, checker, nil) // package mcpserver/oauth
+//	srv := mcpserver.New(executor, gate, mcpserver.AnyOf(as.Verify, keys.Verify), &mcpserver.Options{
+//		BaseURL: "https://bi.example.com", AuthorizationServers: []string{as.Issuer()}})
 //	http.Handle("/mcp", srv)
 //	http.Handle("/.well-known/oauth-protected-resource/mcp", srv.ResourceMetadataHandler())
+//	http.Handle("/.well-known/oauth-protected-resource", srv.ResourceMetadataHandler())
 package mcpserver
 
 import (

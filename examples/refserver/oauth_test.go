@@ -190,8 +190,9 @@ func TestGoSDKOAuthClient(t *testing.T) {
 		t.Fatalf("%d authorizations, want 1", len(authURLs))
 	}
 	u, _ := url.Parse(authURLs[0])
+	// The go-sdk unions scopes through a set: their order varies.
 	if q := u.Query(); q.Get("resource") != ta.url+"/mcp" || q.Get("code_challenge_method") != "S256" ||
-		q.Get("scope") != "data:read data:refresh charts:preview datasets:write" {
+		!slices.Equal(slices.Sorted(slices.Values(strings.Fields(q.Get("scope")))), []string{"charts:preview", "data:read", "data:refresh", "datasets:write"}) {
 		t.Errorf("authorization request %v: want the MCP URL as resource, S256 and all four scopes", q)
 	}
 	// The page's defaults grant read and refresh: write scopes are off.
