@@ -64,6 +64,10 @@ type env struct {
 	url   string
 }
 
+// testSecret is the token key, shared with a second server in
+// TestResource so that only the audience tells them apart.
+var testSecret = []byte(strings.Repeat("k", 32))
+
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	e := &env{store: oauth.NewMemoryStore(), dir: access.NewMemoryDirectory(), audit: access.NewMemoryAudit(0),
@@ -82,7 +86,7 @@ func newEnv(t *testing.T) *env {
 	e.url = "http://" + hs.Listener.Addr().String()
 	log := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	as, err := oauth.New(e.url, e.store, u, access.NewChecker(e.dir, nil), &oauth.Options{
-		Audit: access.NewAuditor(e.audit, log, e.clock.Now), Logger: log, Now: e.clock.Now,
+		Audit: access.NewAuditor(e.audit, log, e.clock.Now), Logger: log, Now: e.clock.Now, Secret: testSecret,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -290,7 +290,7 @@ func TestResource(t *testing.T) {
 	}
 	// A token for another resource (another MCP path on the same store
 	// and key) is refused.
-	other, err := oauth.New(e.url, e.store, users{}, access.NewChecker(e.dir, nil), &oauth.Options{MCPPath: "/other-mcp", Secret: []byte(strings.Repeat("k", 32))})
+	other, err := oauth.New(e.url, e.store, users{}, access.NewChecker(e.dir, nil), &oauth.Options{MCPPath: "/other-mcp", Secret: testSecret})
 	if err != nil {
 		t.Fatal(err)
 	}
