@@ -146,7 +146,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer) error
 	defer app.close()
 
 	srv := newServer(app.routes())
-	fmt.Fprintf(out, "askbi reference server\n  storage:  %s\n  model:    %s\n  web:      %s/\n  chat API: %s/ai/ (Authorization: Bearer <session_token>)\n  mcp:      %s/mcp (OAuth: add this URL to Claude, ChatGPT, Cursor or the Inspector; or Authorization: Bearer <api_key>)\n  sign-in:  %s/signin (a session_token; the OAuth consent page asks for it)\n",
+	fmt.Fprintf(out, "askbi reference server\n  storage:  %s\n  model:    %s\n  web:      %s/\n  chat API: %s/ai/ (Authorization: Bearer <session_token>)\n  mcp:      %s (OAuth: add this URL to Claude, ChatGPT, Cursor or the Inspector; or Authorization: Bearer <api_key>)\n  sign-in:  %s/signin (a session_token; the OAuth consent page asks for it)\n",
 		app.storage, app.model, base, base, app.oauth.Resource(), base)
 	pctx, stopPurge := context.WithCancel(context.Background())
 	defer stopPurge()
