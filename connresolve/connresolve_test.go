@@ -16,7 +16,9 @@ import (
 // conns is a fixed list of connections.
 type conns []connresolve.Connected
 
-func (c conns) Connections(context.Context, access.Principal) ([]connresolve.Connected, error) { return c, nil }
+func (c conns) Connections(context.Context, access.Principal) ([]connresolve.Connected, error) {
+	return c, nil
+}
 
 var postgres = connresolve.NativeSource{Type: "postgres", Name: "PostgreSQL", Providers: []string{"postgresql", "postgres", "supabase"},
 	Capabilities: []connresolve.Capability{connresolve.Database}}
