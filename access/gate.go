@@ -50,9 +50,6 @@ func (g *Gate) Begin(ctx context.Context, p Principal) (_ Principal, err error) 
 	return live, nil
 }
 
-// Checker returns the gate's checker.
-func (g *Gate) Checker() *Checker { return g.checker }
-
 // RateKey names a principal's rate budget: its credential for tokens (an
 // API key or OAuth grant), its user in its team for sessions.
 func RateKey(p Principal) string {

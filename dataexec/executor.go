@@ -323,11 +323,7 @@ func (e *Executor) SaveDataset(ctx context.Context, p access.Principal, nd NewDa
 	details := map[string]string{}
 	defer e.audit.Track(ctx, p, ActionDatasetSave, &target, details)(&err)
 
-	live, err := e.begin(p, requestSize(nd.Request)+len(nd.Name)+len(nd.DashboardID))
-	if err != nil {
-		return nil, err
-	}
-	w, err := e.writable()
+	live, w, err := e.beginWrite(p, requestSize(nd.Request)+len(nd.Name)+len(nd.DashboardID))
 	if err != nil {
 		return nil, err
 	}
@@ -395,11 +391,7 @@ func (e *Executor) CreateChartPreview(ctx context.Context, p access.Principal, s
 	target := access.Entity{Type: access.TypeDataset, ID: spec.DatasetID}
 	defer e.audit.Track(ctx, p, ActionChartPreview, &target, chartDetails(spec))(&err)
 
-	live, err := e.begin(p, specSize(spec))
-	if err != nil {
-		return nil, err
-	}
-	w, err := e.writable()
+	live, w, err := e.beginWrite(p, specSize(spec))
 	if err != nil {
 		return nil, err
 	}
@@ -441,11 +433,7 @@ func (e *Executor) UpdateChart(ctx context.Context, p access.Principal, chartID 
 	target := access.Entity{Type: access.TypeChart, ID: chartID}
 	defer e.audit.Track(ctx, p, ActionChartUpdate, &target, chartDetails(spec))(&err)
 
-	live, err := e.begin(p, len(chartID)+specSize(spec))
-	if err != nil {
-		return nil, err
-	}
-	w, err := e.writable()
+	live, w, err := e.beginWrite(p, len(chartID)+specSize(spec))
 	if err != nil {
 		return nil, err
 	}
@@ -501,11 +489,7 @@ func (e *Executor) PlaceChart(ctx context.Context, p access.Principal, chartID, 
 	target := access.Entity{Type: access.TypeChart, ID: chartID}
 	defer e.audit.Track(ctx, p, ActionChartPlace, &target, nil)(&err)
 
-	live, err := e.begin(p, len(chartID)+len(dashboardID))
-	if err != nil {
-		return nil, err
-	}
-	w, err := e.writable()
+	live, w, err := e.beginWrite(p, len(chartID)+len(dashboardID))
 	if err != nil {
 		return nil, err
 	}
@@ -623,13 +607,17 @@ func (e *Executor) begin(p access.Principal, size int) (access.Principal, error)
 	return p, nil
 }
 
-// writable returns the catalog's writer, or Unsupported when the catalog
-// is read-only.
-func (e *Executor) writable() (CatalogWriter, error) {
-	if e.writer == nil {
-		return nil, askbi.Errorf(askbi.Unsupported, "this workspace catalog is read-only")
+// beginWrite is begin for a workspace change: it also needs a catalog
+// that can write, or answers Unsupported before anything is read.
+func (e *Executor) beginWrite(p access.Principal, size int) (access.Principal, CatalogWriter, error) {
+	live, err := e.begin(p, size)
+	if err != nil {
+		return access.Principal{}, nil, err
 	}
-	return e.writer, nil
+	if e.writer == nil {
+		return access.Principal{}, nil, askbi.Errorf(askbi.Unsupported, "this workspace catalog is read-only")
+	}
+	return live, e.writer, nil
 }
 
 func (e *Executor) tooLarge() error {

@@ -106,11 +106,7 @@ func (e *Executor) DeleteDashboard(ctx context.Context, p access.Principal, dash
 	defer askbi.Wrap(&err, "dataexec.Executor.DeleteDashboard")
 	target := access.Entity{Type: access.TypeDashboard, ID: dashboardID}
 	defer e.audit.Track(ctx, p, ActionDashboardDelete, &target, nil)(&err)
-	live, err := e.begin(p, len(dashboardID))
-	if err != nil {
-		return err
-	}
-	w, err := e.writable()
+	live, w, err := e.beginWrite(p, len(dashboardID))
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -494,11 +495,9 @@ func TestDenials(t *testing.T) {
 		{"unknown dataset", alice, "run_dataset", map[string]any{"dataset_id": "ds_nope"}, "not_found"},
 		{"other project on a selected-project key", aliceGrowth, "run_dataset", map[string]any{"dataset_id": "ds_mrr"}, "not_found"},
 		{"other project for a limited member", bob, "get_chart_data", map[string]any{"chart_id": "chart_mrr"}, "not_found"},
-		{"refresh without data:refresh", aliceRead, "run_dataset", map[string]any{"dataset_id": "ds_signups", "refresh": true}, "scope_required"},
 		{"chart preview by an editor", bob, "create_chart_preview", preview, "forbidden"},
 		{"chart preview on a selected-project key", aliceGrowth, "create_chart_preview", preview, "forbidden"},
 		{"explore by a viewer", vic, "explore_data", map[string]any{"operation": "preview", "connection_id": "conn_acme", "sql": sqlMRR}, "forbidden"},
-		{"save without datasets:write", aliceRead, "explore_data", map[string]any{"operation": "save", "connection_id": "conn_acme", "sql": sqlMRR, "name": "x", "dashboard_id": "dash_fin"}, "scope_required"},
 		{"save into another team's dashboard", alice, "explore_data", map[string]any{"operation": "save", "connection_id": "conn_acme", "sql": sqlMRR, "name": "x", "dashboard_id": "dash_ops"}, "not_found"},
 		{"explore another team's connection", alice, "explore_data", map[string]any{"operation": "preview", "connection_id": "conn_globex", "sql": sqlTickets}, "not_found"},
 		{"activity of a project outside the key", aliceGrowth, "get_workspace_activity", map[string]any{"project_id": "finance"}, "not_found"},
@@ -515,13 +514,97 @@ func TestDenials(t *testing.T) {
 		t.Errorf("denied calls changed the catalog (-before +after):\n%s", diff)
 	}
 
-	// A hidden tool answers like an unknown one.
-	for _, name := range []string{"create_chart_preview", "no_such_tool"} {
-		_, err := aliceRead.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: preview})
-		if err == nil || !strings.Contains(err.Error(), "unknown tool") {
-			t.Errorf("CallTool(%s) = %v, want unknown tool", name, err)
-		}
+	// An unknown tool is a protocol error; a hidden one is the step-up
+	// challenge (TestStepUp).
+	_, err := aliceRead.CallTool(context.Background(), &mcp.CallToolParams{Name: "no_such_tool", Arguments: preview})
+	if err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		t.Errorf("CallTool(no_such_tool) = %v, want unknown tool", err)
 	}
+}
+
+// TestStepUp: a call that needs a scope the token lacks, by its tool or
+// by its arguments, answers 403 with the insufficient_scope challenge
+// naming the scopes the call needs, and runs nothing.
+func TestStepUp(t *testing.T) {
+	e := newEnv(t, nil, "")
+	read := e.MustKey(t, "alice", "acme", access.AllProjects(), access.ScopeDataRead)
+	full := e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
+	preview := map[string]any{"dataset_id": "ds_signups", "chart_type": "line", "x_field": "week", "y_fields": []any{"signups"}, "name": "x"}
+	save := map[string]any{"operation": "save", "connection_id": "conn_acme", "sql": sqlMRR, "name": "x", "dashboard_id": "dash_fin"}
+	before, stored := e.source.calls, e.stored(t)
+	for _, tc := range []struct {
+		name, token, tool string
+		args              map[string]any
+		scope             string // the challenge's scope; "" for no challenge
+	}{
+		{"hidden tool", read, "create_chart_preview", preview, "data:read charts:preview"},
+		{"refresh without data:refresh", read, "run_dataset", map[string]any{"dataset_id": "ds_signups", "refresh": true}, "data:read data:refresh"},
+		{"chart refresh without data:refresh", read, "get_chart_data", map[string]any{"chart_id": "chart_signups", "refresh": true}, "data:read data:refresh"},
+		{"save without datasets:write", read, "explore_data", save, "data:read datasets:write"},
+		{"no refresh", read, "run_dataset", map[string]any{"dataset_id": "ds_signups", "refresh": false}, ""},
+		{"inspect", read, "explore_data", map[string]any{"operation": "inspect"}, ""},
+		{"unknown tool", read, "no_such_tool", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": tc.tool, "arguments": tc.args}})
+			status, h, _ := postMCP(t, e.url, tc.token, string(body))
+			if tc.scope == "" {
+				if status != http.StatusOK {
+					t.Errorf("status %d, want 200", status)
+				}
+				return
+			}
+			want := `Bearer error="insufficient_scope", scope="` + tc.scope + `", resource_metadata="https://bi.example.com/.well-known/oauth-protected-resource/mcp"`
+			if status != http.StatusForbidden || !strings.HasPrefix(h.Get("WWW-Authenticate"), want) {
+				t.Errorf("status %d, WWW-Authenticate %q; want 403 and %q", status, h.Get("WWW-Authenticate"), want)
+			}
+		})
+	}
+	if got := e.source.calls - before; got != 1 { // the one refresh: false call
+		t.Errorf("%d source queries, want 1", got)
+	}
+	if diff := cmp.Diff(stored, e.stored(t)); diff != "" {
+		t.Errorf("refused calls changed the catalog (-before +after):\n%s", diff)
+	}
+	// With the scopes, the same calls run.
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": "run_dataset", "arguments": map[string]any{"dataset_id": "ds_signups", "refresh": true}}})
+	if status, _, b := postMCP(t, e.url, full, string(body)); status != http.StatusOK || strings.Contains(string(b), "isError\":true") {
+		t.Errorf("refresh with the scope: %d %s", status, b)
+	}
+}
+
+// TestTokenInQuery: a token is read from the Authorization header only.
+func TestTokenInQuery(t *testing.T) {
+	e := newEnv(t, nil, "")
+	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.ScopeDataRead)
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	if status, _, _ := postMCP(t, e.url+"?access_token="+token, "", list); status != http.StatusUnauthorized {
+		t.Errorf("token in the query only: status %d, want 401", status)
+	}
+	if status, _, _ := postMCP(t, e.url+"?access_token="+token, token, list); status != http.StatusBadRequest {
+		t.Errorf("token in the query and the header: status %d, want 400", status)
+	}
+	if status, _, _ := postMCP(t, e.url, token, list); status != http.StatusOK {
+		t.Errorf("token in the header: status %d, want 200", status)
+	}
+}
+
+// postMCP posts one JSON-RPC message with token.
+func postMCP(t *testing.T, url, token, body string) (int, http.Header, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, b
 }
 
 func TestLiveMembership(t *testing.T) {

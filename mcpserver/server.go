@@ -13,18 +13,25 @@
 //
 //	gate := access.NewGate(access.NewChecker(directory, nil), nil)
 //	keys := access.NewKeys(keyStore, directory, nil)
-//	srv := mcpserver.New(executor, gate, keys.Verify, &mcpserver.Options{BaseURL: "https://bi.example.com"})
+//	as, _ := oauth.New("https://bi.example.com", oauthStore, users, checker, nil) // package mcpserver/oauth
+//	srv := mcpserver.New(executor, gate, mcpserver.AnyOf(as.Verify, keys.Verify), &mcpserver.Options{
+//		BaseURL: "https://bi.example.com", AuthorizationServers: []string{as.Issuer()}})
 //	http.Handle("/mcp", srv)
 //	http.Handle("/.well-known/oauth-protected-resource/mcp", srv.ResourceMetadataHandler())
+//	http.Handle("/.well-known/oauth-protected-resource", srv.ResourceMetadataHandler())
 package mcpserver
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,6 +69,12 @@ type Options struct {
 	// check, which refuses a non-loopback Host on a loopback listener. Set
 	// it only behind a reverse proxy on the same machine.
 	DisableLocalhostProtection bool
+	// AuthorizationServers are the issuers the protected resource
+	// metadata names (RFC 9728), such as an oauth.Server's Issuer.
+	// Default none: bearer API keys only.
+	AuthorizationServers []string
+	// TeamName names a team in OAuth tool results. Default the team ID.
+	TeamName func(ctx context.Context, teamID string) string
 	// Logger logs internal errors with detail. Default slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
@@ -108,6 +121,9 @@ func New(exec *dataexec.Executor, gate *access.Gate, authn Authenticate, opts *O
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.TeamName == nil {
+		o.TeamName = func(_ context.Context, id string) string { return id }
+	}
 	s.audit = access.NewAuditor(o.Audit, o.Logger, o.Now)
 	s.metadata = o.BaseURL + "/.well-known/oauth-protected-resource" + o.MCPPath
 
@@ -131,16 +147,92 @@ func New(exec *dataexec.Executor, gate *access.Gate, authn Authenticate, opts *O
 	s.handler = auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
 		ResourceMetadataURL:    s.metadata,
 		AllowMissingExpiration: true, // API keys do not expire; they are revoked
-	})(h)
+	})(s.stepUp(h))
 	return s
+}
+
+// AnyOf returns an Authenticate that accepts what any of authns accepts,
+// tried in order: API keys and OAuth access tokens verify into the same
+// principal. A failure other than Unauthenticated stops the search.
+func AnyOf(authns ...Authenticate) Authenticate {
+	return func(ctx context.Context, token string) (access.Principal, error) {
+		err := error(askbi.Errorf(askbi.Unauthenticated, "invalid credential"))
+		for _, a := range authns {
+			p, aerr := a(ctx, token)
+			if aerr == nil {
+				return p, nil
+			}
+			if askbi.ErrorCode(aerr) != askbi.Unauthenticated {
+				return access.Principal{}, aerr
+			}
+			err = aerr
+		}
+		return access.Principal{}, err
+	}
+}
+
+// stepUp runs between authentication and the MCP handler. A bearer
+// token in the query string is refused (tokens go in the Authorization
+// header only). A tools/call whose tool or arguments need a scope the
+// token lacks answers HTTP 403 with WWW-Authenticate
+// error="insufficient_scope" and the scopes the call needs (MCP
+// authorization, "Runtime insufficient scope errors"), so an OAuth
+// client can ask the user for them; this covers a tool hidden from the
+// token's tools/list as much as refresh: true without data:refresh.
+// Failures no new scope can fix (role, project, not found) stay tool
+// results.
+func (s *Server) stepUp(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if q := r.URL.Query(); q.Has("access_token") {
+			http.Error(w, "access tokens are accepted only in the Authorization header", http.StatusBadRequest)
+			return
+		}
+		ti := auth.TokenInfoFromContext(r.Context())
+		if r.Method != http.MethodPost || ti == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		p, _ := ti.Extra[principalKey].(access.Principal)
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+		if err != nil {
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", s.opts.MaxBodyBytes), http.StatusRequestEntityTooLarge)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var msg struct {
+			Method string `json:"method"`
+			Params struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" {
+			if d, ok := toolByName(msg.Params.Name); ok {
+				need := d.neededScopes(msg.Params.Arguments)
+				if slices.ContainsFunc(need, func(sc access.Scope) bool { return !p.HasScope(sc) }) {
+					names := make([]string, len(need))
+					for i, sc := range need {
+						names[i] = string(sc)
+					}
+					w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q, error_description=%q`,
+						strings.Join(names, " "), s.metadata, "this call needs the "+strings.Join(names, " and ")+" scope"))
+					http.Error(w, "insufficient scope: this call needs "+strings.Join(names, " "), http.StatusForbidden)
+					return
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // ServeHTTP serves the MCP endpoint.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // ResourceMetadataHandler serves the OAuth protected resource metadata
-// (RFC 9728) that 401 answers point to. Mount it at
-// "/.well-known/oauth-protected-resource" + MCPPath.
+// (RFC 9728) that 401 answers point to; its resource is BaseURL +
+// MCPPath byte for byte. Mount it at "/.well-known/oauth-protected-resource"
+// + MCPPath and, for clients that look at the root,
+// "/.well-known/oauth-protected-resource".
 func (s *Server) ResourceMetadataHandler() http.Handler {
 	scopes := make([]string, len(access.AllScopes))
 	for i, sc := range access.AllScopes {
@@ -149,6 +241,7 @@ func (s *Server) ResourceMetadataHandler() http.Handler {
 	return auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 		Resource:               s.opts.BaseURL + s.opts.MCPPath,
 		ScopesSupported:        scopes,
+		AuthorizationServers:   s.opts.AuthorizationServers,
 		BearerMethodsSupported: []string{"header"},
 		ResourceName:           "askbi MCP server",
 	})
@@ -231,8 +324,26 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return res, err
 		}
+		if undeclared(method) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q is not offered: this server declares only the tools capability", method)}
+		}
 		return next(ctx, method, req)
 	}
+}
+
+// undeclared reports whether method belongs to a capability this
+// tools-only server does not declare. The go-sdk answers prompts/list or
+// resources/list with empty lists whatever the capabilities; a 2026-07-28
+// client reads a handled method as a capability (conformance
+// server-stateless, "ServerDeclaresPromptsInDiscover"), so they answer
+// Method not found.
+func undeclared(method string) bool {
+	for _, prefix := range []string{"prompts/", "resources/", "completion/", "logging/"} {
+		if strings.HasPrefix(method, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 var (

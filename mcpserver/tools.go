@@ -28,6 +28,57 @@ type tool struct {
 	input    json.RawMessage // JSON Schema
 	output   string          // JSON Schema of the success shape
 	register func(s *Server, t *mcp.Tool)
+	// argRights are the further rights a call's arguments ask for
+	// (refresh: true, a save), read before the call so that a missing
+	// scope can answer the HTTP step-up challenge; dataexec still
+	// decides on the same rights when the call runs.
+	argRights func(args json.RawMessage) []access.Right
+}
+
+// refreshRight: refresh: true needs access.RightRefresh.
+func refreshRight(args json.RawMessage) []access.Right {
+	var p dataexec.Params
+	if json.Unmarshal(args, &p) == nil && p.Refresh {
+		return []access.Right{access.RightRefresh}
+	}
+	return nil
+}
+
+// saveRight: the save operation needs access.RightSaveDataset.
+func saveRight(args json.RawMessage) []access.Right {
+	var ex dataexec.Exploration
+	if json.Unmarshal(args, &ex) == nil && ex.Operation == dataexec.ExploreSave {
+		return []access.Right{access.RightSaveDataset}
+	}
+	return nil
+}
+
+// with sets the tool's argRights.
+func (d tool) with(argRights func(json.RawMessage) []access.Right) tool {
+	d.argRights = argRights
+	return d
+}
+
+// neededScopes are the scopes a call of d with args needs, in documented
+// order.
+func (d tool) neededScopes(args json.RawMessage) []access.Scope {
+	need := map[access.Scope]bool{}
+	rights := []access.Right{d.right}
+	if d.argRights != nil {
+		rights = append(rights, d.argRights(args)...)
+	}
+	for _, r := range rights {
+		for _, sc := range r.Scopes() {
+			need[sc] = true
+		}
+	}
+	var out []access.Scope
+	for _, sc := range access.AllScopes {
+		if need[sc] {
+			out = append(out, sc)
+		}
+	}
+	return out
 }
 
 // fromAction makes a tool of a product action; shape turns its result
@@ -59,12 +110,12 @@ var tools = []tool{
 		`{"properties":{"results":`+arr+`},"required":["results"]}`, searchReply),
 	activityTool,
 	fromAction(dataexec.RunDatasetAction, "Run a dataset and return its rows (capped).",
-		`{"properties":{"dataset":`+obj+`,`+tableSchema+`},"required":["dataset","rows"]}`, datasetReply),
+		`{"properties":{"dataset":`+obj+`,`+tableSchema+`},"required":["dataset","rows"]}`, datasetReply).with(refreshRight),
 	fromAction(dataexec.ChartDataAction, "Return a chart's labels and series.",
-		`{"properties":{"chart":`+obj+`,`+chartSchema+`},"required":["chart","labels","series"]}`, chartDataReply),
+		`{"properties":{"chart":`+obj+`,`+chartSchema+`},"required":["chart","labels","series"]}`, chartDataReply).with(refreshRight),
 	previewTool,
 	fromAction(dataexec.ExploreAction, "Explore sources (owner/admin, all-project key). inspect: connections, or a connection's tables, or a table's columns. preview: run read-only sql. save: preview, then save as a dataset on dashboard_id (needs datasets:write).",
-		`{"properties":{"connections":`+arr+`,"tables":`+arr+`,"dataset":`+obj+`,`+tableSchema+`},"required":["operation"]}`, exploreReply),
+		`{"properties":{"connections":`+arr+`,"tables":`+arr+`,"dataset":`+obj+`,`+tableSchema+`},"required":["operation"]}`, exploreReply).with(saveRight),
 }
 
 func toolByName(name string) (tool, bool) {
@@ -145,9 +196,27 @@ func handle[In any](s *Server, f func(ctx context.Context, p access.Principal, i
 			}
 			return errorResult(err), nil, nil
 		}
+		if p.Auth == access.AuthOAuth {
+			r = s.withTeam(ctx, p.TeamID, r)
+		}
 		content := append([]mcp.Content{&mcp.TextContent{Text: r.summary}}, r.extra...)
 		return &mcp.CallToolResult{Content: content, StructuredContent: r.data}, nil, nil
 	}
+}
+
+// withTeam names the authorized team in an OAuth call's result: a grant
+// is for one team, and the client should see which.
+func (s *Server) withTeam(ctx context.Context, teamID string, r reply) reply {
+	name := s.opts.TeamName(ctx, teamID)
+	b, err := json.Marshal(r.data)
+	var m map[string]any
+	if err != nil || json.Unmarshal(b, &m) != nil {
+		return r
+	}
+	m["team"] = map[string]string{"id": teamID, "name": name}
+	r.data = m
+	r.summary = "Team " + name + ": " + r.summary
+	return r
 }
 
 type refOut struct {

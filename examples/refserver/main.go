@@ -50,6 +50,7 @@ import (
 	"github.com/askbi/askbi/internal/httpjson"
 	"github.com/askbi/askbi/internal/pgtest"
 	"github.com/askbi/askbi/mcpserver"
+	"github.com/askbi/askbi/mcpserver/oauth"
 	"github.com/askbi/askbi/memory"
 )
 
@@ -152,8 +153,11 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer) error
 	if !cfg.demoSignIn {
 		signIn = "paste a session_token from -credentials-file (-demo-sign-in is off)"
 	}
-	fmt.Fprintf(out, "askbi reference server\n  storage:  %s\n  model:    %s\n  web:      %s/  (%s)\n  chat API: %s/ai/ (Authorization: Bearer <session_token>)\n  mcp:      %s/mcp (Authorization: Bearer <api_key>)\n",
-		app.storage, app.model, base, signIn, base, base)
+	fmt.Fprintf(out, "askbi reference server\n  storage:  %s\n  model:    %s\n  web:      %s/  (%s)\n  chat API: %s/ai/ (Authorization: Bearer <session_token>)\n  mcp:      %s (OAuth: add this URL to Claude, ChatGPT, Cursor or the Inspector; or Authorization: Bearer <api_key>)\n  sign-in:  %s/signin (a session_token; the OAuth consent page asks for it)\n",
+		app.storage, app.model, base, signIn, base, app.oauth.Resource(), base)
+	pctx, stopPurge := context.WithCancel(context.Background())
+	defer stopPurge()
+	go app.purgeLoop(pctx)
 	if cfg.credentialsFile != "" {
 		if err := app.writeCredentials(cfg.credentialsFile); err != nil {
 			return err
@@ -196,8 +200,9 @@ type app struct {
 	base      string
 	log       *slog.Logger
 	keys      *access.Keys
-	gate      *access.Gate
 	mcp       *mcpserver.Server
+	oauth     *oauth.Server
+	dir       *access.MemoryDirectory
 	creds     credentials
 	closers   []func() error
 	audit     *access.MemoryAudit
@@ -243,6 +248,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		}
 	}
 	dir := access.NewMemoryDirectory()
+	a.dir = dir
 	catalog := dataexec.NewMemoryCatalog()
 	a.catalog = catalog
 	activity := mcpserver.NewMemoryActivity()
@@ -250,6 +256,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	var convs ask.ConversationStore = ask.NewMemoryConversationStore()
 	var approvals ask.ApprovalStore = ask.NewMemoryApprovalStore()
 	var memories memory.Store = memory.NewMemoryStore()
+	var grants oauth.Store = oauth.NewMemoryStore()
 	sources := dataexec.SourceMap{}
 
 	var state *sqlx.DB
@@ -273,6 +280,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		keyStore = pgstore.NewKeyStore(state)
 		convs, approvals = pgstore.NewConversationStore(state), pgstore.NewApprovalStore(state)
 		memories = pgstore.NewMemoryStore(state)
+		grants = pgstore.NewOAuthStore(state)
 		seedWorkspace(dir, catalog, activity, "postgres", time.Now())
 		a.readerURL = warehouseReader
 		reader, err := sqlx.Open("postgres", warehouseReader)
@@ -295,10 +303,24 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	a.audit = access.NewMemoryAudit(10000)
 	checker := access.NewChecker(dir, &access.CheckerOptions{Withdraw: withdraw})
 	gate := access.NewGate(checker, cfg.limiterOverride)
-	a.gate = gate
 	a.executor = dataexec.NewExecutor(catalog, sources, &dataexec.Options{Audit: a.audit, Logger: log})
 	a.keys = access.NewKeys(keyStore, dir, nil)
-	a.mcp = mcpserver.New(a.executor, gate, a.keys.Verify, &mcpserver.Options{BaseURL: base, Activity: activity, Audit: a.audit, Logger: log})
+	a.sessions = newSessions()
+	secret, err := a.oauthSecret(cfg, state == nil)
+	if err != nil {
+		return nil, err
+	}
+	a.oauth, err = oauth.New(base, grants, oauthUsers{a.sessions}, checker, &oauth.Options{
+		Secret: secret, Audit: a.audit, Logger: log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w (set -public-url to the https URL clients reach)", err)
+	}
+	a.mcp = mcpserver.New(a.executor, gate, mcpserver.AnyOf(a.oauth.Verify, a.keys.Verify), &mcpserver.Options{
+		BaseURL: base, Activity: activity, Audit: a.audit, Logger: log,
+		AuthorizationServers: []string{a.oauth.Issuer()},
+		TeamName:             func(_ context.Context, id string) string { return orDefault(teamNames[id], id) },
+	})
 	a.memory = memory.NewService(memories, keyring, gate, &memory.Options{Policy: policy, Audit: a.audit, Logger: log})
 	tools, err := ask.NewRegistry(ask.ProductTools(a.executor)...)
 	if err != nil {
@@ -570,6 +592,13 @@ func (a *app) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", a.mcp)
 	mux.Handle("GET /.well-known/oauth-protected-resource/mcp", a.mcp.ResourceMetadataHandler())
+	mux.Handle("GET /.well-known/oauth-protected-resource", a.mcp.ResourceMetadataHandler())
+	as := a.oauth.Handler()
+	mux.Handle("/.well-known/oauth-authorization-server", as)
+	mux.Handle("/oauth/", as)
+	mux.Handle("/account/mcp", as)
+	mux.Handle("/account/mcp/", as)
+	mux.HandleFunc("/signin", a.signIn)
 	a.webRoutes(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	mux.Handle("/ai/", askhttp.New(a.assistant, a.memory, a.sessions.authenticate, &askhttp.Options{
@@ -618,7 +647,6 @@ type credentialEntry struct {
 // shares alice's: a session is not scope-limited).
 func (a *app) issueCredentials(ctx context.Context, checker *access.Checker, store access.KeyStore) error {
 	a.creds.BaseURL, a.creds.MCPURL = a.base, a.base+"/mcp"
-	a.sessions = newSessions()
 	for _, dp := range demoPrincipals {
 		owner, err := checker.Live(ctx, access.Principal{UserID: dp.User, TeamID: dp.Team, Auth: access.AuthSession})
 		if err != nil {

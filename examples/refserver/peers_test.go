@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -61,8 +62,94 @@ func withBearer(token string, h http.Handler) http.Handler {
 }
 
 // conformanceScenarios are the suite's server scenarios that apply to a
-// server with only tools. The suite (0.1.16) has no 2026-07-28 scenario.
-var conformanceScenarios = []string{"server-initialize", "ping", "tools-list", "dns-rebinding-protection"}
+// server with only tools: the 2025 lifecycle ones, and the 2026-07-28
+// ones (server-stateless, http-header-validation, caching, tools-list
+// over server/discover). The others need fixture tools, prompts or
+// resources ("test_simple_text", ...) that an everything-server has.
+var conformanceScenarios = []string{
+	"server-initialize", "ping", "tools-list", "dns-rebinding-protection",
+	"server-stateless", "http-header-validation", "caching",
+}
+
+// notApplicable are the checks that fail against a tools-only server
+// because they test what it does not have, each with the evidence. The
+// test fails when one of them passes too (the list went stale) or any
+// other check fails.
+var notApplicable = map[string][]string{
+	"server-stateless": {
+		// "does not list the diagnostic tool 'test_missing_capability'":
+		// no askbi tool needs a client capability (sampling, elicitation,
+		// roots), so no call can lack one.
+		"sep-2575-server-rejects-undeclared-capability",
+		"sep-2575-missing-capability-http-400",
+		// "does not list the diagnostic tool 'test_streaming_elicitation'":
+		// the server never sends requests of its own on a response stream.
+		"sep-2575-http-server-no-independent-requests-on-stream",
+		// "does not list the diagnostic tool 'test_logging_tool'": the
+		// server sends no log messages at all.
+		"sep-2575-server-no-log-without-loglevel",
+	},
+	"caching": {
+		// -32601: a tools-only server has no prompts or resources to
+		// cache; it refuses those methods (see mcpserver.undeclared).
+		"sep-2549-prompts-list-caching-hints",
+		"sep-2549-resources-list-caching-hints",
+		"sep-2549-resources-templates-list-caching-hints",
+	},
+}
+
+type check struct{ ID, Status, ErrorMessage string }
+
+// failedIDs are the IDs of the failed checks, sorted.
+func failedIDs(checks []check) []string {
+	var ids []string
+	for _, c := range checks {
+		if c.Status == "FAILURE" {
+			ids = append(ids, c.ID)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// conformanceChecks runs one conformance command writing into out and
+// returns its checks, counted by status.
+func conformanceChecks(t *testing.T, cmd *exec.Cmd, out string) (map[string]int, []check) {
+	t.Helper()
+	b, err := cmd.CombinedOutput()
+	checks := mustChecks(t, out)
+	counts := countOf(checks)
+	if err != nil && counts["FAILURE"] == 0 {
+		t.Errorf("conformance exited with %v and no failed check\n%s", err, b)
+	}
+	return counts, checks
+}
+
+// mustChecks reads the one checks.json the suite wrote under out.
+func mustChecks(t *testing.T, out string) []check {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(out, "*", "checks.json"))
+	if len(files) != 1 {
+		t.Fatalf("conformance wrote %d checks.json files", len(files))
+	}
+	raw, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var checks []check
+	if err := json.Unmarshal(raw, &checks); err != nil {
+		t.Fatal(err)
+	}
+	return checks
+}
+
+func countOf(checks []check) map[string]int {
+	counts := map[string]int{}
+	for _, c := range checks {
+		counts[c.Status]++
+	}
+	return counts
+}
 
 func TestConformanceSuite(t *testing.T) {
 	bin := mustTools(t)
@@ -75,29 +162,11 @@ func TestConformanceSuite(t *testing.T) {
 			defer cancel()
 			out := t.TempDir()
 			cmd := peerCmd(ctx, t, bin, "conformance", "server", "--url", proxy.URL+"/mcp", "--scenario", scenario, "-o", out)
-			b, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("conformance %s: %v\n%s", scenario, err, b)
-			}
-			checks, _ := filepath.Glob(filepath.Join(out, "*", "checks.json"))
-			if len(checks) != 1 {
-				t.Fatalf("conformance %s wrote %d checks.json files", scenario, len(checks))
-			}
-			raw, err := os.ReadFile(checks[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			var results []struct{ ID, Status string }
-			if err := json.Unmarshal(raw, &results); err != nil {
-				t.Fatal(err)
-			}
-			counts := map[string]int{}
-			for _, r := range results {
-				counts[r.Status]++
-			}
+			counts, checks := conformanceChecks(t, cmd, out)
 			t.Logf("conformance %s: %v", scenario, counts)
-			if counts["SUCCESS"] == 0 || counts["FAILURE"] > 0 {
-				t.Errorf("conformance %s: %v\n%s", scenario, counts, raw)
+			want := slices.Sorted(slices.Values(notApplicable[scenario]))
+			if diff := cmp.Diff(want, failedIDs(checks)); diff != "" || counts["SUCCESS"] == 0 {
+				t.Errorf("conformance %s: failed checks mismatch (-not applicable +failed):\n%s\n%+v", scenario, diff, checks)
 			}
 		})
 	}
@@ -106,7 +175,18 @@ func TestConformanceSuite(t *testing.T) {
 func TestInspectorCLI(t *testing.T) {
 	bin := mustTools(t)
 	ta := MustApp(t, nil)
-	token, url := ta.apiKey(t, "alice"), ta.url+"/mcp"
+	t.Run("API key", func(t *testing.T) { inspectorRun(t, bin, ta, ta.apiKey(t, "alice"), "") })
+	// An OAuth access token from the consent flow, as the Inspector
+	// sends one it obtained itself.
+	t.Run("OAuth token", func(t *testing.T) {
+		inspectorRun(t, bin, ta, ta.oauthToken(t, "alice", teamAcme, []string{"data:read", "charts:preview"}), "acme")
+	})
+}
+
+// inspectorRun lists the tools and runs run_dataset through the Inspector
+// CLI with token; team, when set, must be named in the result.
+func inspectorRun(t *testing.T, bin string, ta *testApp, token, team string) {
+	url := ta.url + "/mcp"
 	inspect := func(args ...string) map[string]any {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -140,5 +220,10 @@ func TestInspectorCLI(t *testing.T) {
 	sc, _ := res["structuredContent"].(map[string]any)
 	if res["isError"] == true || sc == nil || sc["row_count"] != 12.0 {
 		t.Errorf("inspector run_dataset = %v", res)
+	}
+	if team != "" {
+		if tm, _ := sc["team"].(map[string]any); tm["id"] != team {
+			t.Errorf("inspector run_dataset team = %v, want %s", sc["team"], team)
+		}
 	}
 }

@@ -46,6 +46,15 @@ func (s *sessions) open(team, user string) string {
 	return tok
 }
 
+// lookup returns the session principal of token tok.
+func (s *sessions) lookup(tok string) (access.Principal, bool) {
+	if !strings.HasPrefix(tok, sessionPrefix) {
+		return access.Principal{}, false
+	}
+	p, ok := s.byHash[sha256.Sum256([]byte(tok))]
+	return p, ok
+}
+
 // authenticate returns the session principal of r's bearer token. Any
 // failure is Unauthenticated with the same message.
 func (s *sessions) authenticate(r *http.Request) (access.Principal, error) {
@@ -54,11 +63,7 @@ func (s *sessions) authenticate(r *http.Request) (access.Principal, error) {
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return access.Principal{}, bad
 	}
-	tok = strings.TrimSpace(tok)
-	if !strings.HasPrefix(tok, sessionPrefix) {
-		return access.Principal{}, bad
-	}
-	p, ok := s.byHash[sha256.Sum256([]byte(tok))]
+	p, ok := s.lookup(strings.TrimSpace(tok))
 	if !ok {
 		return access.Principal{}, bad
 	}

@@ -14,8 +14,9 @@ const Mask = "[redacted]"
 
 // tokens are the secrets masked whole, in order, before privateKey.
 var tokens = []*regexp.Regexp{
-	// askbi API keys.
+	// askbi API keys, and the MCP server's OAuth codes and tokens.
 	regexp.MustCompile(`askbi_[a-z2-7]{12}_[a-z2-7]{20,}`),
+	regexp.MustCompile(`askbi_(?:at|rt|ac)_[A-Za-z0-9_\-]{16,}(?:\.[A-Za-z0-9_\-]{16,})?`),
 	// Provider keys: OpenAI (sk-, sk-proj-), Anthropic (sk-ant-), GitHub, Slack, AWS.
 	regexp.MustCompile(`\b(?:sk|rk)-[A-Za-z0-9_\-]{16,}`),
 	regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}`),

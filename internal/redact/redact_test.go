@@ -19,6 +19,8 @@ func TestString(t *testing.T) {
 		{`{"password": "hunter22", "user": "bob"}`, `{"password": "[redacted]", "user": "bob"}`},
 		{"token=abcd1234&x=1", "token=[redacted]&x=1"},
 		{"AKIAABCDEFGHIJKLMNOP", "[redacted]"},
+		{"token askbi_at_Qm9vbXNoYWthbGFrYWJvb20.c2lnbmF0dXJlc2lnbmF0dXJl ok", "token [redacted] ok"},
+		{"askbi_rt_Qm9vbXNoYWthbGFrYWJvb20.c2lnbmF0dXJlc2lnbmF0dXJl", "[redacted]"},
 		{"plain text with a password field mention", "plain text with a password field mention"},
 		{"weekly signups rose 6%", "weekly signups rose 6%"},
 		// Host patterns are the Redactor's, not the package's.

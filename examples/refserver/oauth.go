@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/askbi/askbi/mcpserver/oauth"
+)
+
+// oauthSecretEnv names the environment variable holding the HMAC key of
+// MCP OAuth tokens: base64 of at least 32 random bytes.
+const oauthSecretEnv = "ASKBI_OAUTH_SECRET"
+
+// sessionCookie is the browser form of a product session, set by the
+// sign-in page so the OAuth consent page knows who is signed in.
+const sessionCookie = "askbi_session"
+
+// purgeEvery is how often the OAuth retention step runs.
+const purgeEvery = 5 * time.Minute
+
+var teamNames = map[string]string{teamAcme: "Acme", teamGlobex: "Globex"}
+
+// oauthUsers is oauth.Users over the reference server's sessions: a
+// session token in the askbi_session cookie (set by /signin) or in the
+// Authorization header.
+type oauthUsers struct{ s *sessions }
+
+func (u oauthUsers) SignedIn(r *http.Request) (string, error) {
+	if p, err := u.s.authenticate(r); err == nil {
+		return p.UserID, nil
+	}
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		if p, ok := u.s.lookup(c.Value); ok {
+			return p.UserID, nil
+		}
+	}
+	return "", nil
+}
+
+func (u oauthUsers) SignInURL(returnTo string) string {
+	return "/signin?return=" + url.QueryEscape(returnTo)
+}
+
+func (u oauthUsers) Teams(_ context.Context, user string) ([]oauth.Team, error) {
+	var out []oauth.Team
+	for _, team := range []string{teamAcme, teamGlobex} {
+		if _, ok := u.s.byUser[[2]string{team, user}]; ok {
+			out = append(out, oauth.Team{ID: team, Name: teamNames[team]})
+		}
+	}
+	return out, nil
+}
+
+// oauthSecret returns the token key: ASKBI_OAUTH_SECRET, or a
+// development key kept in the data folder (so grants survive restarts on
+// PostgreSQL), or a throwaway key with in-memory state.
+func (a *app) oauthSecret(cfg config, inMemory bool) ([]byte, error) {
+	if v, ok := os.LookupEnv(oauthSecretEnv); ok {
+		k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
+		if err != nil || len(k) < 32 {
+			return nil, fmt.Errorf("%s: must be base64 of at least 32 bytes", oauthSecretEnv)
+		}
+		return k, nil
+	}
+	if inMemory {
+		return nil, nil // oauth.New draws a random key
+	}
+	path := filepath.Join(cfg.dataDir, "oauth-secret")
+	b, err := os.ReadFile(path)
+	if err == nil {
+		k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(b)))
+		if err != nil || len(k) < 32 {
+			return nil, fmt.Errorf("%s: not base64 of at least 32 bytes", path)
+		}
+		return k, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	k := make([]byte, 32)
+	rand.Read(k)
+	a.log.Warn(oauthSecretEnv+" is not set: MCP OAuth tokens are signed with a development key kept in the data folder; production must set "+oauthSecretEnv, "file", path)
+	return k, os.WriteFile(path, []byte(base64.StdEncoding.EncodeToString(k)+"\n"), 0o600)
+}
+
+// purgeLoop runs the OAuth retention step now and every purgeEvery until
+// ctx ends.
+func (a *app) purgeLoop(ctx context.Context) {
+	t := time.NewTicker(purgeEvery)
+	defer t.Stop()
+	for {
+		if n, err := a.oauth.Purge(ctx); err != nil {
+			a.log.Error("refserver: OAuth retention", "err", err)
+		} else if n > 0 {
+			a.log.Info("refserver: OAuth retention", "deleted", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+var signInPage = template.Must(template.New("signin").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>Sign in · askbi</title></head>
+<body style="font:15px/1.5 system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem">
+<h1>Sign in to askbi</h1>
+{{if .Error}}<p role="alert" style="color:#a0001b">{{.Error}}</p>{{end}}
+<p>The reference server's product login is a session token: copy the <code>session_token</code> of a principal from the
+<code>-credentials-file</code> (alice, bob, vic or carol).</p>
+<form method="post" action="/signin"><input type="hidden" name="return" value="{{.Return}}">
+<label>Session token <input name="token" autocomplete="off" size="48" required></label>
+<p><button type="submit">Sign in</button></p></form></body></html>`))
+
+// signIn serves the reference server's sign-in page, which turns a
+// session token into a session cookie and returns to the page that sent
+// the browser here (only ever a path on this server).
+func (a *app) signIn(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	ret := a.localReturn(r.FormValue("return"))
+	if r.Method == http.MethodPost {
+		tok := strings.TrimSpace(r.PostFormValue("token"))
+		if _, ok := a.sessions.lookup(tok); ok {
+			http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: tok, Path: "/", HttpOnly: true,
+				Secure: strings.HasPrefix(a.base, "https://"), SameSite: http.SameSiteLaxMode})
+			http.Redirect(w, r, ret, http.StatusSeeOther)
+			return
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+		signInPage.Execute(w, map[string]string{"Return": ret, "Error": "That is not a session token of this server."})
+		return
+	}
+	signInPage.Execute(w, map[string]string{"Return": ret})
+}
+
+// localReturn keeps a return address only when it is on this server's
+// public URL, as a path; anything else returns to the home page.
+func (a *app) localReturn(raw string) string {
+	if rest, ok := strings.CutPrefix(raw, a.base); ok && strings.HasPrefix(rest, "/") && !strings.HasPrefix(rest, "//") {
+		return rest
+	}
+	if strings.HasPrefix(raw, "/") && !strings.HasPrefix(raw, "//") && !strings.HasPrefix(raw, "/\\") {
+		return raw
+	}
+	return "/"
+}
