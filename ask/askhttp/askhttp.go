@@ -139,7 +139,8 @@ func (h *handler) error(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // status is GET /status: whether the assistant can answer, and if not why,
-// so a client can disable its input.
+// so a client can disable its input; and for whom (user, team, live
+// role), so it can scope its requests.
 func (h *handler) status(w http.ResponseWriter, r *http.Request, p access.Principal) {
 	st, err := h.assistant.Status(r.Context(), p)
 	if err != nil {

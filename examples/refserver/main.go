@@ -7,8 +7,9 @@
 // under its data folder, seeds the Acme/Globex demo workspace and a demo
 // warehouse, serves the MCP endpoint at /mcp (API keys) and the chat and
 // memory API under /ai/ (session tokens), with the deterministic mock
-// model. Where PostgreSQL is not installed, or with -in-memory, it runs on
-// in-memory state and built-in demo rows.
+// model, and the page at / (pick a demo user there; -demo-sign-in=false
+// turns that off). Where PostgreSQL is not installed, or with -in-memory,
+// it runs on in-memory state and built-in demo rows.
 package main
 
 import (
