@@ -81,6 +81,17 @@ type remote struct {
 	raw http.HandlerFunc
 	// before, when set, sees each request body before it is served.
 	before func(body []byte)
+	// callCtx is the HTTP request context of the latest tools/call: the
+	// go-sdk's stateless server does not cancel a handler when its client
+	// goes away, so a handler that blocks watches this.
+	callCtx context.Context
+}
+
+// httpContext returns the HTTP request context of the latest tools/call.
+func (r *remote) httpContext() context.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.callCtx
 }
 
 type remoteTool struct {
@@ -106,10 +117,15 @@ func newRemote(t *testing.T) *remote {
 		r.auths = append(r.auths, req.Header.Get("Authorization"))
 		token, raw, before := r.token, r.raw, r.before
 		r.mu.Unlock()
+		b, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		if bytes.Contains(b, []byte(`"tools/call"`)) {
+			r.mu.Lock()
+			r.callCtx = req.Context()
+			r.mu.Unlock()
+		}
 		if before != nil {
-			b, _ := io.ReadAll(req.Body)
 			before(b)
-			req.Body = io.NopCloser(bytes.NewReader(b))
 		}
 		if raw != nil {
 			raw(w, req)
