@@ -142,8 +142,12 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 	if err != nil {
 		return nil, err
 	}
+	tools, err := a.toolbox(ctx, live)
+	if err != nil {
+		return nil, err
+	}
 	for _, ap := range pending {
-		t, _ := a.tools.Tool(ap.Tool)
+		t, _ := tools.Tool(ap.Tool)
 		v.Pending = append(v.Pending, PendingApproval{ApprovalID: ap.ID, CallID: ap.ToolCallID, Tool: ap.Tool, Label: t.Label,
 			Arguments: ap.Arguments, ExpiresAt: ap.ExpiresAt})
 	}
