@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"log/slog"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -142,6 +143,9 @@ func NewService(store Store, keys seal.Keyring, gate *access.Gate, opts *Options
 
 // Input is a new connection.
 type Input struct {
+	// ID is the connection's ID, for a host that imports connections or
+	// seeds a demo: 1 to 64 of a-z, 0-9 and _. Default: assigned.
+	ID    string
 	Name  string
 	URL   string
 	Auth  Auth   // default AuthNone, or AuthBearer when Token is set
@@ -161,6 +165,8 @@ type Patch struct {
 }
 
 const maxToken = 4096
+
+var connID = regexp.MustCompile(`^[a-z0-9_]{1,64}$`)
 
 func validName(s string) bool {
 	if s == "" || utf8.RuneCountInString(s) > 64 || !utf8.ValidString(s) {
@@ -249,8 +255,14 @@ func (s *Service) Create(ctx context.Context, p access.Principal, in Input) (_ C
 			in.Auth = AuthBearer
 		}
 	}
+	id := in.ID
+	if id == "" {
+		id = newID()
+	} else if !connID.MatchString(id) {
+		return Connection{}, askbi.Errorf(askbi.InvalidArgument, "id: must be 1 to 64 of a-z, 0-9 and _")
+	}
 	now := s.o.Now().UTC()
-	st := State{Record: Record{Connection: Connection{ID: newID(), TeamID: live.TeamID, CreatedAt: now, UpdatedAt: now, Version: 1}}}
+	st := State{Record: Record{Connection: Connection{ID: id, TeamID: live.TeamID, CreatedAt: now, UpdatedAt: now, Version: 1}}}
 	if err := s.apply(&st, Patch{Name: &in.Name, URL: &in.URL, Auth: &in.Auth, Token: &in.Token, ToolFocus: &in.ToolFocus}); err != nil {
 		return Connection{}, err
 	}

@@ -45,6 +45,7 @@ import (
 	"github.com/askbi/askbi/ask/provider/mock"
 	"github.com/askbi/askbi/ask/provider/openai"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/dataexec/pgsource"
 	"github.com/askbi/askbi/examples/refserver/pgstore"
 	"github.com/askbi/askbi/internal/pgtest"
@@ -197,6 +198,8 @@ type app struct {
 	executor  *dataexec.Executor
 	assistant *ask.Assistant
 	memory    *memory.Service
+	conns     *mcpsource.Service
+	demoMCP   *demoMCP
 	sessions  *sessions
 	// streamWindow is how far each write moves an event stream's write
 	// deadline; zero means askhttp's default (tests shorten it).
@@ -239,6 +242,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	var convs ask.ConversationStore = ask.NewMemoryConversationStore()
 	var approvals ask.ApprovalStore = ask.NewMemoryApprovalStore()
 	var memories memory.Store = memory.NewMemoryStore()
+	var connStore mcpsource.Store = mcpsource.NewMemoryStore()
 	sources := dataexec.SourceMap{}
 
 	var state *sqlx.DB
@@ -262,6 +266,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		keyStore = pgstore.NewKeyStore(state)
 		convs, approvals = pgstore.NewConversationStore(state), pgstore.NewApprovalStore(state)
 		memories = pgstore.NewMemoryStore(state)
+		connStore = pgstore.NewConnectionStore(state)
 		seedWorkspace(dir, catalog, activity, "postgres", time.Now())
 		a.readerURL = warehouseReader
 		reader, err := sqlx.Open("postgres", warehouseReader)
@@ -285,7 +290,22 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	checker := access.NewChecker(dir, &access.CheckerOptions{Withdraw: withdraw})
 	gate := access.NewGate(checker, cfg.limiterOverride)
 	a.gate = gate
-	a.executor = dataexec.NewExecutor(catalog, sources, &dataexec.Options{Audit: a.audit, Logger: log})
+	// Remote MCP connections share the memory keyring for their tokens,
+	// publish themselves into the catalog, and serve their datasets.
+	a.conns = mcpsource.NewService(connStore, keyring, gate, &mcpsource.Options{Catalog: catalog, Audit: a.audit, Logger: log})
+	if err := a.conns.SyncCatalog(ctx); err != nil {
+		return nil, err
+	}
+	if a.demoMCP, err = startDemoMCP(); err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, a.demoMCP.close)
+	if err := seedDemoConnection(ctx, a.conns, gate, a.demoMCP); err != nil {
+		return nil, err
+	}
+	seedDemoMCPDataset(catalog, time.Now().Add(-24*time.Hour).UTC())
+	a.creds.AnalyticsMCP = &mcpCredentials{URL: a.demoMCP.URL, Token: a.demoMCP.Token}
+	a.executor = dataexec.NewExecutor(catalog, a.conns.Sources(sources), &dataexec.Options{Audit: a.audit, Logger: log})
 	a.keys = access.NewKeys(keyStore, dir, nil)
 	a.mcp = mcpserver.New(a.executor, gate, a.keys.Verify, &mcpserver.Options{BaseURL: base, Activity: activity, Audit: a.audit, Logger: log})
 	a.memory = memory.NewService(memories, keyring, gate, &memory.Options{Policy: policy, Audit: a.audit, Logger: log})
@@ -294,7 +314,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		return nil, err
 	}
 	a.assistant = ask.New(model, gate, a.executor, convs, approvals, tools, &ask.Options{
-		TurnTimeout: turnTimeout, Sharing: sharing, Memory: a.memory, Logger: log,
+		TurnTimeout: turnTimeout, Sharing: sharing, Memory: a.memory, Logger: log, Tools: ask.RemoteTools(a.conns),
 		Secrets: []*regexp.Regexp{sessionPattern},
 	})
 	if err := a.issueCredentials(ctx, checker, keyStore); err != nil {
@@ -559,17 +579,25 @@ func (a *app) routes() http.Handler {
 	a.webRoutes(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	mux.Handle("/ai/", askhttp.New(a.assistant, a.memory, a.sessions.authenticate, &askhttp.Options{
-		StreamWindow: a.streamWindow, Logger: a.log,
+		StreamWindow: a.streamWindow, Logger: a.log, Connections: a.conns,
 	}))
 	return mux
 }
 
 // credentials is the -credentials-file document.
 type credentials struct {
-	BaseURL              string            `json:"base_url"`
-	MCPURL               string            `json:"mcp_url"`
-	WarehouseDatabaseURL string            `json:"warehouse_database_url,omitempty"`
-	Principals           []credentialEntry `json:"principals"`
+	BaseURL              string `json:"base_url"`
+	MCPURL               string `json:"mcp_url"`
+	WarehouseDatabaseURL string `json:"warehouse_database_url,omitempty"`
+	// AnalyticsMCP is the demo's own analytics MCP server (loopback), for
+	// trying the connection routes with a server of your own.
+	AnalyticsMCP *mcpCredentials   `json:"analytics_mcp,omitempty"`
+	Principals   []credentialEntry `json:"principals"`
+}
+
+type mcpCredentials struct {
+	URL   string `json:"url"`
+	Token string `json:"token"`
 }
 
 type credentialEntry struct {
