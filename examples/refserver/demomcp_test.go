@@ -1,0 +1,84 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/dataexec/mcpsource"
+	"github.com/askbi/askbi/internal/pgtest"
+)
+
+// The demo's remote MCP connection works with no setup, on both storages:
+// its dataset runs the tool through the outbound client, maps the tuples
+// and draws the chart; the connection is in search; another team cannot
+// see it; a restart re-seeds it.
+func TestDemoMCPConnection(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*config)
+	}{
+		{"in memory", nil},
+		{"PostgreSQL", func(c *config) { c.inMemory, c.databaseURL = false, pgtest.MustDatabase(t) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for run := range 2 { // the second start re-seeds over the first's state
+				ta := MustApp(t, tc.edit)
+				live, err := ta.gate.Begin(t.Context(), access.Principal{UserID: "alice", TeamID: teamAcme, Auth: access.AuthSession})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := ta.executor.RunDataset(t.Context(), live, demoTopPagesDS, dataexec.Params{Refresh: true})
+				if err != nil {
+					t.Fatalf("run %d: RunDataset(top pages): %v", run, err)
+				}
+				got, _ := json.Marshal([]any{res.Columns, res.Rows[0]})
+				if want := `[["page","visitors","signups"],["/pricing",6020,70]]`; string(got) != want {
+					t.Errorf("top pages = %s; want %s", got, want)
+				}
+				cr, err := ta.executor.ChartData(t.Context(), live, "chart_top_pages", dataexec.Params{})
+				if err != nil || len(cr.Data.Labels) != 5 {
+					t.Errorf("ChartData(top pages) = %+v, %v; want 5 bars", cr, err)
+				}
+				var groups struct {
+					Groups []struct {
+						Name  string
+						Items []struct{ ID string }
+					}
+				}
+				ta.MustDo(t, http.StatusOK, "GET", "/ai/context?teamId=acme&query=analytics&type=connection", ta.session(t, "alice"), nil, &groups)
+				found := false
+				for _, g := range groups.Groups {
+					for _, it := range g.Items {
+						found = found || it.ID == demoMCPConn
+					}
+				}
+				if !found {
+					t.Errorf("context search for analytics = %+v; want the demo connection", groups)
+				}
+				var list struct{ Connections []mcpsource.Connection }
+				ta.MustDo(t, http.StatusOK, "GET", "/ai/connections", ta.session(t, "carol"), nil, &list)
+				if len(list.Connections) != 0 {
+					t.Errorf("Globex sees %d connections; want none", len(list.Connections))
+				}
+				var page mcpsource.ToolPage
+				ta.MustDo(t, http.StatusOK, "GET", "/ai/connections/"+demoMCPConn+"/tools", ta.session(t, "alice"), nil, &page)
+				states := map[string]mcpsource.ToolState{}
+				for _, v := range page.Tools {
+					states[v.Name] = v.State
+				}
+				want := map[string]mcpsource.ToolState{"top_pages": "allowed", "weekly_active_users": "allowed", "traffic_summary": "allowed",
+					"create_annotation": "allowed", "delete_project_data": "blocked"}
+				if diff := cmp.Diff(want, states); diff != "" {
+					t.Errorf("demo tool states (-want +got):\n%s", diff)
+				}
+				ta.srv.Close()
+				ta.close()
+			}
+		})
+	}
+}
