@@ -232,10 +232,18 @@ func TestRemoteApprovalBinding(t *testing.T) {
 	}
 	// The receipt is not handed out under another approval: a second
 	// approval of another call of the same tool and arguments is its own.
+	// (Seed 002's Alice/Bob case: a stored result is never presented as
+	// the answer to another approval.)
 	conv2, te2 := propose()
-	_, err = approve(alice, conv2, &ask.ToolEvent{Name: te.Name, ApprovalID: te.ApprovalID}, string(te.Arguments))
-	if askbi.ErrorCode(err) == "" {
-		t.Errorf("approving another conversation's approval succeeded")
+	events, err = approve(alice, conv2, &ask.ToolEvent{Name: te.Name, ApprovalID: te.ApprovalID}, string(te.Arguments))
+	mustCode(t, err, askbi.ApprovalInvalid)
+	if find(events, ask.EventToolCompleted) != nil {
+		t.Errorf("another approval was answered with the first one's receipt: %v", types(events))
+	}
+	events, err = approve(bob, conv2, te2, string(te2.Arguments))
+	mustCode(t, err, askbi.NotFound)
+	if find(events, ask.EventToolCompleted) != nil || r.called("create_note") != 1 {
+		t.Errorf("another user's approve ran or answered: %v", types(events))
 	}
 
 	// The tool's definition widens (a new input schema) and an admin

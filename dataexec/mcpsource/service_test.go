@@ -1,12 +1,15 @@
 package mcpsource_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -278,10 +281,54 @@ func TestDiscoveryBounds(t *testing.T) {
 	if _, err := e.svc.Discover(t.Context(), alice, c.ID, nil); askbi.ErrorCode(err) != askbi.TooLarge {
 		t.Errorf("Discover of a 2 MiB list with a 1 MiB cap = %v; want too_large", err)
 	}
+	// A 100 MB tools/list answer, streamed: the response cap stops
+	// reading it early, whatever its size.
+	var sent atomic.Int64
+	r.set(tool("top_pages", "Top pages.", readOnly, nil, nil))
+	r.before = func(body []byte) {}
+	r.raw = hundredMB(r, &sent)
+	_, err = e.svc.Discover(t.Context(), alice, c.ID, nil)
+	if askbi.ErrorCode(err) != askbi.TooLarge {
+		t.Errorf("Discover of a 100 MB list = %v; want too_large", err)
+	}
+	if n := sent.Load(); n >= 100<<20 {
+		t.Errorf("the server wrote all %d bytes; want the client to stop reading early", n)
+	}
 	after, _ := e.store.Get(t.Context(), c.ID)
 	after.Discovery.Error, before.Discovery.Error = nil, nil
 	if diff := cmp.Diff(before.Tools, after.Tools); diff != "" {
 		t.Errorf("a refused discovery changed the tools (-before +after):\n%s", diff)
+	}
+}
+
+// hundredMB answers tools/list with a 100 MB body, streamed, and every
+// other request with r's MCP server.
+func hundredMB(r *remote, sent *atomic.Int64) http.HandlerFunc {
+	inner := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+		s := mcp.NewServer(&mcp.Implementation{Name: "big", Version: "1"}, nil)
+		s.AddTool(&mcp.Tool{Name: "x", InputSchema: objectSchema("")}, answer("x"))
+		return s
+	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	return func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		if !bytes.Contains(body, []byte(`"tools/list"`)) {
+			inner.ServeHTTP(w, req)
+			return
+		}
+		var msg struct{ ID json.RawMessage }
+		json.Unmarshal(body, &msg)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[`, msg.ID)
+		chunk := []byte(`{"name":"t","description":"` + strings.Repeat("d", 64<<10) + `","inputSchema":{"type":"object"}},`)
+		for sent.Load() < 100<<20 {
+			n, err := w.Write(chunk)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+		io.WriteString(w, `{"name":"last","inputSchema":{"type":"object"}}]}}`)
 	}
 }
 
