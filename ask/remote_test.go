@@ -27,6 +27,7 @@ import (
 // the calls each tool got.
 type mcpRemote struct {
 	URL   string
+	srv   *httptest.Server
 	mu    sync.Mutex
 	tools []*mcp.Tool
 	calls map[string]int
@@ -78,7 +79,7 @@ func newMCPRemote(t *testing.T) *mcpRemote {
 		h.ServeHTTP(w, req)
 	}))
 	t.Cleanup(srv.Close)
-	r.URL = srv.URL + "/mcp"
+	r.URL, r.srv = srv.URL+"/mcp", srv
 	return r
 }
 
@@ -337,5 +338,28 @@ func TestRemoteChangeAbortsTurn(t *testing.T) {
 	last := events[len(events)-1]
 	if last.Type != ask.EventRequestFailed || last.Error.Code != string(askbi.Conflict) {
 		t.Errorf("the turn ended with %v %+v; want request.failed conflict", last.Type, last.Error)
+	}
+}
+
+// A remote failure reaches the chat with its kind and one repair action.
+func TestRemoteFailureRepair(t *testing.T) {
+	r := newMCPRemote(t)
+	r.set(remoteTool("top_pages", "", annReadOnly))
+	e, _, _ := remoteEnv(t, r, "top_pages")
+	r.srv.Close()
+	conv := e.MustConversation(t, alice)
+	events := e.MustSend(t, alice, conv, "use the top_pages tool", nil)
+	ev := find(events, ask.EventToolFailed)
+	if ev == nil || ev.Error.Code != string(askbi.Unavailable) || ev.Error.Kind != "unavailable_tool" || ev.Error.Repair != "open_connection" {
+		t.Fatalf("events = %v, failure %+v; want unavailable_tool with repair open_connection", types(events), ev)
+	}
+	// A bad argument of the model's is no dataset to fix: no repair.
+	r2 := newMCPRemote(t)
+	r2.set(remoteTool("top_pages", "", annReadOnly))
+	e2, _, _ := remoteEnv(t, r2, "top_pages")
+	conv = e2.MustConversation(t, alice)
+	events = e2.MustSend(t, alice, conv, `use the top_pages tool with {"days": "many"}`, nil)
+	if ev := find(events, ask.EventToolFailed); ev == nil || ev.Error.Code != string(askbi.InvalidArgument) || ev.Error.Repair != "" {
+		t.Errorf("a bad argument = %+v; want invalid_argument without a repair", ev)
 	}
 }

@@ -189,6 +189,16 @@ func TestBadTokenAndUnreachableKeepTools(t *testing.T) {
 	if kind, _ := dataexec.FailureOf(err); askbi.ErrorCode(err) != askbi.Unavailable || kind != dataexec.FailUnavailableTool {
 		t.Errorf("Discover of an unreachable server = %v; want unavailable", err)
 	}
+	// OAuth is stored as a kind; until its flow exists, discovery says
+	// sign-in is needed.
+	oauth, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "OAuth one", URL: "https://mcp.example.com/mcp", Auth: mcpsource.AuthOAuth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.svc.Discover(t.Context(), alice, oauth.ID, nil)
+	if kind, _ := dataexec.FailureOf(err); askbi.ErrorCode(err) != askbi.Forbidden || kind != dataexec.FailSignIn {
+		t.Errorf("Discover of an OAuth connection = %v (%s); want forbidden, sign_in", err, kind)
+	}
 	got, _ := e.svc.Get(t.Context(), alice, c.ID)
 	if got.Discovery.Error == nil || got.Discovery.Error.Code != askbi.Unavailable || got.Discovery.Tools != 1 {
 		t.Errorf("Discovery = %+v; want the failure recorded and the one tool kept", got.Discovery)
