@@ -674,3 +674,23 @@ func TestURLChangeNeedsReapproval(t *testing.T) {
 	}
 	_ = http.StatusOK
 }
+
+// The outbound policy holds where the name is dialled: a host name that
+// resolves to a refused address fails discovery with its own message.
+func TestOutboundPolicyOnResolvedName(t *testing.T) {
+	e := newEnv(t, &mcpsource.Options{DenyLoopback: true})
+	r := newRemote(t)
+	r.set(tool("top_pages", "", readOnly, nil, nil))
+	url := strings.Replace(r.URL, "127.0.0.1", "localhost", 1)
+	c, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "Local", URL: url})
+	if err != nil {
+		t.Fatalf("Create(%s): %v (a name passes until it is dialled)", url, err)
+	}
+	_, err = e.svc.Discover(t.Context(), alice, c.ID, nil)
+	if kind, _ := dataexec.FailureOf(err); askbi.ErrorCode(err) != askbi.Forbidden || kind != dataexec.FailAccess {
+		t.Errorf("Discover of a name resolving to loopback, loopback denied = %v (%s); want forbidden, access", err, kind)
+	}
+	if n := r.requests.Load(); n != 0 {
+		t.Errorf("the refused server got %d requests", n)
+	}
+}
