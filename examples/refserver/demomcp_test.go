@@ -8,8 +8,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/mcpsource"
+	"github.com/askbi/askbi/internal/chattest"
 	"github.com/askbi/askbi/internal/pgtest"
 )
 
@@ -76,6 +78,15 @@ func TestDemoMCPConnection(t *testing.T) {
 				if diff := cmp.Diff(want, states); diff != "" {
 					t.Errorf("demo tool states (-want +got):\n%s", diff)
 				}
+				// The mutating demo tool waits for the user's approval, then runs.
+				alice := ta.session(t, "alice")
+				conv := ta.MustConversation(t, alice)
+				events := ta.MustTurn(t, "/ai/conversations/"+conv+"/messages", alice,
+					map[string]any{"message": `use the create_annotation tool with {"text": "launch"}`})
+				ev := chattest.MustToolEvent(t, events, ask.EventToolApprovalRequired, "Acme_analytics__create_annotation")
+				events = ta.MustTurn(t, "/ai/conversations/"+conv+"/approvals/"+ev.Tool.ApprovalID+"/approve", alice,
+					map[string]any{"tool": ev.Tool.Name, "arguments": ev.Tool.Arguments})
+				chattest.MustToolEvent(t, events, ask.EventToolCompleted, "Acme_analytics__create_annotation")
 				ta.srv.Close()
 				ta.close()
 			}
