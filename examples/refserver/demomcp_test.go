@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
@@ -91,5 +93,80 @@ func TestDemoMCPConnection(t *testing.T) {
 				ta.close()
 			}
 		})
+	}
+}
+
+type bearerRT struct{ token string }
+
+func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// The inbound MCP server's explore_data works on an MCP connection: inspect
+// lists its approved read-only tools beside tables, preview and save take
+// a tool, arguments and output fields, and text-only answers are refused.
+func TestExploreDataOnMCPConnection(t *testing.T) {
+	ta := MustApp(t, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "explore-test", Version: "1"}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: ta.url + "/mcp",
+		HTTPClient: &http.Client{Transport: bearerRT{ta.apiKey(t, "alice")}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	call := func(args map[string]any) (map[string]any, bool) {
+		t.Helper()
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "explore_data", Arguments: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		var out map[string]any
+		json.Unmarshal(b, &out)
+		return out, res.IsError
+	}
+	out, isErr := call(map[string]any{"operation": "inspect", "connection_id": demoMCPConn})
+	var tools []string
+	for _, tb := range out["tables"].([]any) {
+		m := tb.(map[string]any)
+		tools = append(tools, m["kind"].(string)+":"+m["name"].(string))
+	}
+	if diff := cmp.Diff([]string{"mcp_tool:top_pages", "mcp_tool:traffic_summary", "mcp_tool:weekly_active_users"}, tools); isErr || diff != "" {
+		t.Errorf("inspect (error %v) mismatch (-want +got):\n%s", isErr, diff)
+	}
+	req := map[string]any{"connection_id": demoMCPConn, "tool": "top_pages", "arguments": map[string]any{"days": 7},
+		"fields": map[string]any{"page": []any{"column_0"}, "visitors": []any{"column_1", 0}}}
+	with := func(op string, extra map[string]any) map[string]any {
+		m := map[string]any{"operation": op}
+		for k, v := range req {
+			m[k] = v
+		}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	out, isErr = call(with("preview", nil))
+	if isErr || out["row_count"] != 5.0 || fmt.Sprint(out["columns"]) != "[page visitors]" {
+		t.Errorf("preview = %v (error %v); want 5 rows", out, isErr)
+	}
+	out, isErr = call(with("save", map[string]any{"name": "Top pages this week", "dashboard_id": "dash_growth"}))
+	ds, _ := out["dataset"].(map[string]any)
+	if isErr || ds == nil {
+		t.Fatalf("save = %v (error %v)", out, isErr)
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "run_dataset", Arguments: map[string]any{"dataset_id": ds["id"]}})
+	if err != nil || res.IsError {
+		t.Fatalf("run_dataset on the saved MCP dataset: %v %+v", err, res)
+	}
+	out, isErr = call(map[string]any{"operation": "preview", "connection_id": demoMCPConn, "tool": "traffic_summary"})
+	if !isErr || out["code"] != "invalid_result" {
+		t.Errorf("preview of a text-only tool = %v (error %v); want invalid_result", out, isErr)
+	}
+	out, isErr = call(map[string]any{"operation": "preview", "connection_id": demoMCPConn, "tool": "create_annotation", "arguments": map[string]any{"text": "x"}})
+	if !isErr || out["code"] != "invalid_argument" {
+		t.Errorf("preview of a mutating tool = %v (error %v); want invalid_argument (read-only tools only)", out, isErr)
 	}
 }
