@@ -51,7 +51,12 @@ type Failure struct {
 	Err  error
 }
 
-func (f *Failure) Error() string { return f.Err.Error() }
+func (f *Failure) Error() string {
+	if f.Err == nil {
+		return string(f.Kind)
+	}
+	return f.Err.Error()
+}
 func (f *Failure) Unwrap() error { return f.Err }
 
 // Fail returns an askbi error of code with a safe message, marked with

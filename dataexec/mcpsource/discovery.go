@@ -240,9 +240,10 @@ var stopWords = map[string]bool{"the": true, "and": true, "for": true, "with": t
 	"how": true, "are": true, "this": true, "that": true, "our": true, "per": true, "all": true, "get": true, "me": true}
 
 // selectTools marks which present, usable-schema tools are shown: all of
-// them up to fullLimit; above it, the approved ones (never dropped), then
-// the best matches of focus, then the basic helpers, up to fullLimit.
-// Selection grants nothing: a selected tool still starts off.
+// them up to fullLimit; above it, the fullLimit best matches of focus
+// (basic helpers count as matches), and besides those every tool that
+// was ever approved, which is never dropped. Selection grants nothing: a
+// selected tool still starts off.
 func selectTools(tools []Tool, focus string, fullLimit int) (shown, omitted int) {
 	var candidates []int
 	for i := range tools {
@@ -260,9 +261,6 @@ func selectTools(tools []Tool, focus string, fullLimit int) (shown, omitted int)
 	words := focusWords(focus)
 	score := func(t Tool) int {
 		s := 0
-		if t.Access.ApprovedSchemaHash != "" {
-			s += 1000
-		}
 		nameParts := focusWords(strings.NewReplacer("_", " ", "-", " ", ".", " ").Replace(t.Name))
 		text := strings.ToLower(t.Title + " " + t.Description)
 		for _, w := range words {

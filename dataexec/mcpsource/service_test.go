@@ -242,16 +242,21 @@ func TestLargeCatalogToolFocus(t *testing.T) {
 	if page.ToolFocus == nil || *page.ToolFocus != "Show weekly signups by country" {
 		t.Errorf("ToolFocus = %v; want the saved question, shown because tools were omitted", page.ToolFocus)
 	}
-	// An approved tool stays shown and allowed whatever the focus says.
+	// An approved tool stays shown and allowed whatever the focus says,
+	// even one the new focus would leave out.
 	var deep string
-	for name := range states {
-		if strings.HasPrefix(name, "crm_record_2") {
+	for name, st := range states {
+		if strings.HasPrefix(name, "crm_record_") && st == mcpsource.StateOff {
 			deep = name
 			break
 		}
 	}
 	e.mustAllow(t, c.ID, deep)
 	focus := "revenue forecasts"
+	for i := range 260 { // more matches of the new focus than can be shown
+		tools = append(tools, tool(fmt.Sprintf("revenue_report_%03d", i), "Revenue forecasts by segment.", readOnly, nil, nil))
+	}
+	r.set(tools...)
 	if _, err := e.svc.Discover(t.Context(), alice, c.ID, &focus); err != nil {
 		t.Fatal(err)
 	}
@@ -282,9 +287,12 @@ func TestDiscoveryBounds(t *testing.T) {
 		many = append(many, tool(fmt.Sprintf("t%05d", i), "", readOnly, nil, nil))
 	}
 	r.set(many...)
-	_, err := e.svc.Discover(t.Context(), alice, c.ID, nil)
-	if askbi.ErrorCode(err) != askbi.TooLarge {
-		t.Errorf("Discover of 10,000 tools = %v; want too_large", err)
+	// The count bound, under the default byte bound (10,000 small tools
+	// are about 1 MB).
+	roomy := mcpsource.NewService(e.store, e.keys, e.gate, nil)
+	_, err := roomy.Discover(t.Context(), alice, c.ID, nil)
+	if askbi.ErrorCode(err) != askbi.TooLarge || !strings.Contains(askbi.ErrorMessage(err), "more than 1000 tools") {
+		t.Errorf("Discover of 10,000 tools = %v; want too_large for the count", err)
 	}
 	huge := strings.Repeat("x", 1<<20)
 	r.set(tool("top_pages", huge, readOnly, nil, nil), tool("other", huge, readOnly, nil, nil))

@@ -100,6 +100,9 @@ func TestRedirects(t *testing.T) {
 		switch {
 		case r.URL.Path == "/meta":
 			http.Redirect(w, r, "http://169.254.169.254/latest/meta-data", http.StatusFound)
+		case r.URL.Path == "/userinfo":
+			// An allowed address, but a URL the policy refuses.
+			http.Redirect(w, r, strings.Replace(srv.URL, "http://", "http://user:pw@", 1)+"/0", http.StatusFound)
 		case n > 0:
 			http.Redirect(w, r, fmt.Sprintf("%s/%d", srv.URL, n-1), http.StatusFound)
 		default:
@@ -111,7 +114,7 @@ func TestRedirects(t *testing.T) {
 	for _, tc := range []struct {
 		path string
 		ok   bool
-	}{{"/3", true}, {"/4", false}, {"/meta", false}} {
+	}{{"/3", true}, {"/4", false}, {"/meta", false}, {"/userinfo", false}} {
 		resp, err := c.Get(srv.URL + tc.path)
 		if err == nil {
 			resp.Body.Close()
