@@ -7,7 +7,8 @@
 // under its data folder, seeds the Acme/Globex demo workspace and a demo
 // warehouse, serves the MCP endpoint at /mcp (API keys) and the chat and
 // memory API under /ai/ (session tokens), with the deterministic mock
-// model. Where PostgreSQL is not installed, or with -in-memory, it runs on
+// model. It also runs a small analytics MCP server on a loopback port,
+// the demo's remote MCP connection (see demomcp.go). Where PostgreSQL is not installed, or with -in-memory, it runs on
 // in-memory state and built-in demo rows.
 package main
 
