@@ -62,8 +62,19 @@ func TestCreateRefusesBadInput(t *testing.T) {
 	if all, _ := e.store.List(t.Context(), ""); len(all) != 0 {
 		t.Errorf("the store holds %d connections after refused creates; want none", len(all))
 	}
-	if _, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "Dup", URL: "https://mcp.example.com/mcp"}); err != nil {
+	dup, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "Dup", URL: "https://mcp.example.com/mcp"})
+	if err != nil {
 		t.Fatal(err)
+	}
+	// An edit with bad input changes nothing either.
+	before, _ := e.store.Get(t.Context(), dup.ID)
+	for _, bad := range []string{"https://user:secret@mcp.example.com/", "http://169.254.169.254/", "https://mcp.example.com/?token=secret"} {
+		if _, err := e.svc.Update(t.Context(), alice, dup.ID, mcpsource.Patch{URL: &bad}); askbi.ErrorCode(err) != askbi.InvalidArgument {
+			t.Errorf("Update(url %q) = %v; want invalid_argument", bad, err)
+		}
+	}
+	if after, _ := e.store.Get(t.Context(), dup.ID); !cmp.Equal(before, after) {
+		t.Errorf("refused edits changed the connection: %s", cmp.Diff(before, after))
 	}
 	if _, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "dup", URL: "https://mcp.example.com/mcp"}); askbi.ErrorCode(err) != askbi.Conflict {
 		t.Errorf("a second connection named dup = %v; want conflict", err)
