@@ -18,19 +18,22 @@ var layers = []struct {
 }{
 	{pkg: "", may: nil}, // the root: overview and error vocabulary only
 	{pkg: "access", may: []string{""}},
+	// The keyring and AES-GCM sealing of every secret at rest (memories,
+	// connection tokens): a leaf, so memory and dataexec share it.
+	{pkg: "seal", may: []string{""}},
 	{pkg: "internal", may: []string{"", "access"}},
 	// A test client of the chat API, for the tests of askhttp and of the
 	// reference server.
 	{pkg: "internal/chattest", may: []string{"", "ask", "internal"}},
-	{pkg: "dataexec", may: []string{"", "access", "internal"}},
-	{pkg: "memory", may: []string{"", "access", "internal"}},
+	{pkg: "dataexec", may: []string{"", "access", "seal", "internal"}},
+	{pkg: "memory", may: []string{"", "access", "seal", "internal"}},
 	{pkg: "connresolve", may: []string{"", "access", "dataexec", "internal"}},
 	// The MCP path never calls a model, never creates a conversation and
 	// never reads memory: it cannot reach the packages that do.
 	{pkg: "mcpserver", may: []string{"", "access", "dataexec", "internal"},
 		never: []string{"github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go"}},
-	{pkg: "ask", may: []string{"", "access", "dataexec", "memory", "connresolve", "internal"}},
-	{pkg: "examples", may: []string{"", "access", "dataexec", "memory", "connresolve", "ask", "mcpserver", "internal", "examples"}},
+	{pkg: "ask", may: []string{"", "access", "seal", "dataexec", "memory", "connresolve", "internal"}},
+	{pkg: "examples", may: []string{"", "access", "seal", "dataexec", "memory", "connresolve", "ask", "mcpserver", "internal", "examples"}},
 }
 
 // drivers are the database drivers; only the PostgreSQL adapters use them.

@@ -59,15 +59,30 @@ func (a *Assistant) decide(ctx context.Context, p access.Principal, req ApproveR
 	}
 	d := &decision{b: Binding{UserID: live.UserID, TeamID: live.TeamID, ConversationID: conv.ID, Tool: req.Tool, ArgsHash: hash}}
 	d.ap, err = a.approvals.Approval(ctx, req.ApprovalID)
+	if err == nil {
+		d.b.Target = d.ap.Target // checked against the tool below
+	}
 	if askbi.ErrorCode(err) == askbi.NotFound || err == nil && !d.b.Matches(d.ap) {
 		return nil, errApprovalInvalid()
 	}
 	if err != nil {
 		return nil, err
 	}
-	d.tool, d.registered = a.tools.lookup(d.ap.Tool)
-	d.tr, err = a.resume(ctx, live, conv, d.ap.TurnID, emit)
-	return d, err
+	tools, err := a.toolbox(ctx, live)
+	if err != nil {
+		return nil, err
+	}
+	d.tool, d.registered = tools.lookup(d.ap.Tool)
+	// The target is the tool's as it stands now: an approval of a remote
+	// tool whose connection, name or definition changed no longer matches.
+	if d.b.Target = d.tool.Target; !d.b.Matches(d.ap) {
+		return nil, errApprovalInvalid()
+	}
+	if d.tr, err = a.resume(ctx, live, conv, d.ap.TurnID, emit); err != nil {
+		return nil, err
+	}
+	d.tr.tools = tools
+	return d, nil
 }
 
 func errApprovalInvalid() error {

@@ -150,8 +150,12 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 	if err != nil {
 		return nil, err
 	}
+	tools, err := a.toolbox(ctx, live)
+	if err != nil {
+		return nil, err
+	}
 	for _, ap := range pending {
-		t, _ := a.tools.lookup(ap.Tool)
+		t, _ := tools.lookup(ap.Tool)
 		targets, err := a.targets(ctx, live, ap.Arguments)
 		if err != nil {
 			return nil, err

@@ -4,10 +4,12 @@
 // A turn saves the user's question, then loops model and tool calls until
 // an answer. Every tool the model may see is registered explicitly
 // (Registry): the product's own actions (ProductTools, thin calls into the
-// same dataexec.Executor the MCP server uses) and approved remote tools.
+// same dataexec.Executor the MCP server uses) and, per turn, the remote
+// MCP tools an admin approved (Options.Tools, RemoteTools).
 // Read-only calls run; mutating, destructive and unknown ones wait for a
-// single-use Approval bound to the user, conversation, tool and the hash
-// of the canonical arguments, which only Approve can use, and whose result
+// single-use Approval bound to the user, conversation, tool (for a remote
+// tool also its connection and definition fingerprint, Tool.Target) and
+// the hash of the canonical arguments, which only Approve can use, and whose result
 // is kept as a Receipt. A turn streams typed Events (as SSE or one JSON
 // list: package askhttp), and leaves a work summary built from the saved
 // tool calls, never written by the model. What tool output reaches the

@@ -77,6 +77,11 @@ type ToolEvent struct {
 type ErrorBody struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// Kind and Repair are set for a failed data request whose cause is
+	// known (dataexec.FailureKind): Repair is the one action that fixes it,
+	// fix_dataset, open_connection or try_again.
+	Kind   string `json:"kind,omitempty"`
+	Repair string `json:"repair,omitempty"`
 }
 
 // Emit receives a turn's events in order. It must not block for long; a

@@ -68,6 +68,9 @@ func (a *Assistant) Send(ctx context.Context, p access.Principal, req SendReques
 	}
 	tr := a.newTurn(live, conv, emit)
 	tr.headless, tr.level = req.Headless, level
+	if tr.tools, err = a.toolbox(ctx, live); err != nil {
+		return err
+	}
 
 	// The context: replace it (all or nothing), or revalidate the stored one.
 	if req.Context != nil {
@@ -125,7 +128,7 @@ func (a *Assistant) remember(ctx context.Context, p access.Principal, conv Conve
 // way a turn is made.
 func (a *Assistant) newTurn(p access.Principal, conv Conversation, emit Emit) *turn {
 	now := a.o.Now().UTC()
-	return &turn{a: a, p: p, conv: conv, emit: emit,
+	return &turn{a: a, p: p, conv: conv, emit: emit, tools: &toolbox{reg: a.tools, extra: &Registry{}},
 		t: Turn{ID: newID("turn"), ConversationID: conv.ID, State: TurnRunning, CreatedAt: now, UpdatedAt: now}}
 }
 

@@ -168,21 +168,28 @@ const (
 )
 
 // Approval is a single-use server record that lets one gated tool call run.
-// It is bound to the user, team, conversation, tool and the SHA-256 of the
-// call's canonical arguments, and it expires.
+// It is bound to the user, team, conversation, tool, the tool's Target
+// (for a remote tool: its connection, remote name and fingerprint) and the
+// SHA-256 of the call's canonical arguments, and it expires.
 type Approval struct {
-	ID             string          `json:"id"`
-	UserID         string          `json:"user_id"`
-	TeamID         string          `json:"team_id"`
-	ConversationID string          `json:"conversation_id"`
-	TurnID         string          `json:"turn_id"`
-	ToolCallID     string          `json:"tool_call_id"`
-	Tool           string          `json:"tool"`
-	ArgsHash       string          `json:"args_hash"` // hex SHA-256 of the canonical arguments
-	Arguments      json.RawMessage `json:"arguments"` // canonical JSON
-	State          ApprovalState   `json:"state"`
-	CreatedAt      time.Time       `json:"created_at"`
-	ExpiresAt      time.Time       `json:"expires_at"`
+	ID             string `json:"id"`
+	UserID         string `json:"user_id"`
+	TeamID         string `json:"team_id"`
+	ConversationID string `json:"conversation_id"`
+	TurnID         string `json:"turn_id"`
+	ToolCallID     string `json:"tool_call_id"`
+	Tool           string `json:"tool"`
+	// Target is the Tool.Target of the tool when the call was proposed:
+	// "" for the product's own tools; for a remote tool its connection,
+	// remote name and fingerprint, so an approval cannot run a tool that
+	// another connection now offers under the same name, or one whose
+	// definition widened since.
+	Target    string          `json:"target,omitempty"`
+	ArgsHash  string          `json:"args_hash"` // hex SHA-256 of the canonical arguments
+	Arguments json.RawMessage `json:"arguments"` // canonical JSON
+	State     ApprovalState   `json:"state"`
+	CreatedAt time.Time       `json:"created_at"`
+	ExpiresAt time.Time       `json:"expires_at"`
 }
 
 // Binding is what an approve or reject request claims about an approval.
@@ -192,13 +199,14 @@ type Binding struct {
 	TeamID         string
 	ConversationID string
 	Tool           string
+	Target         string
 	ArgsHash       string
 }
 
 // Matches reports whether a is bound as b claims: the one comparison of a
 // binding, which every store and the assistant use.
 func (b Binding) Matches(a Approval) bool {
-	return b == Binding{UserID: a.UserID, TeamID: a.TeamID, ConversationID: a.ConversationID, Tool: a.Tool, ArgsHash: a.ArgsHash}
+	return b == Binding{UserID: a.UserID, TeamID: a.TeamID, ConversationID: a.ConversationID, Tool: a.Tool, Target: a.Target, ArgsHash: a.ArgsHash}
 }
 
 // Receipt is the stored result of an approved call, bound to its approval:

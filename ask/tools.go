@@ -60,6 +60,12 @@ type Tool struct {
 	// may see at a sharing level. It runs live and again on every history
 	// replay. Default ShowAll.
 	Filter func(data json.RawMessage, level Sharing) json.RawMessage
+	// Target is what an approval of a call binds besides the tool's name
+	// and arguments: "" for the product's own tools; for a remote MCP
+	// tool, its connection, remote name and definition fingerprint (see
+	// RemoteTools), so an approval cannot run another connection's tool
+	// of the same name or a tool whose definition widened since.
+	Target string
 	Run    func(ctx context.Context, call Call) (Output, error)
 }
 
@@ -78,33 +84,41 @@ type Registry struct {
 func NewRegistry(tools ...Tool) (*Registry, error) {
 	r := &Registry{schemas: map[string]*jsonschema.Resolved{}}
 	for _, t := range tools {
-		if !toolName.MatchString(t.Name) {
-			return nil, fmt.Errorf("ask: tool name %q must match %s", t.Name, toolName)
+		if err := r.add(t); err != nil {
+			return nil, err
 		}
-		if _, dup := r.schemas[t.Name]; dup {
-			return nil, fmt.Errorf("ask: tool %q registered twice", t.Name)
-		}
-		if t.Run == nil || t.Label == "" || !slices.Contains(dataexec.Classes, t.Class) {
-			return nil, fmt.Errorf("ask: tool %q needs Run, Label and a Class", t.Name)
-		}
-		var s jsonschema.Schema
-		if err := json.Unmarshal(t.InputSchema, &s); err != nil || s.Type != "object" {
-			return nil, fmt.Errorf("ask: tool %q: input schema must be a JSON object schema", t.Name)
-		}
-		res, err := s.Resolve(nil)
-		if err != nil {
-			return nil, fmt.Errorf("ask: tool %q: %v", t.Name, err)
-		}
-		if t.Filter == nil {
-			t.Filter = ShowAll
-		}
-		if t.Title == "" {
-			t.Title = t.Label
-		}
-		r.schemas[t.Name] = res
-		r.tools = append(r.tools, t)
 	}
 	return r, nil
+}
+
+// add checks and registers one tool.
+func (r *Registry) add(t Tool) error {
+	if !toolName.MatchString(t.Name) {
+		return fmt.Errorf("ask: tool name %q must match %s", t.Name, toolName)
+	}
+	if _, dup := r.schemas[t.Name]; dup {
+		return fmt.Errorf("ask: tool %q registered twice", t.Name)
+	}
+	if t.Run == nil || t.Label == "" || !slices.Contains(dataexec.Classes, t.Class) {
+		return fmt.Errorf("ask: tool %q needs Run, Label and a Class", t.Name)
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(t.InputSchema, &s); err != nil || s.Type != "object" {
+		return fmt.Errorf("ask: tool %q: input schema must be a JSON object schema", t.Name)
+	}
+	res, err := s.Resolve(nil)
+	if err != nil {
+		return fmt.Errorf("ask: tool %q: %v", t.Name, err)
+	}
+	if t.Filter == nil {
+		t.Filter = ShowAll
+	}
+	if t.Title == "" {
+		t.Title = t.Label
+	}
+	r.schemas[t.Name] = res
+	r.tools = append(r.tools, t)
+	return nil
 }
 
 // Tool returns the registered tool called name.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/internal/canonjson"
 	"github.com/askbi/askbi/memory"
 )
@@ -24,6 +26,7 @@ type turn struct {
 	items    []ContextItem
 	level    Sharing
 	headless bool
+	tools    *toolbox // the registry's tools and this turn's extra ones
 	emit     Emit
 	seq      int
 }
@@ -76,7 +79,26 @@ func (tr *turn) finish(ctx context.Context, err error) error {
 // errorBody is err as users and the model see it: its code and safe
 // message, with secrets masked (a validation message can echo a value).
 func (tr *turn) errorBody(err error) *ErrorBody {
-	return &ErrorBody{Code: string(askbi.ErrorCode(err)), Message: tr.a.redact.String(askbi.ErrorMessage(err))}
+	b := &ErrorBody{Code: string(askbi.ErrorCode(err)), Message: tr.a.redact.String(askbi.ErrorMessage(err))}
+	if kind, ok := dataFailure(err); ok {
+		b.Kind, b.Repair = string(kind), string(kind.Repair())
+	}
+	return b
+}
+
+// dataFailure is the failure kind of a data request's error, when its
+// source marked one or it names a missing field: what the client offers
+// as repair (Fix dataset, Open connection, Try again). Other errors get
+// none: a bad argument of the model's is no dataset to fix.
+func dataFailure(err error) (dataexec.FailureKind, bool) {
+	var f *dataexec.Failure
+	if errors.As(err, &f) {
+		return f.Kind, true
+	}
+	if kind, _ := dataexec.FailureOf(err); kind == dataexec.FailMissingFields {
+		return kind, true
+	}
+	return "", false
 }
 
 // answer saves and sends an assistant message that needs no model call.
@@ -94,7 +116,12 @@ func (tr *turn) answer(ctx context.Context, text string) error {
 func (tr *turn) loop(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, tr.a.o.TurnTimeout)
 	defer cancel()
+	ctx, unwatch := tr.tools.watch(ctx)
+	defer unwatch()
 	for range tr.a.o.MaxIterations {
+		if err := aborted(ctx); err != nil {
+			return err
+		}
 		req, err := tr.request(ctx)
 		if err != nil {
 			return err
@@ -108,6 +135,8 @@ func (tr *turn) loop(ctx context.Context) error {
 		stream.Flush()
 		if err != nil {
 			switch {
+			case aborted(ctx) != nil:
+				return aborted(ctx)
 			case ctx.Err() == context.DeadlineExceeded:
 				return askbi.Errorf(askbi.Timeout, "the assistant took longer than %s", tr.a.o.TurnTimeout)
 			case ctx.Err() != nil:
@@ -161,13 +190,13 @@ func (tr *turn) loop(ctx context.Context) error {
 // now waits for approval. Tool failures go to the model and the user; only
 // storage errors end the turn.
 func (tr *turn) call(ctx context.Context, c ToolCall) (paused bool, err error) {
-	tool, ok := tr.a.tools.lookup(c.Name)
+	tool, ok := tr.tools.lookup(c.Name)
 	if !ok {
 		return false, tr.fail(ctx, tool, c.ID, askbi.Errorf(askbi.Unsupported, "there is no tool named %q", shorten(c.Name, 64)), "")
 	}
 	args, err := tr.resolveHandles(c.Arguments)
 	if err == nil {
-		err = tr.a.tools.validate(tool.Name, args)
+		err = tr.tools.validate(tool.Name, args)
 	}
 	if err != nil {
 		return false, tr.fail(ctx, tool, c.ID, err, "")
@@ -195,7 +224,7 @@ func (tr *turn) call(ctx context.Context, c ToolCall) (paused bool, err error) {
 	hash, _ := canonjson.Hash(canon)
 	now := tr.a.o.Now().UTC()
 	ap := Approval{ID: newID("apr"), UserID: tr.p.UserID, TeamID: tr.p.TeamID, ConversationID: tr.conv.ID, TurnID: tr.t.ID,
-		ToolCallID: c.ID, Tool: tool.Name, ArgsHash: hash, Arguments: canon, State: ApprovalPending,
+		ToolCallID: c.ID, Tool: tool.Name, Target: tool.Target, ArgsHash: hash, Arguments: canon, State: ApprovalPending,
 		CreatedAt: now, ExpiresAt: now.Add(tr.a.o.ApprovalTTL)}
 	if err := tr.a.approvals.CreateApproval(ctx, ap); err != nil {
 		return false, err
@@ -444,7 +473,7 @@ func (tr *turn) request(ctx context.Context) (ModelRequest, error) {
 	if block != "" && lastUser >= 0 {
 		msgs[lastUser].Text = block + msgs[lastUser].Text
 	}
-	return ModelRequest{System: systemPrompt, Messages: msgs, Tools: tr.a.tools.specs(tr.headless)}, nil
+	return ModelRequest{System: systemPrompt, Messages: msgs, Tools: tr.tools.specs(tr.headless)}, nil
 }
 
 // modelView is what the model sees of a saved tool output: the tool's
@@ -455,7 +484,7 @@ func (tr *turn) modelView(e Entry) string {
 	filter := ShowAll
 	if e.Tool != "" {
 		// A tool no longer registered shares nothing of its output.
-		t, _ := tr.a.tools.lookup(e.Tool)
+		t, _ := tr.tools.lookup(e.Tool)
 		filter = t.Filter
 	}
 	if isNotice(e.Output) {

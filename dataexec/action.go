@@ -194,6 +194,7 @@ var (
 			"sql":           {"type": "string", "maxLength": 20000},
 			"tool":          {"type": "string", "maxLength": 64},
 			"arguments":     {"type": "object"},
+			"fields":        {"type": "object", "maxProperties": maxFields},
 			"name":          nameSchema,
 			"dashboard_id":  idSchema,
 		}, "operation"),
@@ -207,8 +208,9 @@ type ExploreOp string
 // Exploration operations.
 const (
 	// ExploreInspect lists the connections the principal may explore, or
-	// with ConnectionID one connection's tables, or with Table too one
-	// table's columns.
+	// with ConnectionID one connection's tables (for an MCP connection,
+	// its approved read-only tools, kind "mcp_tool", with their arguments
+	// as columns), or with Table too one table's columns.
 	ExploreInspect ExploreOp = "inspect"
 	// ExplorePreview runs a bounded read-only request.
 	ExplorePreview ExploreOp = "preview"
@@ -225,8 +227,11 @@ type Exploration struct {
 	SQL          string          `json:"sql,omitempty"`
 	Tool         string          `json:"tool,omitempty"`
 	Arguments    json.RawMessage `json:"arguments,omitempty"`
-	Name         string          `json:"name,omitempty"`
-	DashboardID  string          `json:"dashboard_id,omitempty"`
+	// Fields are the output field paths (configuration.output.fields)
+	// that select named values from a tool's rows.
+	Fields      Fields `json:"fields,omitempty"`
+	Name        string `json:"name,omitempty"`
+	DashboardID string `json:"dashboard_id,omitempty"`
 }
 
 // Explored is what an exploration found: the connections, the tables, or
@@ -280,7 +285,7 @@ func (e *Executor) Explore(ctx context.Context, p access.Principal, in Explorati
 		return nil
 	}
 	out := &Explored{Operation: in.Operation}
-	req := Request{ConnectionID: in.ConnectionID, SQL: in.SQL, Tool: in.Tool, Arguments: in.Arguments}
+	req := Request{ConnectionID: in.ConnectionID, SQL: in.SQL, Tool: in.Tool, Arguments: in.Arguments, Fields: in.Fields}
 	switch in.Operation {
 	case ExploreInspect:
 		if in.ConnectionID == "" {

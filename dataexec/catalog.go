@@ -333,6 +333,21 @@ type CatalogWriter interface {
 	DeleteDashboard(ctx context.Context, id string) error
 }
 
+// ConnectionWriter is implemented by catalogs that keep the connections
+// askbi itself manages (remote MCP connections, which package
+// dataexec/mcpsource creates, changes and deletes), so that search, the
+// context picker and the Executor see them like the host's own. It is
+// separate from CatalogWriter: a host can take askbi's connections into a
+// catalog the assistant may not otherwise change. Its changes must be
+// visible to the same value's Catalog reads at once.
+type ConnectionWriter interface {
+	// SaveConnection inserts or replaces connection c (by ID).
+	SaveConnection(ctx context.Context, c Connection) error
+	// DeleteConnection removes connection id; removing an unknown one is
+	// not an error. Datasets on it stay and answer Unavailable.
+	DeleteConnection(ctx context.Context, id string) error
+}
+
 // CatalogQuery is a workspace search pushed into the Catalog.
 type CatalogQuery struct {
 	TeamID   string

@@ -11,8 +11,10 @@
 // datasets, connections; also a CatalogWriter when the Executor may change
 // them, else every write answers Unsupported; MemoryCatalog for tests and
 // demos, proven by catalogtest.Run), its Sources (one Source per
-// connection: the PostgreSQL source in dataexec/pgsource, an MCP tool
-// source, or the in-memory TableSource, each proven by sourcetest.Run),
+// connection: the PostgreSQL source in dataexec/pgsource, the remote MCP
+// tool source of dataexec/mcpsource, or the in-memory TableSource, each
+// proven by sourcetest.Run; a catalog that also keeps the connections
+// askbi manages implements ConnectionWriter),
 // and optionally an AuditSink.
 //
 // # Quick start

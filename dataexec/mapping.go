@@ -102,7 +102,7 @@ func mapTable(t *Table, fields Fields, allowNested bool) (columns []string, rows
 	cols := make([]int, len(fields))
 	for i, f := range fields {
 		if cols[i] = columnIndex(t.Columns, f.Path[0]); cols[i] < 0 {
-			return nil, nil, askbi.Errorf(askbi.InvalidResult, "field %s: path %s not found; the result has no column %s", f.Name, strings.Join(f.Path, "."), f.Path[0])
+			return nil, nil, missingField("field %s: path %s not found; the result has no column %s", f.Name, strings.Join(f.Path, "."), f.Path[0])
 		}
 	}
 	rows = make([][]any, len(t.Rows))
@@ -114,7 +114,7 @@ func mapTable(t *Table, fields Fields, allowNested bool) (columns []string, rows
 			v, ok := walk(row, cols[j], f.Path[1:], decoded)
 			path := strings.Join(f.Path, ".")
 			if !ok {
-				return nil, nil, askbi.Errorf(askbi.InvalidResult, "field %s: path %s not found in row %d", f.Name, path, i+1)
+				return nil, nil, missingField("field %s: path %s not found in row %d", f.Name, path, i+1)
 			}
 			n, kind := normalizeCell(v)
 			switch kind {
@@ -331,4 +331,11 @@ func stringSize(s string) int64 {
 		}
 	}
 	return n
+}
+
+// missingField is the InvalidResult of a field path that selects nothing,
+// marked so FailureOf tells it from other invalid results.
+func missingField(format string, args ...any) error {
+	e := askbi.Errorf(askbi.InvalidResult, format, args...)
+	return &askbi.Error{Code: askbi.InvalidResult, Message: askbi.ErrorMessage(e), Err: errMissingField}
 }

@@ -294,3 +294,18 @@ func cloneRequest(r Request) Request {
 	r.Variables = slices.Clone(r.Variables)
 	return r
 }
+
+// SaveConnection implements ConnectionWriter.
+func (m *MemoryCatalog) SaveConnection(_ context.Context, c Connection) error {
+	m.PutConnection(c)
+	return nil
+}
+
+// DeleteConnection implements ConnectionWriter. Deleting an unknown
+// connection does nothing; datasets on it stay and report it gone.
+func (m *MemoryCatalog) DeleteConnection(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.connections, id)
+	return nil
+}

@@ -75,3 +75,27 @@ func TestTableSource(t *testing.T) {
 		})
 	}
 }
+
+func TestFailure(t *testing.T) {
+	for _, tc := range []struct {
+		err    error
+		kind   dataexec.FailureKind
+		ok     bool
+		repair dataexec.Repair
+	}{
+		{dataexec.Fail(dataexec.FailSignIn, askbi.Forbidden, "sign in"), dataexec.FailSignIn, true, dataexec.RepairOpenConnection},
+		{&askbi.Error{Code: askbi.Unavailable, Message: "gone", Err: &dataexec.Failure{Kind: dataexec.FailUnavailableTool}}, dataexec.FailUnavailableTool, true, dataexec.RepairOpenConnection},
+		{askbi.Errorf(askbi.Timeout, "slow"), dataexec.FailTimeout, true, dataexec.RepairTryAgain},
+		{askbi.Errorf(askbi.InvalidArgument, "bad"), dataexec.FailInvalidRequest, true, dataexec.RepairFixDataset},
+		{askbi.Errorf(askbi.InvalidResult, "text"), dataexec.FailInvalidResult, true, dataexec.RepairFixDataset},
+		{askbi.Errorf(askbi.Internal, "boom"), "", false, dataexec.RepairFixDataset},
+	} {
+		if tc.err.Error() == "" { // a Failure without a cause still has text
+			t.Errorf("%#v has no error text", tc.err)
+		}
+		kind, ok := dataexec.FailureOf(tc.err)
+		if kind != tc.kind || ok != tc.ok || ok && kind.Repair() != tc.repair {
+			t.Errorf("FailureOf(%v) = %q, %v (repair %q); want %q, %v (%q)", tc.err, kind, ok, kind.Repair(), tc.kind, tc.ok, tc.repair)
+		}
+	}
+}

@@ -177,7 +177,7 @@ func (s *Service) prepare(ctx context.Context, p access.Principal, row Sealed, t
 	if err != nil {
 		return Owner{}, Sealed{}, "", err
 	}
-	if err := seal(s.keys, o, &row, text, chars); err != nil {
+	if err := sealText(s.keys, o, &row, text, chars); err != nil {
 		return Owner{}, Sealed{}, "", sealError(err)
 	}
 	return o, row, text, nil

@@ -1,5 +1,6 @@
 // Package askhttp is the chat HTTP adapter of askbi: the Ask conversation,
-// turn, approval, direct-action, context-search, status and memory routes
+// turn, approval, direct-action, context-search, status, memory and
+// connection routes
 // as one http.Handler a host mounts, the way mcpserver is the MCP adapter.
 // It owns the transport only: JSON and Server-Sent Events, write deadlines
 // for long turns, body validation, and the one table from askbi error codes
@@ -31,6 +32,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
+	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/internal/httpjson"
 	"github.com/askbi/askbi/memory"
 )
@@ -53,6 +55,10 @@ type Options struct {
 	// ask.SSEHeartbeat) is never cut, while a client that stops reading
 	// is. Default ask.SSEHeartbeat plus a minute.
 	StreamWindow time.Duration
+	// Connections, when set, serves the connection routes (remote MCP
+	// connections and their tools' access). Default none: those routes
+	// answer Unsupported.
+	Connections *mcpsource.Service
 	// Logger logs internal errors with detail. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -107,6 +113,7 @@ func New(assistant *ask.Assistant, memories *memory.Service, authn Authenticate,
 	route("DELETE", "/memory", h.deleteAllMemory, true)
 	route("PUT", "/memory/{id}", h.editMemory, true)
 	route("DELETE", "/memory/{id}", h.deleteMemory, true)
+	h.connectionRoutes(route)
 	// What no route matched is answered after authentication too, so the
 	// routes cannot be mapped without a credential.
 	noRoute := httpjson.NoRoute(h.mux, o.Prefix+"/", o.Logger)

@@ -21,6 +21,7 @@ import (
 	"github.com/askbi/askbi/ask/askhttp"
 	"github.com/askbi/askbi/ask/provider/mock"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/memory"
 )
 
@@ -138,6 +139,8 @@ type config struct {
 	opts askhttp.Options
 	// server, when set, changes the HTTP server before it starts.
 	server func(*http.Server)
+	// connections serves the connection routes over an in-memory store.
+	connections bool
 }
 
 // testServer is askhttp over the workspace, behind a real HTTP server.
@@ -180,6 +183,10 @@ func MustServer(tb testing.TB, edit func(*config)) *testServer {
 		&ask.Options{Memory: memories, Logger: log})
 	opts := cfg.opts
 	opts.Logger = log
+	if cfg.connections {
+		opts.Connections = mcpsource.NewService(mcpsource.NewMemoryStore(), keyring, gate,
+			&mcpsource.Options{Catalog: cat, Audit: ts.audit, Logger: log})
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/ai/", askhttp.New(assistant, memories, authenticate, &opts))
 	srv := httptest.NewUnstartedServer(mux)

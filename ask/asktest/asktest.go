@@ -552,11 +552,11 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) ask.ApprovalStor
 	argsHash := hex.EncodeToString(sum[:])
 	approval := func(id, callID string) ask.Approval {
 		return ask.Approval{ID: id, UserID: "alice", TeamID: "acme", ConversationID: "c1", TurnID: "turn1",
-			ToolCallID: callID, Tool: "create_dashboard", ArgsHash: argsHash, Arguments: json.RawMessage(args),
+			ToolCallID: callID, Tool: "create_dashboard", Target: "mcp:conn_1/create.dashboard@f1", ArgsHash: argsHash, Arguments: json.RawMessage(args),
 			State: ask.ApprovalPending, CreatedAt: t0, ExpiresAt: t0.Add(5 * time.Minute)}
 	}
 	bound := func(a ask.Approval) ask.Binding {
-		return ask.Binding{UserID: a.UserID, TeamID: a.TeamID, ConversationID: a.ConversationID, Tool: a.Tool, ArgsHash: a.ArgsHash}
+		return ask.Binding{UserID: a.UserID, TeamID: a.TeamID, ConversationID: a.ConversationID, Tool: a.Tool, Target: a.Target, ArgsHash: a.ArgsHash}
 	}
 	now := t0.Add(time.Minute)
 	mustCreate := func(t *testing.T, s ask.ApprovalStore, as ...ask.Approval) {
@@ -657,6 +657,11 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) ask.ApprovalStor
 			{"team", other(func(b *ask.Binding) { b.TeamID = "globex" })},
 			{"conversation", other(func(b *ask.Binding) { b.ConversationID = "c2" })},
 			{"tool", other(func(b *ask.Binding) { b.Tool = "delete_dashboard" })},
+			// A remote tool's target: another connection, or the same tool
+			// after its definition widened (a new fingerprint).
+			{"target connection", other(func(b *ask.Binding) { b.Target = "mcp:conn_2/create.dashboard@f1" })},
+			{"target fingerprint", other(func(b *ask.Binding) { b.Target = "mcp:conn_1/create.dashboard@f2" })},
+			{"empty target", other(func(b *ask.Binding) { b.Target = "" })},
 			{"arguments", other(func(b *ask.Binding) { b.ArgsHash = hex.EncodeToString(otherHash[:]) })},
 			{"empty user", other(func(b *ask.Binding) { b.UserID = "" })},
 			{"empty arguments hash", other(func(b *ask.Binding) { b.ArgsHash = "" })},

@@ -8,8 +8,10 @@
 // warehouse, serves the MCP endpoint at /mcp (API keys) and the chat and
 // memory API under /ai/ (session tokens), with the deterministic mock
 // model, and the page at / (pick a demo user there; -demo-sign-in=false
-// turns that off). Where PostgreSQL is not installed, or with -in-memory,
-// it runs on in-memory state and built-in demo rows.
+// turns that off). It also runs a small analytics MCP server on a loopback
+// port, the demo's remote MCP connection (see demomcp.go). Where
+// PostgreSQL is not installed, or with -in-memory, it runs on in-memory
+// state and built-in demo rows.
 package main
 
 import (
@@ -46,6 +48,7 @@ import (
 	"github.com/askbi/askbi/ask/provider/mock"
 	"github.com/askbi/askbi/ask/provider/openai"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/dataexec/pgsource"
 	"github.com/askbi/askbi/examples/refserver/pgstore"
 	"github.com/askbi/askbi/internal/httpjson"
@@ -201,6 +204,7 @@ type app struct {
 	base      string
 	log       *slog.Logger
 	keys      *access.Keys
+	gate      *access.Gate
 	mcp       *mcpserver.Server
 	oauth     *oauth.Server
 	dir       *access.MemoryDirectory
@@ -211,6 +215,8 @@ type app struct {
 	catalog   *dataexec.MemoryCatalog
 	assistant *ask.Assistant
 	memory    *memory.Service
+	conns     *mcpsource.Service
+	demoMCP   *demoMCP
 	sessions  *sessions
 	// demoSignIn serves /demo/ (nil when -demo-sign-in is off).
 	demoSignIn *demoSignIn
@@ -258,6 +264,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	var approvals ask.ApprovalStore = ask.NewMemoryApprovalStore()
 	var memories memory.Store = memory.NewMemoryStore()
 	var grants oauth.Store = oauth.NewMemoryStore()
+	var connStore mcpsource.Store = mcpsource.NewMemoryStore()
 	sources := dataexec.SourceMap{}
 
 	var state *sqlx.DB
@@ -282,6 +289,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		convs, approvals = pgstore.NewConversationStore(state), pgstore.NewApprovalStore(state)
 		memories = pgstore.NewMemoryStore(state)
 		grants = pgstore.NewOAuthStore(state)
+		connStore = pgstore.NewConnectionStore(state)
 		seedWorkspace(dir, catalog, activity, "postgres", time.Now())
 		a.readerURL = warehouseReader
 		reader, err := sqlx.Open("postgres", warehouseReader)
@@ -304,7 +312,23 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	a.audit = access.NewMemoryAudit(10000)
 	checker := access.NewChecker(dir, &access.CheckerOptions{Withdraw: withdraw})
 	gate := access.NewGate(checker, cfg.limiterOverride)
-	a.executor = dataexec.NewExecutor(catalog, sources, &dataexec.Options{Audit: a.audit, Logger: log})
+	// Remote MCP connections share the memory keyring for their tokens,
+	// publish themselves into the catalog, and serve their datasets.
+	a.gate = gate
+	a.conns = mcpsource.NewService(connStore, keyring, gate, &mcpsource.Options{Catalog: catalog, Audit: a.audit, Logger: log})
+	if err := a.conns.SyncCatalog(ctx); err != nil {
+		return nil, err
+	}
+	if a.demoMCP, err = startDemoMCP(); err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, a.demoMCP.close)
+	if err := seedDemoConnection(ctx, a.conns, gate, a.demoMCP); err != nil {
+		return nil, err
+	}
+	seedDemoMCPDataset(catalog, time.Now().Add(-24*time.Hour).UTC())
+	a.creds.AnalyticsMCP = &mcpCredentials{URL: a.demoMCP.URL, Token: a.demoMCP.Token}
+	a.executor = dataexec.NewExecutor(catalog, a.conns.Sources(sources), &dataexec.Options{Audit: a.audit, Logger: log})
 	a.keys = access.NewKeys(keyStore, dir, nil)
 	a.sessions = newSessions()
 	secret, err := a.oauthSecret(cfg, state == nil)
@@ -328,7 +352,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		return nil, err
 	}
 	a.assistant = ask.New(model, gate, a.executor, convs, approvals, tools, &ask.Options{
-		TurnTimeout: turnTimeout, Sharing: sharing, Memory: a.memory, Logger: log,
+		TurnTimeout: turnTimeout, Sharing: sharing, Memory: a.memory, Logger: log, Tools: ask.RemoteTools(a.conns),
 		Secrets: []*regexp.Regexp{sessionPattern},
 	})
 	if err := a.issueCredentials(ctx, checker, keyStore); err != nil {
@@ -603,7 +627,7 @@ func (a *app) routes() http.Handler {
 	a.webRoutes(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	mux.Handle("/ai/", askhttp.New(a.assistant, a.memory, a.sessions.authenticate, &askhttp.Options{
-		StreamWindow: a.streamWindow, Logger: a.log,
+		StreamWindow: a.streamWindow, Logger: a.log, Connections: a.conns,
 	}))
 	if a.demoSignIn != nil {
 		a.demoSignIn.routes(mux, a.log)
@@ -626,10 +650,18 @@ func (a *app) demoToken(name string) (string, bool) {
 
 // credentials is the -credentials-file document.
 type credentials struct {
-	BaseURL              string            `json:"base_url"`
-	MCPURL               string            `json:"mcp_url"`
-	WarehouseDatabaseURL string            `json:"warehouse_database_url,omitempty"`
-	Principals           []credentialEntry `json:"principals"`
+	BaseURL              string `json:"base_url"`
+	MCPURL               string `json:"mcp_url"`
+	WarehouseDatabaseURL string `json:"warehouse_database_url,omitempty"`
+	// AnalyticsMCP is the demo's own analytics MCP server (loopback), for
+	// trying the connection routes with a server of your own.
+	AnalyticsMCP *mcpCredentials   `json:"analytics_mcp,omitempty"`
+	Principals   []credentialEntry `json:"principals"`
+}
+
+type mcpCredentials struct {
+	URL   string `json:"url"`
+	Token string `json:"token"`
 }
 
 type credentialEntry struct {

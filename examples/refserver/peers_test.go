@@ -9,16 +9,27 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/ask"
+	"github.com/askbi/askbi/ask/provider/mock"
+	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/dataexec/mcpsource"
+	"github.com/askbi/askbi/internal/chattest"
 )
 
 // mustTools returns the tools' bin folder, or skips loudly (fails when
@@ -225,5 +236,120 @@ func inspectorRun(t *testing.T, bin string, ta *testApp, token, team string) {
 		if tm, _ := sc["team"].(map[string]any); tm["id"] != team {
 			t.Errorf("inspector run_dataset team = %v, want %s", sc["team"], team)
 		}
+	}
+}
+
+// startEverything runs server-everything over Streamable HTTP on a free
+// loopback port and returns its /mcp URL once it listens.
+func startEverything(t *testing.T, bin string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := peerCmd(ctx, t, bin, "mcp-server-everything", "streamableHttp")
+	cmd.Env = append(cmd.Env, fmt.Sprintf("PORT=%d", port))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatalf("start server-everything: %v", err)
+	}
+	t.Cleanup(func() { cancel(); cmd.Wait() })
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	for deadline := time.Now().Add(time.Minute); ; {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			return "http://" + addr + "/mcp"
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server-everything did not listen on %s:\n%s", addr, out.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestServerEverything connects the reference server to
+// @modelcontextprotocol/server-everything as a remote MCP connection, as
+// an owner would: discovery, classification from its annotations,
+// approval, a read-only call from Ask, and a dataset preview.
+func TestServerEverything(t *testing.T) {
+	bin := mustTools(t)
+	url := startEverything(t, bin)
+	model := mock.New()
+	ta := MustApp(t, func(c *config) { c.modelOverride = model })
+	alice := ta.session(t, "alice")
+	var created struct{ Connection mcpsource.Connection }
+	ta.MustDo(t, http.StatusCreated, "POST", "/ai/connections", alice, map[string]any{"name": "Everything", "url": url}, &created)
+	id := created.Connection.ID
+	ta.MustDo(t, http.StatusOK, "POST", "/ai/connections/"+id+"/discover", alice, nil, &created)
+	t.Logf("server-everything discovery: %+v", created.Connection.Discovery)
+	if created.Connection.Discovery.Tools < 10 || created.Connection.Discovery.Omitted != 0 {
+		t.Errorf("discovery = %+v; want its dozen-odd tools, all shown", created.Connection.Discovery)
+	}
+	classes := map[string]dataexec.Class{}
+	states := map[string]mcpsource.ToolState{}
+	for page := 1; ; page++ {
+		var p mcpsource.ToolPage
+		ta.MustDo(t, http.StatusOK, "GET", fmt.Sprintf("/ai/connections/%s/tools?page=%d", id, page), alice, nil, &p)
+		for _, v := range p.Tools {
+			classes[v.Name], states[v.Name] = v.Class, v.State
+		}
+		if page >= p.Pages {
+			break
+		}
+	}
+	t.Logf("server-everything tools: %v", classes)
+	for name, want := range map[string]dataexec.Class{
+		"echo": dataexec.ClassReadOnly, "get-sum": dataexec.ClassReadOnly, "get-structured-content": dataexec.ClassReadOnly,
+		"toggle-simulated-logging": dataexec.ClassMutating, // readOnlyHint false, destructiveHint false
+	} {
+		if classes[name] != want {
+			t.Errorf("%s is %q; want %q from its annotations", name, classes[name], want)
+		}
+		if states[name] != mcpsource.StateOff {
+			t.Errorf("%s starts %q; want off", name, states[name])
+		}
+	}
+	for _, name := range []string{"get-sum", "get-structured-content"} {
+		ta.MustDo(t, http.StatusOK, "PUT", "/ai/connections/"+id+"/tools/"+name+"/access", alice, map[string]any{"allowed": true}, nil)
+	}
+
+	// Ask calls the approved read-only tool.
+	conv := ta.MustConversation(t, alice)
+	events := ta.MustTurn(t, "/ai/conversations/"+conv+"/messages", alice, map[string]any{"message": `use the get-sum tool with {"a": 2, "b": 3}`})
+	done := chattest.MustToolEvent(t, events, ask.EventToolCompleted, "Everything__get-sum")
+	if done.Tool.Class != dataexec.ClassReadOnly {
+		t.Errorf("Everything__get-sum ran as %q; want read_only", done.Tool.Class)
+	}
+	// What the model saw: server-everything's answer, as untrusted data.
+	reqs := model.Requests()
+	msgs := reqs[len(reqs)-1].Messages
+	if out := msgs[len(msgs)-1].Text; !strings.Contains(out, `trust=\"untrusted\"`) && !strings.Contains(out, `trust="untrusted"`) || !strings.Contains(out, "5") {
+		t.Errorf("the model saw %q; want the sum, marked untrusted", out)
+	} else {
+		t.Logf("the model saw: %s", out)
+	}
+
+	// A dataset preview through the executor on its structured content.
+	live, err := ta.gate.Begin(t.Context(), access.Principal{UserID: "alice", TeamID: "acme", Auth: access.AuthSession})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ta.executor.Preview(t.Context(), live, dataexec.Request{ConnectionID: id, Tool: "get-structured-content",
+		Arguments: json.RawMessage(`{"location":"Chicago"}`)})
+	if err != nil {
+		t.Fatalf("preview get-structured-content: %v", err)
+	}
+	if diff := cmp.Diff([]string{"conditions", "humidity", "temperature"}, res.Columns); diff != "" || res.RowCount != 1 {
+		t.Errorf("preview = %+v; want one row of the weather fields (-want +got):\n%s", res, diff)
+	}
+	// A tool that was never approved does not run from a dataset.
+	_, err = ta.executor.Preview(t.Context(), live, dataexec.Request{ConnectionID: id, Tool: "echo", Arguments: json.RawMessage(`{"message":"hi"}`)})
+	if askbi.ErrorCode(err) != askbi.Unavailable {
+		t.Errorf("preview of the unapproved echo = %v; want unavailable", err)
 	}
 }

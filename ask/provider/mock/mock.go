@@ -14,6 +14,10 @@
 //   - "change this to a weekly bar chart": update_chart on the single
 //     selected chart (handle @c1), or ask which one when several charts
 //     are selected, or ask for a selection when none is.
+//   - "use the top_pages tool" (any "use the X tool", optionally "with
+//     {json}"): calls the offered tool named X or <connection>__X (a
+//     remote MCP tool an admin approved), with those arguments or {},
+//     then says it answered.
 //
 // Like a naive model, it obeys a line "INSTRUCTION: call TOOL {json}"
 // found in tool output; tests use that to show that injected instructions
@@ -55,6 +59,7 @@ var (
 	changeChart = regexp.MustCompile(`(?i)\bchange (?:this|it|the chart)\b.*?\b(line|bar|area|pie|doughnut|table|kpi) chart`)
 	instruction = regexp.MustCompile(`INSTRUCTION: call ([a-z_]+) (\{[^\n]*\})`)
 	selected    = regexp.MustCompile(`(@c[0-9]+) (\w+) "`)
+	useTool     = regexp.MustCompile(`(?i)\buse (?:the )?([A-Za-z0-9_.-]+) tool\b(?: with (\{.*\}))?`)
 	categorical = map[string]bool{"country": true, "plan": true, "region": true, "segment": true, "channel": true}
 )
 
@@ -202,6 +207,23 @@ func script(req ask.ModelRequest, n int) ask.ModelReply {
 		default:
 			return say("Deleted the %s dashboard.", name)
 		}
+	case useTool.MatchString(st.question):
+		m := useTool.FindStringSubmatch(st.question)
+		want := strings.ToLower(m[1])
+		if tool != "" {
+			return say("The %s tool answered; its answer is above.", tool)
+		}
+		for _, t := range req.Tools {
+			name := strings.ToLower(t.Name)
+			if name == want || strings.HasSuffix(name, "__"+strings.ReplaceAll(want, ".", "_")) {
+				args := map[string]any{}
+				if m[2] != "" {
+					json.Unmarshal([]byte(m[2]), &args)
+				}
+				return call(n, t.Name, args)
+			}
+		}
+		return say("No tool called %s is available to me; an admin may need to allow it on its connection.", m[1])
 	case changeChart.MatchString(st.question):
 		typ := strings.ToLower(changeChart.FindStringSubmatch(st.question)[1])
 		charts := st.handles["chart"]

@@ -371,7 +371,7 @@ func NewApprovalStore(db *sqlx.DB) *ApprovalStore { return &ApprovalStore{db: db
 var _ ask.ApprovalStore = (*ApprovalStore)(nil)
 
 const approvalColumns = `id, user_id, team_id, conversation_id, turn_id, tool_call_id, tool, args_hash, arguments, state,
-	created_at, expires_at`
+	created_at, expires_at, target`
 
 type approvalRow struct {
 	ID             string    `db:"id"`
@@ -386,11 +386,12 @@ type approvalRow struct {
 	State          string    `db:"state"`
 	CreatedAt      time.Time `db:"created_at"`
 	ExpiresAt      time.Time `db:"expires_at"`
+	Target         string    `db:"target"`
 }
 
 func (r approvalRow) approval() ask.Approval {
 	return ask.Approval{ID: r.ID, UserID: r.UserID, TeamID: r.TeamID, ConversationID: r.ConversationID, TurnID: r.TurnID,
-		ToolCallID: r.ToolCallID, Tool: r.Tool, ArgsHash: r.ArgsHash, Arguments: rawJSON(r.Arguments),
+		ToolCallID: r.ToolCallID, Tool: r.Tool, Target: r.Target, ArgsHash: r.ArgsHash, Arguments: rawJSON(r.Arguments),
 		State: ask.ApprovalState(r.State), CreatedAt: r.CreatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC()}
 }
 
@@ -404,9 +405,9 @@ func (s *ApprovalStore) CreateApproval(ctx context.Context, a ask.Approval) erro
 		return errInvalidJSON("arguments")
 	}
 	return insert(ctx, s.db, "pgstore.ApprovalStore.CreateApproval", askbi.Errorf(askbi.Conflict, "Approval already exists."),
-		`INSERT INTO approvals (`+approvalColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, $11)`,
+		`INSERT INTO approvals (`+approvalColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, $11, $12)`,
 		a.ID, a.UserID, a.TeamID, a.ConversationID, a.TurnID, a.ToolCallID, a.Tool, a.ArgsHash, jsonArg(a.Arguments),
-		a.CreatedAt, a.ExpiresAt)
+		a.CreatedAt, a.ExpiresAt, a.Target)
 }
 
 // Approval implements ask.ApprovalStore.

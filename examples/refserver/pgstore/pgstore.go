@@ -1,6 +1,6 @@
-// Package pgstore keeps the state askbi owns (API keys, and later
-// conversations, approvals, memory, OAuth grants) in PostgreSQL, on sqlx and
-// lib/pq. Schema changes are embedded SQL migrations applied in order by
+// Package pgstore keeps the state askbi owns (API keys, conversations,
+// approvals, memory, remote MCP connections, and later OAuth grants) in
+// PostgreSQL, on sqlx and lib/pq. Schema changes are embedded SQL migrations applied in order by
 // Migrate.
 //
 // Each store passes the same exported conformance suite as its in-memory

@@ -1,0 +1,214 @@
+package askhttp
+
+import (
+	"net/http"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/dataexec/mcpsource"
+	"github.com/askbi/askbi/internal/httpjson"
+)
+
+// The connection routes manage the team's remote MCP connections
+// (package dataexec/mcpsource): create, list, read, change and delete a
+// connection (owners and admins), discover its tools, page through them
+// (10 a page, search and hint filters applied before paging) and set a
+// tool's access one by one or all at once (owners and admins). Every
+// answer shows has_token, never a token. They pass the request gate in
+// the service, not the assistant's right: managing connections is not
+// using Ask.
+
+func (h *handler) connectionRoutes(route func(method, path string, fn func(http.ResponseWriter, *http.Request, access.Principal), gated bool)) {
+	route("POST", "/connections", h.createConnection, false)
+	route("GET", "/connections", h.listConnections, false)
+	route("GET", "/connections/{id}", h.getConnection, false)
+	route("PATCH", "/connections/{id}", h.updateConnection, false)
+	route("DELETE", "/connections/{id}", h.deleteConnection, false)
+	route("POST", "/connections/{id}/discover", h.discover, false)
+	route("GET", "/connections/{id}/tools", h.listTools, false)
+	route("PUT", "/connections/{id}/tools/{tool}/access", h.setAccess, false)
+	route("POST", "/connections/{id}/tools/allow-all", h.allowAll, false)
+}
+
+func (h *handler) connections() (*mcpsource.Service, error) {
+	if h.o.Connections == nil {
+		return nil, askbi.Errorf(askbi.Unsupported, "remote MCP connections are not enabled here")
+	}
+	return h.o.Connections, nil
+}
+
+// connectionBody is POST /connections.
+type connectionBody struct {
+	Name      string `json:"name" validate:"required,max=64"`
+	URL       string `json:"url" validate:"required,max=2048"`
+	Auth      string `json:"auth" validate:"omitempty,oneof=none bearer oauth"`
+	Token     string `json:"token" validate:"max=4096"`
+	ToolFocus string `json:"tool_focus" validate:"max=500"`
+}
+
+// connectionPatch is PATCH /connections/{id}; absent fields keep their
+// values, "token": "" removes the token.
+type connectionPatch struct {
+	Name      *string `json:"name" validate:"omitnil,max=64"`
+	URL       *string `json:"url" validate:"omitnil,max=2048"`
+	Auth      *string `json:"auth" validate:"omitnil,oneof=none bearer oauth"`
+	Token     *string `json:"token" validate:"omitnil,max=4096"`
+	ToolFocus *string `json:"tool_focus" validate:"omitnil,max=500"`
+}
+
+func (h *handler) createConnection(w http.ResponseWriter, r *http.Request, p access.Principal) {
+	svc, err := h.connections()
+	var body connectionBody
+	if err == nil {
+		err = httpjson.Decode(w, r, &body, false)
+	}
+	var c mcpsource.Connection
+	if err == nil {
+		c, err = svc.Create(r.Context(), p, mcpsource.Input{Name: body.Name, URL: body.URL, Auth: mcpsource.Auth(body.Auth),
+			Token: body.Token, ToolFocus: body.ToolFocus})
+	}
+	if err != nil {
+		h.error(w, r, err)
+		return
+	}
+	httpjson.WriteJSON(w, http.StatusCreated, map[string]any{"connection": c})
+}
+
+func (h *handler) listConnections(w http.ResponseWriter, r *http.Request, p access.Principal) {
+	svc, err := h.connections()
+	var list []mcpsource.Connection
+	if err == nil {
+		list, err = svc.List(r.Context(), p)
+	}
+	if err != nil {
+		h.error(w, r, err)
+		return
+	}
+	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"connections": list})
+}
+
+func (h *handler) getConnection(w http.ResponseWriter, r *http.Request, p access.Principal) {
+	svc, err := h.connections()
+	var c mcpsource.Connection
+	if err == nil {
+		c, err = svc.Get(r.Context(), p, r.PathValue("id"))
+	}
+	if err != nil {
+		h.error(w, r, err)
+		return
+	}
+	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"connection": c})
+}
+
+func (h *handler) updateConnection(w http.ResponseWriter, r *http.Request, p access.Principal) {
+	svc, err := h.connections()
+	var body connectionPatch
+	if err == nil {
+		err = httpjson.Decode(w, r, &body, false)
+	}
+	var c mcpsource.Connection
+	if err == nil {
+		pt := mcpsource.Patch{Name: body.Name, URL: body.URL, Token: body.Token, ToolFocus: body.ToolFocus}
+		if body.Auth != nil {
+			a := mcpsource.Auth(*body.Auth)
+			pt.Auth = &a
+		}
+		c, err = svc.Update(r.Context(), p, r.PathValue("id"), pt)
+	}
+	if err != nil {
+		h.error(w, r, err)
+		return
+	}
+	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"connection": c})
+}
+
+func (h *handler) deleteConnection(w http.ResponseWriter, r *http.Request, p access.Principal) {
+	svc, err := h.connections()
+	if err == nil {
+		err = svc.Delete(r.Context(), p, r.PathValue("id"))
+	}
+	if err != nil {
+		h.error(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (h *handler) discover(w http.ResponseWriter, r *http.Request, p access.Principal) {
+	svc, err := h.connections()
+	var body struct {
+		ToolFocus *string `json:"tool_focus" validate:"omitnil,max=500"`
+	}
+	if err == nil {
+		err = httpjson.Decode(w, r, &body, true)
+	}
+	var c mcpsource.Connection
+	if err == nil {
+		c, err = svc.Discover(r.Context(), p, r.PathValue("id"), body.ToolFocus)
+	}
+	if err != nil {
+		h.error(w, r, err)
+		return
+	}
+	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"connection": c})
+}
+
+func (h *handler) listTools(w http.ResponseWriter, r *http.Request, p access.Principal) {
+	svc, err := h.connections()
+	q := struct {
+		Search string `query:"search" validate:"max=200"`
+		Hint   string `query:"hint" validate:"omitempty,oneof=read_only mutating destructive unknown"`
+		Page   int    `query:"page" validate:"min=0,max=10000"`
+	}{Search: r.URL.Query().Get("search"), Hint: r.URL.Query().Get("hint")}
+	if err == nil {
+		if q.Page, err = httpjson.QueryInt(r, "page"); err == nil {
+			err = httpjson.Check(&q)
+		}
+	}
+	var page mcpsource.ToolPage
+	if err == nil {
+		page, err = svc.Tools(r.Context(), p, r.PathValue("id"), mcpsource.ToolQuery{Search: q.Search, Hint: dataexec.Class(q.Hint), Page: q.Page})
+	}
+	if err != nil {
+		h.error(w, r, err)
+		return
+	}
+	httpjson.WriteJSON(w, http.StatusOK, page)
+}
+
+func (h *handler) setAccess(w http.ResponseWriter, r *http.Request, p access.Principal) {
+	svc, err := h.connections()
+	var body struct {
+		Allowed *bool `json:"allowed" validate:"required"`
+	}
+	if err == nil {
+		err = httpjson.Decode(w, r, &body, false)
+	}
+	var v mcpsource.ToolView
+	if err == nil {
+		v, err = svc.SetAccess(r.Context(), p, r.PathValue("id"), r.PathValue("tool"), *body.Allowed)
+	}
+	if err != nil {
+		h.error(w, r, err)
+		return
+	}
+	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"tool": v})
+}
+
+func (h *handler) allowAll(w http.ResponseWriter, r *http.Request, p access.Principal) {
+	svc, err := h.connections()
+	var body struct{}
+	if err == nil {
+		err = httpjson.Decode(w, r, &body, true)
+	}
+	var res mcpsource.AllowAllResult
+	if err == nil {
+		res, err = svc.AllowAll(r.Context(), p, r.PathValue("id"))
+	}
+	if err != nil {
+		h.error(w, r, err)
+		return
+	}
+	httpjson.WriteJSON(w, http.StatusOK, res)
+}

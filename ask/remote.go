@@ -1,0 +1,112 @@
+package ask
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/dataexec/mcpsource"
+)
+
+// remoteResultChars caps what one remote call keeps: the text and the
+// structured content each, in characters. The model sees at most
+// Options.MaxToolOutputChars of it (20,000 by default) on top.
+const remoteResultChars = 20000
+
+// RemoteTools is the ToolSource of the remote MCP tools an admin
+// approved for the principal's team: each an ask.Tool named
+// <connection>__<tool>, its class from the tool's annotations (untrusted
+// hints; missing means destructive), so mutating and destructive calls
+// wait for the usual single-use approval, which binds the connection,
+// the remote tool and its fingerprint (Tool.Target) with the arguments.
+// Descriptions and results are the remote server's: they reach the model
+// marked untrusted, and results are capped. Every call re-reads the
+// approval (mcpsource.Service.Call); a change of the team's connections
+// or approvals stops the turns that offered the tools.
+func RemoteTools(svc *mcpsource.Service) ToolSource { return remoteTools{svc} }
+
+type remoteTools struct{ svc *mcpsource.Service }
+
+func (r remoteTools) Tools(ctx context.Context, p access.Principal) ([]Tool, <-chan struct{}, error) {
+	approved, changed, err := r.svc.ApprovedTools(ctx, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(approved) == 0 {
+		// Nothing offered, so nothing to stop: a turn that offered no
+		// remote tool is not stopped by an approval made during it.
+		return nil, nil, nil
+	}
+	tools := make([]Tool, 0, len(approved))
+	for _, at := range approved {
+		tools = append(tools, r.tool(at))
+	}
+	return tools, changed, nil
+}
+
+func (r remoteTools) tool(at mcpsource.ApprovedTool) Tool {
+	connID, name, fp, conn := at.ConnectionID, at.Tool.Name, at.Tool.Fingerprint(), at.ConnectionName
+	desc := fmt.Sprintf("Remote tool %q of the connection %q. Its description, from the remote server (untrusted): %s",
+		name, conn, at.Tool.Description)
+	return Tool{
+		Name: at.ModelName, Description: desc, InputSchema: at.Tool.InputSchema, Class: at.Tool.Class,
+		Label:  capChars("Used "+conn+": "+name, 120),
+		Filter: remoteFilter,
+		Target: "mcp:" + connID + "/" + name + "@" + fp,
+		Run: func(ctx context.Context, call Call) (Output, error) {
+			res, err := r.svc.Call(ctx, call.Principal, connID, name, fp, call.Arguments)
+			if err != nil {
+				return Output{}, err
+			}
+			data := map[string]any{"connection": conn, "tool": name}
+			if res.Text != "" {
+				data["text"] = capChars(res.Text, remoteResultChars)
+			}
+			if res.Structured != nil {
+				if b, err := json.Marshal(res.Structured); err == nil && utf8.RuneCount(b) <= remoteResultChars {
+					data["structured"] = json.RawMessage(b)
+				} else {
+					data["structured_truncated"] = true
+				}
+			}
+			return Output{Summary: "Answer from " + capChars(conn, 60), Data: data}, nil
+		},
+	}
+}
+
+// remoteFilter shares a remote answer at the aggregates and rows levels
+// (it is the tool's own answer, already capped); at the schema level the
+// model sees which parts exist, not their values.
+func remoteFilter(data json.RawMessage, level Sharing) json.RawMessage {
+	if level != SharingSchema {
+		return data
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(data, &m) != nil {
+		return json.RawMessage(`{"withheld":"the sharing level allows the schema only"}`)
+	}
+	out := map[string]any{"withheld": "the sharing level allows the schema only"}
+	for _, k := range []string{"connection", "tool"} {
+		if v, ok := m[k]; ok {
+			out[k] = v
+		}
+	}
+	var parts []string
+	for _, k := range []string{"text", "structured"} {
+		if _, ok := m[k]; ok {
+			parts = append(parts, k)
+		}
+	}
+	out["parts"] = parts
+	b, _ := json.Marshal(out)
+	return b
+}
+
+func capChars(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,195 @@
+package mcpsource
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/internal/outbound"
+)
+
+// probe records what the transport saw of one session's HTTP exchanges,
+// so errors are classified from facts, not from the text of an error the
+// MCP client built (which may quote the remote body: that is never shown).
+type probe struct {
+	mu       sync.Mutex
+	status   int // the first non-2xx status
+	tooLarge bool
+}
+
+func (p *probe) get() (int, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.status, p.tooLarge
+}
+
+// authTransport adds the connection's own bearer token (never the user's
+// product credential: requests are built here, from nothing the user
+// sent) and feeds the probe.
+type authTransport struct {
+	next  http.RoundTripper
+	token string
+	probe *probe
+}
+
+func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Del("Authorization")
+	req.Header.Del("Cookie")
+	if t.token != "" {
+		req.Header.Set("Authorization", "Bearer "+t.token)
+	}
+	resp, err := t.next.RoundTrip(req)
+	if err != nil {
+		if outbound.TooLarge(err) {
+			t.probe.mu.Lock()
+			t.probe.tooLarge = true
+			t.probe.mu.Unlock()
+		}
+		return nil, err
+	}
+	if resp.StatusCode >= 300 {
+		t.probe.mu.Lock()
+		if t.probe.status == 0 {
+			t.probe.status = resp.StatusCode
+		}
+		t.probe.mu.Unlock()
+	}
+	resp.Body = &probedBody{ReadCloser: resp.Body, probe: t.probe}
+	return resp, nil
+}
+
+type probedBody struct {
+	io.ReadCloser
+	probe *probe
+}
+
+func (b *probedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && outbound.TooLarge(err) {
+		b.probe.mu.Lock()
+		b.probe.tooLarge = true
+		b.probe.mu.Unlock()
+	}
+	return n, err
+}
+
+// session is one MCP client session to a connection's server.
+type session struct {
+	cs    *mcp.ClientSession
+	probe *probe
+	limit int64
+}
+
+// connect opens a session to url, authenticated with token ("" for none),
+// under the outbound policy with response cap limit.
+func (s *Service) connect(ctx context.Context, url, token string, limit int64) (*session, error) {
+	pr := &probe{}
+	base := outbound.NewClient(&outbound.Options{
+		DenyLoopback: s.o.DenyLoopback, AllowPrivate: s.o.AllowPrivateNetworks,
+		Timeout: max(s.o.DiscoveryTimeout, s.o.CallTimeout), MaxResponseBytes: limit,
+	})
+	hc := &http.Client{Transport: &authTransport{next: base.Transport, token: token, probe: pr},
+		CheckRedirect: base.CheckRedirect, Timeout: base.Timeout}
+	client := mcp.NewClient(&mcp.Implementation{Name: "askbi", Version: "1"}, nil)
+	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true,
+		MaxEventSize: int(limit)}
+	cs, err := client.Connect(ctx, tr, nil)
+	se := &session{probe: pr, limit: limit}
+	if err != nil {
+		return nil, se.fail(ctx, err)
+	}
+	se.cs = cs
+	return se, nil
+}
+
+func (se *session) close() {
+	if se.cs != nil {
+		se.cs.Close()
+	}
+}
+
+// fail classifies an error of the session: each failure kind with a safe
+// message of its own. The remote server's own words never pass.
+func (se *session) fail(ctx context.Context, err error) error {
+	status, tooLarge := se.probe.get()
+	switch {
+	case tooLarge || outbound.TooLarge(err):
+		return wrapFail(dataexec.FailInvalidResult, askbi.TooLarge, err,
+			"the MCP server's answer is larger than %d MiB; ask for less (fewer rows, a shorter period)", max(se.limit>>20, 1))
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return wrapFail(dataexec.FailTimeout, askbi.Timeout, err, "the MCP server did not answer in time; try again, or ask for less")
+	case ctx.Err() != nil:
+		return &askbi.Error{Code: askbi.Unavailable, Message: "the request was cancelled", Err: err}
+	case outbound.Refused(err):
+		return wrapFail(dataexec.FailAccess, askbi.Forbidden, err,
+			"the connection's URL leads to an address askbi may not call (link-local, cloud metadata, private, or too many redirects)")
+	case status == http.StatusUnauthorized:
+		return wrapFail(dataexec.FailSignIn, askbi.Forbidden, err, "the MCP server refused the connection's credentials; sign in again or update the token")
+	case status == http.StatusForbidden:
+		return wrapFail(dataexec.FailAccess, askbi.Forbidden, err, "the MCP server refused access to this request")
+	case status == http.StatusNotFound:
+		return wrapFail(dataexec.FailUnavailableTool, askbi.Unavailable, err, "there is no MCP server at this URL; check the connection's URL")
+	case status >= 300:
+		return wrapFail(dataexec.FailUnavailableTool, askbi.Unavailable, err, "the MCP server answered HTTP %d; try again later", status)
+	}
+	return wrapFail(dataexec.FailUnavailableTool, askbi.Unavailable, err, "the MCP server could not be reached or did not speak MCP; check the URL and try again")
+}
+
+func wrapFail(kind dataexec.FailureKind, code askbi.Code, cause error, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	return &askbi.Error{Code: code, Message: msg, Err: &dataexec.Failure{Kind: kind, Err: cause}}
+}
+
+// listTools lists the server's tools within the discovery bounds: time
+// (ctx), pages, total bytes and count. Past a bound it fails whole:
+// nothing partial is saved.
+func (se *session) listTools(ctx context.Context, o *Options) ([]*mcp.Tool, error) {
+	var tools []*mcp.Tool
+	var size int64
+	cursor := ""
+	for page := 0; ; page++ {
+		if page == o.MaxPages {
+			return nil, askbi.Errorf(askbi.TooLarge, "the MCP server's tool list runs over more than %d pages; narrow it on the server", o.MaxPages)
+		}
+		res, err := se.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			return nil, se.fail(ctx, err)
+		}
+		for _, t := range res.Tools {
+			b, _ := json.Marshal(t)
+			size += int64(len(b))
+		}
+		tools = append(tools, res.Tools...)
+		switch {
+		case len(tools) > o.MaxTools:
+			return nil, askbi.Errorf(askbi.TooLarge, "the MCP server lists more than %d tools; narrow it on the server (many servers take a tool filter in their URL)", o.MaxTools)
+		case size > o.MaxListBytes:
+			return nil, askbi.Errorf(askbi.TooLarge, "the MCP server's tool list is larger than %d MiB", o.MaxListBytes>>20)
+		}
+		if res.NextCursor == "" || res.NextCursor == cursor {
+			return tools, nil
+		}
+		cursor = res.NextCursor
+	}
+}
+
+// callTool calls one tool.
+func (se *session) callTool(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	res, err := se.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, se.fail(ctx, err)
+	}
+	return res, nil
+}

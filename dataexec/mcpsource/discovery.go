@@ -1,0 +1,357 @@
+package mcpsource
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/internal/canonjson"
+)
+
+// remoteName is MCP's rule for tool names (1 to 128 of A-Z a-z 0-9 _ - .).
+// A name outside it ("../../x", 300 characters) is excluded.
+var remoteName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+
+// Limits on the remote text kept for a tool.
+const (
+	maxDescription = 1000
+	maxTitle       = 200
+)
+
+func hashHex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// inspect turns a listed tool into a Tool, with its schema safety checks.
+// ok is false when the name itself is invalid: such a tool is only
+// counted.
+func inspect(t *mcp.Tool, o *Options) (Tool, bool) {
+	if t == nil || !remoteName.MatchString(t.Name) {
+		return Tool{}, false
+	}
+	out := Tool{Name: t.Name, Title: capRunes(t.Title, maxTitle), Description: capRunes(t.Description, maxDescription), Present: true}
+	if t.Annotations != nil {
+		a := t.Annotations
+		ro := a.ReadOnlyHint
+		out.Hints = Hints{ReadOnly: &ro, Destructive: a.DestructiveHint, OpenWorld: a.OpenWorldHint}
+		if a.IdempotentHint {
+			out.Hints.Idempotent = &a.IdempotentHint
+		}
+		if out.Title == "" {
+			out.Title = capRunes(a.Title, maxTitle)
+		}
+	}
+	out.Class = classify(t.Annotations)
+	out.DescriptionHash = hashHex([]byte(t.Description))
+	raw, err := json.Marshal(t.InputSchema)
+	if err != nil {
+		out.Excluded = "its input schema is not JSON"
+		return out, true
+	}
+	if reason := schemaProblem(raw, o); reason != "" {
+		out.Excluded = reason
+		out.SchemaHash = hashHex(raw)
+		return out, true
+	}
+	canon, err := canonjson.Canonical(raw)
+	if err != nil {
+		out.Excluded = "its input schema is not canonical JSON"
+		return out, true
+	}
+	out.InputSchema, out.SchemaHash = canon, hashHex(canon)
+	return out, true
+}
+
+// classify maps annotations to a class. The go-sdk decodes a missing
+// readOnlyHint as false, so "read-only" needs readOnlyHint true, and
+// "mutating" needs destructiveHint explicitly false besides (MCP's
+// default for a missing destructiveHint is true): anything less is
+// unknown, treated as destructive.
+func classify(a *mcp.ToolAnnotations) dataexec.Class {
+	if a == nil {
+		return dataexec.ClassFromAnnotations(nil, nil)
+	}
+	if a.ReadOnlyHint {
+		t := true
+		return dataexec.ClassFromAnnotations(&t, a.DestructiveHint)
+	}
+	if a.DestructiveHint == nil {
+		return dataexec.ClassUnknown
+	}
+	f := false
+	return dataexec.ClassFromAnnotations(&f, a.DestructiveHint)
+}
+
+// schemaProblem returns why an input schema fails the safety checks, or
+// "".
+func schemaProblem(raw []byte, o *Options) string {
+	if len(raw) > o.MaxSchemaBytes {
+		return fmt.Sprintf("its input schema is larger than %d KiB", o.MaxSchemaBytes>>10)
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return "its input schema is not JSON"
+	}
+	top, ok := v.(map[string]any)
+	if !ok || top["type"] != "object" {
+		return "its input schema is not an object schema"
+	}
+	var problem string
+	var walk func(v any, depth int)
+	walk = func(v any, depth int) {
+		if problem != "" {
+			return
+		}
+		if depth > o.MaxSchemaDepth {
+			problem = fmt.Sprintf("its input schema is nested more than %d levels deep", o.MaxSchemaDepth)
+			return
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if k == "$ref" || k == "$dynamicRef" || k == "$recursiveRef" {
+					if s, _ := e.(string); !strings.HasPrefix(s, "#") {
+						problem = "its input schema references a remote schema"
+						return
+					}
+				}
+				walk(e, depth+1)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e, depth+1)
+			}
+		}
+	}
+	walk(top, 0)
+	return problem
+}
+
+func capRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+// rank orders classes by what they may do; unknown counts as destructive.
+func rank(c dataexec.Class) int {
+	switch c {
+	case dataexec.ClassReadOnly:
+		return 0
+	case dataexec.ClassMutating:
+		return 1
+	}
+	return 2
+}
+
+// merge folds a fresh discovery into st, under the connection's lock:
+// tools keep their approvals; a widening change turns one off until it is
+// approved again, a description change is recorded; tools no longer
+// listed are kept as removed, with their approvals; excluded tools keep
+// none. It reports whether anything Ask or datasets may use changed.
+func merge(st *State, found []Tool, focus string, fullLimit int) (usableChanged bool) {
+	before := usableSet(st.Tools)
+	old := map[string]Tool{}
+	for _, t := range st.Tools {
+		old[t.Name] = t
+	}
+	seen := map[string]bool{}
+	var tools []Tool
+	for _, f := range found {
+		if seen[f.Name] {
+			continue // a server that lists a name twice gets its first
+		}
+		seen[f.Name] = true
+		if o, ok := old[f.Name]; ok {
+			f.Access = o.Access
+		}
+		a := &f.Access
+		switch {
+		case f.Excluded != "":
+			f.Access = Access{}
+		case a.ApprovedSchemaHash != "":
+			var why string
+			switch {
+			case f.SchemaHash != a.ApprovedSchemaHash:
+				why = "its input schema changed"
+			case rank(f.Class) > rank(a.ApprovedClass):
+				why = "its annotations now say " + strings.ReplaceAll(string(f.Class), "_", "-")
+			}
+			if why != "" && (a.Allowed || a.Reapprove != "") {
+				a.Allowed, a.Reapprove = false, why
+			} else if why == "" && rank(f.Class) < rank(a.ApprovedClass) {
+				a.ApprovedClass = f.Class // narrower: recorded, nothing widens
+			}
+			a.DescriptionChanged = f.DescriptionHash != a.ApprovedDescriptionHash
+		}
+		tools = append(tools, f)
+	}
+	for _, o := range st.Tools {
+		if !seen[o.Name] && o.Access.ApprovedSchemaHash != "" {
+			o.Present, o.Selected = false, false
+			tools = append(tools, o)
+		}
+	}
+	st.Tools = tools
+	shown, omitted := selectTools(st.Tools, focus, fullLimit)
+	st.Discovery.Shown, st.Discovery.Omitted = shown, omitted
+	after := usableSet(st.Tools)
+	return !maps2Equal(before, after)
+}
+
+func usableSet(tools []Tool) map[string]string {
+	m := map[string]string{}
+	for _, t := range tools {
+		if t.Usable() {
+			m[t.Name] = t.Fingerprint()
+		}
+	}
+	return m
+}
+
+func maps2Equal(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// helperWords mark the basic schema, documentation and query helpers a
+// focused selection always keeps.
+var helperWords = []string{"schema", "describe", "doc", "docs", "documentation", "help", "query", "search", "list", "info", "metadata", "catalog"}
+
+var stopWords = map[string]bool{"the": true, "and": true, "for": true, "with": true, "from": true, "show": true, "what": true,
+	"how": true, "are": true, "this": true, "that": true, "our": true, "per": true, "all": true, "get": true, "me": true}
+
+// selectTools marks which present, usable-schema tools are shown: all of
+// them up to fullLimit; above it, the fullLimit best matches of focus
+// (basic helpers count as matches), and besides those every tool that
+// was ever approved, which is never dropped. Selection grants nothing: a
+// selected tool still starts off.
+func selectTools(tools []Tool, focus string, fullLimit int) (shown, omitted int) {
+	var candidates []int
+	for i := range tools {
+		tools[i].Selected = false
+		if tools[i].Present && tools[i].Excluded == "" {
+			candidates = append(candidates, i)
+		}
+	}
+	if len(candidates) <= fullLimit {
+		for _, i := range candidates {
+			tools[i].Selected = true
+		}
+		return len(candidates), 0
+	}
+	words := focusWords(focus)
+	score := func(t Tool) int {
+		s := 0
+		nameParts := focusWords(strings.NewReplacer("_", " ", "-", " ", ".", " ").Replace(t.Name))
+		text := strings.ToLower(t.Title + " " + t.Description)
+		for _, w := range words {
+			if slices.Contains(nameParts, w) || strings.Contains(strings.ToLower(t.Name), w) {
+				s += 20
+			} else if strings.Contains(text, w) {
+				s += 5
+			}
+		}
+		for _, h := range helperWords {
+			if slices.Contains(nameParts, h) {
+				s += 10
+				break
+			}
+		}
+		return s
+	}
+	type scored struct{ i, s int }
+	list := make([]scored, len(candidates))
+	for k, i := range candidates {
+		list[k] = scored{i, score(tools[i])}
+	}
+	slices.SortStableFunc(list, func(a, b scored) int { return cmp.Compare(b.s, a.s) })
+	for k, c := range list {
+		if k < fullLimit || tools[c.i].Access.ApprovedSchemaHash != "" {
+			tools[c.i].Selected = true
+			shown++
+		}
+	}
+	return shown, len(candidates) - shown
+}
+
+func focusWords(s string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if len(w) >= 3 && !stopWords[w] || w == "doc" {
+			w = strings.TrimSuffix(w, "s")
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// modelNames gives each approved tool its model-facing name,
+// <connection>__<tool> sanitized to ^[a-zA-Z0-9_-]{1,64}$. It is
+// deterministic: a name depends only on the connection's name and ID and
+// the tool's name; a name that is too long or that two tools would share
+// ends in a hash of connection ID and tool instead, for every tool that
+// shares it, so adding a connection never renames another's tools except
+// the colliding ones.
+func modelNames(tools []ApprovedTool) {
+	base := make([]string, len(tools))
+	count := map[string]int{}
+	for i, t := range tools {
+		n := sanitize(t.ConnectionName) + "__" + sanitize(t.Tool.Name)
+		if len(n) > 64 {
+			n = hashed(n, t)
+		}
+		base[i] = n
+		count[n]++
+	}
+	for i, t := range tools {
+		if count[base[i]] > 1 {
+			tools[i].ModelName = hashed(base[i], t)
+		} else {
+			tools[i].ModelName = base[i]
+		}
+	}
+}
+
+func hashed(n string, t ApprovedTool) string {
+	h := hashHex([]byte(t.ConnectionID + "/" + t.Tool.Name))[:8]
+	return strings.TrimRight(n[:min(len(n), 64-9)], "_-") + "_" + h
+}
+
+// sanitize keeps [a-zA-Z0-9-] and turns every other run into "_".
+func sanitize(s string) string {
+	var b strings.Builder
+	under := false
+	for _, r := range s {
+		if r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-') {
+			b.WriteRune(r)
+			under = false
+		} else if !under {
+			b.WriteByte('_')
+			under = true
+		}
+	}
+	out := strings.Trim(b.String(), "_")
+	if out == "" {
+		out = "x"
+	}
+	return out
+}

@@ -1,0 +1,39 @@
+// Package mcpsource connects a team to remote MCP servers (Streamable
+// HTTP, on the go-sdk client) and lets Ask and datasets use the tools an
+// admin approved, without trusting anything the server says: its tool
+// descriptions, annotations and data are untrusted.
+//
+//	svc := mcpsource.NewService(mcpsource.NewMemoryStore(), keyring, gate, &mcpsource.Options{Catalog: catalog})
+//	conn, err := svc.Create(ctx, admin, mcpsource.Input{Name: "Analytics", URL: "https://mcp.example.com/mcp", Token: token})
+//	conn, err = svc.Discover(ctx, admin, conn.ID, nil)     // list the tools, within bounds
+//	_, err = svc.SetAccess(ctx, admin, conn.ID, "top_pages", true)
+//	exec := dataexec.NewExecutor(catalog, svc.Sources(warehouses), nil) // datasets on approved read-only tools
+//
+// What it guarantees:
+//   - Tokens are sealed with the shared keyring (package seal) and never
+//     returned: a Connection has HasToken only.
+//   - Every remote call passes the one outbound request policy
+//     (internal/outbound): http(s) only, no user information or
+//     credentials in URLs, no link-local, cloud-metadata or private
+//     targets after DNS resolution (loopback is allowed on purpose, so an
+//     owner can run a server on the same machine; Options.DenyLoopback
+//     refuses it), bounded redirects, timeouts, response byte caps.
+//   - Discovery is bounded in time, pages, bytes and count. Up to 250
+//     usable tools are all shown; larger lists are matched against the
+//     tool focus (the saved question) plus basic schema, documentation and
+//     query helpers, and approved tools are never dropped. Tools failing
+//     the schema safety checks are excluded and counted apart.
+//   - One switch per tool enables it for Ask and datasets; new tools start
+//     off, destructive ones are blocked, "allow all" skips destructive and
+//     unknown ones. Every change runs under the connection's lock
+//     (Store.Update). A fingerprint of each approved tool's definition is
+//     kept: a description-only change is recorded and shown, a widening
+//     change (annotations turning mutating, destructive or unknown; a new
+//     input schema) turns the tool off until it is approved again.
+//   - Ask gets the approved tools per turn (ApprovedTools), named
+//     <connection>__<tool>, and each call re-reads the approval (Call).
+//     Changes stop the turns that use them (in this process; see
+//     ApprovedTools).
+//   - Datasets use approved read-only tools (Source): response text alone
+//     is InvalidResult, never a one-cell table.
+package mcpsource

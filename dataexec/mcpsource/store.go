@@ -1,0 +1,346 @@
+package mcpsource
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/seal"
+)
+
+// Auth is how askbi authenticates to a remote MCP server.
+type Auth string
+
+// Auth kinds. OAuth is stored now; its flow is the next step (until then a
+// connection with OAuth answers sign-in needed).
+const (
+	AuthNone   Auth = "none"
+	AuthBearer Auth = "bearer"
+	AuthOAuth  Auth = "oauth"
+)
+
+// Connection is a team's connection to a remote MCP server (Streamable
+// HTTP), as every response shows it: never its token, only HasToken.
+type Connection struct {
+	ID       string `json:"id"`
+	TeamID   string `json:"team_id"`
+	Name     string `json:"name"`
+	URL      string `json:"url"`
+	Auth     Auth   `json:"auth"`
+	HasToken bool   `json:"has_token"`
+	// Active is true once a discovery succeeded on the current URL; the
+	// catalog shows the connection inactive until then.
+	Active bool `json:"active"`
+	// ToolFocus is the saved question a list of more than 250 tools is
+	// matched against (the user's question, or one the admin typed).
+	ToolFocus string    `json:"tool_focus,omitempty"`
+	Discovery Discovery `json:"discovery"`
+	// Version increases with every change of the connection or its tools.
+	Version   int64     `json:"version"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Discovery is what the last tool discovery found.
+type Discovery struct {
+	At time.Time `json:"at,omitzero"`
+	// Tools counts the usable tools the server listed, Shown those in the
+	// selection (all of them up to 250), Omitted the rest. Tool focus
+	// applies only when Omitted > 0.
+	Tools   int `json:"tools"`
+	Shown   int `json:"shown"`
+	Omitted int `json:"omitted"`
+	// Excluded counts the tools that failed the schema safety checks; it
+	// never triggers Tool focus.
+	Excluded int `json:"excluded"`
+	// Error is the last attempt's failure, when it failed; the tool list
+	// and approvals from before stay.
+	Error *ErrorInfo `json:"error,omitempty"`
+}
+
+// ErrorInfo is a failure as it is kept and shown: its code and safe
+// message.
+type ErrorInfo struct {
+	Code    askbi.Code `json:"code"`
+	Message string     `json:"message"`
+	At      time.Time  `json:"at"`
+}
+
+// Hints are a remote tool's MCP annotations, untrusted: nil is missing.
+type Hints struct {
+	ReadOnly    *bool `json:"read_only,omitempty"`
+	Destructive *bool `json:"destructive,omitempty"`
+	Idempotent  *bool `json:"idempotent,omitempty"`
+	OpenWorld   *bool `json:"open_world,omitempty"`
+}
+
+// Tool is one discovered remote tool with its approval. Everything but
+// Access comes from the remote server and is untrusted.
+type Tool struct {
+	Name        string          `json:"name"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description,omitempty"` // capped at 1,000 characters
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	Hints       Hints           `json:"hints"`
+	// Class is dataexec.ClassFromAnnotations of Hints: missing means
+	// unknown, treated as destructive.
+	Class dataexec.Class `json:"class"`
+	// SchemaHash and DescriptionHash are SHA-256 (hex) of the canonical
+	// input schema and of the description.
+	SchemaHash      string `json:"schema_hash"`
+	DescriptionHash string `json:"description_hash"`
+	// Present is false when the last discovery no longer listed the tool;
+	// it is kept, with its approval, in case it comes back.
+	Present bool `json:"present"`
+	// Selected is true when the tool is in the shown selection.
+	Selected bool `json:"selected"`
+	// Excluded says why the schema safety checks excluded the tool; ""
+	// when it passed. An excluded tool keeps no approval.
+	Excluded string `json:"excluded,omitempty"`
+	Access   Access `json:"access"`
+}
+
+// Access is an admin's decision on one tool: one switch that enables it
+// for Ask and for datasets alike, and what was approved.
+type Access struct {
+	Allowed bool `json:"allowed"`
+	// What the approval saw: the class, schema and description.
+	ApprovedClass           dataexec.Class `json:"approved_class,omitempty"`
+	ApprovedSchemaHash      string         `json:"approved_schema_hash,omitempty"`
+	ApprovedDescriptionHash string         `json:"approved_description_hash,omitempty"`
+	ApprovedBy              string         `json:"approved_by,omitempty"`
+	ApprovedAt              time.Time      `json:"approved_at,omitzero"`
+	// Reapprove says why a change that widens what the tool may do
+	// (annotations now mutating, destructive or unknown; a changed input
+	// schema) turned the approval off; "" when none did.
+	Reapprove string `json:"reapprove,omitempty"`
+	// DescriptionChanged is set when the description changed since the
+	// approval: shown, never blocking.
+	DescriptionChanged bool `json:"description_changed,omitempty"`
+}
+
+// ToolState is where a tool stands, as the connection page shows it.
+type ToolState string
+
+// Tool states.
+const (
+	StateOff       ToolState = "off"       // not approved (new tools start here)
+	StateAllowed   ToolState = "allowed"   // usable by Ask and datasets
+	StateBlocked   ToolState = "blocked"   // marked destructive: cannot be allowed
+	StateReapprove ToolState = "reapprove" // a widening change turned it off
+	StateExcluded  ToolState = "excluded"  // failed the schema safety checks
+	StateRemoved   ToolState = "removed"   // no longer listed by the server
+)
+
+// State returns where t stands.
+func (t Tool) State() ToolState {
+	switch {
+	case t.Excluded != "":
+		return StateExcluded
+	case !t.Present:
+		return StateRemoved
+	case t.Class == dataexec.ClassDestructive:
+		return StateBlocked
+	case t.Access.Reapprove != "":
+		return StateReapprove
+	case t.Access.Allowed:
+		return StateAllowed
+	}
+	return StateOff
+}
+
+// Usable reports whether Ask and datasets may use t now.
+func (t Tool) Usable() bool { return t.State() == StateAllowed }
+
+// Fingerprint identifies what t may do: its input schema and class. An
+// approval of a remote call binds it, so a call approved before a
+// widening change cannot run after it.
+func (t Tool) Fingerprint() string {
+	return hashHex([]byte(t.SchemaHash + "|" + string(t.Class)))[:32]
+}
+
+// Record is a connection as stored: the Connection and its sealed token.
+type Record struct {
+	Connection
+	// Token is the bearer token sealed with seal.Seal (KeyID "" when
+	// none), bound to the team and connection ID.
+	Token seal.Box
+}
+
+// State is a connection with its discovered tools, in discovery order.
+type State struct {
+	Record
+	Tools []Tool
+}
+
+// Tool returns the tool called name.
+func (s *State) Tool(name string) (*Tool, bool) {
+	i := slices.IndexFunc(s.Tools, func(t Tool) bool { return t.Name == name })
+	if i < 0 {
+		return nil, false
+	}
+	return &s.Tools[i], true
+}
+
+// Store keeps connections and their tools. Every change to a connection,
+// its tools and their approvals goes through Update, which holds the
+// connection's lock (a row lock in a database) from its read to its
+// write, so concurrent edits, approvals and discovery merges never
+// overwrite each other, also across processes sharing the store.
+// Implementations must be safe for concurrent use;
+// mcpsourcetest.Run proves one.
+type Store interface {
+	// Create stores a new connection. Conflict when its ID exists or its
+	// team has a connection of the same name (case-insensitive).
+	Create(ctx context.Context, s State) error
+	// Get returns one connection with its tools, or NotFound.
+	Get(ctx context.Context, id string) (State, error)
+	// List returns the connections of team teamID (every team's for ""),
+	// with their tools, by name then ID.
+	List(ctx context.Context, teamID string) ([]State, error)
+	// Update reads connection id under its lock, lets fn change it, and
+	// writes the result in the same transaction. An error from fn is
+	// returned and nothing is written. fn may not change ID, TeamID or
+	// CreatedAt (they are kept as stored). NotFound for an unknown id;
+	// Conflict when the new name is taken in the team.
+	Update(ctx context.Context, id string, fn func(*State) error) (State, error)
+	// Delete removes a connection and its tools. NotFound when unknown.
+	Delete(ctx context.Context, id string) error
+}
+
+// MemoryStore is an in-memory Store for tests and the embedded default.
+// One mutex is every connection's lock. It is safe for concurrent use and
+// returns copies.
+type MemoryStore struct {
+	mu    sync.Mutex
+	conns map[string]State
+}
+
+// NewMemoryStore returns an empty store.
+func NewMemoryStore() *MemoryStore { return &MemoryStore{conns: map[string]State{}} }
+
+var _ Store = (*MemoryStore)(nil)
+
+func errNotFound() error { return askbi.Errorf(askbi.NotFound, "connection not found") }
+
+func errNameTaken() error {
+	return askbi.Errorf(askbi.Conflict, "name: the team already has a connection with this name")
+}
+
+func (m *MemoryStore) nameTaken(teamID, name, except string) bool {
+	for id, s := range m.conns {
+		if id != except && s.TeamID == teamID && strings.EqualFold(s.Name, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// Create implements Store.
+func (m *MemoryStore) Create(_ context.Context, s State) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.conns[s.ID]; ok {
+		return askbi.Errorf(askbi.Conflict, "connection already exists")
+	}
+	if m.nameTaken(s.TeamID, s.Name, "") {
+		return errNameTaken()
+	}
+	m.conns[s.ID] = cloneState(s)
+	return nil
+}
+
+// Get implements Store.
+func (m *MemoryStore) Get(_ context.Context, id string) (State, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.conns[id]
+	if !ok {
+		return State{}, errNotFound()
+	}
+	return cloneState(s), nil
+}
+
+// List implements Store.
+func (m *MemoryStore) List(_ context.Context, teamID string) ([]State, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := []State{}
+	for _, s := range m.conns {
+		if teamID == "" || s.TeamID == teamID {
+			out = append(out, cloneState(s))
+		}
+	}
+	slices.SortFunc(out, func(a, b State) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// Update implements Store.
+func (m *MemoryStore) Update(_ context.Context, id string, fn func(*State) error) (State, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur, ok := m.conns[id]
+	if !ok {
+		return State{}, errNotFound()
+	}
+	next := cloneState(cur)
+	if err := fn(&next); err != nil {
+		return State{}, err
+	}
+	next.ID, next.TeamID, next.CreatedAt = cur.ID, cur.TeamID, cur.CreatedAt
+	if m.nameTaken(next.TeamID, next.Name, id) {
+		return State{}, errNameTaken()
+	}
+	m.conns[id] = cloneState(next)
+	return next, nil
+}
+
+// Delete implements Store.
+func (m *MemoryStore) Delete(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.conns[id]; !ok {
+		return errNotFound()
+	}
+	delete(m.conns, id)
+	return nil
+}
+
+// cloneState deep-copies s through JSON of its parts, so no caller shares
+// a slice or pointer with the store.
+func cloneState(s State) State {
+	out := s
+	out.Token = seal.Box{KeyID: s.Token.KeyID, Nonce: slices.Clone(s.Token.Nonce), Ciphertext: slices.Clone(s.Token.Ciphertext)}
+	if s.Discovery.Error != nil {
+		e := *s.Discovery.Error
+		out.Discovery.Error = &e
+	}
+	out.Tools = make([]Tool, len(s.Tools))
+	for i, t := range s.Tools {
+		out.Tools[i] = cloneTool(t)
+	}
+	return out
+}
+
+func cloneTool(t Tool) Tool {
+	t.InputSchema = slices.Clone(t.InputSchema)
+	cp := func(b *bool) *bool {
+		if b == nil {
+			return nil
+		}
+		v := *b
+		return &v
+	}
+	t.Hints = Hints{ReadOnly: cp(t.Hints.ReadOnly), Destructive: cp(t.Hints.Destructive), Idempotent: cp(t.Hints.Idempotent), OpenWorld: cp(t.Hints.OpenWorld)}
+	return t
+}

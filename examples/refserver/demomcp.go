@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/dataexec/mcpsource"
+)
+
+// The demo's remote MCP connection: a small analytics MCP server (go-sdk,
+// stateless Streamable HTTP, bearer token) that the reference server runs
+// on its own loopback listener, so the connection works with no setup. It
+// plays a third-party server: askbi reaches it only as a remote
+// connection, through the outbound policy, like any other.
+const (
+	demoMCPConn    = "conn_acme_analytics"
+	demoMCPName    = "Acme analytics"
+	demoTopPagesDS = "ds_top_pages"
+)
+
+// demoMCP is the running demo server.
+type demoMCP struct {
+	URL   string
+	Token string
+	srv   *http.Server
+}
+
+func ro() *mcp.ToolAnnotations { return &mcp.ToolAnnotations{ReadOnlyHint: true} }
+
+// startDemoMCP starts the analytics server on 127.0.0.1, on a free port.
+func startDemoMCP() (*demoMCP, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	d := &demoMCP{URL: "http://" + ln.Addr().String() + "/mcp", Token: "demo-" + rand.Text()}
+	s := mcp.NewServer(&mcp.Implementation{Name: "acme-analytics", Version: "1.0.0"}, nil)
+	days := json.RawMessage(`{"type":"object","properties":{"days":{"type":"integer","minimum":1,"maximum":90,"description":"Look-back window in days."}},"additionalProperties":false}`)
+	structured := func(v any) *mcp.CallToolResult {
+		b, _ := json.Marshal(v)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: v}
+	}
+	window := func(req *mcp.CallToolRequest) int {
+		var a struct{ Days int }
+		json.Unmarshal(req.Params.Arguments, &a)
+		if a.Days <= 0 {
+			a.Days = 28
+		}
+		return a.Days
+	}
+	s.AddTool(&mcp.Tool{Name: "top_pages", Annotations: ro(), InputSchema: days,
+		Description: "Most visited pages as tuples [page, [visitors, signups]], most visitors first."},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			n := window(req)
+			rows := []any{}
+			for i, p := range []string{"/pricing", "/docs/getting-started", "/blog/ai-dashboards", "/", "/integrations"} {
+				rows = append(rows, []any{p, []any{(5 - i) * 43 * n, (5 - i) * n / 2}})
+			}
+			return structured(map[string]any{"rows": rows}), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "weekly_active_users", Annotations: ro(), InputSchema: days,
+		Description: "Weekly active users, one row per ISO week: {week, users}."},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			rows := []any{}
+			start := time.Date(2026, 9, 7, 0, 0, 0, 0, time.UTC)
+			for i := range max(window(req)/7, 1) {
+				rows = append(rows, map[string]any{"week": start.AddDate(0, 0, 7*i).Format("2006-01-02"), "users": 800 + 37*i + (i%3)*18})
+			}
+			return structured(map[string]any{"rows": rows}), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "traffic_summary", Annotations: ro(), InputSchema: days,
+		Description: "A one-paragraph summary of traffic, as prose."},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Traffic rose 12% over the window, led by search and the pricing page."}}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "create_annotation", Annotations: &mcp.ToolAnnotations{DestructiveHint: new(false)},
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"date":{"type":"string"},"text":{"type":"string","maxLength":200}},"required":["text"],"additionalProperties":false}`),
+		Description: "Adds an annotation to the analytics timeline."},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return structured(map[string]any{"created": true}), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "delete_project_data", Annotations: &mcp.ToolAnnotations{DestructiveHint: new(true)},
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean"}}}`),
+		Description: "Deletes every event of the project."},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "refused in the demo"}}}, nil
+		})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+d.Token {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="acme-analytics"`)
+			http.Error(w, "invalid token", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	d.srv = newServer(mux)
+	go d.srv.Serve(ln)
+	return d, nil
+}
+
+func (d *demoMCP) close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return d.srv.Shutdown(ctx)
+}
+
+// seedDemoConnection (re)creates Acme's analytics connection to the demo
+// server as alice, discovers its tools and approves the read-only and
+// mutating ones (the destructive one stays blocked). It is re-seeded at
+// each start, like the demo catalog: the server's port changes.
+func seedDemoConnection(ctx context.Context, svc *mcpsource.Service, gate *access.Gate, d *demoMCP) error {
+	alice, err := gate.Begin(ctx, access.Principal{UserID: "alice", TeamID: teamAcme, Auth: access.AuthSession})
+	if err != nil {
+		return err
+	}
+	if err := svc.Delete(ctx, alice, demoMCPConn); err != nil && askbi.ErrorCode(err) != askbi.NotFound {
+		return err
+	}
+	c, err := svc.Create(ctx, alice, mcpsource.Input{ID: demoMCPConn, Name: demoMCPName, URL: d.URL, Token: d.Token})
+	if err != nil {
+		return err
+	}
+	if _, err := svc.Discover(ctx, alice, c.ID, nil); err != nil {
+		return fmt.Errorf("discover the demo MCP server: %w", err)
+	}
+	for _, t := range []string{"top_pages", "weekly_active_users", "traffic_summary", "create_annotation"} {
+		if _, err := svc.SetAccess(ctx, alice, c.ID, t, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// demoMCPDataset is the Acme dataset and chart on the top_pages tool: its
+// tuples need field paths.
+func seedDemoMCPDataset(cat *dataexec.MemoryCatalog, at time.Time) {
+	fields := dataexec.Fields{{Name: "page", Path: []string{"column_0"}}, {Name: "visitors", Path: []string{"column_1", "0"}},
+		{Name: "signups", Path: []string{"column_1", "1"}}}
+	cat.PutDataset(dataexec.Dataset{ID: demoTopPagesDS, TeamID: teamAcme, ProjectID: projGrowth, Name: "Top pages", Version: 1,
+		Request:   dataexec.Request{ConnectionID: demoMCPConn, Tool: "top_pages", Arguments: json.RawMessage(`{"days":28}`), Fields: fields},
+		CreatedAt: at, UpdatedAt: at})
+	cat.PutChart(dataexec.Chart{ID: "chart_top_pages", TeamID: teamAcme, ProjectID: projGrowth, DashboardID: "dash_growth",
+		Name: "Top pages", Type: dataexec.ChartBar, DatasetID: demoTopPagesDS, XField: "page", YFields: []string{"visitors"},
+		CreatedAt: at, UpdatedAt: at})
+}

@@ -1,0 +1,315 @@
+package pgstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/dataexec/mcpsource"
+	"github.com/askbi/askbi/seal"
+)
+
+// ConnectionStore is an mcpsource.Store in PostgreSQL. Update holds the
+// connection row's lock (SELECT ... FOR UPDATE) from its read to its
+// write, in one transaction, so of concurrent updates of one connection,
+// across processes too, each sees the one before.
+type ConnectionStore struct {
+	db *sqlx.DB
+}
+
+// NewConnectionStore returns a ConnectionStore on a migrated database.
+func NewConnectionStore(db *sqlx.DB) *ConnectionStore { return &ConnectionStore{db: db} }
+
+var _ mcpsource.Store = (*ConnectionStore)(nil)
+
+const connColumns = `id, team_id, name, url, auth, has_token, token_key_id, token_nonce, token_ciphertext, active,
+	tool_focus, discovery, version, created_at, updated_at`
+
+type connRow struct {
+	ID              string    `db:"id"`
+	TeamID          string    `db:"team_id"`
+	Name            string    `db:"name"`
+	URL             string    `db:"url"`
+	Auth            string    `db:"auth"`
+	HasToken        bool      `db:"has_token"`
+	TokenKeyID      string    `db:"token_key_id"`
+	TokenNonce      []byte    `db:"token_nonce"`
+	TokenCiphertext []byte    `db:"token_ciphertext"`
+	Active          bool      `db:"active"`
+	ToolFocus       string    `db:"tool_focus"`
+	Discovery       []byte    `db:"discovery"`
+	Version         int64     `db:"version"`
+	CreatedAt       time.Time `db:"created_at"`
+	UpdatedAt       time.Time `db:"updated_at"`
+}
+
+func (r connRow) state() (mcpsource.State, error) {
+	st := mcpsource.State{Record: mcpsource.Record{
+		Connection: mcpsource.Connection{ID: r.ID, TeamID: r.TeamID, Name: r.Name, URL: r.URL, Auth: mcpsource.Auth(r.Auth),
+			HasToken: r.HasToken, Active: r.Active, ToolFocus: r.ToolFocus, Version: r.Version,
+			CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()},
+		Token: seal.Box{KeyID: r.TokenKeyID, Nonce: r.TokenNonce, Ciphertext: r.TokenCiphertext}}}
+	if err := json.Unmarshal(r.Discovery, &st.Discovery); err != nil {
+		return st, err
+	}
+	st.Discovery.At = st.Discovery.At.UTC()
+	if e := st.Discovery.Error; e != nil {
+		e.At = e.At.UTC()
+	}
+	return st, nil
+}
+
+func nilIfEmpty(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
+
+func connArgs(st mcpsource.State) ([]any, error) {
+	disc, err := json.Marshal(st.Discovery)
+	if err != nil {
+		return nil, err
+	}
+	return []any{st.ID, st.TeamID, st.Name, st.URL, string(st.Auth), st.HasToken, st.Token.KeyID, nilIfEmpty(st.Token.Nonce),
+		nilIfEmpty(st.Token.Ciphertext), st.Active, st.ToolFocus, string(disc), st.Version, st.CreatedAt, st.UpdatedAt}, nil
+}
+
+func errConnNotFound() error { return askbi.Errorf(askbi.NotFound, "connection not found") }
+
+func errConnName() error {
+	return askbi.Errorf(askbi.Conflict, "name: the team already has a connection with this name")
+}
+
+// Create implements mcpsource.Store.
+func (s *ConnectionStore) Create(ctx context.Context, st mcpsource.State) error {
+	const op = "pgstore.ConnectionStore.Create"
+	args, err := connArgs(st)
+	if err != nil {
+		return internal(op, err)
+	}
+	return Transact(ctx, s.db, func(tx *sqlx.Tx) error {
+		var taken bool
+		if err := tx.GetContext(ctx, &taken, `SELECT EXISTS (SELECT 1 FROM mcp_connections WHERE id = $1)`, st.ID); err != nil {
+			return internal(op, err)
+		}
+		if taken {
+			return askbi.Errorf(askbi.Conflict, "connection already exists")
+		}
+		if err := insert(ctx, tx, op, errConnName(), `INSERT INTO mcp_connections (`+connColumns+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`, args...); err != nil {
+			return err
+		}
+		return writeTools(ctx, tx, st.ID, st.Tools)
+	})
+}
+
+// writeTools replaces the tools of connection id, in order.
+func writeTools(ctx context.Context, tx *sqlx.Tx, id string, tools []mcpsource.Tool) error {
+	const op = "pgstore.ConnectionStore.writeTools"
+	if _, err := tx.ExecContext(ctx, `DELETE FROM mcp_tools WHERE connection_id = $1`, id); err != nil {
+		return internal(op, err)
+	}
+	// Batches keep each statement well under PostgreSQL's 65,535
+	// parameters whatever the tool count.
+	const batch = 500
+	for from := 0; from < len(tools); from += batch {
+		part := tools[from:min(from+batch, len(tools))]
+		var q strings.Builder
+		q.WriteString(`INSERT INTO mcp_tools (connection_id, name, position, allowed, doc) VALUES `)
+		args := make([]any, 0, 5*len(part))
+		for i, t := range part {
+			doc, err := json.Marshal(t)
+			if err != nil {
+				return internal(op, err)
+			}
+			if i > 0 {
+				q.WriteByte(',')
+			}
+			n := len(args)
+			fmt.Fprintf(&q, "($%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5)
+			args = append(args, id, t.Name, from+i, t.Access.Allowed, string(doc))
+		}
+		if err := insert(ctx, tx, op, askbi.Errorf(askbi.Conflict, "a tool is listed twice"), q.String(), args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type queryer interface {
+	SelectContext(ctx context.Context, dest any, query string, args ...any) error
+}
+
+// readTools returns the tools of the given connections, by connection.
+func readTools(ctx context.Context, db queryer, ids []string) (map[string][]mcpsource.Tool, error) {
+	var rows []struct {
+		ConnectionID string `db:"connection_id"`
+		Doc          []byte `db:"doc"`
+	}
+	if err := db.SelectContext(ctx, &rows, `SELECT connection_id, doc FROM mcp_tools WHERE connection_id = ANY($1)
+		ORDER BY connection_id, position`, pq.Array(ids)); err != nil {
+		return nil, err
+	}
+	out := map[string][]mcpsource.Tool{}
+	for _, r := range rows {
+		var t mcpsource.Tool
+		if err := json.Unmarshal(r.Doc, &t); err != nil {
+			return nil, err
+		}
+		t.Access.ApprovedAt = t.Access.ApprovedAt.UTC()
+		out[r.ConnectionID] = append(out[r.ConnectionID], t)
+	}
+	return out, nil
+}
+
+func (s *ConnectionStore) load(ctx context.Context, db interface {
+	queryer
+	GetContext(ctx context.Context, dest any, query string, args ...any) error
+}, id string, lock bool) (mcpsource.State, error) {
+	q := `SELECT ` + connColumns + ` FROM mcp_connections WHERE id = $1`
+	if lock {
+		q += ` FOR UPDATE`
+	}
+	var r connRow
+	err := db.GetContext(ctx, &r, q, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return mcpsource.State{}, errConnNotFound()
+	}
+	if err != nil {
+		return mcpsource.State{}, err
+	}
+	st, err := r.state()
+	if err != nil {
+		return st, err
+	}
+	tools, err := readTools(ctx, db, []string{id})
+	if err != nil {
+		return st, err
+	}
+	st.Tools = orNoTools(tools[id])
+	return st, nil
+}
+
+func orNoTools(t []mcpsource.Tool) []mcpsource.Tool {
+	if t == nil {
+		return []mcpsource.Tool{}
+	}
+	return t
+}
+
+// Get implements mcpsource.Store.
+func (s *ConnectionStore) Get(ctx context.Context, id string) (mcpsource.State, error) {
+	st, err := s.load(ctx, s.db, id, false)
+	if err != nil && askbi.ErrorCode(err) != askbi.NotFound {
+		return st, internal("pgstore.ConnectionStore.Get", err)
+	}
+	return st, err
+}
+
+// List implements mcpsource.Store.
+func (s *ConnectionStore) List(ctx context.Context, teamID string) ([]mcpsource.State, error) {
+	const op = "pgstore.ConnectionStore.List"
+	var rows []connRow
+	err := s.db.SelectContext(ctx, &rows, `SELECT `+connColumns+` FROM mcp_connections
+		WHERE $1 = '' OR team_id = $1 ORDER BY name COLLATE "C", id`, teamID)
+	if err != nil {
+		return nil, internal(op, err)
+	}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	tools, err := readTools(ctx, s.db, ids)
+	if err != nil {
+		return nil, internal(op, err)
+	}
+	out := make([]mcpsource.State, 0, len(rows))
+	for _, r := range rows {
+		st, err := r.state()
+		if err != nil {
+			return nil, internal(op, err)
+		}
+		st.Tools = orNoTools(tools[r.ID])
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// Update implements mcpsource.Store.
+func (s *ConnectionStore) Update(ctx context.Context, id string, fn func(*mcpsource.State) error) (mcpsource.State, error) {
+	const op = "pgstore.ConnectionStore.Update"
+	var out mcpsource.State
+	err := Transact(ctx, s.db, func(tx *sqlx.Tx) error {
+		cur, err := s.load(ctx, tx, id, true)
+		if err != nil {
+			if askbi.ErrorCode(err) == askbi.NotFound {
+				return err
+			}
+			return internal(op, err)
+		}
+		next := cur
+		next.Tools = append([]mcpsource.Tool(nil), cur.Tools...)
+		if err := fn(&next); err != nil {
+			return err
+		}
+		next.ID, next.TeamID, next.CreatedAt = cur.ID, cur.TeamID, cur.CreatedAt
+		args, err := connArgs(next)
+		if err != nil {
+			return internal(op, err)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE mcp_connections SET name = $3, url = $4, auth = $5, has_token = $6,
+			token_key_id = $7, token_nonce = $8, token_ciphertext = $9, active = $10, tool_focus = $11, discovery = $12,
+			version = $13, updated_at = $15 WHERE id = $1 AND team_id = $2 AND created_at = $14`, args...)
+		switch {
+		case isUniqueViolation(err):
+			return errConnName()
+		case err != nil:
+			return internal(op, err)
+		}
+		if err := writeTools(ctx, tx, id, next.Tools); err != nil {
+			return err
+		}
+		out = next
+		return nil
+	})
+	if err != nil {
+		return mcpsource.State{}, err
+	}
+	// What was written, read back as Get reads it.
+	out.Tools = orNoTools(out.Tools)
+	return normalize(out), nil
+}
+
+// normalize gives a state the form reading it back would: times in UTC,
+// empty byte slices nil, tools as JSON decodes them.
+func normalize(st mcpsource.State) mcpsource.State {
+	st.CreatedAt, st.UpdatedAt, st.Discovery.At = st.CreatedAt.UTC(), st.UpdatedAt.UTC(), st.Discovery.At.UTC()
+	st.Token.Nonce, st.Token.Ciphertext = nilIfEmpty(st.Token.Nonce), nilIfEmpty(st.Token.Ciphertext)
+	if e := st.Discovery.Error; e != nil {
+		c := *e
+		c.At = c.At.UTC()
+		st.Discovery.Error = &c
+	}
+	for i, t := range st.Tools {
+		b, _ := json.Marshal(t)
+		var back mcpsource.Tool
+		json.Unmarshal(b, &back)
+		back.Access.ApprovedAt = back.Access.ApprovedAt.UTC()
+		st.Tools[i] = back
+	}
+	return st
+}
+
+// Delete implements mcpsource.Store.
+func (s *ConnectionStore) Delete(ctx context.Context, id string) error {
+	return execOne(ctx, s.db, "pgstore.ConnectionStore.Delete", errConnNotFound(), `DELETE FROM mcp_connections WHERE id = $1`, id)
+}

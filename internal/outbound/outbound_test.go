@@ -1,0 +1,161 @@
+package outbound_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/internal/outbound"
+)
+
+func TestCheckURL(t *testing.T) {
+	for _, tc := range []struct {
+		url  string
+		opts *outbound.Options
+		ok   bool
+	}{
+		{"https://mcp.example.com/mcp", nil, true},
+		{"http://127.0.0.1:9000/mcp", nil, true}, // loopback is allowed on purpose
+		{"http://[::1]:9000/mcp", nil, true},
+		{"http://127.0.0.1:9000/mcp", &outbound.Options{DenyLoopback: true}, false},
+		{"https://mcp.example.com/mcp?team=acme", nil, true},
+		{"https://user:pw@mcp.example.com/mcp", nil, false},
+		{"https://user@mcp.example.com/mcp", nil, false},
+		{"ftp://mcp.example.com/mcp", nil, false},
+		{"file:///etc/passwd", nil, false},
+		{"javascript:alert(1)", nil, false},
+		{"/relative/mcp", nil, false},
+		{"http://169.254.169.254/latest/meta-data", nil, false},
+		{"http://[fe80::1]/mcp", nil, false},
+		{"http://100.100.100.200/", nil, false},
+		{"http://[fd00:ec2::254]/", nil, false},
+		{"http://0.0.0.0:80/", nil, false},
+		{"http://10.1.2.3/mcp", nil, false},
+		{"http://10.1.2.3/mcp", &outbound.Options{AllowPrivate: true}, true},
+		{"http://192.168.1.10/mcp", nil, false},
+		{"https://mcp.example.com/mcp?token=abc", nil, false},
+		{"https://mcp.example.com/mcp?api_key=abc", nil, false},
+		{"https://mcp.example.com/mcp?access-token=abc", nil, false},
+		{"https://mcp.example.com/mcp#frag", nil, false},
+		{"https:///mcp", nil, false},
+	} {
+		_, err := outbound.CheckURL(tc.url, tc.opts)
+		if tc.ok != (err == nil) {
+			t.Errorf("CheckURL(%q) = %v; want ok %v", tc.url, err, tc.ok)
+		}
+		if err != nil {
+			if askbi.ErrorCode(err) != askbi.InvalidArgument {
+				t.Errorf("CheckURL(%q) code = %s; want invalid_argument", tc.url, askbi.ErrorCode(err))
+			}
+			if strings.Contains(askbi.ErrorMessage(err), "abc") || strings.Contains(askbi.ErrorMessage(err), "pw@") {
+				t.Errorf("CheckURL(%q) message echoes a secret: %s", tc.url, askbi.ErrorMessage(err))
+			}
+		}
+	}
+}
+
+func TestCheckAddr(t *testing.T) {
+	for _, tc := range []struct {
+		addr string
+		ok   bool
+	}{
+		{"93.184.216.34", true}, {"127.0.0.1", true}, {"::1", true}, {"::ffff:169.254.169.254", false},
+		{"169.254.1.1", false}, {"224.0.0.1", false}, {"172.16.0.1", false}, {"100.64.0.1", false}, {"fc00::1", false},
+	} {
+		err := outbound.CheckAddr(netip.MustParseAddr(tc.addr), nil)
+		if tc.ok != (err == nil) || err != nil && !outbound.Refused(err) {
+			t.Errorf("CheckAddr(%s) = %v; want ok %v", tc.addr, err, tc.ok)
+		}
+	}
+}
+
+// A name is checked on the address it resolves to, where it is dialled.
+func TestDialChecksResolvedAddress(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	c := outbound.NewClient(&outbound.Options{DenyLoopback: true})
+	_, err := c.Get("http://localhost:" + port + "/")
+	if !outbound.Refused(err) {
+		t.Errorf("GET localhost with loopback denied = %v; want refused", err)
+	}
+	if resp, err := outbound.NewClient(nil).Get("http://localhost:" + port + "/"); err != nil {
+		t.Errorf("GET localhost with loopback allowed: %v", err)
+	} else {
+		resp.Body.Close()
+	}
+}
+
+func TestRedirects(t *testing.T) {
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var n int
+		fmt.Sscan(strings.TrimPrefix(r.URL.Path, "/"), &n)
+		switch {
+		case r.URL.Path == "/meta":
+			http.Redirect(w, r, "http://169.254.169.254/latest/meta-data", http.StatusFound)
+		case r.URL.Path == "/userinfo":
+			// An allowed address, but a URL the policy refuses.
+			http.Redirect(w, r, strings.Replace(srv.URL, "http://", "http://user:pw@", 1)+"/0", http.StatusFound)
+		case n > 0:
+			http.Redirect(w, r, fmt.Sprintf("%s/%d", srv.URL, n-1), http.StatusFound)
+		default:
+			io.WriteString(w, "done")
+		}
+	}))
+	defer srv.Close()
+	c := outbound.NewClient(&outbound.Options{MaxRedirects: 3})
+	for _, tc := range []struct {
+		path string
+		ok   bool
+	}{{"/3", true}, {"/4", false}, {"/meta", false}, {"/userinfo", false}} {
+		resp, err := c.Get(srv.URL + tc.path)
+		if err == nil {
+			resp.Body.Close()
+		}
+		if tc.ok != (err == nil) || err != nil && !outbound.Refused(err) {
+			t.Errorf("GET %s = %v; want ok %v", tc.path, err, tc.ok)
+		}
+	}
+}
+
+func TestResponseCap(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/declared" {
+			w.Header().Set("Content-Length", "5000")
+		} else {
+			w.(http.Flusher).Flush() // chunked: no length declared
+		}
+		io.WriteString(w, strings.Repeat("x", 5000))
+	}))
+	defer srv.Close()
+	c := outbound.NewClient(&outbound.Options{MaxResponseBytes: 1000})
+	for _, path := range []string{"/declared", "/chunked"} {
+		resp, err := c.Get(srv.URL + path)
+		var n int
+		if err == nil {
+			var b []byte
+			b, err = io.ReadAll(resp.Body)
+			n = len(b)
+			resp.Body.Close()
+		}
+		if !errors.Is(err, outbound.ErrTooLarge) || n > 1000 {
+			t.Errorf("GET %s: read %d bytes, err %v; want at most 1000 and ErrTooLarge", path, n, err)
+		}
+	}
+	resp, err := outbound.NewClient(&outbound.Options{MaxResponseBytes: 5000}).Get(srv.URL + "/chunked")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || len(b) != 5000 {
+		t.Errorf("GET at exactly the cap = %d bytes, %v; want 5000, nil", len(b), err)
+	}
+}
