@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/askbi/askbi"
-	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
 )
 
@@ -54,48 +53,6 @@ func titled(title string, t Tool) Tool {
 	return t
 }
 
-// precheck is the Precheck of a gated product action: the live role may
-// exercise the action's right in the team (access.Allow on the team, the
-// rules table's role), and may edit the dashboard the call changes, if
-// any: the dashboard_id argument, or the dashboard a chart_id is saved on.
-// It reads only what the principal can see; the action's own checks decide
-// again when the call runs.
-func precheck(exec *dataexec.Executor, right access.Right) func(context.Context, Call) error {
-	return func(ctx context.Context, call Call) error {
-		p := call.Principal
-		if err := access.Allow(p, right, access.Team(p.TeamID)); err != nil {
-			return err
-		}
-		var args struct {
-			DashboardID string `json:"dashboard_id"`
-			ChartID     string `json:"chart_id"`
-		}
-		json.Unmarshal(call.Arguments, &args)
-		var dash *dataexec.Ref
-		switch {
-		case args.DashboardID != "":
-			refs, err := exec.Resolve(ctx, p, []access.Entity{{Type: access.TypeDashboard, ID: args.DashboardID}})
-			if err != nil {
-				return err
-			}
-			if refs[0] == nil {
-				return askbi.Errorf(askbi.NotFound, "dashboard not found")
-			}
-			dash = refs[0]
-		case args.ChartID != "":
-			now, err := exec.RefreshCharts(ctx, p, []dataexec.ChartResult{{Chart: dataexec.Ref{Type: access.TypeChart, ID: args.ChartID}}})
-			if err != nil {
-				return err
-			}
-			dash = now[0].Dashboard
-		}
-		if dash == nil {
-			return nil
-		}
-		return access.Allow(p, access.RightEditDashboard, access.Entity{Type: access.TypeDashboard, ID: dash.ID, TeamID: p.TeamID, ProjectID: dash.ProjectID})
-	}
-}
-
 // fromAction makes a tool of a product action: the action gives the name,
 // input schema, class and call; the tool adds the description for the
 // model, the work-summary label, the filter on what the model sees and
@@ -114,8 +71,16 @@ func fromAction[In, Out any](exec *dataexec.Executor, a dataexec.Action[In, Out]
 			}
 			return shape(out), nil
 		}}
-	if a.Class.Gated() {
-		t.Precheck = precheck(exec, a.Right)
+	if a.Check != nil {
+		// Before a change is proposed for approval, the action's own
+		// checks say whether this user could ever make it.
+		t.Precheck = func(ctx context.Context, call Call) error {
+			var in In
+			if err := json.Unmarshal(call.Arguments, &in); err != nil {
+				return askbi.Errorf(askbi.InvalidArgument, "arguments: %s", shorten(err.Error(), 120))
+			}
+			return a.Check(exec, ctx, call.Principal, in)
+		}
 	}
 	return t
 }

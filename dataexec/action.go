@@ -62,6 +62,12 @@ type Action[In, Out any] struct {
 	// properties.
 	Input json.RawMessage
 	Run   func(e *Executor, ctx context.Context, p access.Principal, in In) (Out, error)
+	// Check, set on the actions that change the workspace, decides without
+	// changing anything or running a query whether p may Run the action
+	// with in: the very checks Run makes before it touches data (access,
+	// the entities' state, the spec), so an adapter can refuse to propose
+	// a change the user could never make. Run still decides on its own.
+	Check func(e *Executor, ctx context.Context, p access.Principal, in In) error
 }
 
 // FilterOps lists every filter operator in documented order.
@@ -163,6 +169,17 @@ var (
 		Name: "update_chart", Right: access.RightRead, Class: ClassMutating,
 		Input: object(chartProps(props{"chart_id": idSchema}), "chart_id"),
 		Run:   (*Executor).ChangeChart,
+		Check: func(e *Executor, ctx context.Context, p access.Principal, in ChartChange) error {
+			live, err := e.begin(p, 0)
+			if err != nil {
+				return err
+			}
+			spec, err := e.changed(ctx, live, in)
+			if err == nil {
+				_, _, err = e.checkUpdate(ctx, live, in.ChartID, &spec)
+			}
+			return err
+		},
 	}
 	// PlaceChartAction puts a preview chart on a dashboard
 	// (Executor.PlaceChart).
@@ -172,12 +189,26 @@ var (
 		Run: func(e *Executor, ctx context.Context, p access.Principal, in Placement) (*ChartResult, error) {
 			return e.PlaceChart(ctx, p, in.ChartID, in.DashboardID)
 		},
+		Check: func(e *Executor, ctx context.Context, p access.Principal, in Placement) error {
+			live, err := e.begin(p, 0)
+			if err == nil {
+				_, _, _, err = e.checkPlace(ctx, live, in.ChartID, in.DashboardID)
+			}
+			return err
+		},
 	}
 	// DeleteDashboardAction deletes a dashboard and its charts
 	// (Executor.DeleteDashboard).
 	DeleteDashboardAction = Action[DashboardRef, Deleted]{
 		Name: "delete_dashboard", Right: access.RightEditDashboard, Class: ClassDestructive,
 		Input: object(props{"dashboard_id": idSchema}, "dashboard_id"),
+		Check: func(e *Executor, ctx context.Context, p access.Principal, in DashboardRef) error {
+			live, err := e.begin(p, 0)
+			if err == nil {
+				_, err = e.checkDelete(ctx, live, in.DashboardID)
+			}
+			return err
+		},
 		Run: func(e *Executor, ctx context.Context, p access.Principal, in DashboardRef) (Deleted, error) {
 			err := e.DeleteDashboard(ctx, p, in.DashboardID)
 			return Deleted{Deleted: Ref{Type: access.TypeDashboard, ID: in.DashboardID}}, err
@@ -248,13 +279,22 @@ type Explored struct {
 // others, then runs UpdateChart (same rights, checks and audit).
 func (e *Executor) ChangeChart(ctx context.Context, p access.Principal, in ChartChange) (_ *ChartResult, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.ChangeChart")
-	live, err := e.begin(p, len(in.ChartID))
+	spec, err := e.changed(ctx, p, in)
 	if err != nil {
 		return nil, err
 	}
+	return e.UpdateChart(ctx, p, in.ChartID, spec)
+}
+
+// changed is the spec of chart in.ChartID with in's fields applied.
+func (e *Executor) changed(ctx context.Context, p access.Principal, in ChartChange) (ChartSpec, error) {
+	live, err := e.begin(p, len(in.ChartID))
+	if err != nil {
+		return ChartSpec{}, err
+	}
 	cur, err := load(ctx, live, access.TypeChart, e.catalog.Chart, in.ChartID, access.RightRead)
 	if err != nil {
-		return nil, err
+		return ChartSpec{}, err
 	}
 	spec := chartSpec(cur)
 	if in.Name != "" {
@@ -269,7 +309,7 @@ func (e *Executor) ChangeChart(ctx context.Context, p access.Principal, in Chart
 	if len(in.YFields) > 0 {
 		spec.YFields = in.YFields
 	}
-	return e.UpdateChart(ctx, p, in.ChartID, spec)
+	return spec, nil
 }
 
 // Explore runs one exploration operation; see ExploreAction. Each needs

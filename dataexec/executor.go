@@ -437,28 +437,12 @@ func (e *Executor) UpdateChart(ctx context.Context, p access.Principal, chartID 
 	if err != nil {
 		return nil, err
 	}
-	c, err := load(ctx, live, access.TypeChart, e.catalog.Chart, chartID, access.RightRead)
+	c, ds, err := e.checkUpdate(ctx, live, chartID, &spec)
+	if c.ID != "" {
+		target = c.Ref()
+	}
 	if err != nil {
 		return nil, err
-	}
-	target = c.Ref()
-	if spec.DatasetID == "" {
-		spec.DatasetID = c.DatasetID
-	}
-	if err := validateChartSpec(spec); err != nil {
-		return nil, err
-	}
-	if c.Status() == StatusSaved {
-		if _, err := load(ctx, live, access.TypeDashboard, e.catalog.Dashboard, c.DashboardID, access.RightEditDashboard); err != nil {
-			return nil, err
-		}
-	}
-	ds, err := load(ctx, live, access.TypeDataset, e.catalog.Dataset, spec.DatasetID, access.RightPreviewChart)
-	if err != nil {
-		return nil, err
-	}
-	if ds.ID != c.DatasetID && ds.ProjectID != c.ProjectID {
-		return nil, askbi.Errorf(askbi.InvalidArgument, "dataset_id: choose a dataset in the chart's project")
 	}
 	data, conn, err := e.sampleChart(ctx, ds, spec)
 	if err != nil {
@@ -493,27 +477,12 @@ func (e *Executor) PlaceChart(ctx context.Context, p access.Principal, chartID, 
 	if err != nil {
 		return nil, err
 	}
-	c, err := load(ctx, live, access.TypeChart, e.catalog.Chart, chartID, access.RightRead)
+	c, dash, ds, err := e.checkPlace(ctx, live, chartID, dashboardID)
+	if c.ID != "" {
+		target = c.Ref()
+	}
 	if err != nil {
 		return nil, err
-	}
-	target = c.Ref()
-	dash, err := load(ctx, live, access.TypeDashboard, e.catalog.Dashboard, dashboardID, access.RightEditDashboard)
-	if err != nil {
-		return nil, err
-	}
-	if c.Status() != StatusPreview {
-		return nil, askbi.Errorf(askbi.Conflict, "the chart is already on a dashboard")
-	}
-	ds, err := load(ctx, live, access.TypeDataset, e.catalog.Dataset, c.DatasetID, access.RightRead)
-	if err != nil {
-		return nil, err
-	}
-	if err := validateChartSpec(chartSpec(c)); err != nil {
-		return nil, err
-	}
-	if ds.ProjectID != dash.ProjectID {
-		return nil, askbi.Errorf(askbi.InvalidArgument, "dashboard_id: choose a dashboard in the same project as the chart's dataset")
 	}
 	placed, err := w.PlaceChart(ctx, c.ID, dash.ID, e.now())
 	if err != nil {
@@ -605,6 +574,67 @@ func (e *Executor) begin(p access.Principal, size int) (access.Principal, error)
 		return access.Principal{}, e.tooLarge()
 	}
 	return p, nil
+}
+
+// checkUpdate decides whether live principal p may update chart chartID
+// as spec says (filling in spec's dataset when empty), before anything
+// runs: the chart readable, a saved chart's dashboard editable, the
+// dataset previewable and in the chart's project. It returns the chart
+// (also when a later check fails) and the dataset.
+func (e *Executor) checkUpdate(ctx context.Context, p access.Principal, chartID string, spec *ChartSpec) (Chart, Dataset, error) {
+	c, err := load(ctx, p, access.TypeChart, e.catalog.Chart, chartID, access.RightRead)
+	if err != nil {
+		return Chart{}, Dataset{}, err
+	}
+	if spec.DatasetID == "" {
+		spec.DatasetID = c.DatasetID
+	}
+	if err := validateChartSpec(*spec); err != nil {
+		return c, Dataset{}, err
+	}
+	if c.Status() == StatusSaved {
+		if _, err := load(ctx, p, access.TypeDashboard, e.catalog.Dashboard, c.DashboardID, access.RightEditDashboard); err != nil {
+			return c, Dataset{}, err
+		}
+	}
+	ds, err := load(ctx, p, access.TypeDataset, e.catalog.Dataset, spec.DatasetID, access.RightPreviewChart)
+	if err != nil {
+		return c, Dataset{}, err
+	}
+	if ds.ID != c.DatasetID && ds.ProjectID != c.ProjectID {
+		return c, Dataset{}, askbi.Errorf(askbi.InvalidArgument, "dataset_id: choose a dataset in the chart's project")
+	}
+	return c, ds, nil
+}
+
+// checkPlace decides whether live principal p may place preview chartID
+// on dashboardID, before anything runs: the chart readable and still a
+// preview, the dashboard editable, the dataset readable and in the
+// dashboard's project. It returns the chart (also when a later check
+// fails), the dashboard and the dataset.
+func (e *Executor) checkPlace(ctx context.Context, p access.Principal, chartID, dashboardID string) (Chart, Dashboard, Dataset, error) {
+	c, err := load(ctx, p, access.TypeChart, e.catalog.Chart, chartID, access.RightRead)
+	if err != nil {
+		return Chart{}, Dashboard{}, Dataset{}, err
+	}
+	dash, err := load(ctx, p, access.TypeDashboard, e.catalog.Dashboard, dashboardID, access.RightEditDashboard)
+	if err != nil {
+		return c, Dashboard{}, Dataset{}, err
+	}
+	if c.Status() != StatusPreview {
+		return c, Dashboard{}, Dataset{}, askbi.Errorf(askbi.Conflict, "the chart is already on a dashboard")
+	}
+	ds, err := load(ctx, p, access.TypeDataset, e.catalog.Dataset, c.DatasetID, access.RightRead)
+	if err != nil {
+		return c, Dashboard{}, Dataset{}, err
+	}
+	if err := validateChartSpec(chartSpec(c)); err != nil {
+		return c, Dashboard{}, Dataset{}, err
+	}
+	if ds.ProjectID != dash.ProjectID {
+		return c, Dashboard{}, Dataset{}, askbi.Errorf(askbi.InvalidArgument, "dashboard_id: choose a dashboard in the same project as the chart's dataset")
+	}
+	return c, dash, ds, nil
 }
 
 // beginWrite is begin for a workspace change: it also needs a catalog

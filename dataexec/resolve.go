@@ -110,7 +110,7 @@ func (e *Executor) DeleteDashboard(ctx context.Context, p access.Principal, dash
 	if err != nil {
 		return err
 	}
-	d, err := load(ctx, live, access.TypeDashboard, e.catalog.Dashboard, dashboardID, access.RightEditDashboard)
+	d, err := e.checkDelete(ctx, live, dashboardID)
 	if err != nil {
 		return err
 	}
@@ -180,4 +180,9 @@ func (e *Executor) chartOf(ctx context.Context, p access.Principal, c Chart) (*C
 	}
 	conn, _ := e.catalog.Connection(ctx, ds.Request.ConnectionID)
 	return e.chartResult(ctx, p, c, ds, conn, nil), nil
+}
+
+// checkDelete decides whether live principal p may delete dashboardID.
+func (e *Executor) checkDelete(ctx context.Context, p access.Principal, dashboardID string) (Dashboard, error) {
+	return load(ctx, p, access.TypeDashboard, e.catalog.Dashboard, dashboardID, access.RightEditDashboard)
 }

@@ -1,0 +1,103 @@
+package dataexec_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/dataexec/catalogtest"
+)
+
+// TestActionChecks: an action's Check refuses what its Run refuses before
+// it touches data, with the same code, and reads only: no query runs, nothing
+// changes, nothing is audited. Adapters rely on this to refuse a change
+// before they propose it.
+func TestActionChecks(t *testing.T) {
+	type check func(e *env, p access.Principal) (checked, ran error)
+	both := func(p access.Principal, e *env, c func(*dataexec.Executor, context.Context, access.Principal) error,
+		r func(*dataexec.Executor, context.Context, access.Principal) error) (error, error) {
+		live, err := e.exec.gate.Begin(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, runs, audited := workspace(t, e), e.calls(), len(e.audit.Entries())
+		checked := c(e.exec.x, ctx, live)
+		if ran := e.calls() - runs; ran != 0 {
+			t.Errorf("Check ran %d queries", ran)
+		}
+		if diff := cmp.Diff(before, workspace(t, e), catalogtest.CmpOptions); diff != "" {
+			t.Errorf("Check changed the workspace (-before +after):\n%s", diff)
+		}
+		if n := len(e.audit.Entries()) - audited; n != 0 {
+			t.Errorf("Check wrote %d audit entries", n)
+		}
+		return checked, r(e.exec.x, ctx, live)
+	}
+	update := func(in dataexec.ChartChange) check {
+		a := dataexec.UpdateChartAction
+		return func(e *env, p access.Principal) (error, error) {
+			return both(p, e, func(x *dataexec.Executor, ctx context.Context, p access.Principal) error {
+				return a.Check(x, ctx, p, in)
+			},
+				func(x *dataexec.Executor, ctx context.Context, p access.Principal) error {
+					_, err := a.Run(x, ctx, p, in)
+					return err
+				})
+		}
+	}
+	place := func(in dataexec.Placement) check {
+		a := dataexec.PlaceChartAction
+		return func(e *env, p access.Principal) (error, error) {
+			return both(p, e, func(x *dataexec.Executor, ctx context.Context, p access.Principal) error {
+				return a.Check(x, ctx, p, in)
+			},
+				func(x *dataexec.Executor, ctx context.Context, p access.Principal) error {
+					_, err := a.Run(x, ctx, p, in)
+					return err
+				})
+		}
+	}
+	remove := func(in dataexec.DashboardRef) check {
+		a := dataexec.DeleteDashboardAction
+		return func(e *env, p access.Principal) (error, error) {
+			return both(p, e, func(x *dataexec.Executor, ctx context.Context, p access.Principal) error {
+				return a.Check(x, ctx, p, in)
+			},
+				func(x *dataexec.Executor, ctx context.Context, p access.Principal) error {
+					_, err := a.Run(x, ctx, p, in)
+					return err
+				})
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		p    access.Principal
+		call check
+		want askbi.Code
+	}{
+		{"update saved chart as viewer", vic, update(dataexec.ChartChange{ChartID: "c-signups", Name: "x"}), askbi.Forbidden},
+		{"update preview as viewer", vic, update(dataexec.ChartChange{ChartID: "c-draft", Name: "x"}), ""},
+		{"update to an unknown type", bob, update(dataexec.ChartChange{ChartID: "c-signups", Type: "radar"}), askbi.InvalidArgument},
+		{"update another team's chart", carol, update(dataexec.ChartChange{ChartID: "c-signups", Name: "x"}), askbi.NotFound},
+		{"update", bob, update(dataexec.ChartChange{ChartID: "c-signups", Name: "Signups per day"}), ""},
+		{"place as viewer", vic, place(dataexec.Placement{ChartID: "c-draft", DashboardID: "d-growth"}), askbi.Forbidden},
+		{"place saved chart", bob, place(dataexec.Placement{ChartID: "c-signups", DashboardID: "d-growth"}), askbi.Conflict},
+		{"place across projects", alice, place(dataexec.Placement{ChartID: "c-draft", DashboardID: "d-fin"}), askbi.InvalidArgument},
+		{"place", bob, place(dataexec.Placement{ChartID: "c-draft", DashboardID: "d-growth"}), ""},
+		{"delete as viewer", vic, remove(dataexec.DashboardRef{DashboardID: "d-growth"}), askbi.Forbidden},
+		{"delete out of projects", bob, remove(dataexec.DashboardRef{DashboardID: "d-fin"}), askbi.NotFound},
+		{"delete", bob, remove(dataexec.DashboardRef{DashboardID: "d-growth"}), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			checked, ran := tc.call(e, tc.p)
+			if askbi.ErrorCode(checked) != tc.want || askbi.ErrorCode(ran) != tc.want {
+				t.Errorf("Check = %v, Run = %v; want code %q from both", checked, ran, tc.want)
+			}
+		})
+	}
+}
