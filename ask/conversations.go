@@ -146,11 +146,14 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 	if v.WorkSummary, err = a.refreshCharts(ctx, live, runs); err != nil {
 		return nil, err
 	}
-	pending, err := a.approvals.Pending(ctx, conv.ID, a.o.Now())
+	tools, err := a.toolbox(ctx, live)
 	if err != nil {
 		return nil, err
 	}
-	tools, err := a.toolbox(ctx, live)
+	if err := refreshResults(ctx, live, tools, v.WorkSummary); err != nil {
+		return nil, err
+	}
+	pending, err := a.approvals.Pending(ctx, conv.ID, a.o.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -189,6 +192,26 @@ func (a *Assistant) refreshCharts(ctx context.Context, p access.Principal, runs 
 		out[i].Result, _ = json.Marshal(now[j])
 	}
 	return out, nil
+}
+
+// refreshResults re-reads, in place, the saved results of completed
+// runs whose tool has a Refresh (a connection setup card).
+func refreshResults(ctx context.Context, p access.Principal, tools *toolbox, runs []ToolRun) error {
+	for i, r := range runs {
+		if r.State != RunCompleted || len(r.Result) == 0 {
+			continue
+		}
+		t, ok := tools.Tool(r.Tool)
+		if !ok || t.Refresh == nil {
+			continue
+		}
+		res, err := t.Refresh(ctx, p, r.Result)
+		if err != nil {
+			return err
+		}
+		runs[i].Result = res
+	}
+	return nil
 }
 
 // revalidate resolves the stored context, drops what is gone and saves
