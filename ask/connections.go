@@ -58,11 +58,7 @@ func ListConnections(r *connresolve.Resolver) Tool {
 		`"capability":{"type":"string","enum":[` + strings.Join(caps, ",") + `],"description":"The kind of data the question needs."}},` +
 		`"required":["capability"],"additionalProperties":false}`
 	resolve := func(ctx context.Context, p access.Principal, in connectionsInput) (ConnectionSetup, error) {
-		opts, err := r.Resolve(ctx, p, connresolve.Request{Provider: in.Provider, Capability: in.Capability})
-		if err != nil {
-			return ConnectionSetup{}, err
-		}
-		return setupOf(in, opts), nil
+		return ResolveSetup(ctx, r, p, in.Provider, in.Capability)
 	}
 	return Tool{
 		Name: "list_connections",
@@ -104,6 +100,17 @@ func ListConnections(r *connresolve.Resolver) Tool {
 			return json.Marshal(setup)
 		},
 	}
+}
+
+// ResolveSetup resolves a provider and capability for live principal p
+// into the setup card list_connections shows (the chat API's setup route
+// answers the same). Errors: the resolver's.
+func ResolveSetup(ctx context.Context, r *connresolve.Resolver, p access.Principal, provider string, capability connresolve.Capability) (ConnectionSetup, error) {
+	opts, err := r.Resolve(ctx, p, connresolve.Request{Provider: provider, Capability: capability})
+	if err != nil {
+		return ConnectionSetup{}, err
+	}
+	return setupOf(connectionsInput{Provider: provider, Capability: capability}, opts), nil
 }
 
 // setupOf is the setup result of a resolution.

@@ -26,6 +26,19 @@ func (a *Assistant) owned(ctx context.Context, p access.Principal, id string) (C
 	return c, err
 }
 
+// CheckConversation returns nil when conversation id is p's, and
+// NotFound otherwise, for an adapter that records a reference to it (a
+// connection set up from the conversation).
+func (a *Assistant) CheckConversation(ctx context.Context, p access.Principal, id string) (err error) {
+	defer askbi.Wrap(&err, "ask.Assistant.CheckConversation")
+	live, err := a.begin(ctx, p)
+	if err != nil {
+		return err
+	}
+	_, err = a.owned(ctx, live, id)
+	return err
+}
+
 // CreateConversation starts an empty conversation for p.
 func (a *Assistant) CreateConversation(ctx context.Context, p access.Principal) (_ Conversation, err error) {
 	defer askbi.Wrap(&err, "ask.Assistant.CreateConversation")
