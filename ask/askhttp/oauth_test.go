@@ -226,6 +226,15 @@ func TestFailedStartAllowsRetry(t *testing.T) {
 	if loc.Query().Get("oauth") != "connected" {
 		t.Errorf("retried sign-in went to %s", loc)
 	}
+	// The MCP form's Save and connect: the sign-in starts in the same
+	// request.
+	form, cookies := ts.connect(t, http.StatusCreated, alice, map[string]any{"name": "Second", "url": fake.MCPURL})
+	if form.Connection.Active || form.AuthorizationURL == "" || len(cookies) != 1 {
+		t.Fatalf("form save and connect = %+v; want an inactive connection with its sign-in started", form)
+	}
+	if loc := browser(t, form.AuthorizationURL, cookies); loc.Query().Get("oauth") != "connected" {
+		t.Errorf("form sign-in went to %s", loc)
+	}
 }
 
 func TestConnectionSetupRoute(t *testing.T) {

@@ -309,6 +309,9 @@ func (s *Service) start(ctx context.Context, live access.Principal, st State, co
 		if err != nil {
 			return OAuthStart{}, "", oauthFailure(err, st.Name)
 		}
+		if reg.Method == "dynamic" {
+			s.keepRegistration(ctx, st.ID, st.URL, md, reg)
+		}
 	}
 	scopes := mcpoauth.Scopes(ch, md, earlier, true)
 	now := s.o.Now().UTC()
@@ -335,6 +338,22 @@ func (s *Service) start(ctx context.Context, live access.Principal, st State, co
 	}
 	return OAuthStart{AuthorizationURL: mcpoauth.AuthURL(md, reg, scopes, f.ID+"."+sealed, verifier), FlowID: f.ID,
 		Binding: binding, ExpiresAt: f.ExpiresAt}, reg.Method, nil
+}
+
+// keepRegistration keeps a dynamically registered client on a connection
+// that has no tokens yet, so the next start at the same server (another
+// click, a retry) registers nothing new. A signed-in connection keeps its
+// grant as it is.
+func (s *Service) keepRegistration(ctx context.Context, id, url string, md *mcpoauth.Metadata, reg mcpoauth.Registration) {
+	_, err := s.store.Update(context.WithoutCancel(ctx), id, func(st *State) error {
+		if st.Auth != AuthOAuth || st.HasToken || st.URL != url {
+			return errNotOAuth
+		}
+		return s.sealGrant(st, grant{Metadata: *md, Client: reg})
+	})
+	if err != nil && !errors.Is(err, errNotOAuth) && askbi.ErrorCode(err) != askbi.NotFound {
+		s.o.Logger.Error("mcpsource: keep the client registration", "connection", id, "err", err)
+	}
 }
 
 func flowAD(flow, conn string) []byte { return seal.Context("askbi.mcp.oauth.flow.v1", flow, conn) }

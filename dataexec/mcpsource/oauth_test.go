@@ -460,6 +460,9 @@ func TestConnect(t *testing.T) {
 		if err != nil || c.ID != id || st.AuthorizationURL == "" {
 			t.Fatalf("second Connect = %+v, %v; want connection %s again with a new sign-in", c, err, id)
 		}
+		if got := e.fake.Stats().Registrations; got != 1 {
+			t.Errorf("%d client registrations after two clicks; want the first one reused", got)
+		}
 		other, _, err := e.svc.Connect(t.Context(), alice, in, "conv_b")
 		if err != nil || other.ID == id || other.Name != "PostHog 2" {
 			t.Fatalf("Connect from another conversation = %+v, %v; want a second connection named PostHog 2", other, err)
