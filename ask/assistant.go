@@ -123,6 +123,7 @@ Rules:
 - Selected items are referred to by handle: pass "@c1" as an id argument to act on the first selected item. A selected item beats a name in the message.
 - If the user says "this chart" and several charts are selected, ask which one.
 - Changes (updating charts, adding to dashboards, deleting) need the user's approval, which the product asks for. Never say an action ran unless its tool result says so.
+- When a question needs data from a source that may not be connected (a product the user names, or a kind of data no dataset covers), call list_connections with the capability and the provider. If it finds no usable connection, say in one or two sentences which access is missing, then stop: the product shows the setup options after your answer. Do not make a chart from other data instead. Setting up or approving a connection is the user's action, never yours; when the user says they added it, call list_connections again before continuing.
 - Be brief.`
 
 func newID(prefix string) string {

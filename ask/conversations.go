@@ -26,6 +26,19 @@ func (a *Assistant) owned(ctx context.Context, p access.Principal, id string) (C
 	return c, err
 }
 
+// CheckConversation returns nil when conversation id is p's, and
+// NotFound otherwise, for an adapter that records a reference to it (a
+// connection set up from the conversation).
+func (a *Assistant) CheckConversation(ctx context.Context, p access.Principal, id string) (err error) {
+	defer askbi.Wrap(&err, "ask.Assistant.CheckConversation")
+	live, err := a.begin(ctx, p)
+	if err != nil {
+		return err
+	}
+	_, err = a.owned(ctx, live, id)
+	return err
+}
+
 // CreateConversation starts an empty conversation for p.
 func (a *Assistant) CreateConversation(ctx context.Context, p access.Principal) (_ Conversation, err error) {
 	defer askbi.Wrap(&err, "ask.Assistant.CreateConversation")
@@ -146,11 +159,14 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 	if v.WorkSummary, err = a.refreshCharts(ctx, live, runs); err != nil {
 		return nil, err
 	}
-	pending, err := a.approvals.Pending(ctx, conv.ID, a.o.Now())
+	tools, err := a.toolbox(ctx, live)
 	if err != nil {
 		return nil, err
 	}
-	tools, err := a.toolbox(ctx, live)
+	if err := refreshResults(ctx, live, tools, v.WorkSummary); err != nil {
+		return nil, err
+	}
+	pending, err := a.approvals.Pending(ctx, conv.ID, a.o.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -189,6 +205,26 @@ func (a *Assistant) refreshCharts(ctx context.Context, p access.Principal, runs 
 		out[i].Result, _ = json.Marshal(now[j])
 	}
 	return out, nil
+}
+
+// refreshResults re-reads, in place, the saved results of completed
+// runs whose tool has a Refresh (a connection setup card).
+func refreshResults(ctx context.Context, p access.Principal, tools *toolbox, runs []ToolRun) error {
+	for i, r := range runs {
+		if r.State != RunCompleted || len(r.Result) == 0 {
+			continue
+		}
+		t, ok := tools.Tool(r.Tool)
+		if !ok || t.Refresh == nil {
+			continue
+		}
+		res, err := t.Refresh(ctx, p, r.Result)
+		if err != nil {
+			return err
+		}
+		runs[i].Result = res
+	}
+	return nil
 }
 
 // revalidate resolves the stored context, drops what is gone and saves

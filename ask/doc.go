@@ -5,7 +5,10 @@
 // an answer. Every tool the model may see is registered explicitly
 // (Registry): the product's own actions (ProductTools, thin calls into the
 // same dataexec.Executor the MCP server uses) and, per turn, the remote
-// MCP tools an admin approved (Options.Tools, RemoteTools).
+// MCP tools an admin approved (Options.Tools, RemoteTools), and
+// list_connections (ListConnections), which finds the shortest safe path
+// to a provider the team has not connected and answers with a typed
+// ConnectionSetup card, resolved afresh when the conversation opens.
 // Read-only calls run; mutating, destructive and unknown ones wait for a
 // single-use Approval bound to the user, conversation, tool (for a remote
 // tool also its connection and definition fingerprint, Tool.Target) and

@@ -88,6 +88,7 @@ type envConfig struct {
 	convs     ask.ConversationStore
 	approvals ask.ApprovalStore
 	opts      ask.Options
+	extra     []ask.Tool
 }
 
 func newEnv(t testing.TB, provider ask.Provider, options ...envOption) *env {
@@ -143,7 +144,7 @@ func newEnv(t testing.TB, provider ask.Provider, options ...envOption) *env {
 	src := dataexec.NewTableSource(e.tables)
 	e.gate = access.NewGate(access.NewChecker(e.dir, nil), cfg.limiter)
 	exec := dataexec.NewExecutor(c, dataexec.SourceMap{"wh": src, "gx": src}, &dataexec.Options{Audit: e.audit, Now: e.clock.Now})
-	reg, err := ask.NewRegistry(ask.ProductTools(exec)...)
+	reg, err := ask.NewRegistry(append(ask.ProductTools(exec), cfg.extra...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

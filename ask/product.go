@@ -35,17 +35,23 @@ func ProductTools(exec *dataexec.Executor) []Tool {
 					Data: map[string]any{"dataset": res.Dataset, "columns": res.Columns, "rows": rows,
 						"row_count": res.RowCount, "truncated": res.Truncated || len(rows) < len(res.Rows)}}
 			}),
-		fromAction(exec, dataexec.ChartPreviewAction, "Create a temporary chart from a dataset. The user can add it to a dashboard.",
-			"Created chart preview", ShowAll, chartOutput("Created preview")),
-		titled("Update chart", fromAction(exec, dataexec.UpdateChartAction, "Change a chart's type, fields or name. Fields left out keep their values.",
-			"Updated chart", ShowAll, chartOutput("Updated"))),
-		titled("Add chart to dashboard", fromAction(exec, dataexec.PlaceChartAction, "Place a preview chart on a dashboard.", "Added chart to dashboard",
-			ShowAll, chartOutput("Added"))),
+		charting(fromAction(exec, dataexec.ChartPreviewAction, "Create a temporary chart from a dataset. The user can add it to a dashboard.",
+			"Created chart preview", ShowAll, chartOutput("Created preview"))),
+		charting(titled("Update chart", fromAction(exec, dataexec.UpdateChartAction, "Change a chart's type, fields or name. Fields left out keep their values.",
+			"Updated chart", ShowAll, chartOutput("Updated")))),
+		charting(titled("Add chart to dashboard", fromAction(exec, dataexec.PlaceChartAction, "Place a preview chart on a dashboard.", "Added chart to dashboard",
+			ShowAll, chartOutput("Added")))),
 		titled("Delete dashboard", fromAction(exec, dataexec.DeleteDashboardAction, "Delete a dashboard and its charts.", "Deleted dashboard", ShowAll,
 			func(d dataexec.Deleted) Output {
 				return Output{Summary: "Dashboard deleted", Data: map[string]any{"deleted": d.Deleted.ID}}
 			})),
 	}
+}
+
+// charting marks a chart tool (Tool.Chart).
+func charting(t Tool) Tool {
+	t.Chart = true
+	return t
 }
 
 func titled(title string, t Tool) Tool {

@@ -34,6 +34,11 @@ type Output struct {
 	// Result is the safe result the client renders, such as chart
 	// references; it never holds rows.
 	Result any
+	// NeedsSetup says the data the question needs is not connected yet
+	// (list_connections found no usable connection): the rest of the turn
+	// offers the model no chart tools (Tool.Chart), so it explains the
+	// missing access instead of making a chart of something else.
+	NeedsSetup bool
 }
 
 // Tool is one tool the model may call, defined once: its name, input
@@ -66,7 +71,16 @@ type Tool struct {
 	// RemoteTools), so an approval cannot run another connection's tool
 	// of the same name or a tool whose definition widened since.
 	Target string
-	Run    func(ctx context.Context, call Call) (Output, error)
+	// Chart marks a tool that makes or changes charts: left out of a
+	// turn's model requests once a tool said setup is needed
+	// (Output.NeedsSetup).
+	Chart bool
+	// Refresh, when set, re-reads a completed call's saved Result for live
+	// principal p when its conversation is opened (a connection setup
+	// card then shows the connection set up since). An error fails the
+	// opening.
+	Refresh func(ctx context.Context, p access.Principal, result json.RawMessage) (json.RawMessage, error)
+	Run     func(ctx context.Context, call Call) (Output, error)
 }
 
 // Remote tool names follow MCP's rule for tool names.
@@ -149,11 +163,11 @@ func withheld(json.RawMessage, Sharing) json.RawMessage {
 }
 
 // specs lists the tools for a model request. Headless runs leave gated
-// tools out: nobody could approve them.
-func (r *Registry) specs(headless bool) []ToolSpec {
+// tools out: nobody could approve them; noCharts leaves chart tools out.
+func (r *Registry) specs(headless, noCharts bool) []ToolSpec {
 	var out []ToolSpec
 	for _, t := range r.tools {
-		if headless && t.Class.Gated() {
+		if headless && t.Class.Gated() || noCharts && t.Chart {
 			continue
 		}
 		out = append(out, ToolSpec{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})

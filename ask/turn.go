@@ -27,8 +27,11 @@ type turn struct {
 	level    Sharing
 	headless bool
 	tools    *toolbox // the registry's tools and this turn's extra ones
-	emit     Emit
-	seq      int
+	// setupNeeded is set once a tool said the data is not connected yet
+	// (Output.NeedsSetup): later model requests offer no chart tools.
+	setupNeeded bool
+	emit        Emit
+	seq         int
 }
 
 func (tr *turn) send(e Event) {
@@ -277,6 +280,7 @@ func (tr *turn) run(ctx context.Context, tool Tool, c ToolCall, approval string)
 		}
 		return nil, toolFailure{err}
 	}
+	tr.setupNeeded = tr.setupNeeded || out.NeedsSetup
 	run.State, run.Result, run.ErrorMessage = RunCompleted, result, ""
 	run.UpdatedAt = tr.a.o.Now().UTC()
 	if err := tr.a.convs.SaveToolRun(ctx, run); err != nil {
@@ -473,7 +477,7 @@ func (tr *turn) request(ctx context.Context) (ModelRequest, error) {
 	if block != "" && lastUser >= 0 {
 		msgs[lastUser].Text = block + msgs[lastUser].Text
 	}
-	return ModelRequest{System: systemPrompt, Messages: msgs, Tools: tr.tools.specs(tr.headless)}, nil
+	return ModelRequest{System: systemPrompt, Messages: msgs, Tools: tr.tools.specs(tr.headless, tr.setupNeeded)}, nil
 }
 
 // modelView is what the model sees of a saved tool output: the tool's

@@ -140,9 +140,14 @@ const MaxOptions = 5
 
 // Options configures a Resolver. The zero value is valid.
 type Options struct {
-	// Verified replaces the verified provider catalog (tests). Default
-	// Verified.
+	// Verified replaces the verified provider catalog (tests, a demo).
+	// Default Verified.
 	Verified []Provider
+	// LoopbackHTTP counts a verified endpoint on a loopback address
+	// (http://127.0.0.1, [::1], localhost) as HTTPS, for a demo or
+	// development provider on the same machine, where no traffic leaves
+	// it. Default false: only https endpoints get the OAuth action.
+	LoopbackHTTP bool
 }
 
 // Resolver resolves requests. It is safe for concurrent use.
@@ -150,6 +155,7 @@ type Resolver struct {
 	conns    Connections
 	natives  []NativeSource
 	verified []Provider
+	loopback bool
 }
 
 // New returns a resolver over the host's connections and its installed
@@ -159,7 +165,28 @@ func New(conns Connections, natives []NativeSource, opts *Options) *Resolver {
 	if opts != nil && opts.Verified != nil {
 		r.verified = opts.Verified
 	}
+	if opts != nil {
+		r.loopback = opts.LoopbackHTTP
+	}
 	return r
+}
+
+// OAuthProvider returns the verified provider called name (or by one of
+// its aliases) when it offers the OAuth setup: an HTTPS endpoint and
+// OAuth sign-in. A host's "Connect" action takes the endpoint from here,
+// never from the client.
+func (r *Resolver) OAuthProvider(name string) (Provider, bool) {
+	n := normalize(name)
+	for _, v := range r.verified {
+		if (normalize(v.Name) == n || slices.Contains(v.Aliases, n)) && r.oauthReady(v) {
+			return v, true
+		}
+	}
+	return Provider{}, false
+}
+
+func (r *Resolver) oauthReady(v Provider) bool {
+	return v.OAuth && (isHTTPS(v.MCPURL) || r.loopback && isLoopbackHTTP(v.MCPURL))
 }
 
 // Resolve returns at most MaxOptions ways to the data req needs, for live
@@ -238,7 +265,7 @@ func (r *Resolver) Resolve(ctx context.Context, p access.Principal, req Request)
 		if provider != "" {
 			known = v
 		}
-		if !v.OAuth || !isHTTPS(v.MCPURL) {
+		if !r.oauthReady(*v) {
 			continue
 		}
 		if !canConfigure {
@@ -278,6 +305,15 @@ func normalize(s string) string { return strings.ToLower(strings.Join(strings.Fi
 func isHTTPS(raw string) bool {
 	u, err := url.Parse(raw)
 	return err == nil && u.Scheme == "https" && u.Host != "" && u.User == nil
+}
+
+func isLoopbackHTTP(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "http" || u.User != nil {
+		return false
+	}
+	h := u.Hostname()
+	return h == "localhost" || h == "::1" || strings.HasPrefix(h, "127.")
 }
 
 func joinCaps() string {

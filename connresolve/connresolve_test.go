@@ -150,6 +150,36 @@ func TestOnlyVerifiedEndpointsGetOAuth(t *testing.T) {
 	}
 }
 
+// TestLoopbackHTTP: a loopback http endpoint gets the OAuth action only
+// when the host allows it (a demo on the same machine); OAuthProvider
+// follows the same rule.
+func TestLoopbackHTTP(t *testing.T) {
+	verified := []connresolve.Provider{{Name: "Local", Aliases: []string{"local"}, MCPURL: "http://127.0.0.1:9/mcp", OAuth: true},
+		{Name: "Remote", Aliases: []string{"remote"}, MCPURL: "http://mcp.example.com/mcp", OAuth: true}}
+	for _, tc := range []struct {
+		loopback bool
+		name     string
+		want     connresolve.State
+	}{
+		{false, "local", connresolve.StateManualMCPSetup},
+		{true, "local", connresolve.StateMCPOAuthSetup},
+		{true, "remote", connresolve.StateManualMCPSetup},
+	} {
+		r := connresolve.New(conns{}, nil, &connresolve.Options{Verified: verified, LoopbackHTTP: tc.loopback})
+		got, err := r.Resolve(context.Background(), live(t, "alice"), connresolve.Request{Provider: tc.name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ok := r.OAuthProvider(tc.name)
+		if got[0].State != tc.want || ok != (tc.want == connresolve.StateMCPOAuthSetup) {
+			t.Errorf("loopback %v, %s: %s, OAuthProvider %v; want %s", tc.loopback, tc.name, got[0].State, ok, tc.want)
+		}
+	}
+	if p, ok := connresolve.New(conns{}, nil, nil).OAuthProvider("Post Hog"); !ok || p.MCPURL != "https://mcp.posthog.com/mcp" {
+		t.Errorf("OAuthProvider(Post Hog) = %+v, %v", p, ok)
+	}
+}
+
 func TestAtMostFiveOptions(t *testing.T) {
 	var cs conns
 	for i := range 8 {

@@ -1,6 +1,6 @@
 // Package askhttp is the chat HTTP adapter of askbi: the Ask conversation,
-// turn, approval, direct-action, context-search, status, memory and
-// connection routes
+// turn, approval, direct-action, context-search, status, memory,
+// connection and connection setup (with the OAuth callback) routes
 // as one http.Handler a host mounts, the way mcpserver is the MCP adapter.
 // It owns the transport only: JSON and Server-Sent Events, write deadlines
 // for long turns, body validation, and the one table from askbi error codes
@@ -32,6 +32,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
+	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/internal/httpjson"
 	"github.com/askbi/askbi/memory"
@@ -59,6 +60,18 @@ type Options struct {
 	// connections and their tools' access). Default none: those routes
 	// answer Unsupported.
 	Connections *mcpsource.Service
+	// Resolver, when set, serves the connection setup route and lets
+	// save and connect take a verified provider by name. Default none.
+	Resolver *connresolve.Resolver
+	// ConnectionPage is where the OAuth callback sends the browser: the
+	// host's connection page, for tool approval, with the conversation and
+	// team in the query (the chat stays closed). Default
+	// DefaultConnectionPage.
+	ConnectionPage func(OAuthReturn) string
+	// SecureCookies marks the sign-in binding cookie Secure even when the
+	// request arrived without TLS (behind a TLS-terminating proxy).
+	// Default: Secure on TLS requests only.
+	SecureCookies bool
 	// Logger logs internal errors with detail. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -94,6 +107,9 @@ func New(assistant *ask.Assistant, memories *memory.Service, authn Authenticate,
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.ConnectionPage == nil {
+		o.ConnectionPage = DefaultConnectionPage
+	}
 	route := func(method, path string, fn func(http.ResponseWriter, *http.Request, access.Principal), gated bool) {
 		h.mux.HandleFunc(method+" "+o.Prefix+path, h.begin(fn, gated))
 	}
@@ -114,6 +130,7 @@ func New(assistant *ask.Assistant, memories *memory.Service, authn Authenticate,
 	route("PUT", "/memory/{id}", h.editMemory, true)
 	route("DELETE", "/memory/{id}", h.deleteMemory, true)
 	h.connectionRoutes(route)
+	h.setupRoutes(route)
 	// What no route matched is answered after authentication too, so the
 	// routes cannot be mapped without a credential.
 	noRoute := httpjson.NoRoute(h.mux, o.Prefix+"/", o.Logger)

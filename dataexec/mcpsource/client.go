@@ -23,6 +23,21 @@ type probe struct {
 	mu       sync.Mutex
 	status   int // the first non-2xx status
 	tooLarge bool
+	// challenge is the WWW-Authenticate of the first 401 or 403.
+	challenge http.Header
+}
+
+// reset forgets the status, after an authorization that fixed it.
+func (p *probe) reset() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.status, p.challenge = 0, nil
+}
+
+func (p *probe) getChallenge() http.Header {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.challenge
 }
 
 func (p *probe) get() (int, bool) {
@@ -33,16 +48,21 @@ func (p *probe) get() (int, bool) {
 
 // authTransport adds the connection's own bearer token (never the user's
 // product credential: requests are built here, from nothing the user
-// sent) and feeds the probe.
+// sent) and feeds the probe. For an OAuth connection the MCP transport
+// sets the header from the connection's tokens (oauthSession), and it is
+// kept.
 type authTransport struct {
 	next  http.RoundTripper
 	token string
+	oauth bool
 	probe *probe
 }
 
 func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
-	req.Header.Del("Authorization")
+	if !t.oauth {
+		req.Header.Del("Authorization")
+	}
 	req.Header.Del("Cookie")
 	if t.token != "" {
 		req.Header.Set("Authorization", "Bearer "+t.token)
@@ -60,6 +80,9 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.probe.mu.Lock()
 		if t.probe.status == 0 {
 			t.probe.status = resp.StatusCode
+		}
+		if (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) && t.probe.challenge == nil {
+			t.probe.challenge = http.Header{"Www-Authenticate": resp.Header.Values("WWW-Authenticate")}
 		}
 		t.probe.mu.Unlock()
 	}
@@ -87,23 +110,35 @@ type session struct {
 	cs    *mcp.ClientSession
 	probe *probe
 	limit int64
+	oauth *oauthSession // nil unless the connection uses OAuth
 }
 
-// connect opens a session to url, authenticated with token ("" for none),
-// under the outbound policy with response cap limit.
-func (s *Service) connect(ctx context.Context, url, token string, limit int64) (*session, error) {
+// credential is how a session authenticates: a bearer token ("" for
+// none), or an OAuth connection's tokens.
+type credential struct {
+	bearer string
+	oauth  *oauthSession
+}
+
+// connect opens a session to url, authenticated with cred, under the
+// outbound policy with response cap limit.
+func (s *Service) connect(ctx context.Context, url string, cred credential, limit int64) (*session, error) {
 	pr := &probe{}
 	base := outbound.NewClient(&outbound.Options{
 		DenyLoopback: s.o.DenyLoopback, AllowPrivate: s.o.AllowPrivateNetworks,
 		Timeout: max(s.o.DiscoveryTimeout, s.o.CallTimeout), MaxResponseBytes: limit,
 	})
-	hc := &http.Client{Transport: &authTransport{next: base.Transport, token: token, probe: pr},
+	hc := &http.Client{Transport: &authTransport{next: base.Transport, token: cred.bearer, oauth: cred.oauth != nil, probe: pr},
 		CheckRedirect: base.CheckRedirect, Timeout: base.Timeout}
 	client := mcp.NewClient(&mcp.Implementation{Name: "askbi", Version: "1"}, nil)
 	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true,
 		MaxEventSize: int(limit)}
+	if cred.oauth != nil {
+		cred.oauth.probe = pr
+		tr.OAuthHandler = cred.oauth
+	}
 	cs, err := client.Connect(ctx, tr, nil)
-	se := &session{probe: pr, limit: limit}
+	se := &session{probe: pr, limit: limit, oauth: cred.oauth}
 	if err != nil {
 		return nil, se.fail(ctx, err)
 	}
@@ -121,6 +156,14 @@ func (se *session) close() {
 // message of its own. The remote server's own words never pass.
 func (se *session) fail(ctx context.Context, err error) error {
 	status, tooLarge := se.probe.get()
+	if o := se.oauth; o != nil {
+		if ferr := o.failed(); ferr != nil {
+			return ferr
+		}
+		if status == http.StatusUnauthorized {
+			return o.rejected(ctx)
+		}
+	}
 	switch {
 	case tooLarge || outbound.TooLarge(err):
 		return wrapFail(dataexec.FailInvalidResult, askbi.TooLarge, err,

@@ -48,6 +48,7 @@ func newEnv(t *testing.T, opts *mcpsource.Options) *env {
 	dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
 	dir.SetMember("acme", "eve", access.RoleEditor, access.AllProjects())
 	dir.SetMember("acme", "vic", access.RoleViewer, access.AllProjects())
+	dir.SetMember("acme", "ada", access.RoleAdmin, access.AllProjects())
 	dir.SetMember("globex", "carol", access.RoleOwner, access.AllProjects())
 	keys, err := seal.NewStaticKeyring("k1", map[string][]byte{"k1": seal.GenerateKey()})
 	if err != nil {

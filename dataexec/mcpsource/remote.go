@@ -89,6 +89,9 @@ func (s *Service) Call(ctx context.Context, p access.Principal, connID, tool, fp
 		return nil, err
 	}
 	target = ref(st.Connection)
+	if st.Auth == AuthOAuth && !st.HasToken {
+		return nil, errSignInFirst(st.Name)
+	}
 	t, ok := st.Tool(tool)
 	if !ok || !st.Active || !t.Usable() || t.Fingerprint() != fp {
 		return nil, wrapFail(dataexec.FailUnavailableTool, askbi.Unavailable, nil, "this tool is no longer approved for use; an admin can allow it again on the connection")
@@ -108,11 +111,11 @@ func (s *Service) Call(ctx context.Context, p access.Principal, connID, tool, fp
 
 // call opens a session and calls one tool.
 func (s *Service) call(ctx context.Context, st State, tool string, args json.RawMessage, limit int64) (*mcp.CallToolResult, error) {
-	token, err := s.token(st)
+	cred, err := s.credential(ctx, st)
 	if err != nil {
 		return nil, err
 	}
-	se, err := s.connect(ctx, st.URL, token, limit)
+	se, err := s.connect(ctx, st.URL, cred, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -215,6 +218,8 @@ func (src *Source) Query(ctx context.Context, q dataexec.Query) (*dataexec.Table
 	}
 	t, ok := st.Tool(q.Tool)
 	switch {
+	case st.Auth == AuthOAuth && !st.HasToken:
+		return nil, errSignInFirst(st.Name)
 	case !ok || !t.Present:
 		return nil, wrapFail(dataexec.FailUnavailableTool, askbi.Unavailable, nil, "the connection has no tool %s (any more); open the connection to refresh its tools", q.Tool)
 	case !t.Usable() || !st.Active:

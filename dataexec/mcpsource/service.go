@@ -74,8 +74,11 @@ type Options struct {
 	MaxSchemaDepth int
 	// MaxResultBytes caps one tool call's response. Default 8 MiB.
 	MaxResultBytes int64
-	// Audit records connection changes, discoveries, approvals and remote
-	// calls. Default none.
+	// OAuth configures the sign-in of OAuth connections. Default off
+	// (see OAuthOptions).
+	OAuth OAuthOptions
+	// Audit records connection changes, discoveries, approvals, remote
+	// calls and OAuth sign-ins. Default none.
 	Audit access.AuditSink
 	// Logger logs internal errors. Default slog.Default().
 	Logger *slog.Logger
@@ -138,6 +141,7 @@ func NewService(store Store, keys seal.Keyring, gate *access.Gate, opts *Options
 		o.Now = time.Now
 	}
 	s.audit = access.NewAuditor(o.Audit, o.Logger, o.Now)
+	s.oauthDefaults()
 	return s
 }
 
@@ -153,6 +157,9 @@ type Input struct {
 	// ToolFocus is the question a list of more than 250 tools is matched
 	// against.
 	ToolFocus string
+	// Provider names the verified provider the connection is for
+	// (package connresolve), e.g. "PostHog"; "" for one set up by hand.
+	Provider string
 }
 
 // Patch changes a connection; nil fields keep their values.
@@ -240,7 +247,13 @@ func newID() string { return "conn_" + strings.ToLower(rand.Text()[:16]) }
 // a metadata, link-local or private address, a credential in the query;
 // a bad name or token), Conflict for a name the team uses, Forbidden.
 // Nothing is stored on error. The token is sealed; it is never returned.
-func (s *Service) Create(ctx context.Context, p access.Principal, in Input) (_ Connection, err error) {
+func (s *Service) Create(ctx context.Context, p access.Principal, in Input) (Connection, error) {
+	return s.create(ctx, p, in, "")
+}
+
+// create is Create, noting the conversation the connection is set up
+// from.
+func (s *Service) create(ctx context.Context, p access.Principal, in Input, conversationID string) (_ Connection, err error) {
 	target := access.Entity{Type: access.TypeConnection}
 	details := map[string]string{}
 	defer s.audit.Track(ctx, p, ActionConnectionCreate, &target, details)(&err)
@@ -249,6 +262,9 @@ func (s *Service) Create(ctx context.Context, p access.Principal, in Input) (_ C
 		return Connection{}, err
 	}
 	target.TeamID = live.TeamID
+	if utf8.RuneCountInString(in.Provider) > 100 || !utf8.ValidString(in.Provider) {
+		return Connection{}, askbi.Errorf(askbi.InvalidArgument, "provider: at most 100 characters")
+	}
 	if in.Auth == "" {
 		in.Auth = AuthNone
 		if in.Token != "" {
@@ -262,7 +278,8 @@ func (s *Service) Create(ctx context.Context, p access.Principal, in Input) (_ C
 		return Connection{}, askbi.Errorf(askbi.InvalidArgument, "id: must be 1 to 64 of a-z, 0-9 and _")
 	}
 	now := s.o.Now().UTC()
-	st := State{Record: Record{Connection: Connection{ID: id, TeamID: live.TeamID, CreatedAt: now, UpdatedAt: now, Version: 1}}}
+	st := State{Record: Record{Connection: Connection{ID: id, TeamID: live.TeamID, CreatedAt: now, UpdatedAt: now, Version: 1,
+		Provider: strings.TrimSpace(in.Provider)}, SetupConversation: conversationID}}
 	if err := s.apply(&st, Patch{Name: &in.Name, URL: &in.URL, Auth: &in.Auth, Token: &in.Token, ToolFocus: &in.ToolFocus}); err != nil {
 		return Connection{}, err
 	}
@@ -292,12 +309,17 @@ func (s *Service) apply(st *State, pt Patch) error {
 		}
 		if u.String() != st.URL && st.URL != "" {
 			// Another URL may be another server: nothing it lists is
-			// approved until an admin approves it there.
+			// approved until an admin approves it there, and OAuth
+			// tokens, bound to the old resource, are dropped.
 			st.Active = false
 			for i := range st.Tools {
 				if a := &st.Tools[i].Access; a.Allowed {
 					a.Allowed, a.Reapprove = false, "the connection's URL changed"
 				}
+			}
+			if st.Auth == AuthOAuth {
+				st.Token, st.HasToken = seal.Box{}, false
+				st.SignIn = &SignIn{State: SignInNeeded}
 			}
 		}
 		st.URL = u.String()
@@ -305,15 +327,31 @@ func (s *Service) apply(st *State, pt Patch) error {
 	if pt.Auth != nil {
 		switch *pt.Auth {
 		case AuthNone, AuthBearer, AuthOAuth:
-			st.Auth = *pt.Auth
 		default:
 			return bad("auth: must be none, bearer or oauth")
 		}
+		if *pt.Auth != st.Auth && st.Auth == AuthOAuth {
+			// Leaving OAuth drops its sign-in.
+			st.Token, st.HasToken, st.SignIn = seal.Box{}, false, nil
+			st.Active = false
+		}
+		if *pt.Auth == AuthOAuth && st.Auth != AuthOAuth && st.HasToken && (pt.Token == nil || *pt.Token != "") {
+			return bad("token: an OAuth connection signs in instead; send \"token\": \"\" to remove the bearer token")
+		}
+		if *pt.Auth == AuthOAuth && st.Auth != AuthOAuth {
+			st.Token, st.HasToken, st.Active = seal.Box{}, false, false
+			st.SignIn = &SignIn{State: SignInNeeded}
+		}
+		st.Auth = *pt.Auth
 	}
 	if pt.Token != nil {
 		switch {
 		case *pt.Token == "":
-			st.Token, st.HasToken = seal.Box{}, false
+			if st.Auth != AuthOAuth {
+				st.Token, st.HasToken = seal.Box{}, false
+			}
+		case st.Auth == AuthOAuth:
+			return bad("token: an OAuth connection signs in instead of taking a token")
 		case !validToken(*pt.Token):
 			return bad("token: must be 1 to %d printable characters without spaces", maxToken)
 		default:
@@ -334,8 +372,10 @@ func (s *Service) apply(st *State, pt Patch) error {
 	switch {
 	case st.Auth == AuthBearer && !st.HasToken:
 		return bad("token: required for bearer auth")
-	case st.Auth != AuthBearer && st.HasToken:
+	case st.Auth == AuthNone && st.HasToken:
 		return bad("token: only for bearer auth")
+	case st.Auth == AuthOAuth && st.SignIn == nil:
+		st.SignIn = &SignIn{State: SignInNeeded}
 	}
 	return nil
 }
@@ -500,13 +540,18 @@ func (s *Service) Discover(ctx context.Context, p access.Principal, id string, f
 // discover lists and inspects the tools of st's server; excluded counts
 // the tools with invalid names, which are not returned.
 func (s *Service) discover(ctx context.Context, st State) (found []Tool, excluded int, err error) {
-	token, err := s.token(st)
+	cred, err := s.credential(ctx, st)
 	if err != nil {
 		return nil, 0, err
 	}
+	return s.discoverWith(ctx, st.URL, cred)
+}
+
+// discoverWith lists the tools at url with cred.
+func (s *Service) discoverWith(ctx context.Context, url string, cred credential) (found []Tool, excluded int, err error) {
 	ctx, cancel := context.WithTimeout(ctx, s.o.DiscoveryTimeout)
 	defer cancel()
-	se, err := s.connect(ctx, st.URL, token, s.o.MaxListBytes)
+	se, err := s.connect(ctx, url, cred, s.o.MaxListBytes)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -525,20 +570,21 @@ func (s *Service) discover(ctx context.Context, st State) (found []Tool, exclude
 	return found, excluded, nil
 }
 
-// token opens a connection's token; OAuth connections need the sign-in
-// flow, which is not available yet.
-func (s *Service) token(st State) (string, error) {
+// credential is how a session to st's server authenticates: its bearer
+// token, or for OAuth its tokens (refreshed first when they expire).
+func (s *Service) credential(ctx context.Context, st State) (credential, error) {
 	switch {
 	case st.Auth == AuthOAuth:
-		return "", wrapFail(dataexec.FailSignIn, askbi.Forbidden, nil, "this connection uses OAuth, whose sign-in is not available yet; use a bearer token")
+		o, err := s.oauthSession(ctx, st)
+		return credential{oauth: o}, err
 	case !st.HasToken:
-		return "", nil
+		return credential{}, nil
 	}
 	b, err := seal.Open(s.keys, st.Token, tokenAD(st.TeamID, st.ID))
 	if err != nil {
-		return "", wrapFail(dataexec.FailSignIn, askbi.Forbidden, err, "the connection's token cannot be read with the current keys; enter it again")
+		return credential{}, wrapFail(dataexec.FailSignIn, askbi.Forbidden, err, "the connection's token cannot be read with the current keys; enter it again")
 	}
-	return string(b), nil
+	return credential{bearer: string(b)}, nil
 }
 
 // ToolQuery selects a page of a connection's tools.

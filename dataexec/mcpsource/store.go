@@ -16,8 +16,9 @@ import (
 // Auth is how askbi authenticates to a remote MCP server.
 type Auth string
 
-// Auth kinds. OAuth is stored now; its flow is the next step (until then a
-// connection with OAuth answers sign-in needed).
+// Auth kinds. An OAuth connection signs in through its server's
+// authorization server (StartOAuth, CompleteOAuth) and keeps the tokens
+// sealed.
 const (
 	AuthNone   Auth = "none"
 	AuthBearer Auth = "bearer"
@@ -32,7 +33,14 @@ type Connection struct {
 	Name     string `json:"name"`
 	URL      string `json:"url"`
 	Auth     Auth   `json:"auth"`
-	HasToken bool   `json:"has_token"`
+	HasToken bool   `json:"has_token"` // a bearer token, or OAuth tokens of a completed sign-in
+	// Provider is the verified provider (package connresolve) the
+	// connection was set up for, such as "PostHog"; "" for one set up by
+	// hand.
+	Provider string `json:"provider,omitempty"`
+	// SignIn is where an OAuth connection's sign-in stands; nil for other
+	// auth kinds.
+	SignIn *SignIn `json:"sign_in,omitempty"`
 	// Active is true once a discovery succeeded on the current URL; the
 	// catalog shows the connection inactive until then.
 	Active bool `json:"active"`
@@ -44,6 +52,36 @@ type Connection struct {
 	Version   int64     `json:"version"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// SignInState is where an OAuth connection's sign-in stands.
+type SignInState string
+
+// Sign-in states.
+const (
+	// SignInNeeded: never signed in, or the tokens stopped working (a
+	// failed refresh, a refused token): the connection is inactive until
+	// a sign-in completes.
+	SignInNeeded SignInState = "needed"
+	// SignedIn: the tokens of a completed sign-in are kept, sealed.
+	SignedIn SignInState = "signed_in"
+)
+
+// SignIn is an OAuth connection's sign-in, as shown: no token, no client
+// secret.
+type SignIn struct {
+	State SignInState `json:"state"`
+	// Issuer is the authorization server of the current tokens.
+	Issuer string `json:"issuer,omitempty"`
+	// Scopes are the scopes asked for (and granted, where the server
+	// says).
+	Scopes []string  `json:"scopes,omitempty"`
+	At     time.Time `json:"at,omitzero"` // the last completed sign-in
+	// StepUp are scopes the server asked for that the grant lacks: the
+	// next sign-in requests them too (never silently).
+	StepUp []string `json:"step_up,omitempty"`
+	// Error is why the last sign-in, start or refresh failed.
+	Error *ErrorInfo `json:"error,omitempty"`
 }
 
 // Discovery is what the last tool discovery found.
@@ -167,9 +205,13 @@ func (t Tool) Fingerprint() string {
 // Record is a connection as stored: the Connection and its sealed token.
 type Record struct {
 	Connection
-	// Token is the bearer token sealed with seal.Seal (KeyID "" when
-	// none), bound to the team and connection ID.
+	// Token is the bearer token, or for OAuth the sign-in (client
+	// registration, tokens), sealed with seal.Seal (KeyID "" when none),
+	// bound to the team and connection ID.
 	Token seal.Box
+	// SetupConversation is the Ask conversation the connection was set up
+	// from, if any: repeated "Connect" clicks there reuse it.
+	SetupConversation string
 }
 
 // State is a connection with its discovered tools, in discovery order.
@@ -325,6 +367,7 @@ func cloneState(s State) State {
 		e := *s.Discovery.Error
 		out.Discovery.Error = &e
 	}
+	out.SignIn = cloneSignIn(s.SignIn)
 	out.Tools = make([]Tool, len(s.Tools))
 	for i, t := range s.Tools {
 		out.Tools[i] = cloneTool(t)
@@ -343,4 +386,17 @@ func cloneTool(t Tool) Tool {
 	}
 	t.Hints = Hints{ReadOnly: cp(t.Hints.ReadOnly), Destructive: cp(t.Hints.Destructive), Idempotent: cp(t.Hints.Idempotent), OpenWorld: cp(t.Hints.OpenWorld)}
 	return t
+}
+
+func cloneSignIn(si *SignIn) *SignIn {
+	if si == nil {
+		return nil
+	}
+	c := *si
+	c.Scopes, c.StepUp = slices.Clone(si.Scopes), slices.Clone(si.StepUp)
+	if si.Error != nil {
+		e := *si.Error
+		c.Error = &e
+	}
+	return &c
 }

@@ -10,3 +10,7 @@ import (
 func TestMemoryStore(t *testing.T) {
 	mcpsourcetest.Run(t, func(*testing.T) mcpsource.Store { return mcpsource.NewMemoryStore() })
 }
+
+func TestMemoryFlowStore(t *testing.T) {
+	mcpsourcetest.RunFlows(t, func(*testing.T) mcpsource.FlowStore { return mcpsource.NewMemoryFlowStore() })
+}

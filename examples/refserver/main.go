@@ -33,6 +33,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -47,11 +48,13 @@ import (
 	"github.com/askbi/askbi/ask/provider/anthropic"
 	"github.com/askbi/askbi/ask/provider/mock"
 	"github.com/askbi/askbi/ask/provider/openai"
+	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/dataexec/pgsource"
 	"github.com/askbi/askbi/examples/refserver/pgstore"
 	"github.com/askbi/askbi/internal/httpjson"
+	"github.com/askbi/askbi/internal/oauthfake"
 	"github.com/askbi/askbi/internal/pgtest"
 	"github.com/askbi/askbi/mcpserver"
 	"github.com/askbi/askbi/mcpserver/oauth"
@@ -216,7 +219,10 @@ type app struct {
 	assistant *ask.Assistant
 	memory    *memory.Service
 	conns     *mcpsource.Service
+	resolver  *connresolve.Resolver
 	demoMCP   *demoMCP
+	// demoOAuth is Demo Analytics, the demo's OAuth provider.
+	demoOAuth *oauthfake.Server
 	sessions  *sessions
 	// demoSignIn serves /demo/ (nil when -demo-sign-in is off).
 	demoSignIn *demoSignIn
@@ -265,6 +271,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	var memories memory.Store = memory.NewMemoryStore()
 	var grants oauth.Store = oauth.NewMemoryStore()
 	var connStore mcpsource.Store = mcpsource.NewMemoryStore()
+	var flows mcpsource.FlowStore = mcpsource.NewMemoryFlowStore()
 	sources := dataexec.SourceMap{}
 
 	var state *sqlx.DB
@@ -290,6 +297,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		memories = pgstore.NewMemoryStore(state)
 		grants = pgstore.NewOAuthStore(state)
 		connStore = pgstore.NewConnectionStore(state)
+		flows = pgstore.NewFlowStore(state)
 		seedWorkspace(dir, catalog, activity, "postgres", time.Now())
 		a.readerURL = warehouseReader
 		reader, err := sqlx.Open("postgres", warehouseReader)
@@ -315,7 +323,9 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	// Remote MCP connections share the memory keyring for their tokens,
 	// publish themselves into the catalog, and serve their datasets.
 	a.gate = gate
-	a.conns = mcpsource.NewService(connStore, keyring, gate, &mcpsource.Options{Catalog: catalog, Audit: a.audit, Logger: log})
+	// OAuth connections sign in through the chat API's callback.
+	a.conns = mcpsource.NewService(connStore, keyring, gate, &mcpsource.Options{Catalog: catalog, Audit: a.audit, Logger: log,
+		OAuth: mcpsource.OAuthOptions{RedirectURL: base + "/ai/connections/oauth/callback", ClientURI: base, Flows: flows}})
 	if err := a.conns.SyncCatalog(ctx); err != nil {
 		return nil, err
 	}
@@ -328,6 +338,14 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	}
 	seedDemoMCPDataset(catalog, time.Now().Add(-24*time.Hour).UTC())
 	a.creds.AnalyticsMCP = &mcpCredentials{URL: a.demoMCP.URL, Token: a.demoMCP.Token}
+	if a.demoOAuth, err = startDemoProvider(); err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, a.demoOAuth.Close)
+	a.creds.DemoOAuthMCP = &mcpCredentials{URL: a.demoOAuth.MCPURL}
+	verified := append(slices.Clone(connresolve.Verified), demoProvider(a.demoOAuth.MCPURL))
+	a.resolver = connresolve.New(hostConnections{catalog: catalog, conns: a.conns, verified: verified}, demoNatives,
+		&connresolve.Options{Verified: verified, LoopbackHTTP: true})
 	a.executor = dataexec.NewExecutor(catalog, a.conns.Sources(sources), &dataexec.Options{Audit: a.audit, Logger: log})
 	a.keys = access.NewKeys(keyStore, dir, nil)
 	a.sessions = newSessions()
@@ -347,7 +365,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		TeamName:             func(_ context.Context, id string) string { return orDefault(teamNames[id], id) },
 	})
 	a.memory = memory.NewService(memories, keyring, gate, &memory.Options{Policy: policy, Audit: a.audit, Logger: log})
-	tools, err := ask.NewRegistry(ask.ProductTools(a.executor)...)
+	tools, err := ask.NewRegistry(append(ask.ProductTools(a.executor), ask.ListConnections(a.resolver))...)
 	if err != nil {
 		return nil, err
 	}
@@ -627,7 +645,8 @@ func (a *app) routes() http.Handler {
 	a.webRoutes(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	mux.Handle("/ai/", askhttp.New(a.assistant, a.memory, a.sessions.authenticate, &askhttp.Options{
-		StreamWindow: a.streamWindow, Logger: a.log, Connections: a.conns,
+		StreamWindow: a.streamWindow, Logger: a.log, Connections: a.conns, Resolver: a.resolver,
+		ConnectionPage: connectionPage, SecureCookies: strings.HasPrefix(a.base, "https://"),
 	}))
 	if a.demoSignIn != nil {
 		a.demoSignIn.routes(mux, a.log)
@@ -655,13 +674,16 @@ type credentials struct {
 	WarehouseDatabaseURL string `json:"warehouse_database_url,omitempty"`
 	// AnalyticsMCP is the demo's own analytics MCP server (loopback), for
 	// trying the connection routes with a server of your own.
-	AnalyticsMCP *mcpCredentials   `json:"analytics_mcp,omitempty"`
+	AnalyticsMCP *mcpCredentials `json:"analytics_mcp,omitempty"`
+	// DemoOAuthMCP is Demo Analytics, the demo's MCP server behind OAuth
+	// (loopback; it signs in at once), for trying save and connect.
+	DemoOAuthMCP *mcpCredentials   `json:"demo_oauth_mcp,omitempty"`
 	Principals   []credentialEntry `json:"principals"`
 }
 
 type mcpCredentials struct {
 	URL   string `json:"url"`
-	Token string `json:"token"`
+	Token string `json:"token,omitempty"`
 }
 
 type credentialEntry struct {

@@ -107,6 +107,13 @@ func (a *app) purgeLoop(ctx context.Context) {
 		} else if n > 0 {
 			a.log.Info("refserver: OAuth retention", "deleted", n)
 		}
+		// Sign-ins of remote connections that were started and never
+		// completed.
+		if n, err := a.conns.PurgeOAuth(ctx); err != nil {
+			a.log.Error("refserver: connection sign-in retention", "err", err)
+		} else if n > 0 {
+			a.log.Info("refserver: connection sign-in retention", "deleted", n)
+		}
 		select {
 		case <-ctx.Done():
 			return

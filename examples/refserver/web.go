@@ -31,7 +31,7 @@ var webStart = time.Now()
 
 // webRoutes serves the page at / and its files under /web/, and the
 // stand-ins for the product pages the chat links to (a host serves its
-// own): /charts/{id}, /datasets/{id}, /dashboards/{id}. A file that does
+// own): /charts/{id}, /datasets/{id}, /dashboards/{id}, /connections/new. A file that does
 // not exist answers a JSON 404 like every other route; folders are not
 // listed.
 func (a *app) webRoutes(mux *http.ServeMux) {
@@ -39,7 +39,9 @@ func (a *app) webRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /web/{file...}", func(w http.ResponseWriter, r *http.Request) {
 		a.webFile(w, r, path.Join("web", r.PathValue("file")))
 	})
-	for _, kind := range []string{"charts", "datasets", "dashboards"} {
+	// /connections/new?type= stands in for the host's own form that sets
+	// up a native source (the chat's setup card opens it).
+	for _, kind := range []string{"charts", "datasets", "dashboards", "connections"} {
 		mux.HandleFunc("GET /"+kind+"/{id}", func(w http.ResponseWriter, r *http.Request) { a.webFile(w, r, "web/entity.html") })
 	}
 }

@@ -18,6 +18,13 @@
 //     {json}"): calls the offered tool named X or <connection>__X (a
 //     remote MCP tool an admin approved), with those arguments or {},
 //     then says it answered.
+//   - a question naming a data provider ("show pageviews from PostHog",
+//     also Demo Analytics, Plausible, Sentry, MySQL, PostgreSQL, Acme
+//     analytics): list_connections with the provider and its capability;
+//     when nothing is connected it explains the missing access in one
+//     sentence and stops (the setup card follows), else it says what is
+//     connected. "I added the connection" and "Continue request" check
+//     again with the last list_connections arguments of the conversation.
 //
 // Like a naive model, it obeys a line "INSTRUCTION: call TOOL {json}"
 // found in tool output; tests use that to show that injected instructions
@@ -61,7 +68,73 @@ var (
 	selected    = regexp.MustCompile(`(@c[0-9]+) (\w+) "`)
 	useTool     = regexp.MustCompile(`(?i)\buse (?:the )?([A-Za-z0-9_.-]+) tool\b(?: with (\{.*\}))?`)
 	categorical = map[string]bool{"country": true, "plan": true, "region": true, "segment": true, "channel": true}
+	providerRe  = regexp.MustCompile(`(?i)\b(posthog|demo analytics|acme analytics|plausible|sentry|mysql|postgresql)\b`)
+	checkAgain  = regexp.MustCompile(`(?i)\b(i added the connection|continue (?:my |the )?request)\b`)
+	// providerCaps is the capability each provider the mock knows serves.
+	providerCaps = map[string]string{"posthog": "product_analytics", "demo analytics": "web_analytics", "acme analytics": "web_analytics",
+		"plausible": "web_analytics", "sentry": "error_tracking", "mysql": "database", "postgresql": "database"}
 )
+
+// lastCall returns the arguments of the conversation's last call of tool.
+func lastCall(req ask.ModelRequest, tool string) map[string]any {
+	var args map[string]any
+	for _, m := range req.Messages {
+		for _, c := range m.ToolCalls {
+			if c.Name == tool {
+				args = nil
+				json.Unmarshal(c.Arguments, &args)
+			}
+		}
+	}
+	return args
+}
+
+func offered(req ask.ModelRequest, name string) bool {
+	for _, t := range req.Tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// connections is the list_connections flow, or ok false when the
+// question is not about a provider's connection.
+func connections(req ask.ModelRequest, st turnState, tool string, out map[string]any, n int) (ask.ModelReply, bool) {
+	if !offered(req, "list_connections") && tool != "list_connections" {
+		return ask.ModelReply{}, false
+	}
+	var args map[string]any
+	switch {
+	case checkAgain.MatchString(st.question):
+		if args = lastCall(req, "list_connections"); args == nil {
+			return say("Which connection do you mean? Ask your question again."), true
+		}
+	case providerRe.MatchString(st.question):
+		p := strings.ToLower(providerRe.FindString(st.question))
+		args = map[string]any{"provider": providerRe.FindString(st.question), "capability": providerCaps[p]}
+	default:
+		return ask.ModelReply{}, false
+	}
+	switch tool {
+	case "":
+		return call(n, "list_connections", args), true
+	case "list_connections":
+		if needs, _ := out["needs_setup"].(bool); needs {
+			missing, _ := out["missing"].(string)
+			return say("%s", missing), true
+		}
+		opts, _ := out["options"].([]any)
+		var names []string
+		for _, o := range opts {
+			if m, ok := o.(map[string]any); ok && m["connection"] != nil {
+				names = append(names, fmt.Sprint(m["connection"]))
+			}
+		}
+		return say("%s is connected, so I can use it now. Tell me what to look at, or say \"use the <tool> tool\".", strings.Join(names, " and ")), true
+	}
+	return say("Done."), true
+}
 
 // Complete implements ask.Provider.
 func (p *Provider) Complete(ctx context.Context, req ask.ModelRequest, onText func(string)) (ask.ModelReply, error) {
@@ -163,6 +236,9 @@ func script(req ask.ModelRequest, n int) ask.ModelReply {
 		if _, ok := out["rejected"]; ok {
 			return say("OK, I did not do it.")
 		}
+	}
+	if reply, ok := connections(req, st, tool, out, n); ok {
+		return reply
 	}
 	switch {
 	case showBy.MatchString(st.question):

@@ -1,4 +1,5 @@
-// Package mcpsourcetest holds the conformance suite for mcpsource.Store.
+// Package mcpsourcetest holds the conformance suites for mcpsource.Store
+// (Run) and mcpsource.FlowStore (RunFlows).
 // A host runs it against its own store:
 //
 //	func TestStore(t *testing.T) {
@@ -50,7 +51,7 @@ func Run(t *testing.T, newStore func(t *testing.T) mcpsource.Store) {
 			t.Fatal(err)
 		}
 		got, _ = s.Get(t.Context(), "conn_e")
-		if len(got.Tools) != 0 || got.Token.KeyID != "" || got.Discovery.Error != nil {
+		if len(got.Tools) != 0 || got.Token.KeyID != "" || got.Discovery.Error != nil || got.SignIn != nil || got.SetupConversation != "" {
 			t.Errorf("an empty connection came back as %+v", got)
 		}
 	})
@@ -131,6 +132,7 @@ func Run(t *testing.T, newStore func(t *testing.T) mcpsource.Store) {
 			st.Active, st.Version = false, 7
 			st.Token = seal.Box{}
 			st.HasToken = false
+			st.SignIn.State, st.SignIn.StepUp = mcpsource.SignInNeeded, nil
 			return nil
 		})
 		if err != nil {
@@ -141,7 +143,8 @@ func Run(t *testing.T, newStore func(t *testing.T) mcpsource.Store) {
 			t.Errorf("Update's answer differs from what is stored (-answer +stored):\n%s", diff)
 		}
 		if stored.ID != "conn_a" || stored.TeamID != "acme" || !stored.CreatedAt.Equal(at) || len(stored.Tools) != 2 ||
-			stored.Tools[1].Name != "new.tool" || stored.Tools[0].Access.Allowed || stored.Version != 7 || stored.HasToken {
+			stored.Tools[1].Name != "new.tool" || stored.Tools[0].Access.Allowed || stored.Version != 7 || stored.HasToken ||
+			stored.SignIn.State != mcpsource.SignInNeeded || stored.SignIn.StepUp != nil || stored.Provider != "PostHog" {
 			t.Errorf("after Update: %+v", stored)
 		}
 		if _, err := s.Update(t.Context(), "conn_missing", func(*mcpsource.State) error { return nil }); askbi.ErrorCode(err) != askbi.NotFound {
@@ -211,11 +214,14 @@ func sample(id, team, name string) mcpsource.State {
 	return mcpsource.State{
 		Record: mcpsource.Record{
 			Connection: mcpsource.Connection{ID: id, TeamID: team, Name: name, URL: "https://mcp.example.com/mcp?team=" + team,
-				Auth: mcpsource.AuthBearer, HasToken: true, Active: true, ToolFocus: "weekly signups", Version: 3,
+				Auth: mcpsource.AuthBearer, HasToken: true, Active: true, ToolFocus: "weekly signups", Version: 3, Provider: "PostHog",
+				SignIn: &mcpsource.SignIn{State: mcpsource.SignedIn, Issuer: "https://auth.example.com", Scopes: []string{"read", "offline_access"},
+					At: at, StepUp: []string{"write"}, Error: &mcpsource.ErrorInfo{Code: askbi.Forbidden, Message: "refused", At: at}},
 				Discovery: mcpsource.Discovery{At: at, Tools: 2, Shown: 2, Excluded: 1,
 					Error: &mcpsource.ErrorInfo{Code: askbi.Unavailable, Message: "unreachable", At: at.Add(time.Minute)}},
 				CreatedAt: at, UpdatedAt: at.Add(time.Second)},
-			Token: seal.Box{KeyID: "k1", Nonce: []byte{1, 2, 3}, Ciphertext: []byte{4, 5, 6, 0}},
+			Token:             seal.Box{KeyID: "k1", Nonce: []byte{1, 2, 3}, Ciphertext: []byte{4, 5, 6, 0}},
+			SetupConversation: "conv_1",
 		},
 		Tools: []mcpsource.Tool{
 			{Name: "top_pages", Title: "Top pages", Description: "Pages by visitors. <b>untrusted</b> \u0000 \"q\"",
@@ -235,4 +241,82 @@ func mustCreate(t *testing.T, s mcpsource.Store, st mcpsource.State) {
 	if err := s.Create(t.Context(), st); err != nil {
 		t.Fatalf("Create(%s): %v", st.ID, err)
 	}
+}
+
+// RunFlows proves that the flow stores newStore makes behave as
+// mcpsource.FlowStore documents: round trips, Conflict on a taken ID,
+// single use (of concurrent takes of one flow exactly one wins), and
+// purging expired flows only.
+func RunFlows(t *testing.T, newStore func(t *testing.T) mcpsource.FlowStore) {
+	flow := func(id string, expires time.Time) mcpsource.Flow {
+		return mcpsource.Flow{ID: id, ConnectionID: "conn_a", TeamID: "acme", UserID: "alice", ConversationID: "conv_1",
+			Secret:    seal.Box{KeyID: "k1", Nonce: []byte{1, 2}, Ciphertext: []byte{3, 0, 4}},
+			CreatedAt: at, ExpiresAt: expires}
+	}
+	t.Run("RoundTrip", func(t *testing.T) {
+		s := newStore(t)
+		want := flow("fl1", at.Add(10*time.Minute))
+		if err := s.CreateFlow(t.Context(), want); err != nil {
+			t.Fatalf("CreateFlow: %v", err)
+		}
+		if err := s.CreateFlow(t.Context(), flow("fl1", at)); askbi.ErrorCode(err) != askbi.Conflict {
+			t.Errorf("CreateFlow of a taken ID = %v; want conflict", err)
+		}
+		got, err := s.TakeFlow(t.Context(), "fl1")
+		if err != nil {
+			t.Fatalf("TakeFlow: %v", err)
+		}
+		got.CreatedAt, got.ExpiresAt = got.CreatedAt.UTC(), got.ExpiresAt.UTC()
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("TakeFlow mismatch (-want +got):\n%s", diff)
+		}
+		if _, err := s.TakeFlow(t.Context(), "fl1"); askbi.ErrorCode(err) != askbi.NotFound {
+			t.Errorf("TakeFlow again = %v; want not_found (single use)", err)
+		}
+		if _, err := s.TakeFlow(t.Context(), "fl_unknown"); askbi.ErrorCode(err) != askbi.NotFound {
+			t.Errorf("TakeFlow of an unknown ID = %v; want not_found", err)
+		}
+	})
+	t.Run("SingleUse", func(t *testing.T) {
+		s := newStore(t)
+		if err := s.CreateFlow(t.Context(), flow("fl1", at.Add(time.Hour))); err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		wins := 0
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				if _, err := s.TakeFlow(context.Background(), "fl1"); err == nil {
+					mu.Lock()
+					wins++
+					mu.Unlock()
+				} else if askbi.ErrorCode(err) != askbi.NotFound {
+					t.Errorf("TakeFlow: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		if wins != 1 {
+			t.Errorf("%d of 8 concurrent takes got the flow; want 1", wins)
+		}
+	})
+	t.Run("Purge", func(t *testing.T) {
+		s := newStore(t)
+		for i, exp := range []time.Time{at.Add(-time.Minute), at.Add(-time.Second), at.Add(time.Minute)} {
+			if err := s.CreateFlow(t.Context(), flow(fmt.Sprint("fl", i), exp)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n, err := s.PurgeFlows(t.Context(), at)
+		if err != nil || n != 2 {
+			t.Errorf("PurgeFlows = %d, %v; want 2", n, err)
+		}
+		if _, err := s.TakeFlow(t.Context(), "fl2"); err != nil {
+			t.Errorf("the unexpired flow was purged: %v", err)
+		}
+		if _, err := s.TakeFlow(t.Context(), "fl0"); askbi.ErrorCode(err) != askbi.NotFound {
+			t.Errorf("an expired flow survived the purge: %v", err)
+		}
+	})
 }

@@ -31,7 +31,7 @@ func NewConnectionStore(db *sqlx.DB) *ConnectionStore { return &ConnectionStore{
 var _ mcpsource.Store = (*ConnectionStore)(nil)
 
 const connColumns = `id, team_id, name, url, auth, has_token, token_key_id, token_nonce, token_ciphertext, active,
-	tool_focus, discovery, version, created_at, updated_at`
+	tool_focus, discovery, version, created_at, updated_at, provider, setup_conversation, sign_in`
 
 type connRow struct {
 	ID              string    `db:"id"`
@@ -49,6 +49,9 @@ type connRow struct {
 	Version         int64     `db:"version"`
 	CreatedAt       time.Time `db:"created_at"`
 	UpdatedAt       time.Time `db:"updated_at"`
+	Provider        string    `db:"provider"`
+	SetupConv       string    `db:"setup_conversation"`
+	SignIn          []byte    `db:"sign_in"`
 }
 
 func (r connRow) state() (mcpsource.State, error) {
@@ -56,9 +59,17 @@ func (r connRow) state() (mcpsource.State, error) {
 		Connection: mcpsource.Connection{ID: r.ID, TeamID: r.TeamID, Name: r.Name, URL: r.URL, Auth: mcpsource.Auth(r.Auth),
 			HasToken: r.HasToken, Active: r.Active, ToolFocus: r.ToolFocus, Version: r.Version,
 			CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()},
-		Token: seal.Box{KeyID: r.TokenKeyID, Nonce: r.TokenNonce, Ciphertext: r.TokenCiphertext}}}
+		Token: seal.Box{KeyID: r.TokenKeyID, Nonce: r.TokenNonce, Ciphertext: r.TokenCiphertext}, SetupConversation: r.SetupConv}}
+	st.Provider = r.Provider
 	if err := json.Unmarshal(r.Discovery, &st.Discovery); err != nil {
 		return st, err
+	}
+	if len(r.SignIn) > 0 && string(r.SignIn) != "null" {
+		var si mcpsource.SignIn
+		if err := json.Unmarshal(r.SignIn, &si); err != nil {
+			return st, err
+		}
+		st.SignIn = normalizeSignIn(&si)
 	}
 	st.Discovery.At = st.Discovery.At.UTC()
 	if e := st.Discovery.Error; e != nil {
@@ -79,8 +90,17 @@ func connArgs(st mcpsource.State) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	var signIn any
+	if st.SignIn != nil {
+		b, err := json.Marshal(st.SignIn)
+		if err != nil {
+			return nil, err
+		}
+		signIn = string(b)
+	}
 	return []any{st.ID, st.TeamID, st.Name, st.URL, string(st.Auth), st.HasToken, st.Token.KeyID, nilIfEmpty(st.Token.Nonce),
-		nilIfEmpty(st.Token.Ciphertext), st.Active, st.ToolFocus, string(disc), st.Version, st.CreatedAt, st.UpdatedAt}, nil
+		nilIfEmpty(st.Token.Ciphertext), st.Active, st.ToolFocus, string(disc), st.Version, st.CreatedAt, st.UpdatedAt,
+		st.Provider, st.SetupConversation, signIn}, nil
 }
 
 func errConnNotFound() error { return askbi.Errorf(askbi.NotFound, "connection not found") }
@@ -105,7 +125,7 @@ func (s *ConnectionStore) Create(ctx context.Context, st mcpsource.State) error 
 			return askbi.Errorf(askbi.Conflict, "connection already exists")
 		}
 		if err := insert(ctx, tx, op, errConnName(), `INSERT INTO mcp_connections (`+connColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`, args...); err != nil {
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`, args...); err != nil {
 			return err
 		}
 		return writeTools(ctx, tx, st.ID, st.Tools)
@@ -268,7 +288,8 @@ func (s *ConnectionStore) Update(ctx context.Context, id string, fn func(*mcpsou
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE mcp_connections SET name = $3, url = $4, auth = $5, has_token = $6,
 			token_key_id = $7, token_nonce = $8, token_ciphertext = $9, active = $10, tool_focus = $11, discovery = $12,
-			version = $13, updated_at = $15 WHERE id = $1 AND team_id = $2 AND created_at = $14`, args...)
+			version = $13, updated_at = $15, provider = $16, setup_conversation = $17, sign_in = $18
+			WHERE id = $1 AND team_id = $2 AND created_at = $14`, args...)
 		switch {
 		case isUniqueViolation(err):
 			return errConnName()
@@ -299,6 +320,12 @@ func normalize(st mcpsource.State) mcpsource.State {
 		c.At = c.At.UTC()
 		st.Discovery.Error = &c
 	}
+	if st.SignIn != nil {
+		b, _ := json.Marshal(st.SignIn)
+		var si mcpsource.SignIn
+		json.Unmarshal(b, &si)
+		st.SignIn = normalizeSignIn(&si)
+	}
 	for i, t := range st.Tools {
 		b, _ := json.Marshal(t)
 		var back mcpsource.Tool
@@ -312,4 +339,70 @@ func normalize(st mcpsource.State) mcpsource.State {
 // Delete implements mcpsource.Store.
 func (s *ConnectionStore) Delete(ctx context.Context, id string) error {
 	return execOne(ctx, s.db, "pgstore.ConnectionStore.Delete", errConnNotFound(), `DELETE FROM mcp_connections WHERE id = $1`, id)
+}
+
+func normalizeSignIn(si *mcpsource.SignIn) *mcpsource.SignIn {
+	si.At = si.At.UTC()
+	if si.Error != nil {
+		si.Error.At = si.Error.At.UTC()
+	}
+	return si
+}
+
+// FlowStore is an mcpsource.FlowStore in PostgreSQL: TakeFlow is one
+// DELETE ... RETURNING, so a flow is taken once across processes.
+type FlowStore struct {
+	db *sqlx.DB
+}
+
+// NewFlowStore returns a FlowStore on a migrated database.
+func NewFlowStore(db *sqlx.DB) *FlowStore { return &FlowStore{db: db} }
+
+var _ mcpsource.FlowStore = (*FlowStore)(nil)
+
+const flowColumns = `id, connection_id, team_id, user_id, conversation_id, secret_key_id, secret_nonce, secret_ciphertext, created_at, expires_at`
+
+type flowRow struct {
+	ID             string    `db:"id"`
+	ConnectionID   string    `db:"connection_id"`
+	TeamID         string    `db:"team_id"`
+	UserID         string    `db:"user_id"`
+	ConversationID string    `db:"conversation_id"`
+	KeyID          string    `db:"secret_key_id"`
+	Nonce          []byte    `db:"secret_nonce"`
+	Ciphertext     []byte    `db:"secret_ciphertext"`
+	CreatedAt      time.Time `db:"created_at"`
+	ExpiresAt      time.Time `db:"expires_at"`
+}
+
+// CreateFlow implements mcpsource.FlowStore.
+func (s *FlowStore) CreateFlow(ctx context.Context, f mcpsource.Flow) error {
+	const op = "pgstore.FlowStore.CreateFlow"
+	return insert(ctx, s.db, op, askbi.Errorf(askbi.Conflict, "flow already exists"), `INSERT INTO mcp_oauth_flows (`+flowColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, f.ID, f.ConnectionID, f.TeamID, f.UserID, f.ConversationID,
+		f.Secret.KeyID, f.Secret.Nonce, f.Secret.Ciphertext, f.CreatedAt, f.ExpiresAt)
+}
+
+// TakeFlow implements mcpsource.FlowStore.
+func (s *FlowStore) TakeFlow(ctx context.Context, id string) (mcpsource.Flow, error) {
+	var r flowRow
+	err := s.db.GetContext(ctx, &r, `DELETE FROM mcp_oauth_flows WHERE id = $1 RETURNING `+flowColumns, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return mcpsource.Flow{}, askbi.Errorf(askbi.NotFound, "flow not found")
+	}
+	if err != nil {
+		return mcpsource.Flow{}, internal("pgstore.FlowStore.TakeFlow", err)
+	}
+	return mcpsource.Flow{ID: r.ID, ConnectionID: r.ConnectionID, TeamID: r.TeamID, UserID: r.UserID, ConversationID: r.ConversationID,
+		Secret: seal.Box{KeyID: r.KeyID, Nonce: r.Nonce, Ciphertext: r.Ciphertext}, CreatedAt: r.CreatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC()}, nil
+}
+
+// PurgeFlows implements mcpsource.FlowStore.
+func (s *FlowStore) PurgeFlows(ctx context.Context, t time.Time) (int, error) {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM mcp_oauth_flows WHERE expires_at < $1`, t)
+	if err != nil {
+		return 0, internal("pgstore.FlowStore.PurgeFlows", err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
 }

@@ -11,3 +11,7 @@ import (
 func TestConnectionStore(t *testing.T) {
 	mcpsourcetest.Run(t, func(t *testing.T) mcpsource.Store { return pgstore.NewConnectionStore(MustStore(t)) })
 }
+
+func TestFlowStore(t *testing.T) {
+	mcpsourcetest.RunFlows(t, func(t *testing.T) mcpsource.FlowStore { return pgstore.NewFlowStore(MustStore(t)) })
+}

@@ -8,11 +8,14 @@ import { $, h } from "./dom.js";
 import { roleLabel } from "./format.js";
 import { Home, renderChats } from "./home.js";
 import { MemoryPage } from "./memory.js";
+import { ConnectionPage, takeOAuthReturn } from "./oauth-return.js";
 
 const SESSION = "askbi.session";
 
 let home = null;
 let memory = null;
+let connection = null;
+let oauthReturn = null;
 
 function saved() {
   try { return JSON.parse(sessionStorage.getItem(SESSION) || "null"); } catch { return null; }
@@ -84,16 +87,28 @@ async function start(session) {
   $("sign-out").addEventListener("click", () => signOut());
   home = new Home(status, session.label);
   memory = new MemoryPage();
+  connection = new ConnectionPage();
+  oauthReturn = takeOAuthReturn(status, (id) => home.setActive(id));
   $("open-chats").addEventListener("click", openChats);
   $("convbar-open").addEventListener("click", () => { location.hash = "#/"; });
   $("convbar-close").addEventListener("click", () => { home.setActive(""); $("convbar").hidden = true; });
   window.addEventListener("hashchange", route);
   await route();
-  if (location.hash !== "#/memory") home.composer.focus();
+  if (location.hash === "#/" || location.hash === "") home.composer.focus();
 }
 
-// route shows the page the address names: Home, or Memory.
+// route shows the page the address names: Home, Memory, or a
+// connection (#/connections/{id}, where an OAuth sign-in returns).
 async function route() {
+  const conn = /^#\/connections\/([A-Za-z0-9_]+)$/.exec(location.hash);
+  connection.hide();
+  if (conn) {
+    home.hide();
+    memory.hide();
+    await connection.show(conn[1], oauthReturn);
+    oauthReturn = null;
+    return conversationBar();
+  }
   const page = location.hash === "#/memory" ? "memory" : "home";
   $("nav-home").toggleAttribute("aria-current", page === "home");
   $("nav-memory").toggleAttribute("aria-current", page === "memory");
@@ -133,7 +148,7 @@ async function openChats() {
   const [settled] = await Promise.allSettled([api.conversations(50)]);
   renderChats(ul, settled, async (id) => {
     d.close();
-    if (location.hash === "#/memory") location.hash = "#/";
+    if (location.hash && location.hash !== "#/") location.hash = "#/";
     await home.open(id);
     home.composer.focus();
   });

@@ -45,6 +45,8 @@ export class Home {
       onDecide: (tv, verb, tool) => this.decide(tv, verb, tool),
       onRetry: (question) => this.submit(question),
       onContext: (items, notice) => { this.setChips(items, false); this.composer.setNotice(notice); },
+      say: (text) => this.submit(text),
+      conversation: () => this.conv,
     });
     $("close-answer").addEventListener("click", () => this.close());
     this.composer.block(status.available ? "" : status.reason || "The assistant is not available.");

@@ -6,6 +6,7 @@ import { masked, sentence } from "./api.js";
 import { h } from "./dom.js";
 import { WorkSummary } from "./work-summary.js";
 import { ApprovalCard, decidedCard } from "./approval-card.js";
+import { SetupCard, setupOf } from "./setup-card.js";
 
 function chartOf(result) {
   return result && result.chart && result.chart.type === "chart" && result.chart.id ? result : null;
@@ -14,7 +15,8 @@ function chartOf(result) {
 export class Transcript {
   // scroller is the element that scrolls; column holds the turns. deps:
   // charts (Charts), live(text) for the status region, onDecide(turn,
-  // verb, tool), onRetry(question), onContext(items, notice).
+  // verb, tool), onRetry(question), onContext(items, notice), say(text)
+  // to send a message and conversation() its ID (setup cards).
   constructor(scroller, column, deps) {
     this.scroller = scroller;
     this.column = column;
@@ -100,6 +102,7 @@ class TurnView {
     this.t = t;
     this.question = question;
     this.cards = new Map();
+    this.setups = []; // setup results, shown after the answer's text
     this.current = null;
     this.work = new WorkSummary({ onRetry: () => t.onRetry(question) });
     this.answer = h("div", { class: "answer" });
@@ -146,6 +149,8 @@ class TurnView {
       }
     }
     if (chart) this.insert(this.t.charts.add(chart));
+    const setup = setupOf(run.result);
+    if (setup) this.setups.push(setup);
   }
 
   // handle applies one live event of this turn.
@@ -179,6 +184,8 @@ class TurnView {
         if (tool.approval_id) this.t.charts.reloadAll();
         const chart = chartOf(tool.result);
         if (chart) this.insert(this.t.charts.add(chart));
+        const setup = setupOf(tool.result);
+        if (setup) this.setups.push(setup);
         break;
       }
       case "tool.failed": {
@@ -219,6 +226,12 @@ class TurnView {
 
   finish(quiet) {
     if (this.thinking) { this.thinking.remove(); this.thinking = null; }
+    // The answer explains the missing access first; the setup cards
+    // follow it.
+    const explained = [...this.answer.querySelectorAll(".text")].some((p) => p.textContent.trim() !== "");
+    for (const s of this.setups.splice(0)) {
+      this.insert(new SetupCard(s, { say: (text) => this.t.say(text), conversation: () => this.t.conversation(), explained }).el);
+    }
     this.work.finish();
     if (!quiet) this.t.live("Answer ready.");
     this.t.scroll();

@@ -1,0 +1,526 @@
+package mcpsource_test
+
+import (
+	"bytes"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/dataexec/mcpsource"
+	"github.com/askbi/askbi/internal/oauthfake"
+)
+
+const callbackURL = "http://127.0.0.1:9/ai/connections/oauth/callback"
+
+// clock is a settable clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// oauthEnv is an env with OAuth on, a fake provider whose MCP server has
+// two read-only tools, and a settable clock.
+type oauthEnv struct {
+	*env
+	fake  *oauthfake.Server
+	clock *clock
+}
+
+func newOAuthEnv(t *testing.T, fo *oauthfake.Options) *oauthEnv {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "fake-analytics", Version: "1"}, nil)
+	for _, name := range []string{"top_pages", "visitors"} {
+		s.AddTool(&mcp.Tool{Name: name, Annotations: readOnly, InputSchema: objectSchema(`"days":{"type":"integer"}`)},
+			answer(map[string]any{"rows": []any{map[string]any{"page": "/", "visitors": 3}}}))
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	fake, err := oauthfake.New(h, fo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fake.Close() })
+	c := &clock{t: time.Now()}
+	e := newEnv(t, &mcpsource.Options{Now: c.Now, OAuth: mcpsource.OAuthOptions{RedirectURL: callbackURL}})
+	return &oauthEnv{env: e, fake: fake, clock: c}
+}
+
+// mustOAuthConnection creates an OAuth connection to the fake as alice.
+func (e *oauthEnv) mustOAuthConnection(t *testing.T, name string) mcpsource.Connection {
+	t.Helper()
+	c, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: name, URL: e.fake.MCPURL, Auth: mcpsource.AuthOAuth})
+	if err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	return c
+}
+
+// authorize plays the browser: it follows the authorization URL to the
+// provider, which answers at once, and returns the callback's query.
+func authorize(t *testing.T, authURL string) url.Values {
+	t.Helper()
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := hc.Get(authURL)
+	if err != nil {
+		t.Fatalf("authorize: %v", err)
+	}
+	resp.Body.Close()
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil || resp.StatusCode != http.StatusFound {
+		t.Fatalf("authorize: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if !strings.HasPrefix(loc.String(), callbackURL) {
+		t.Fatalf("redirected to %s, not the callback", loc)
+	}
+	return loc.Query()
+}
+
+func callback(q url.Values, binding string) mcpsource.OAuthCallback {
+	return mcpsource.OAuthCallback{State: q.Get("state"), Code: q.Get("code"), Iss: q.Get("iss"), Error: q.Get("error"), Binding: binding}
+}
+
+// signIn runs a whole sign-in of connection id as alice.
+func (e *oauthEnv) signIn(t *testing.T, id, conv string) mcpsource.OAuthResult {
+	t.Helper()
+	st, err := e.svc.StartOAuth(t.Context(), alice, id, conv)
+	if err != nil {
+		t.Fatalf("StartOAuth: %v", err)
+	}
+	res, err := e.svc.CompleteOAuth(t.Context(), callback(authorize(t, st.AuthorizationURL), st.Binding))
+	if err != nil {
+		t.Fatalf("CompleteOAuth: %v", err)
+	}
+	return res
+}
+
+func (e *oauthEnv) get(t *testing.T, id string) mcpsource.Connection {
+	t.Helper()
+	c, err := e.svc.Get(t.Context(), alice, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestOAuthSignIn(t *testing.T) {
+	e := newOAuthEnv(t, &oauthfake.Options{Scopes: []string{"read"}})
+	c := e.mustOAuthConnection(t, "Analytics")
+	if c.Active || c.HasToken || c.SignIn == nil || c.SignIn.State != mcpsource.SignInNeeded {
+		t.Fatalf("a new OAuth connection is %+v; want inactive, no token, sign-in needed", c)
+	}
+	if _, err := e.svc.Discover(t.Context(), alice, c.ID, nil); askbi.ErrorCode(err) != askbi.Forbidden {
+		t.Fatalf("Discover before sign-in = %v; want forbidden (sign-in needed)", err)
+	}
+	st, err := e.svc.StartOAuth(t.Context(), alice, c.ID, "conv_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(st.AuthorizationURL)
+	q := u.Query()
+	if q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("resource") != e.fake.MCPURL ||
+		q.Get("scope") != "read offline_access" || !strings.HasPrefix(q.Get("state"), st.FlowID+".") {
+		t.Errorf("authorization request %v: want S256 PKCE, the resource, the scopes and the state", q)
+	}
+	if strings.Contains(q.Get("state"), "conv_1") || strings.Contains(q.Get("state"), "alice") {
+		t.Errorf("the state shows its conversation or user in clear: %s", q.Get("state"))
+	}
+	if got := e.get(t, c.ID); got.Active {
+		t.Fatal("starting a sign-in activated the connection")
+	}
+	res, err := e.svc.CompleteOAuth(t.Context(), callback(authorize(t, st.AuthorizationURL), st.Binding))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ConnectionID != c.ID || res.TeamID != "acme" || res.ConversationID != "conv_1" {
+		t.Errorf("result %+v; want the connection, team and conversation of the start", res)
+	}
+	got := e.get(t, c.ID)
+	if !got.Active || !got.HasToken || got.SignIn.State != mcpsource.SignedIn || got.SignIn.Issuer != e.fake.Issuer || got.Discovery.Tools != 2 {
+		t.Fatalf("after the callback %+v; want active, signed in, 2 tools", got)
+	}
+	// Sealed at rest: the stored box holds no token in clear.
+	stored, _ := e.store.Get(t.Context(), c.ID)
+	if bytes.Contains(stored.Token.Ciphertext, []byte("at_")) || bytes.Contains(stored.Token.Ciphertext, []byte("rt_")) {
+		t.Error("a token is stored in clear")
+	}
+	// The tokens work: a tool call.
+	e.mustAllow(t, c.ID, "top_pages")
+	fp := storedTool(t, e.env, c.ID, "top_pages").Fingerprint()
+	if _, err := e.svc.Call(t.Context(), alice, c.ID, "top_pages", fp, nil); err != nil {
+		t.Fatalf("Call: %v", err)
+	}
+	var completed bool
+	for _, a := range e.audit.Entries() {
+		if a.Action == mcpsource.ActionOAuthComplete && a.Outcome == "ok" && a.Target.ID == c.ID && a.UserID == "alice" {
+			completed = true
+		}
+		for _, v := range a.Details {
+			if strings.HasPrefix(v, "at_") || strings.HasPrefix(v, "rt_") || strings.HasPrefix(v, "code_") {
+				t.Errorf("audit entry %s holds a secret: %v", a.Action, a.Details)
+			}
+		}
+	}
+	if !completed {
+		t.Error("OAuth completion was not audited")
+	}
+}
+
+func storedTool(t *testing.T, e *env, connID, name string) mcpsource.Tool {
+	t.Helper()
+	st, err := e.store.Get(t.Context(), connID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, ok := st.Tool(name)
+	if !ok {
+		t.Fatalf("no tool %s", name)
+	}
+	return *tl
+}
+
+// TestOAuthRefreshRotation: an expired token is refreshed, the rotated
+// refresh token is kept (the fake revokes the family if the old one is
+// used again), both on a 401 and before a call once the clock passes the
+// expiry.
+func TestOAuthRefreshRotation(t *testing.T) {
+	e := newOAuthEnv(t, &oauthfake.Options{TokenTTL: time.Hour})
+	c := e.mustOAuthConnection(t, "Analytics")
+	e.signIn(t, c.ID, "")
+	e.mustAllow(t, c.ID, "top_pages")
+	fp := storedTool(t, e.env, c.ID, "top_pages").Fingerprint()
+	for i := range 3 {
+		e.fake.ExpireTokens() // the server forgets the access token: a 401
+		if _, err := e.svc.Call(t.Context(), alice, c.ID, "top_pages", fp, nil); err != nil {
+			t.Fatalf("call %d after the token expired: %v", i, err)
+		}
+	}
+	if got := e.fake.Stats().Refreshes; got != 3 {
+		t.Errorf("%d refreshes; want 3", got)
+	}
+	before := e.fake.Stats().Unauthorized
+	e.clock.Add(2 * time.Hour) // past the expiry the token response gave
+	if _, err := e.svc.Call(t.Context(), alice, c.ID, "top_pages", fp, nil); err != nil {
+		t.Fatalf("call past the expiry: %v", err)
+	}
+	if got := e.fake.Stats(); got.Refreshes != 4 || got.Unauthorized != before {
+		t.Errorf("stats %+v; want a 4th refresh made before the call (no 401)", got)
+	}
+}
+
+func TestOAuthFailedRefreshNeedsSignIn(t *testing.T) {
+	e := newOAuthEnv(t, nil)
+	c := e.mustOAuthConnection(t, "Analytics")
+	e.signIn(t, c.ID, "")
+	e.mustAllow(t, c.ID, "top_pages")
+	fp := storedTool(t, e.env, c.ID, "top_pages").Fingerprint()
+	e.fake.Set(func(o *oauthfake.Options) { o.RefuseRefresh = true })
+	e.fake.ExpireTokens()
+	_, err := e.svc.Call(t.Context(), alice, c.ID, "top_pages", fp, nil)
+	if kind, _ := dataexec.FailureOf(err); askbi.ErrorCode(err) != askbi.Forbidden || kind != dataexec.FailSignIn || kind.Repair() != dataexec.RepairOpenConnection {
+		t.Fatalf("call with a refused refresh = %v (kind %q); want forbidden, sign_in, open_connection", err, kind)
+	}
+	got := e.get(t, c.ID)
+	if got.Active || got.HasToken || got.SignIn.State != mcpsource.SignInNeeded || got.SignIn.Error == nil {
+		t.Errorf("after a failed refresh %+v; want inactive, no token, sign-in needed with the reason", got)
+	}
+	if u, _ := e.svc.Usable(t.Context(), alice); len(u) != 0 {
+		t.Errorf("Usable = %v; a connection needing sign-in is not usable", u)
+	}
+	if _, err := e.svc.Call(t.Context(), alice, c.ID, "top_pages", fp, nil); askbi.ErrorCode(err) != askbi.Forbidden {
+		t.Errorf("a later call = %v; want sign-in needed", err)
+	}
+	var marked bool
+	for _, a := range e.audit.Entries() {
+		marked = marked || a.Action == mcpsource.ActionSignInNeeded && a.Target.ID == c.ID
+	}
+	if !marked {
+		t.Error("the failed refresh was not audited")
+	}
+	// Signing in again restores it, approvals kept.
+	e.fake.Set(func(o *oauthfake.Options) { o.RefuseRefresh = false })
+	e.signIn(t, c.ID, "")
+	if _, err := e.svc.Call(t.Context(), alice, c.ID, "top_pages", fp, nil); err != nil {
+		t.Errorf("call after signing in again: %v", err)
+	}
+}
+
+// TestOAuthCallbackRefused is the bad input: each callback is refused
+// with its code and leaves the connection inactive, without a token.
+func TestOAuthCallbackRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fake *oauthfake.Options
+		// edit changes the callback; start is the sign-in's, other a
+		// second connection's.
+		edit func(e *oauthEnv, cb *mcpsource.OAuthCallback, other func() mcpsource.OAuthCallback)
+		code askbi.Code
+	}{
+		{"forged state", nil, func(_ *oauthEnv, cb *mcpsource.OAuthCallback, _ func() mcpsource.OAuthCallback) {
+			cb.State = "flabcdefghijklmnopqrst.AAAA"
+		}, askbi.InvalidArgument},
+		{"tampered state", nil, func(_ *oauthEnv, cb *mcpsource.OAuthCallback, _ func() mcpsource.OAuthCallback) {
+			b := []byte(cb.State)
+			i := len(b) - 5
+			b[i] ^= 1
+			if b[i] == '.' || b[i] > 'z' {
+				b[i] = 'A'
+			}
+			cb.State = string(b)
+		}, askbi.InvalidArgument},
+		{"expired state", nil, func(e *oauthEnv, _ *mcpsource.OAuthCallback, _ func() mcpsource.OAuthCallback) {
+			e.clock.Add(11 * time.Minute)
+		}, askbi.Timeout},
+		{"another user's session", nil, func(_ *oauthEnv, cb *mcpsource.OAuthCallback, _ func() mcpsource.OAuthCallback) {
+			p := access.Principal{UserID: "ada", TeamID: "acme", Auth: access.AuthSession}
+			cb.Caller = &p
+		}, askbi.Forbidden},
+		{"another team's session", nil, func(_ *oauthEnv, cb *mcpsource.OAuthCallback, _ func() mcpsource.OAuthCallback) {
+			cb.Caller = &carol
+		}, askbi.Forbidden},
+		{"another browser", nil, func(_ *oauthEnv, cb *mcpsource.OAuthCallback, other func() mcpsource.OAuthCallback) {
+			cb.Binding = other().Binding
+		}, askbi.Forbidden},
+		{"no binding", nil, func(_ *oauthEnv, cb *mcpsource.OAuthCallback, _ func() mcpsource.OAuthCallback) {
+			cb.Binding = ""
+		}, askbi.Forbidden},
+		{"provider error", &oauthfake.Options{Deny: true}, nil, askbi.Forbidden},
+		{"no code", nil, func(_ *oauthEnv, cb *mcpsource.OAuthCallback, _ func() mcpsource.OAuthCallback) {
+			cb.Code = ""
+		}, askbi.InvalidArgument},
+		{"a code for another connection", nil, func(_ *oauthEnv, cb *mcpsource.OAuthCallback, other func() mcpsource.OAuthCallback) {
+			cb.Code = other().Code
+		}, askbi.Forbidden},
+		{"iss of another server", &oauthfake.Options{IssInRedirect: "wrong"}, nil, askbi.InvalidResult},
+		{"iss missing where advertised", &oauthfake.Options{IssInRedirect: "omit"}, nil, askbi.InvalidResult},
+		{"a token for another resource (said)", &oauthfake.Options{TokenResource: "https://elsewhere.example/mcp"}, nil, askbi.InvalidResult},
+		{"a token for another resource (refused by the server)", &oauthfake.Options{ForeignToken: true}, nil, askbi.Forbidden},
+		{"oversized token response", &oauthfake.Options{Oversized: "token"}, nil, askbi.TooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newOAuthEnv(t, tc.fake)
+			c := e.mustOAuthConnection(t, "Analytics")
+			st, err := e.svc.StartOAuth(t.Context(), alice, c.ID, "conv_1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cb := callback(authorize(t, st.AuthorizationURL), st.Binding)
+			other := func() mcpsource.OAuthCallback {
+				c2 := e.mustOAuthConnection(t, "Other")
+				st2, err := e.svc.StartOAuth(t.Context(), alice, c2.ID, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return callback(authorize(t, st2.AuthorizationURL), st2.Binding)
+			}
+			if tc.edit != nil {
+				tc.edit(e, &cb, other)
+			}
+			_, err = e.svc.CompleteOAuth(t.Context(), cb)
+			if askbi.ErrorCode(err) != tc.code {
+				t.Fatalf("CompleteOAuth = %v; want %s", err, tc.code)
+			}
+			for _, s := range []string{"at_", "code_", "evil", "panic"} {
+				if strings.Contains(askbi.ErrorMessage(err), s) {
+					t.Errorf("the message %q quotes %q", askbi.ErrorMessage(err), s)
+				}
+			}
+			if got := e.get(t, c.ID); got.Active || got.HasToken {
+				t.Errorf("after a refused callback %+v; want inactive without a token", got)
+			}
+			if u, _ := e.svc.Usable(t.Context(), alice); len(u) != 0 {
+				t.Errorf("Usable = %v after a refused callback", u)
+			}
+		})
+	}
+}
+
+func TestOAuthReplayedState(t *testing.T) {
+	e := newOAuthEnv(t, &oauthfake.Options{Deny: true})
+	c := e.mustOAuthConnection(t, "Analytics")
+	st, err := e.svc.StartOAuth(t.Context(), alice, c.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	denied := callback(authorize(t, st.AuthorizationURL), st.Binding)
+	if _, err := e.svc.CompleteOAuth(t.Context(), denied); askbi.ErrorCode(err) != askbi.Forbidden {
+		t.Fatalf("denied callback = %v; want forbidden", err)
+	}
+	// The same state again, now with a good code from another sign-in.
+	e.fake.Set(func(o *oauthfake.Options) { o.Deny = false })
+	st2, err := e.svc.StartOAuth(t.Context(), alice, c.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay := callback(authorize(t, st2.AuthorizationURL), st.Binding)
+	replay.State = denied.State
+	if _, err := e.svc.CompleteOAuth(t.Context(), replay); askbi.ErrorCode(err) != askbi.Conflict {
+		t.Fatalf("replayed state = %v; want conflict", err)
+	}
+	if got := e.get(t, c.ID); got.Active {
+		t.Error("a replayed state activated the connection")
+	}
+	// And a used good state cannot be used twice.
+	good := callback(authorize(t, st2.AuthorizationURL), st2.Binding)
+	if _, err := e.svc.CompleteOAuth(t.Context(), good); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.CompleteOAuth(t.Context(), good); askbi.ErrorCode(err) != askbi.Conflict {
+		t.Errorf("the same good callback twice = %v; want conflict", err)
+	}
+}
+
+// TestOAuthStartRefused: discovery that finds the wrong thing starts
+// nothing, and the saved connection stays to retry.
+func TestOAuthStartRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fake oauthfake.Options
+		code askbi.Code
+	}{
+		{"metadata of another issuer", oauthfake.Options{MetadataIssuer: "https://evil.example.com"}, askbi.InvalidResult},
+		{"resource metadata for another resource", oauthfake.Options{ResourceOf: "https://evil.example.com/mcp"}, askbi.InvalidResult},
+		{"no S256", oauthfake.Options{NoS256: true}, askbi.InvalidResult},
+		{"oversized metadata", oauthfake.Options{Oversized: "metadata"}, askbi.TooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newOAuthEnv(t, &tc.fake)
+			c := e.mustOAuthConnection(t, "Analytics")
+			_, err := e.svc.StartOAuth(t.Context(), alice, c.ID, "")
+			if askbi.ErrorCode(err) != tc.code {
+				t.Fatalf("StartOAuth = %v; want %s", err, tc.code)
+			}
+			if got := e.fake.Stats(); got.Registrations != 0 || got.Authorizations != 0 {
+				t.Errorf("stats %+v: a refused discovery went on to register or authorize", got)
+			}
+			got := e.get(t, c.ID)
+			if got.Active || got.SignIn.Error == nil || got.SignIn.Error.Code != tc.code {
+				t.Errorf("connection %+v; want inactive with the start's failure recorded", got)
+			}
+			// Fixed, the same connection starts.
+			e.fake.Set(func(o *oauthfake.Options) { *o = oauthfake.Options{} })
+			e.signIn(t, c.ID, "")
+		})
+	}
+}
+
+// TestConnect is Save and connect: a failed save starts nothing; a failed
+// start leaves the saved connection to retry; repeated clicks in one
+// conversation reuse its connection; an abandoned sign-in leaves nothing
+// active.
+func TestConnect(t *testing.T) {
+	e := newOAuthEnv(t, nil)
+	in := mcpsource.Input{Name: "PostHog", URL: e.fake.MCPURL, Provider: "PostHog"}
+
+	t.Run("a failed save starts nothing", func(t *testing.T) {
+		bad := in
+		bad.URL = "http://169.254.169.254/mcp"
+		c, st, err := e.svc.Connect(t.Context(), alice, bad, "conv_a")
+		if askbi.ErrorCode(err) != askbi.InvalidArgument || c.ID != "" || st.AuthorizationURL != "" {
+			t.Fatalf("Connect = %+v, %+v, %v; want invalid_argument and nothing", c, st, err)
+		}
+		if _, _, err := e.svc.Connect(t.Context(), eve, in, "conv_a"); askbi.ErrorCode(err) != askbi.Forbidden {
+			t.Errorf("Connect as an editor = %v; want forbidden", err)
+		}
+		if list, _ := e.svc.List(t.Context(), alice); len(list) != 0 || e.fake.Stats().Registrations != 0 {
+			t.Errorf("after failed saves: %d connections, stats %+v; want none", len(list), e.fake.Stats())
+		}
+	})
+
+	var id string
+	t.Run("save and connect starts sign-in in one call", func(t *testing.T) {
+		c, st, err := e.svc.Connect(t.Context(), alice, in, "conv_a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Active || c.Auth != mcpsource.AuthOAuth || c.Provider != "PostHog" || st.AuthorizationURL == "" || st.Binding == "" {
+			t.Fatalf("Connect = %+v, %+v; want an inactive OAuth connection and a started sign-in", c, st)
+		}
+		if e.fake.Stats().Registrations != 1 {
+			t.Errorf("stats %+v; want the client registered", e.fake.Stats())
+		}
+		id = c.ID
+	})
+
+	t.Run("repeated clicks reuse the conversation's connection", func(t *testing.T) {
+		c, st, err := e.svc.Connect(t.Context(), alice, in, "conv_a")
+		if err != nil || c.ID != id || st.AuthorizationURL == "" {
+			t.Fatalf("second Connect = %+v, %v; want connection %s again with a new sign-in", c, err, id)
+		}
+		if got := e.fake.Stats().Registrations; got != 1 {
+			t.Errorf("%d client registrations after two clicks; want the first one reused", got)
+		}
+		other, _, err := e.svc.Connect(t.Context(), alice, in, "conv_b")
+		if err != nil || other.ID == id || other.Name != "PostHog 2" {
+			t.Fatalf("Connect from another conversation = %+v, %v; want a second connection named PostHog 2", other, err)
+		}
+		e.svc.Delete(t.Context(), alice, other.ID)
+		if list, _ := e.svc.List(t.Context(), alice); len(list) != 1 {
+			t.Errorf("%d connections; want 1", len(list))
+		}
+	})
+
+	t.Run("an abandoned sign-in leaves nothing active", func(t *testing.T) {
+		e.clock.Add(11 * time.Minute)
+		if n, err := e.svc.PurgeOAuth(t.Context()); err != nil || n == 0 {
+			t.Errorf("PurgeOAuth = %d, %v; want the expired sign-ins purged", n, err)
+		}
+		if got := e.get(t, id); got.Active || got.HasToken {
+			t.Errorf("abandoned: %+v; want inactive", got)
+		}
+	})
+
+	t.Run("a failed start allows retry on the saved connection", func(t *testing.T) {
+		e.fake.Set(func(o *oauthfake.Options) { o.MetadataIssuer = "https://evil.example.com" })
+		c, st, err := e.svc.Connect(t.Context(), alice, in, "conv_a")
+		if askbi.ErrorCode(err) != askbi.InvalidResult || c.ID != id || st.AuthorizationURL != "" {
+			t.Fatalf("Connect with a failing start = %+v, %+v, %v; want the saved connection and the start's error", c, st, err)
+		}
+		if c.SignIn == nil || c.SignIn.Error == nil {
+			t.Errorf("the failure is not on the connection: %+v", c.SignIn)
+		}
+		e.fake.Set(func(o *oauthfake.Options) { o.MetadataIssuer = "" })
+		res := e.signIn(t, id, "conv_a")
+		if !res.Connection.Active {
+			t.Errorf("retry: %+v; want active", res.Connection)
+		}
+		again, st, err := e.svc.Connect(t.Context(), alice, in, "conv_a")
+		if err != nil || again.ID != id || st.AuthorizationURL != "" {
+			t.Errorf("Connect on a connected connection = %+v, %+v, %v; want it as it is, no new sign-in", again, st, err)
+		}
+	})
+}
+
+// TestOAuthSecretsStayOut: a token cannot be set on an OAuth connection,
+// and changing its URL drops its sign-in (tokens are bound to the
+// resource).
+func TestOAuthSecretsStayOut(t *testing.T) {
+	e := newOAuthEnv(t, nil)
+	c := e.mustOAuthConnection(t, "Analytics")
+	e.signIn(t, c.ID, "")
+	tok := "abc"
+	if _, err := e.svc.Update(t.Context(), alice, c.ID, mcpsource.Patch{Token: &tok}); askbi.ErrorCode(err) != askbi.InvalidArgument {
+		t.Errorf("a token on an OAuth connection = %v; want invalid_argument", err)
+	}
+	other := e.fake.MCPURL + "?v=2"
+	got, err := e.svc.Update(t.Context(), alice, c.ID, mcpsource.Patch{URL: &other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Active || got.HasToken || got.SignIn.State != mcpsource.SignInNeeded {
+		t.Errorf("after a URL change %+v; want the sign-in dropped", got)
+	}
+}

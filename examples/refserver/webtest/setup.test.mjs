@@ -1,0 +1,113 @@
+// Connection setup from the chat (seed 000 "Missing connection", Phase 4
+// and its follow-up): the setup card after the answer that explains the
+// missing access, Connect through the provider's sign-in back to the
+// connection page with the chat closed, the card refreshed when the chat
+// opens again, "I added the connection" and "Continue request" as normal
+// messages, native setup in a new tab, a viewer told to ask an admin.
+
+import { test, before, after } from "node:test";
+import { launch, close, open, done, shot, signIn, send, settled, lastTurn, base, assert } from "./lib.mjs";
+
+before(launch);
+after(close);
+
+const card = (page) => lastTurn(page).locator(".setup-card");
+
+test("A missing provider: the answer explains, then the setup card; Connect signs in and returns to the connection page with the chat closed", async () => {
+  const page = await open();
+  await signIn(page, "alice");
+  await send(page, "show pageviews from Demo Analytics by week");
+  const turn = lastTurn(page);
+  // Explain missing access before setup cards.
+  const order = await turn.locator(".answer > *").evaluateAll((els) => els.map((e) => e.className));
+  assert.ok(order.indexOf("text") >= 0 && order.indexOf("text") < order.indexOf("setup-card"), "the text comes before the card: " + order);
+  assert.match(await turn.locator(".text").innerText(), /no connection to Demo Analytics data/);
+  assert.equal(await card(page).count(), 1, "one setup card, not quick replies");
+  assert.equal(await turn.locator(".chart-result").count(), 0, "no chart while setup is needed");
+  await turn.locator(".work-completed summary").click();
+  assert.match(await turn.locator(".step-label").first().innerText(), /Checked connections/);
+  await shot(page, "setup-card");
+  const conv = await page.evaluate(() => Object.entries(sessionStorage).find(([k]) => k.startsWith("askbi.active."))[1]);
+  const token = await page.evaluate(() => JSON.parse(sessionStorage.getItem("askbi.session")).token);
+  const messages = async () => (await (await fetch(`${base}/ai/conversations/${conv}`, { headers: { Authorization: "Bearer " + token } })).json()).messages.length;
+  const before = await messages();
+
+  // Connect: save and connect, the provider's sign-in (it approves at
+  // once), the callback, the connection page.
+  await card(page).getByRole("button", { name: "Connect Demo Analytics" }).click();
+  await page.waitForURL(/#\/connections\/conn_[a-z0-9]+$/);
+  await page.locator("#connection-page .conn-banner").waitFor();
+  assert.match(await page.locator("#connection-page .conn-banner").innerText(), /Demo Analytics is connected/);
+  assert.equal(await page.evaluate(() => location.search), "", "the return parameters are consumed");
+  assert.ok(await page.locator("#home").isHidden(), "the chat stays closed");
+  assert.ok(await page.locator("#convbar").isVisible(), "the conversation bar offers the chat");
+  assert.match(await page.locator("#convbar-open").innerText(), /show pageviews from Demo Analytics/);
+  assert.equal(await messages(), before, "no model request, no message on return");
+  assert.equal(await page.evaluate(() => Object.entries(sessionStorage).find(([k]) => k.startsWith("askbi.active."))[1]), conv,
+    "the conversation is the active one");
+  await shot(page, "setup-connection-page");
+  // A refresh does not repeat the return.
+  await page.reload();
+  await page.locator("#connection-page h1").waitFor();
+  assert.equal(await page.locator("#connection-page .conn-banner").count(), 0);
+
+  // Approve a tool, then open the chat: the card is refreshed, and only
+  // the user continues.
+  await page.locator(".conn-tool").filter({ hasText: "pageviews_by_week" }).getByLabel("Allow access").check();
+  await page.locator("#connection-page [role=status]").filter({ hasText: "Allowed pageviews_by_week" }).waitFor();
+  await page.locator("#convbar-open").click();
+  await page.locator("#focus").waitFor();
+  await settled(page);
+  await page.locator(".setup-card").filter({ hasText: "Connection ready" }).waitFor();
+  assert.equal(await messages(), before, "opening the chat sends nothing");
+  await page.locator(".setup-card").getByRole("button", { name: "Continue request" }).click();
+  await settled(page);
+  assert.equal(await lastTurn(page).locator(".question").innerText(), "Continue request");
+  assert.match(await lastTurn(page).locator(".text").innerText(), /Demo Analytics is connected/);
+  await done(page);
+});
+
+test("Native setup opens the host's form in a new tab; I added the connection checks again and grants nothing", async () => {
+  const page = await open();
+  await signIn(page, "alice");
+  await send(page, "show orders from MySQL");
+  const [tab] = await Promise.all([page.context().waitForEvent("page"),
+    card(page).getByRole("button", { name: "Set up connection" }).click()]);
+  await tab.waitForLoadState();
+  assert.match(tab.url(), /\/connections\/new\?type=mysql$/);
+  await tab.close();
+  assert.ok(await page.locator("#focus").isVisible(), "the chat stays available");
+  await card(page).getByRole("button", { name: "I added the connection" }).click();
+  await settled(page);
+  assert.equal(await lastTurn(page).locator(".question").innerText(), "I added the connection");
+  assert.equal(await card(page).count(), 1, "Ask checked again");
+  assert.match(await card(page).innerText(), /Connection needed/, "nothing was added, so nothing is ready");
+  await done(page);
+});
+
+test("A viewer is told to ask an admin, with no setup action", async () => {
+  const page = await open();
+  await signIn(page, "vic");
+  await send(page, "show pageviews from PostHog");
+  assert.match(await card(page).innerText(), /Needs a team owner or admin/);
+  assert.equal(await card(page).getByRole("button").count(), 0);
+  await done(page);
+});
+
+test("A failed sign-in returns to the connection page with why, and nothing active", async () => {
+  const page = await open();
+  await signIn(page, "alice");
+  await send(page, "show pageviews from Demo Analytics");
+  const token = await page.evaluate(() => JSON.parse(sessionStorage.getItem("askbi.session")).token);
+  const conv = await page.evaluate(() => Object.entries(sessionStorage).find(([k]) => k.startsWith("askbi.active."))[1]);
+  // Start the sign-in, then come back with the provider's refusal.
+  const doc = await (await fetch(base + "/ai/connections/connect", { method: "POST", headers: { Authorization: "Bearer " + token },
+    body: JSON.stringify({ provider: "Demo Analytics", conversation_id: conv }) })).json();
+  const state = new URL(doc.authorization_url).searchParams.get("state");
+  await page.goto(`${base}/ai/connections/oauth/callback?error=access_denied&state=${encodeURIComponent(state)}`);
+  await page.locator("#connection-page .conn-banner.failed").waitFor();
+  assert.match(await page.locator(".conn-banner").innerText(), /Nothing was connected/);
+  assert.match(await page.locator(".conn-state").innerText(), /Inactive/);
+  assert.equal(await page.evaluate(() => location.search), "");
+  await done(page);
+});
