@@ -3,11 +3,18 @@
 // the fixture servers of webfixture_test.go.
 
 import { test, before, after } from "node:test";
-import { launch, close, open, done, shot, signIn, send, base, assert } from "./lib.mjs";
+import { launch, close, open as openPage, done, shot, signIn, send, base, assert } from "./lib.mjs";
 import { analytics, fixture, as, connection } from "./settings-lib.mjs";
 
 before(launch);
 after(close);
+
+// open is lib's, with a shorter wait: a broken rule fails in seconds.
+async function open(options) {
+  const page = await openPage(options);
+  page.setDefaultTimeout(8000);
+  return page;
+}
 
 const status = (page) => page.locator("#connections-status");
 const rows = (page) => page.locator("#tool-rows .tool");
