@@ -86,13 +86,17 @@ func startBrowserMCP(t *testing.T, token string) string {
 	unusable := mcp.NewServer(&mcp.Implementation{Name: "unusable", Version: "1.0.0"}, nil)
 	for _, n := range []string{"deep_report", "deeper_report"} {
 		unusable.AddTool(&mcp.Tool{Name: n, Description: "Too deep.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}, InputSchema: nested(12)},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
 	}
 	huge := mcp.NewServer(&mcp.Implementation{Name: "huge", Version: "1.0.0"}, nil)
 	for i := range 260 {
 		huge.AddTool(&mcp.Tool{Name: fmt.Sprintf("metric_%03d", i), Description: fmt.Sprintf("Reads metric %d.", i),
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}, InputSchema: json.RawMessage(`{"type":"object"}`)},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
 	}
 	opts := &mcp.StreamableHTTPOptions{Stateless: true}
 	mux := http.NewServeMux()
