@@ -77,15 +77,15 @@ func (h *handler) createConnection(w http.ResponseWriter, r *http.Request, p acc
 
 func (h *handler) listConnections(w http.ResponseWriter, r *http.Request, p access.Principal) {
 	svc, err := h.connections()
-	var list []mcpsource.Connection
+	var list mcpsource.Listing
 	if err == nil {
-		list, err = svc.List(r.Context(), p)
+		list, err = svc.Listing(r.Context(), p)
 	}
 	if err != nil {
 		h.error(w, r, err)
 		return
 	}
-	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"connections": list})
+	httpjson.WriteJSON(w, http.StatusOK, list)
 }
 
 func (h *handler) getConnection(w http.ResponseWriter, r *http.Request, p access.Principal) {

@@ -91,10 +91,17 @@ func TestConnectionRoutes(t *testing.T) {
 		}
 	}
 	do(http.StatusForbidden, "POST", "/ai/connections", bob, map[string]any{"name": "x", "url": "https://mcp.example.com/"}, nil)
-	var list struct{ Connections []mcpsource.Connection }
+	var list struct {
+		Connections []mcpsource.Connection
+		CanManage   bool `json:"can_manage"`
+	}
 	do(http.StatusOK, "GET", "/ai/connections", vic, nil, &list)
-	if len(list.Connections) != 1 {
-		t.Fatalf("connections = %+v; want the one", list.Connections)
+	if len(list.Connections) != 1 || list.CanManage {
+		t.Fatalf("a viewer's list = %+v; want the one, can_manage false", list)
+	}
+	do(http.StatusOK, "GET", "/ai/connections", alice, nil, &list)
+	if !list.CanManage {
+		t.Errorf("an owner's list = %+v; want can_manage", list)
 	}
 
 	do(http.StatusOK, "POST", "/ai/connections/"+id+"/discover", alice, nil, &created)

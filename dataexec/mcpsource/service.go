@@ -443,17 +443,36 @@ func (s *Service) Get(ctx context.Context, p access.Principal, id string) (Conne
 
 // List returns the team's connections, by name.
 func (s *Service) List(ctx context.Context, p access.Principal) ([]Connection, error) {
+	l, err := s.Listing(ctx, p)
+	return l.Connections, err
+}
+
+// Listing is the team's connections as the connection page shows them:
+// with whether the viewer may manage them, so a page shows its controls
+// by the same rule the service enforces.
+type Listing struct {
+	Connections []Connection `json:"connections"`
+	// CanManage says whether the viewer may create, edit, delete and
+	// discover connections (access.RightManageConnections, decided on the
+	// live principal).
+	CanManage bool `json:"can_manage"`
+}
+
+// Listing returns the team's connections, by name, and whether p may
+// manage them. Any member may read them.
+func (s *Service) Listing(ctx context.Context, p access.Principal) (Listing, error) {
 	live, err := s.begin(ctx, p, access.RightRead, access.Team(p.TeamID))
 	if err != nil {
-		return nil, err
+		return Listing{}, err
 	}
 	sts, err := s.store.List(ctx, live.TeamID)
 	if err != nil {
-		return nil, err
+		return Listing{}, err
 	}
-	out := make([]Connection, len(sts))
+	out := Listing{Connections: make([]Connection, len(sts)),
+		CanManage: access.Allow(live, access.RightManageConnections, access.Team(live.TeamID)) == nil}
 	for i, st := range sts {
-		out[i] = st.Connection
+		out.Connections[i] = st.Connection
 	}
 	return out, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/mcpsource"
 )
@@ -711,5 +712,38 @@ func TestOutboundPolicyOnResolvedName(t *testing.T) {
 	}
 	if n := r.requests.Load(); n != 0 {
 		t.Errorf("the refused server got %d requests", n)
+	}
+}
+
+// Listing tells the page whether the viewer may manage connections by the
+// rule Create enforces: owners and admins, unless the host withdrew the
+// right from their role.
+func TestListingCanManage(t *testing.T) {
+	e := newEnv(t, nil)
+	if _, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "Analytics", URL: "https://mcp.example.com/mcp"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		who  string
+		p    access.Principal
+		want bool
+	}{{"owner", alice, true}, {"editor", eve, false}, {"viewer", vic, false}} {
+		l, err := e.svc.Listing(t.Context(), tc.p)
+		if err != nil || len(l.Connections) != 1 || l.CanManage != tc.want {
+			t.Errorf("Listing as %s = %+v, %v; want one connection, can_manage %v", tc.who, l, err, tc.want)
+		}
+	}
+
+	dir := access.NewMemoryDirectory()
+	dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
+	checker := access.NewChecker(dir, &access.CheckerOptions{Withdraw: map[access.Right][]access.Role{
+		access.RightManageConnections: {access.RoleOwner}}})
+	svc := mcpsource.NewService(mcpsource.NewMemoryStore(), e.keys, access.NewGate(checker, nil), nil)
+	l, err := svc.Listing(t.Context(), alice)
+	if err != nil || l.CanManage {
+		t.Errorf("Listing with the right withdrawn = %+v, %v; want can_manage false", l, err)
+	}
+	if _, err := svc.Create(t.Context(), alice, mcpsource.Input{Name: "x", URL: "https://mcp.example.com/mcp"}); askbi.ErrorCode(err) != askbi.Forbidden {
+		t.Errorf("Create with the right withdrawn = %v; want forbidden, as Listing said", err)
 	}
 }

@@ -86,6 +86,7 @@ func TestBrowser(t *testing.T) {
 			cmd.Dir = "webtest"
 			cmd.Env = append(os.Environ(), "ASKBI_BASE_URL="+ta.url, "ASKBI_BROWSER_TOOLS="+tools,
 				"ASKBI_CHROMIUM="+chromium, "ASKBI_ARTIFACTS="+artifacts, "NO_COLOR=1")
+			cmd.Env = append(cmd.Env, browserMCPEnv(t, ta)...)
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", file, err, out)

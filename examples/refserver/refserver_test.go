@@ -402,6 +402,9 @@ func TestWebPage(t *testing.T) {
 		`<dialog id="picker"`, `<label for="picker-query"`, `<dialog id="confirm"`, `<dialog id="chats"`,
 		`id="memory-page"`, `<label for="memory-new"`, `id="memory-empty"`, `id="demo-form"`, `<label for="token-input"`,
 		`<script type="module" src="/web/js/app.js"></script>`, `<meta name="viewport"`,
+		`<a href="#/connections" id="nav-connections">`, `<a href="#/mcp" id="nav-mcp">`, `<main id="connections-page"`,
+		`id="connections-status" class="status-line" role="status" aria-live="polite"`, `id="connections-error" class="error" role="alert"`,
+		`<main id="mcp-page"`, `<label for="mcp-url"`, `id="mcp-status" class="status-line" role="status" aria-live="polite"`, `id="mcp-empty"`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %s", want)

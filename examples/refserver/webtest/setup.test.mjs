@@ -36,8 +36,8 @@ test("A missing provider: the answer explains, then the setup card; Connect sign
   // once), the callback, the connection page.
   await card(page).getByRole("button", { name: "Connect Demo Analytics" }).click();
   await page.waitForURL(/#\/connections\/conn_[a-z0-9]+$/);
-  await page.locator("#connection-page .conn-banner").waitFor();
-  assert.match(await page.locator("#connection-page .conn-banner").innerText(), /Demo Analytics is connected/);
+  await page.locator("#connections-return .conn-banner").waitFor();
+  assert.match(await page.locator("#connections-return .conn-banner").innerText(), /Demo Analytics is connected/);
   assert.equal(await page.evaluate(() => location.search), "", "the return parameters are consumed");
   assert.ok(await page.locator("#home").isHidden(), "the chat stays closed");
   assert.ok(await page.locator("#convbar").isVisible(), "the conversation bar offers the chat");
@@ -48,13 +48,13 @@ test("A missing provider: the answer explains, then the setup card; Connect sign
   await shot(page, "setup-connection-page");
   // A refresh does not repeat the return.
   await page.reload();
-  await page.locator("#connection-page h1").waitFor();
-  assert.equal(await page.locator("#connection-page .conn-banner").count(), 0);
+  await page.locator("#tool-rows .tool").first().waitFor();
+  assert.equal(await page.locator("#connections-return .conn-banner").count(), 0);
 
   // Approve a tool, then open the chat: the card is refreshed, and only
   // the user continues.
-  await page.locator(".conn-tool").filter({ hasText: "pageviews_by_week" }).getByLabel("Allow access").check();
-  await page.locator("#connection-page [role=status]").filter({ hasText: "Allowed pageviews_by_week" }).waitFor();
+  await page.getByRole("switch", { name: "Allow access to pageviews_by_week" }).check();
+  await page.locator("#connections-status").filter({ hasText: "pageviews_by_week is allowed" }).waitFor();
   await page.locator("#convbar-open").click();
   await page.locator("#focus").waitFor();
   await settled(page);
@@ -105,9 +105,9 @@ test("A failed sign-in returns to the connection page with why, and nothing acti
     body: JSON.stringify({ provider: "Demo Analytics", conversation_id: conv }) })).json();
   const state = new URL(doc.authorization_url).searchParams.get("state");
   await page.goto(`${base}/ai/connections/oauth/callback?error=access_denied&state=${encodeURIComponent(state)}`);
-  await page.locator("#connection-page .conn-banner.failed").waitFor();
+  await page.locator("#connections-return .conn-banner.failed").waitFor();
   assert.match(await page.locator(".conn-banner").innerText(), /Nothing was connected/);
-  assert.match(await page.locator(".conn-state").innerText(), /Inactive/);
+  assert.match(await page.locator(".facts").innerText(), /Sign-in needed/);
   assert.equal(await page.evaluate(() => location.search), "");
   await done(page);
 });

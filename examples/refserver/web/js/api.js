@@ -60,7 +60,9 @@ async function failure(res) {
   const e = doc && doc.error;
   const code = (e && e.code) || "http_" + res.status;
   if (code === "unauthenticated") onSignedOut();
-  return new ApiError(code, sentence(code, e && e.message, res.status), res.status);
+  const err = new ApiError(code, sentence(code, e && e.message, res.status), res.status);
+  err.detail = (e && e.message) || ""; // the server's own words, for forms that place "field: …" by the field
+  return err;
 }
 
 async function send(path, init) {

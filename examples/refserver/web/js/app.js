@@ -8,14 +8,13 @@ import { $, h } from "./dom.js";
 import { roleLabel } from "./format.js";
 import { Home, renderChats } from "./home.js";
 import { MemoryPage } from "./memory.js";
-import { ConnectionPage, takeOAuthReturn } from "./oauth-return.js";
+import { ConnectionsPage } from "./connections.js";
+import { McpSettingsPage } from "./mcp-settings.js";
 
 const SESSION = "askbi.session";
 
 let home = null;
-let memory = null;
-let connection = null;
-let oauthReturn = null;
+let pages = {}; // the pages beside Home, by the first part of the route
 
 function saved() {
   try { return JSON.parse(sessionStorage.getItem(SESSION) || "null"); } catch { return null; }
@@ -86,41 +85,37 @@ async function start(session) {
   $("who-label").textContent = (session.label || "Signed in") + " · " + roleLabel(status.role);
   $("sign-out").addEventListener("click", () => signOut());
   home = new Home(status, session.label);
-  memory = new MemoryPage();
-  connection = new ConnectionPage();
-  oauthReturn = takeOAuthReturn(status, (id) => home.setActive(id));
+  pages = { memory: new MemoryPage(), connections: new ConnectionsPage(status, { setActive: (id) => home.setActive(id) }), mcp: new McpSettingsPage() };
   $("open-chats").addEventListener("click", openChats);
   $("convbar-open").addEventListener("click", () => { location.hash = "#/"; });
   $("convbar-close").addEventListener("click", () => { home.setActive(""); $("convbar").hidden = true; });
   window.addEventListener("hashchange", route);
   await route();
-  if (location.hash === "#/" || location.hash === "") home.composer.focus();
+  if (where().page === "home") home.composer.focus();
 }
 
-// route shows the page the address names: Home, Memory, or a
-// connection (#/connections/{id}, where an OAuth sign-in returns).
+// where reads the route: "#/connections/conn_x?…" is page "connections",
+// rest "conn_x".
+function where() {
+  const [name, ...rest] = location.hash.replace(/^#\/?/, "").split("?")[0].split("/");
+  return { page: pages[name] ? name : "home", rest: rest.map(decodeURIComponent).join("/") };
+}
+
+// route shows the page the address names: Home, Memory, Connections or
+// MCP.
 async function route() {
-  const conn = /^#\/connections\/([A-Za-z0-9_]+)$/.exec(location.hash);
-  connection.hide();
-  if (conn) {
-    home.hide();
-    memory.hide();
-    await connection.show(conn[1], oauthReturn);
-    oauthReturn = null;
-    return conversationBar();
+  const { page, rest } = where();
+  for (const name of ["home", ...Object.keys(pages)]) {
+    $("nav-" + name).toggleAttribute("aria-current", false);
+    if (name !== page && pages[name]) pages[name].hide();
   }
-  const page = location.hash === "#/memory" ? "memory" : "home";
-  $("nav-home").toggleAttribute("aria-current", page === "home");
-  $("nav-memory").toggleAttribute("aria-current", page === "memory");
+  $("nav-" + page).setAttribute("aria-current", "page");
   if (page === "home") {
-    $("nav-home").setAttribute("aria-current", "page");
-    memory.hide();
     $("convbar").hidden = true;
     await home.show();
   } else {
-    $("nav-memory").setAttribute("aria-current", "page");
     home.hide();
-    await memory.show();
+    await pages[page].show(rest);
     await conversationBar();
   }
 }
@@ -148,7 +143,7 @@ async function openChats() {
   const [settled] = await Promise.allSettled([api.conversations(50)]);
   renderChats(ul, settled, async (id) => {
     d.close();
-    if (location.hash && location.hash !== "#/") location.hash = "#/";
+    if (where().page !== "home") location.hash = "#/";
     await home.open(id);
     home.composer.focus();
   });
