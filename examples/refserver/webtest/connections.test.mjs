@@ -3,18 +3,11 @@
 // the fixture servers of webfixture_test.go.
 
 import { test, before, after } from "node:test";
-import { launch, close, open as openPage, done, shot, signIn, send, base, assert } from "./lib.mjs";
-import { analytics, fixture, as, connection } from "./settings-lib.mjs";
+import { launch, close, done, shot, signIn, send, base, assert } from "./lib.mjs";
+import { analytics, fixture, as, connection, open } from "./settings-lib.mjs";
 
 before(launch);
 after(close);
-
-// open is lib's, with a shorter wait: a broken rule fails in seconds.
-async function open(options) {
-  const page = await openPage(options);
-  page.setDefaultTimeout(8000);
-  return page;
-}
 
 const status = (page) => page.locator("#connections-status");
 const rows = (page) => page.locator("#tool-rows .tool");
@@ -347,8 +340,11 @@ test("Save and connect signs in to the provider and comes back to the connection
   const { setup } = await as("alice", "GET", "/ai/connections/setup?provider=" + encodeURIComponent("Demo Analytics"));
   const url = setup.options.find((o) => o.state === "mcp_oauth_setup").mcp_url;
   await openConnections(page);
+  const posts = [];
+  page.on("request", (r) => { if (r.method() === "POST") posts.push(new URL(r.url()).pathname); });
   await add(page, { name: "Demo by hand", url, auth: "OAuth" });
   await page.waitForURL(/\/#\/connections\/conn_[a-z0-9]+$/);
+  assert.deepEqual(posts, ["/ai/connections/connect"], "one save and connect, as the chat's card does");
   await page.locator("#connections-return .conn-banner").filter({ hasText: "Demo by hand is connected." }).waitFor();
   assert.equal(await page.evaluate(() => location.search), "", "the return parameters are consumed");
   await settledTools(page, "3 tools");

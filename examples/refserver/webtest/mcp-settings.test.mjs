@@ -6,18 +6,11 @@
 
 import { test, before, after } from "node:test";
 import crypto from "node:crypto";
-import { launch, close, open as openPage, done, shot, signIn, base, phone, assert } from "./lib.mjs";
-import { session, overflow, unlabelled } from "./settings-lib.mjs";
+import { launch, close, done, shot, signIn, base, phone, assert } from "./lib.mjs";
+import { session, overflow, unlabelled, open } from "./settings-lib.mjs";
 
 before(launch);
 after(close);
-
-// open is lib's, with a shorter wait: a broken rule fails in seconds.
-async function open(options) {
-  const page = await openPage(options);
-  page.setDefaultTimeout(8000);
-  return page;
-}
 
 const REDIRECT = "http://127.0.0.1:9/callback";
 

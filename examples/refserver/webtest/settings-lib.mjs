@@ -2,13 +2,20 @@
 // the remote MCP servers TestBrowser passes in, the chat API as a demo
 // user (to set up state the test is not about), and the layout checks.
 
-import { base, assert } from "./lib.mjs";
+import { base, assert, open as openPage } from "./lib.mjs";
 
 // The demo's analytics MCP server (the credentials file's analytics_mcp)
 // and the fixture servers of webfixture_test.go.
 export const analytics = { url: process.env.ASKBI_ANALYTICS_MCP_URL, token: process.env.ASKBI_ANALYTICS_MCP_TOKEN };
 export const fixture = { base: process.env.ASKBI_FIXTURE_MCP, token: process.env.ASKBI_FIXTURE_MCP_TOKEN };
 if (!analytics.url || !fixture.base) throw new Error("run these through TestBrowser: it passes the MCP servers' URLs");
+
+// open is lib's, with a shorter wait: a broken rule fails in seconds.
+export async function open(options) {
+  const page = await openPage(options);
+  page.setDefaultTimeout(8000);
+  return page;
+}
 
 // session returns a demo user's session token.
 export async function session(name) {

@@ -15,9 +15,11 @@ const FIELDS = { name: "cf-name", url: "cf-url", token: "cf-token", auth: "cf-au
 
 export class ConnectionForm {
   // c is the connection to edit, or null to add one. onSaved(connection,
-  // {created, reconnect}) runs after a successful save: reconnect says
-  // the URL or the credentials changed, so the tools should be listed
-  // (or OAuth started) again.
+  // {created, reconnect, start}) runs after a successful save: reconnect
+  // says the URL or the credentials changed, so the tools should be
+  // listed (or OAuth started) again; start is the answer of a new OAuth
+  // connection's save and connect (its authorization_url, or the error
+  // that kept the sign-in from starting).
   constructor(c, { onSaved, onCancel }) {
     this.c = c;
     this.onSaved = onSaved;
@@ -112,11 +114,15 @@ export class ConnectionForm {
     this.submit.disabled = true;
     try {
       let connection = this.c;
-      if (!this.c) connection = (await api.create(body)).connection;
+      let start = null;
+      if (!this.c && auth === "oauth") {
+        start = await api.connect({ name, url });
+        connection = start.connection;
+      } else if (!this.c) connection = (await api.create(body)).connection;
       else if (Object.keys(body).length) connection = (await api.update(this.c.id, body)).connection;
       this.token.value = "";
       const reconnect = !this.c || "url" in body || "auth" in body || "token" in body;
-      await this.onSaved(connection, { created: !this.c, reconnect });
+      await this.onSaved(connection, { created: !this.c, reconnect, start });
     } catch (err) {
       const m = /^(name|url|token|auth): (.*)$/s.exec(err.detail || "");
       if (m && err.code === "invalid_argument") this.invalid(m[1], capitalize(m[2].trim()).replace(/([^.!?])$/, "$1."));

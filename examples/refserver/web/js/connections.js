@@ -213,10 +213,13 @@ export class ConnectionsPage {
 
   // saved follows a save: a new or changed server is checked at once
   // (its tools listed, or OAuth started), then the connection is shown.
-  async saved(c, { created, reconnect }) {
+  async saved(c, { created, reconnect, start }) {
     const target = "#/connections/" + encodeURIComponent(c.id);
     if (location.hash !== target) history.pushState(null, "", target);
-    if (reconnect) {
+    if (start && start.authorization_url) return location.assign(start.authorization_url);
+    if (start) {
+      await this.signInFailed(c, "Connection added.", start.error);
+    } else if (reconnect) {
       await this.connect(c, created ? "Connection added." : "Saved.");
     } else {
       await this.detail(c.id);
@@ -233,13 +236,8 @@ export class ConnectionsPage {
     if (needsSignIn(c)) {
       try {
         location.assign((await api.startOAuth(c.id)).authorization_url);
-        return;
       } catch (err) {
-        this.announce = true; // the connection keeps the failure, drawn as an alert
-        await this.detail(c.id, true);
-        this.announce = false;
-        this.statusEl.textContent = prefix || "";
-        if (!$("connection-problem")) this.fail(err.message);
+        await this.signInFailed(c, prefix, err);
       }
       return;
     }
@@ -259,6 +257,16 @@ export class ConnectionsPage {
     if (!failure) return this.say((prefix ? prefix + " " : "") + text);
     this.statusEl.textContent = prefix || "";
     if (!$("connection-problem")) this.fail(failure.message);
+  }
+
+  // signInFailed shows a connection whose sign-in did not start: saved,
+  // with why (the connection keeps the failure, drawn as an alert).
+  async signInFailed(c, prefix, err) {
+    this.announce = true;
+    await this.detail(c.id, true);
+    this.announce = false;
+    this.statusEl.textContent = prefix || "";
+    if (!$("connection-problem")) this.fail((err && err.message) || "The sign-in could not start.");
   }
 
   async detail(id, keepStatus) {

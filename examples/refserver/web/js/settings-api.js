@@ -10,6 +10,9 @@ const conn = (id) => "/ai/connections/" + encodeURIComponent(id);
 export const connections = {
   list: () => call("GET", "/ai/connections"),
   create: (body) => call("POST", "/ai/connections", body),
+  // connect is save and connect: a new OAuth connection and the start
+  // of its sign-in, in one request (as the chat's setup card does).
+  connect: (body) => call("POST", "/ai/connections/connect", body),
   update: (id, patch) => call("PATCH", conn(id), patch),
   remove: (id) => call("DELETE", conn(id)),
   discover: (id, toolFocus) => call("POST", conn(id) + "/discover", toolFocus === undefined ? undefined : { tool_focus: toolFocus }),
