@@ -42,7 +42,8 @@ export async function connection(name, url, token) {
 
 // overflow is how far right the page reaches: every scroll container and
 // element must end inside the viewport (hidden and visually hidden ones
-// aside, and the text inside a text field, which scrolls in its field).
+// aside, the text inside a text field, which scrolls in its field, and
+// a title shortened with an ellipsis).
 export function overflow(page) {
   return page.evaluate(() => {
     let right = Math.max(document.documentElement.scrollWidth, document.body.scrollWidth);
@@ -50,7 +51,8 @@ export function overflow(page) {
       if (el.closest(".vh, dialog:not([open]), .switch-input") || !el.getClientRects().length) continue;
       if (getComputedStyle(el).clipPath === "inset(50%)") continue; // visually hidden, for screen readers
       right = Math.max(right, el.getBoundingClientRect().right);
-      if (el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== "visible" && !el.matches("input, textarea")) right = Math.max(right, innerWidth + el.scrollWidth - el.clientWidth);
+      const cut = getComputedStyle(el).textOverflow === "ellipsis"; // shortened on purpose, with "…"
+      if (!cut && el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== "visible" && !el.matches("input, textarea")) right = Math.max(right, innerWidth + el.scrollWidth - el.clientWidth);
     }
     return Math.round(right);
   });

@@ -6,7 +6,8 @@
 // messages, native setup in a new tab, a viewer told to ask an admin.
 
 import { test, before, after } from "node:test";
-import { launch, close, open, done, shot, signIn, send, settled, lastTurn, base, assert } from "./lib.mjs";
+import { launch, close, open, done, shot, signIn, send, settled, lastTurn, base, phone, assert } from "./lib.mjs";
+import { overflow } from "./settings-lib.mjs";
 
 before(launch);
 after(close);
@@ -109,5 +110,27 @@ test("A failed sign-in returns to the connection page with why, and nothing acti
   assert.match(await page.locator(".conn-banner").innerText(), /Nothing was connected/);
   assert.match(await page.locator(".facts").innerText(), /Sign-in needed/);
   assert.equal(await page.evaluate(() => location.search), "");
+  await done(page);
+});
+
+test("At 375 px, by keyboard, under reduced motion: the card fits, and Connect is reached and pressed with the keyboard", async () => {
+  const page = await open({ viewport: phone, reducedMotion: "reduce" });
+  await signIn(page, "carol"); // Globex: not connected by the tests above
+  await send(page, "show pageviews from Demo Analytics");
+  await card(page).waitFor();
+  assert.ok(await overflow(page) <= phone.width, "nothing sideways: " + await overflow(page));
+  await shot(page, "phone-setup-card");
+  const connect = card(page).getByRole("button", { name: "Connect Demo Analytics" });
+  await page.locator("#message").focus();
+  let reached = false;
+  for (let i = 0; i < 60 && !reached; i++) {
+    await page.keyboard.press("Shift+Tab");
+    reached = await connect.evaluate((el) => el === document.activeElement);
+  }
+  assert.ok(reached, "keyboard focus reaches Connect");
+  assert.ok(await connect.evaluate((el) => getComputedStyle(el).outlineStyle !== "none"), "with a visible focus ring");
+  await page.keyboard.press("Enter");
+  await page.locator("#connections-return .conn-banner").filter({ hasText: "Demo Analytics is connected" }).waitFor();
+  assert.ok(await overflow(page) <= phone.width, "the connection page fits too: " + await overflow(page));
   await done(page);
 });
