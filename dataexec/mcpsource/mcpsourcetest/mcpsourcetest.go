@@ -8,8 +8,9 @@
 //
 // It proves what the Store documentation promises: round trips of every
 // field, the team-unique name, NotFound, that Update writes nothing when
-// its function fails, and that concurrent Updates of one connection never
-// lose a change (the row lock). Run it with -race.
+// its function fails, that concurrent Updates of one connection never
+// lose a change (the row lock), and that an Update whose function waits
+// holds up no other connection. Run it with -race.
 package mcpsourcetest
 
 import (
@@ -186,6 +187,62 @@ func Run(t *testing.T, newStore func(t *testing.T) mcpsource.Store) {
 		}
 		if allowed != 16 || got.Version != st.Version+16 {
 			t.Errorf("after 16 concurrent updates: %d tools allowed, version %d; want 16 and %d", allowed, got.Version, st.Version+16)
+		}
+	})
+
+	// Update's function may do I/O (an OAuth refresh): meanwhile only
+	// that connection waits. Reads of it see what was stored before, and
+	// other connections' Updates go on.
+	t.Run("UpdateHoldsOneConnection", func(t *testing.T) {
+		s := newStore(t)
+		mustCreate(t, s, sample("conn_a", "acme", "Analytics"))
+		mustCreate(t, s, sample("conn_b", "acme", "CRM"))
+		inFn, release, slow := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() {
+			_, err := s.Update(context.Background(), "conn_a", func(st *mcpsource.State) error {
+				close(inFn)
+				<-release
+				st.Name = "Slow"
+				return nil
+			})
+			slow <- err
+		}()
+		<-inFn
+		others := make(chan error, 1)
+		go func() {
+			ctx := context.Background()
+			if st, err := s.Get(ctx, "conn_a"); err != nil || st.Name != "Analytics" {
+				others <- fmt.Errorf("Get during the update = %q, %v; want the stored name", st.Name, err)
+				return
+			}
+			if _, err := s.List(ctx, ""); err != nil {
+				others <- err
+				return
+			}
+			_, err := s.Update(ctx, "conn_b", func(st *mcpsource.State) error { st.ToolFocus = "deals"; return nil })
+			others <- err
+		}()
+		// A deadlock detector, not a speed target: the others need no
+		// time at all, but a store that holds one lock for every
+		// connection would wait here for ever.
+		select {
+		case err := <-others:
+			if err != nil {
+				t.Error(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("Get, List or another connection's Update waited for the function of conn_a's Update")
+			close(release)
+			<-others
+			<-slow
+			return
+		}
+		close(release)
+		if err := <-slow; err != nil {
+			t.Fatalf("the slow Update: %v", err)
+		}
+		if got, _ := s.Get(t.Context(), "conn_a"); got.Name != "Slow" {
+			t.Errorf("after the slow Update the name is %q; want Slow", got.Name)
 		}
 	})
 
