@@ -750,7 +750,16 @@ func (s *Service) oauthSession(ctx context.Context, st State) (*oauthSession, er
 // token is spent and the rotated one kept. A refused refresh (or none to
 // use) marks the connection as needing sign-in; a server that cannot be
 // reached leaves it as it is.
+//
+// The refresh and the save of the rotated refresh token outlive the
+// caller (a cancelled chat turn): once the provider rotated, the old
+// refresh token is spent, and a save rolled back by the cancellation
+// would have the next refresh replay it, which revokes the grant for the
+// whole team. They are bounded by their own timeout instead: the token
+// request's, and as long again for the connection's lock and the save.
 func (s *Service) refresh(ctx context.Context, st State, stale string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*s.o.OAuth.Timeout)
+	defer cancel()
 	var out string
 	var reason error
 	_, err := s.store.Update(ctx, st.ID, func(cur *State) error {

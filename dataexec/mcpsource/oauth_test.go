@@ -2,6 +2,7 @@ package mcpsource_test
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -522,5 +523,59 @@ func TestOAuthSecretsStayOut(t *testing.T) {
 	}
 	if got.Active || got.HasToken || got.SignIn.State != mcpsource.SignInNeeded {
 		t.Errorf("after a URL change %+v; want the sign-in dropped", got)
+	}
+}
+
+// service is another service over the env's store (or a wrapper of it),
+// keys, gate, audit and clock, with OAuth on.
+func (e *oauthEnv) service(store mcpsource.Store, o mcpsource.Options) *mcpsource.Service {
+	o.Now, o.Audit, o.Catalog = e.clock.Now, e.audit, e.catalog
+	o.OAuth.RedirectURL = callbackURL
+	return mcpsource.NewService(store, e.keys, e.gate, &o)
+}
+
+// commitStore fails an Update whose context ended before its write, as
+// a database's commit does.
+type commitStore struct{ mcpsource.Store }
+
+func (s commitStore) Update(ctx context.Context, id string, fn func(*mcpsource.State) error) (mcpsource.State, error) {
+	return s.Store.Update(ctx, id, func(st *mcpsource.State) error {
+		if err := fn(st); err != nil {
+			return err
+		}
+		return ctx.Err()
+	})
+}
+
+// TestOAuthRefreshOutlivesItsCaller: a turn cancelled while the provider
+// rotates the refresh token still keeps the rotated one, so the next
+// refresh does not replay the spent one (which revokes the grant).
+func TestOAuthRefreshOutlivesItsCaller(t *testing.T) {
+	e := newOAuthEnv(t, nil)
+	c := e.mustOAuthConnection(t, "Analytics")
+	e.signIn(t, c.ID, "")
+	e.mustAllow(t, c.ID, "top_pages")
+	fp := storedTool(t, e.env, c.ID, "top_pages").Fingerprint()
+	svc := e.service(commitStore{e.store}, mcpsource.Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	e.fake.Set(func(o *oauthfake.Options) {
+		o.OnToken = func(grant string) {
+			if grant == "refresh_token" {
+				cancel() // the user stops the turn as the provider rotates
+			}
+		}
+	})
+	e.fake.ExpireTokens()
+	svc.Call(ctx, alice, c.ID, "top_pages", fp, nil) // cancelled: its own outcome does not matter
+	e.fake.Set(func(o *oauthfake.Options) { o.OnToken = nil })
+	if _, err := svc.Call(t.Context(), alice, c.ID, "top_pages", fp, nil); err != nil {
+		t.Fatalf("the next call = %v; want it to use the token the cancelled turn's refresh saved", err)
+	}
+	if got := e.get(t, c.ID); !got.HasToken || got.SignIn.State != mcpsource.SignedIn {
+		t.Errorf("after a cancelled refresh %+v; want still signed in", got)
+	}
+	if got := e.fake.Stats().Refreshes; got != 1 {
+		t.Errorf("%d refreshes; want 1 (the next call needed none)", got)
 	}
 }
