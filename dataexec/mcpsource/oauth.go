@@ -579,7 +579,7 @@ func oauthFailure(err error, name string) error {
 	msg := func(code askbi.Code, text string) error { return &askbi.Error{Code: code, Message: text, Err: err} }
 	switch mcpoauth.ReasonOf(err) {
 	case mcpoauth.ReasonUnreachable:
-		return msg(askbi.Unavailable, "the sign-in server of "+name+" could not be reached; try again later")
+		return msg(askbi.Unavailable, "the sign-in server of "+name+" could not be reached or is busy; try again later")
 	case mcpoauth.ReasonTooLarge:
 		return msg(askbi.TooLarge, "the sign-in server of "+name+" sent an answer larger than askbi accepts; nothing was connected")
 	case mcpoauth.ReasonRefused:
@@ -747,9 +747,10 @@ func (s *Service) oauthSession(ctx context.Context, st State) (*oauthSession, er
 // refresh renews the access token of connection st, whose token stale
 // stopped working or expired, under the connection's lock: when another
 // call renewed it meanwhile, that token is used; otherwise the refresh
-// token is spent and the rotated one kept. A refused refresh (or none to
-// use) marks the connection as needing sign-in; a server that cannot be
-// reached leaves it as it is.
+// token is spent and the rotated one kept. A refused refresh
+// (invalid_grant, invalid_client, a token for another resource) or none
+// to use marks the connection as needing sign-in; any other failure (a
+// server that cannot be reached or is busy) leaves it as it is.
 //
 // The refresh and the save of the rotated refresh token outlive the
 // caller (a cancelled chat turn): once the provider rotated, the old
@@ -794,13 +795,19 @@ func (s *Service) refresh(ctx context.Context, st State, stale string) (string, 
 	if reason == nil {
 		return "", err
 	}
-	switch r := mcpoauth.ReasonOf(reason); {
-	case r == "":
+	switch mcpoauth.ReasonOf(reason) {
+	case "":
 		// errSignInFirst or no refresh token.
-	case r == mcpoauth.ReasonUnreachable || r == mcpoauth.ReasonTooLarge:
-		return "", wrapFail(dataexec.FailTimeout, askbi.Unavailable, reason, "%s's sign-in could not be renewed right now; try again", st.Name)
-	default:
+	case mcpoauth.ReasonGrantRejected, mcpoauth.ReasonClientRefused, mcpoauth.ReasonTokenResource:
+		// The authorization server said no for good: the refresh token
+		// or the client is no longer valid, or it issued a token for
+		// another resource.
 		reason = wrapFail(dataexec.FailSignIn, askbi.Forbidden, reason, "%s did not renew the connection's sign-in; open the connection and sign in again", st.Name)
+	default:
+		// Anything else may pass (a server down or busy, an answer askbi
+		// cannot use, the outbound policy refusing it now): the tokens
+		// stay for the next try.
+		return "", wrapFail(dataexec.FailTimeout, askbi.Unavailable, reason, "%s's sign-in could not be renewed right now; try again", st.Name)
 	}
 	s.markSignInNeeded(ctx, st.ID, reason)
 	return "", reason

@@ -579,3 +579,63 @@ func TestOAuthRefreshOutlivesItsCaller(t *testing.T) {
 		t.Errorf("%d refreshes; want 1 (the next call needed none)", got)
 	}
 }
+
+// TestOAuthRefreshKeepsGrantOnTemporaryFailure: a token endpoint that is
+// down, busy or answers something that is no refusal, or an outbound
+// policy that refuses it now, fails the call as unavailable and keeps
+// the tokens; only invalid_grant, invalid_client and a token for another
+// resource drop them.
+func TestOAuthRefreshKeepsGrantOnTemporaryFailure(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fake func(*oauthfake.Options)
+		deny bool // the outbound policy refuses loopback now
+		code askbi.Code
+	}{
+		{"503", func(o *oauthfake.Options) { o.TokenStatus = http.StatusServiceUnavailable }, false, askbi.Unavailable},
+		{"429", func(o *oauthfake.Options) { o.TokenStatus = http.StatusTooManyRequests }, false, askbi.Unavailable},
+		{"408", func(o *oauthfake.Options) { o.TokenStatus = http.StatusRequestTimeout }, false, askbi.Unavailable},
+		{"an error page that is not JSON", func(o *oauthfake.Options) { o.TokenStatus = http.StatusBadRequest }, false, askbi.Unavailable},
+		{"temporarily_unavailable", func(o *oauthfake.Options) { o.TokenError = "temporarily_unavailable" }, false, askbi.Unavailable},
+		{"no answer", func(o *oauthfake.Options) { o.DropToken = true }, false, askbi.Unavailable},
+		{"invalid_scope", func(o *oauthfake.Options) { o.TokenError = "invalid_scope" }, false, askbi.Unavailable},
+		{"the outbound policy refuses", nil, true, askbi.Unavailable},
+		{"invalid_client", func(o *oauthfake.Options) { o.TokenError = "invalid_client" }, false, askbi.Forbidden},
+		{"unauthorized_client", func(o *oauthfake.Options) { o.TokenError = "unauthorized_client" }, false, askbi.Forbidden},
+		{"invalid_grant", func(o *oauthfake.Options) { o.RefuseRefresh = true }, false, askbi.Forbidden},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newOAuthEnv(t, nil)
+			c := e.mustOAuthConnection(t, "Analytics")
+			e.signIn(t, c.ID, "")
+			e.mustAllow(t, c.ID, "top_pages")
+			fp := storedTool(t, e.env, c.ID, "top_pages").Fingerprint()
+			svc := e.svc
+			if tc.deny {
+				svc = e.service(e.store, mcpsource.Options{DenyLoopback: true})
+				e.clock.Add(time.Hour) // refreshed before the call, which the policy would refuse too
+			} else {
+				e.fake.Set(tc.fake)
+				e.fake.ExpireTokens()
+			}
+			_, err := svc.Call(t.Context(), alice, c.ID, "top_pages", fp, nil)
+			if askbi.ErrorCode(err) != tc.code {
+				t.Fatalf("call = %v; want %s", err, tc.code)
+			}
+			got := e.get(t, c.ID)
+			if tc.code == askbi.Forbidden {
+				if got.HasToken || got.Active || got.SignIn.State != mcpsource.SignInNeeded {
+					t.Errorf("after a refusal %+v; want the tokens dropped, sign-in needed", got)
+				}
+				return
+			}
+			if !got.HasToken || !got.Active || got.SignIn.State != mcpsource.SignedIn {
+				t.Fatalf("after a temporary failure %+v; want the tokens kept, still signed in", got)
+			}
+			e.fake.Set(func(o *oauthfake.Options) { *o = oauthfake.Options{} })
+			if _, err := e.svc.Call(t.Context(), alice, c.ID, "top_pages", fp, nil); err != nil {
+				t.Errorf("the call once the server is back = %v; want the kept refresh token to work", err)
+			}
+		})
+	}
+}
