@@ -634,7 +634,10 @@ func (s *Service) recordSignInError(ctx context.Context, id string, cause error)
 	}
 }
 
-var errNotOAuth = errors.New("not an OAuth connection")
+var (
+	errNotOAuth   = errors.New("not an OAuth connection")
+	errNewerGrant = errors.New("the connection holds a newer grant")
+)
 
 // errSignInFirst is the failure of an OAuth connection without tokens.
 func errSignInFirst(name string) error {
@@ -722,7 +725,10 @@ func (o *oauthSession) rejected(ctx context.Context) error {
 		return err
 	}
 	if !o.fresh {
-		o.s.markSignInNeeded(ctx, o.st.ID, err)
+		o.mu.Lock()
+		failed := o.access
+		o.mu.Unlock()
+		o.s.markSignInNeeded(ctx, o.st.ID, failed, err)
 	}
 	return err
 }
@@ -761,10 +767,11 @@ func (s *Service) oauthSession(ctx context.Context, st State) (*oauthSession, er
 func (s *Service) refresh(ctx context.Context, st State, stale string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*s.o.OAuth.Timeout)
 	defer cancel()
-	var out string
+	var out, seen string
 	var reason error
 	_, err := s.store.Update(ctx, st.ID, func(cur *State) error {
 		g, ok := s.openGrant(*cur)
+		seen = g.Access
 		if !ok || !cur.HasToken || g.Access == "" {
 			reason = errSignInFirst(cur.Name)
 			return reason
@@ -809,14 +816,16 @@ func (s *Service) refresh(ctx context.Context, st State, stale string) (string, 
 		// stay for the next try.
 		return "", wrapFail(dataexec.FailTimeout, askbi.Unavailable, reason, "%s's sign-in could not be renewed right now; try again", st.Name)
 	}
-	s.markSignInNeeded(ctx, st.ID, reason)
+	s.markSignInNeeded(ctx, st.ID, seen, reason)
 	return "", reason
 }
 
 // markSignInNeeded drops a connection's tokens (keeping its client for
 // the next sign-in at the same server) and turns it inactive until a
-// sign-in completes. The approvals stay.
-func (s *Service) markSignInNeeded(ctx context.Context, id string, cause error) {
+// sign-in completes. The approvals stay. failed is the access token that
+// stopped working ("" for none): when the connection holds another one
+// by now (a sign-in or refresh completed meanwhile), it is left alone.
+func (s *Service) markSignInNeeded(ctx context.Context, id, failed string, cause error) {
 	at := s.o.Now().UTC()
 	var team string
 	st, err := s.store.Update(context.WithoutCancel(ctx), id, func(st *State) error {
@@ -824,7 +833,11 @@ func (s *Service) markSignInNeeded(ctx context.Context, id string, cause error) 
 			return errNotOAuth
 		}
 		team = st.TeamID
-		if g, ok := s.openGrant(*st); ok {
+		g, ok := s.openGrant(*st)
+		if g.Access != failed {
+			return errNewerGrant
+		}
+		if ok {
 			g.Access, g.Refresh, g.Expiry = "", "", time.Time{}
 			if err := s.sealGrant(st, g); err != nil {
 				return err
@@ -843,7 +856,7 @@ func (s *Service) markSignInNeeded(ctx context.Context, id string, cause error) 
 		return nil
 	})
 	if err != nil {
-		if !errors.Is(err, errNotOAuth) && askbi.ErrorCode(err) != askbi.NotFound {
+		if !errors.Is(err, errNotOAuth) && !errors.Is(err, errNewerGrant) && askbi.ErrorCode(err) != askbi.NotFound {
 			s.o.Logger.Error("mcpsource: mark sign-in needed", "connection", id, "err", err)
 		}
 		return

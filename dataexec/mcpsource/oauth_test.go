@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -637,5 +638,49 @@ func TestOAuthRefreshKeepsGrantOnTemporaryFailure(t *testing.T) {
 				t.Errorf("the call once the server is back = %v; want the kept refresh token to work", err)
 			}
 		})
+	}
+}
+
+// TestOAuthStaleRefusalKeepsNewerGrant: the 401 of a token that a sign-in
+// replaced while the request was on its way drops nothing: the new
+// grant stays.
+func TestOAuthStaleRefusalKeepsNewerGrant(t *testing.T) {
+	e := newOAuthEnv(t, nil)
+	c := e.mustOAuthConnection(t, "Analytics")
+	e.signIn(t, c.ID, "")
+	e.mustAllow(t, c.ID, "top_pages")
+	fp := storedTool(t, e.env, c.ID, "top_pages").Fingerprint()
+	var seen atomic.Int32
+	e.fake.Set(func(o *oauthfake.Options) {
+		o.ForeignToken = true // the refreshed token is refused too
+		o.OnUnauthorized = func() {
+			if seen.Add(1) != 2 {
+				return
+			}
+			// The refreshed token's 401 is on its way back; meanwhile
+			// the user signs in again.
+			e.fake.Set(func(o *oauthfake.Options) { o.ForeignToken, o.OnUnauthorized = false, nil })
+			st, err := e.svc.StartOAuth(t.Context(), alice, c.ID, "")
+			if err != nil {
+				t.Errorf("StartOAuth: %v", err)
+				return
+			}
+			if _, err := e.svc.CompleteOAuth(t.Context(), callback(authorize(t, st.AuthorizationURL), st.Binding)); err != nil {
+				t.Errorf("CompleteOAuth: %v", err)
+			}
+		}
+	})
+	e.fake.ExpireTokens()
+	if _, err := e.svc.Call(t.Context(), alice, c.ID, "top_pages", fp, nil); askbi.ErrorCode(err) != askbi.Forbidden {
+		t.Fatalf("the call with the refused tokens = %v; want forbidden", err)
+	}
+	if seen.Load() < 2 {
+		t.Fatal("the sign-in in between did not happen")
+	}
+	if got := e.get(t, c.ID); !got.HasToken || !got.Active || got.SignIn.State != mcpsource.SignedIn {
+		t.Fatalf("after a stale refusal %+v; want the newer sign-in kept", got)
+	}
+	if _, err := e.svc.Call(t.Context(), alice, c.ID, "top_pages", fp, nil); err != nil {
+		t.Errorf("a call with the newer sign-in = %v", err)
 	}
 }
