@@ -400,19 +400,29 @@ type OAuthResult struct {
 	TeamID         string     `json:"team_id,omitempty"`
 	ConversationID string     `json:"conversation_id,omitempty"`
 	Connection     Connection `json:"connection"`
+	// Retry is set on a failure that may pass by itself (the request
+	// cancelled, a store down, the token endpoint down or busy) and used
+	// nothing up: the same callback can complete the sign-in later, so a
+	// host keeps the browser's Binding.
+	Retry bool `json:"retry,omitempty"`
 }
 
 // CompleteOAuth finishes a sign-in from its callback: it opens the state
-// (sealed: a forged one is refused) and checks that it has not expired,
-// that the browser's Binding (and Caller, when given) is the user and
-// team that started, and takes the flow (single use: a replay is
-// refused); then it refuses an error from the provider, a missing code
-// and a wrong or missing iss (RFC 9207, compared byte for byte), trades
-// the code for tokens (PKCE verifier, resource indicator), refuses a
-// token for another resource, lists the server's tools with the new
-// token, and only then saves the sealed tokens and activates the
+// (sealed: a forged one is refused) and checks that the browser's
+// Binding (and Caller, when given) is the user and team that started,
+// that the state has not expired, and that the user may still manage
+// the connection; it refuses an error from the provider and a missing
+// code; then it takes the flow (single use: a replay is refused),
+// refuses a wrong or missing iss (RFC 9207, compared byte for byte),
+// trades the code for tokens (PKCE verifier, resource indicator),
+// refuses a token for another resource, lists the server's tools with
+// the new token, and only then saves the sealed tokens and activates the
 // connection. Any failure leaves the connection as it was (inactive for
-// a first sign-in) with the failure in SignIn.Error. It is audited as
+// a first sign-in) with the failure in SignIn.Error. A failure that may
+// pass (the request cancelled, a store down, the token endpoint
+// unreachable or busy) uses nothing up and sets OAuthResult.Retry: the
+// same callback can be tried again. From the exchange on, the request's
+// cancellation no longer stops the sign-in. It is audited as
 // ActionOAuthComplete.
 //
 // Errors: InvalidArgument (a forged state, no code), Timeout (an expired
@@ -420,8 +430,8 @@ type OAuthResult struct {
 // start), Forbidden (another browser, user or team; the provider refused
 // or denied; the user may no longer manage connections), InvalidResult
 // (another issuer, a token for another resource or not a bearer token),
-// TooLarge, Unavailable, NotFound (the connection is gone), and
-// discovery's.
+// TooLarge, Unavailable (also a cancelled request), NotFound (the
+// connection is gone), and discovery's.
 func (s *Service) CompleteOAuth(ctx context.Context, cb OAuthCallback) (res OAuthResult, err error) {
 	var who access.Principal
 	target := access.Entity{Type: access.TypeConnection}
@@ -443,7 +453,21 @@ func (s *Service) CompleteOAuth(ctx context.Context, cb OAuthCallback) (res OAut
 		s.recordSignInError(ctx, claims.Connection, e)
 		return res, e
 	}
+	// retry is a failure that may pass: the flow stays for the same
+	// callback. final ends the sign-in: the flow is taken, so its state
+	// cannot be used again.
+	retry := func(reason string, e error) (OAuthResult, error) {
+		res.Retry = true
+		return fail(reason, e)
+	}
+	final := func(reason string, e error) (OAuthResult, error) {
+		s.o.OAuth.Flows.TakeFlow(context.WithoutCancel(ctx), flow) // a flow left behind expires
+		return fail(reason, e)
+	}
 
+	// Everything that can fail by itself passing (the request, the gate,
+	// the store) is checked before the flow is taken; a failure of the
+	// binding is someone else's and leaves the flow alone.
 	var b bindingClaims
 	switch {
 	case cb.Caller != nil && (cb.Caller.UserID != claims.User || cb.Caller.TeamID != claims.Team):
@@ -453,15 +477,38 @@ func (s *Service) CompleteOAuth(ctx context.Context, cb OAuthCallback) (res OAut
 	case b.User != claims.User || b.Team != claims.Team:
 		return fail("other_user", askbi.Errorf(askbi.Forbidden, "this sign-in was started by another user or in another team; start it again yourself"))
 	case s.o.Now().Unix() > claims.Expires:
-		s.o.OAuth.Flows.TakeFlow(context.WithoutCancel(ctx), flow)
-		return fail("expired", askbi.Errorf(askbi.Timeout, "the sign-in took longer than %s and expired; start it again", s.o.OAuth.FlowTTL))
+		return final("expired", askbi.Errorf(askbi.Timeout, "the sign-in took longer than %s and expired; start it again", s.o.OAuth.FlowTTL))
+	case ctx.Err() != nil:
+		return retry("cancelled", &askbi.Error{Code: askbi.Unavailable, Message: "the sign-in request was cancelled; nothing was connected", Err: ctx.Err()})
 	}
+
+	// The person who started must still be there and allowed.
+	live, st, err := s.load(ctx, who, claims.Connection, access.RightManageConnections)
+	if passing(err) {
+		return retry("access", err)
+	}
+	if err != nil {
+		return final("access", err)
+	}
+	who = live
+	switch {
+	case cb.Error != "":
+		details["provider_error"] = knownError(cb.Error)
+		return final("denied", askbi.Errorf(askbi.Forbidden, "%s did not grant access (%s); nothing was connected. Start the sign-in again to retry", st.Name, knownError(cb.Error)))
+	case cb.Code == "":
+		return final("no_code", askbi.Errorf(askbi.InvalidArgument, "the sign-in answer has no authorization code; start the sign-in again"))
+	case len(cb.Code) > 4096 || len(cb.Iss) > 2048:
+		return final("too_large", askbi.Errorf(askbi.TooLarge, "the sign-in answer is too large"))
+	}
+
+	// Taken right before the code is spent: of two callbacks with the
+	// same state (a replay, a double click) one goes on.
 	f, err := s.o.OAuth.Flows.TakeFlow(ctx, flow)
 	if askbi.ErrorCode(err) == askbi.NotFound {
 		return fail("replayed", askbi.Errorf(askbi.Conflict, "this sign-in answer was already used (or cancelled); start the sign-in again if the connection is not signed in"))
 	}
 	if err != nil {
-		return res, err
+		return retry("store", err)
 	}
 	if f.ConnectionID != claims.Connection || f.UserID != claims.User || f.TeamID != claims.Team {
 		return fail("state_invalid", askbi.Errorf(askbi.InvalidArgument, "the sign-in answer does not match its sign-in; start it again"))
@@ -470,31 +517,37 @@ func (s *Service) CompleteOAuth(ctx context.Context, cb OAuthCallback) (res OAut
 	if plain, err := seal.Open(s.keys, f.Secret, flowAD(f.ID, f.ConnectionID)); err != nil || json.Unmarshal(plain, &sec) != nil {
 		return fail("state_invalid", &askbi.Error{Code: askbi.Internal, Message: "the sign-in's record cannot be read; start it again", Err: err})
 	}
-
-	// The person who started must still be there and allowed.
-	live, st, err := s.load(ctx, who, claims.Connection, access.RightManageConnections)
-	if err != nil {
-		return fail("access", err)
-	}
-	who = live
 	if st.URL != sec.URL || st.Auth != AuthOAuth {
 		return fail("changed", askbi.Errorf(askbi.Conflict, "the connection changed since its sign-in started; start it again"))
-	}
-	switch {
-	case cb.Error != "":
-		details["provider_error"] = knownError(cb.Error)
-		return fail("denied", askbi.Errorf(askbi.Forbidden, "%s did not grant access (%s); nothing was connected. Start the sign-in again to retry", st.Name, knownError(cb.Error)))
-	case cb.Code == "":
-		return fail("no_code", askbi.Errorf(askbi.InvalidArgument, "the sign-in answer has no authorization code; start the sign-in again"))
-	case len(cb.Code) > 4096 || len(cb.Iss) > 2048:
-		return fail("too_large", askbi.Errorf(askbi.TooLarge, "the sign-in answer is too large"))
 	}
 	if err := mcpoauth.CheckIss(&sec.Metadata, cb.Iss); err != nil {
 		return fail(string(mcpoauth.ReasonOf(err)), oauthFailure(err, st.Name))
 	}
+	// From the exchange on, the sign-in outlives the request: a browser
+	// that goes away must not waste a code the provider may have spent.
+	// The bound: the exchange's, the discovery's, and the first again
+	// for the save.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*s.o.OAuth.Timeout+s.o.DiscoveryTimeout)
+	defer cancel()
 	oc := s.oauthClient()
 	tok, err := mcpoauth.Exchange(ctx, oc, &sec.Metadata, sec.Client, cb.Code, sec.Verifier)
 	if err != nil {
+		if r := mcpoauth.ReasonOf(err); r == mcpoauth.ReasonUnreachable || r == mcpoauth.ReasonRefused {
+			// No definite answer (no connection, a timeout, a 5xx, 429
+			// or 408, an error page that is not OAuth's, the outbound
+			// policy refusing to send): the flow goes back for a retry
+			// of the same callback. Where the code never reached the
+			// provider, the retry spends it. Where it may have (a 5xx,
+			// an answer lost on the way), the retry gets invalid_grant,
+			// a definite answer that ends the sign-in; the provider may
+			// revoke what it issued for the code (RFC 6749 4.1.2), and
+			// askbi kept nothing of that.
+			if perr := s.o.OAuth.Flows.CreateFlow(ctx, f); perr != nil {
+				s.o.Logger.Error("mcpsource: put a sign-in back for a retry", "connection", st.ID, "err", perr)
+			} else {
+				res.Retry = true
+			}
+		}
 		return fail(string(mcpoauth.ReasonOf(err)), oauthFailure(err, st.Name))
 	}
 	// The new token must work before anything is saved: list the tools.
@@ -557,6 +610,16 @@ func (si *SignIn) stepUpLeft(granted []string) []string {
 		}
 	}
 	return out
+}
+
+// passing reports whether a failure may pass by itself: a store or
+// server down or busy, a rate limit, a cancelled request.
+func passing(err error) bool {
+	switch askbi.ErrorCode(err) {
+	case askbi.Unavailable, askbi.RateLimited, askbi.Timeout, askbi.Internal:
+		return true
+	}
+	return err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
 }
 
 // knownError is an RFC 6749 authorization error code, or "error": the

@@ -3,6 +3,7 @@ package mcpsource_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -682,5 +683,160 @@ func TestOAuthStaleRefusalKeepsNewerGrant(t *testing.T) {
 	}
 	if _, err := e.svc.Call(t.Context(), alice, c.ID, "top_pages", fp, nil); err != nil {
 		t.Errorf("a call with the newer sign-in = %v", err)
+	}
+}
+
+// downStore is a Store that fails, as a database that is down, while
+// down is set.
+type downStore struct {
+	mcpsource.Store
+	down *atomic.Bool
+}
+
+func errDown() error { return askbi.Errorf(askbi.Unavailable, "the database is down") }
+
+func (s downStore) Get(ctx context.Context, id string) (mcpsource.State, error) {
+	if s.down.Load() {
+		return mcpsource.State{}, errDown()
+	}
+	return s.Store.Get(ctx, id)
+}
+
+func (s downStore) Update(ctx context.Context, id string, fn func(*mcpsource.State) error) (mcpsource.State, error) {
+	if s.down.Load() {
+		return mcpsource.State{}, errDown()
+	}
+	return s.Store.Update(ctx, id, fn)
+}
+
+// downFlows is a FlowStore whose TakeFlow fails while down is set.
+type downFlows struct {
+	mcpsource.FlowStore
+	down *atomic.Bool
+}
+
+func (s downFlows) TakeFlow(ctx context.Context, id string) (mcpsource.Flow, error) {
+	if s.down.Load() {
+		return mcpsource.Flow{}, &askbi.Error{Code: askbi.Internal, Message: "internal error", Err: errors.New("connection reset")}
+	}
+	return s.FlowStore.TakeFlow(ctx, id)
+}
+
+// TestOAuthCallbackRetry: a callback that fails for a reason that may
+// pass (the request cancelled, a store down, the token endpoint down or
+// busy) uses nothing up: it says so (Retry), and the same callback
+// completes the sign-in once the failure passed.
+func TestOAuthCallbackRetry(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// fail makes the callback fail and returns its context.
+		fail func(e *oauthEnv, store, flows *atomic.Bool) context.Context
+		code askbi.Code
+	}{
+		{"the request cancelled", func(e *oauthEnv, _, _ *atomic.Bool) context.Context {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			return ctx
+		}, askbi.Unavailable},
+		{"the connection store down", func(e *oauthEnv, store, _ *atomic.Bool) context.Context {
+			store.Store(true)
+			return context.Background()
+		}, askbi.Unavailable},
+		{"the flow store down", func(e *oauthEnv, _, flows *atomic.Bool) context.Context {
+			flows.Store(true)
+			return context.Background()
+		}, askbi.Internal},
+		{"the token endpoint unreachable", func(e *oauthEnv, _, _ *atomic.Bool) context.Context {
+			e.fake.Set(func(o *oauthfake.Options) { o.DropToken = true })
+			return context.Background()
+		}, askbi.Unavailable},
+		{"the token endpoint busy", func(e *oauthEnv, _, _ *atomic.Bool) context.Context {
+			e.fake.Set(func(o *oauthfake.Options) { o.TokenStatus = http.StatusTooManyRequests })
+			return context.Background()
+		}, askbi.Unavailable},
+		{"the token endpoint down", func(e *oauthEnv, _, _ *atomic.Bool) context.Context {
+			e.fake.Set(func(o *oauthfake.Options) { o.TokenStatus = http.StatusBadGateway })
+			return context.Background()
+		}, askbi.Unavailable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newOAuthEnv(t, nil)
+			var storeDown, flowsDown atomic.Bool
+			svc := e.service(downStore{e.store, &storeDown},
+				mcpsource.Options{OAuth: mcpsource.OAuthOptions{Flows: downFlows{mcpsource.NewMemoryFlowStore(), &flowsDown}}})
+			c := e.mustOAuthConnection(t, "Analytics")
+			st, err := svc.StartOAuth(t.Context(), alice, c.ID, "conv_1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cb := callback(authorize(t, st.AuthorizationURL), st.Binding)
+			res, err := svc.CompleteOAuth(tc.fail(e, &storeDown, &flowsDown), cb)
+			if askbi.ErrorCode(err) != tc.code || !res.Retry {
+				t.Fatalf("CompleteOAuth = %+v, %v; want %s with Retry", res, err, tc.code)
+			}
+			if got := e.get(t, c.ID); got.Active || got.HasToken {
+				t.Fatalf("after a failed callback %+v; want inactive without a token", got)
+			}
+			storeDown.Store(false)
+			flowsDown.Store(false)
+			e.fake.Set(func(o *oauthfake.Options) { *o = oauthfake.Options{} })
+			res, err = svc.CompleteOAuth(t.Context(), cb)
+			if err != nil {
+				t.Fatalf("the same callback again = %v; want the sign-in completed", err)
+			}
+			if !res.Connection.Active || res.Retry || res.ConversationID != "conv_1" {
+				t.Errorf("retried callback: %+v; want the connection active", res)
+			}
+			if _, err := svc.CompleteOAuth(t.Context(), cb); askbi.ErrorCode(err) != askbi.Conflict {
+				t.Errorf("the callback a third time = %v; want conflict (used)", err)
+			}
+		})
+	}
+}
+
+// TestOAuthCallbackOutlivesItsRequest: a browser that goes away while
+// the code is exchanged does not waste it: the sign-in completes.
+func TestOAuthCallbackOutlivesItsRequest(t *testing.T) {
+	e := newOAuthEnv(t, nil)
+	c := e.mustOAuthConnection(t, "Analytics")
+	st, err := e.svc.StartOAuth(t.Context(), alice, c.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb := callback(authorize(t, st.AuthorizationURL), st.Binding)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	e.fake.Set(func(o *oauthfake.Options) {
+		o.OnToken = func(grant string) {
+			if grant == "authorization_code" {
+				cancel()
+			}
+		}
+	})
+	if _, err := e.svc.CompleteOAuth(ctx, cb); err != nil {
+		t.Fatalf("CompleteOAuth cancelled during the exchange = %v; want the sign-in completed", err)
+	}
+	if got := e.get(t, c.ID); !got.Active || !got.HasToken {
+		t.Errorf("after the callback %+v; want active and signed in", got)
+	}
+}
+
+// TestOAuthCallbackFinalFailure: a refusal by the provider is final:
+// the callback cannot be used again.
+func TestOAuthCallbackFinalFailure(t *testing.T) {
+	e := newOAuthEnv(t, nil)
+	c := e.mustOAuthConnection(t, "Analytics")
+	st, err := e.svc.StartOAuth(t.Context(), alice, c.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb := callback(authorize(t, st.AuthorizationURL), st.Binding)
+	e.fake.Set(func(o *oauthfake.Options) { o.TokenError = "invalid_grant" })
+	if res, err := e.svc.CompleteOAuth(t.Context(), cb); askbi.ErrorCode(err) != askbi.Forbidden || res.Retry {
+		t.Fatalf("CompleteOAuth with invalid_grant = %+v, %v; want forbidden, no retry", res, err)
+	}
+	e.fake.Set(func(o *oauthfake.Options) { o.TokenError = "" })
+	if _, err := e.svc.CompleteOAuth(t.Context(), cb); askbi.ErrorCode(err) != askbi.Conflict {
+		t.Errorf("the callback again = %v; want conflict (used)", err)
 	}
 }

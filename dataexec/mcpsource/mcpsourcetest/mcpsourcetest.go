@@ -302,8 +302,8 @@ func mustCreate(t *testing.T, s mcpsource.Store, st mcpsource.State) {
 
 // RunFlows proves that the flow stores newStore makes behave as
 // mcpsource.FlowStore documents: round trips, Conflict on a taken ID,
-// single use (of concurrent takes of one flow exactly one wins), and
-// purging expired flows only.
+// single use (of concurrent takes of one flow exactly one wins), a taken
+// flow put back, and purging expired flows only.
 func RunFlows(t *testing.T, newStore func(t *testing.T) mcpsource.FlowStore) {
 	flow := func(id string, expires time.Time) mcpsource.Flow {
 		return mcpsource.Flow{ID: id, ConnectionID: "conn_a", TeamID: "acme", UserID: "alice", ConversationID: "conv_1",
@@ -356,6 +356,33 @@ func RunFlows(t *testing.T, newStore func(t *testing.T) mcpsource.FlowStore) {
 		wg.Wait()
 		if wins != 1 {
 			t.Errorf("%d of 8 concurrent takes got the flow; want 1", wins)
+		}
+	})
+	// A taken flow can be put back (a code exchange that got no answer)
+	// and taken once more.
+	t.Run("PutBack", func(t *testing.T) {
+		s := newStore(t)
+		want := flow("fl1", at.Add(10*time.Minute))
+		if err := s.CreateFlow(t.Context(), want); err != nil {
+			t.Fatal(err)
+		}
+		taken, err := s.TakeFlow(t.Context(), "fl1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CreateFlow(t.Context(), taken); err != nil {
+			t.Fatalf("CreateFlow of a taken flow = %v; want it put back", err)
+		}
+		got, err := s.TakeFlow(t.Context(), "fl1")
+		if err != nil {
+			t.Fatalf("TakeFlow of a flow put back: %v", err)
+		}
+		got.CreatedAt, got.ExpiresAt = got.CreatedAt.UTC(), got.ExpiresAt.UTC()
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("the flow put back mismatch (-want +got):\n%s", diff)
+		}
+		if _, err := s.TakeFlow(t.Context(), "fl1"); askbi.ErrorCode(err) != askbi.NotFound {
+			t.Errorf("TakeFlow again = %v; want not_found", err)
 		}
 	})
 	t.Run("Purge", func(t *testing.T) {
