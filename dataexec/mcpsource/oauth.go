@@ -437,17 +437,31 @@ func (s *Service) CompleteOAuth(ctx context.Context, cb OAuthCallback) (res OAut
 	target := access.Entity{Type: access.TypeConnection}
 	details := map[string]string{}
 	began := s.audit.Now()
-	defer func() { s.audit.Record(ctx, who, ActionOAuthComplete, target, began, err, details) }()
+	// The callback is unauthenticated: what anyone can send (a forged
+	// state, an expired one in another browser) is not audited, so it
+	// cannot fill the audit log.
+	quiet := false
+	defer func() {
+		if !quiet {
+			s.audit.Record(ctx, who, ActionOAuthComplete, target, began, err, details)
+		}
+	}()
 
 	var claims stateClaims
 	flow := FlowOfState(cb.State)
 	if flow == "" || len(cb.State) > 4096 || !s.openText(cb.State[len(flow)+1:], stateAD(flow), &claims) || claims.Flow != flow {
-		details["reason"] = "state_invalid"
+		quiet = true
 		return res, askbi.Errorf(askbi.InvalidArgument, "the sign-in answer is not valid (its state is not one askbi issued); start the sign-in again from the connection")
 	}
 	who = access.Principal{UserID: claims.User, TeamID: claims.Team, Auth: access.AuthSession}
 	target = access.Entity{Type: access.TypeConnection, ID: claims.Connection, TeamID: claims.Team}
 	res = OAuthResult{ConnectionID: claims.Connection, TeamID: claims.Team, ConversationID: claims.Conversation}
+	// refuse is a callback that is not the starter's: audited (a real
+	// state in other hands), but nothing is recorded on the connection.
+	refuse := func(reason string, e error) (OAuthResult, error) {
+		details["reason"] = reason
+		return res, e
+	}
 	fail := func(reason string, e error) (OAuthResult, error) {
 		details["reason"] = reason
 		s.recordSignInError(ctx, claims.Connection, e)
@@ -469,15 +483,21 @@ func (s *Service) CompleteOAuth(ctx context.Context, cb OAuthCallback) (res OAut
 	// the store) is checked before the flow is taken; a failure of the
 	// binding is someone else's and leaves the flow alone.
 	var b bindingClaims
+	bound := cb.Binding != "" && s.openText(cb.Binding, bindingAD(flow), &b) && b.Flow == flow
+	expired := s.o.Now().Unix() > claims.Expires
+	errExpired := askbi.Errorf(askbi.Timeout, "the sign-in took longer than %s and expired; start it again", s.o.OAuth.FlowTTL)
 	switch {
+	case expired && !bound:
+		quiet = true
+		return res, errExpired
 	case cb.Caller != nil && (cb.Caller.UserID != claims.User || cb.Caller.TeamID != claims.Team):
-		return fail("other_user", askbi.Errorf(askbi.Forbidden, "this sign-in was started by another user or in another team; start it again yourself"))
-	case cb.Binding == "" || !s.openText(cb.Binding, bindingAD(flow), &b) || b.Flow != flow:
-		return fail("other_browser", askbi.Errorf(askbi.Forbidden, "this sign-in was started in another browser or session; start it again here"))
+		return refuse("other_user", askbi.Errorf(askbi.Forbidden, "this sign-in was started by another user or in another team; start it again yourself"))
+	case !bound:
+		return refuse("other_browser", askbi.Errorf(askbi.Forbidden, "this sign-in was started in another browser or session; start it again here"))
 	case b.User != claims.User || b.Team != claims.Team:
-		return fail("other_user", askbi.Errorf(askbi.Forbidden, "this sign-in was started by another user or in another team; start it again yourself"))
-	case s.o.Now().Unix() > claims.Expires:
-		return final("expired", askbi.Errorf(askbi.Timeout, "the sign-in took longer than %s and expired; start it again", s.o.OAuth.FlowTTL))
+		return refuse("other_user", askbi.Errorf(askbi.Forbidden, "this sign-in was started by another user or in another team; start it again yourself"))
+	case expired:
+		return final("expired", errExpired)
 	case ctx.Err() != nil:
 		return retry("cancelled", &askbi.Error{Code: askbi.Unavailable, Message: "the sign-in request was cancelled; nothing was connected", Err: ctx.Err()})
 	}

@@ -840,3 +840,71 @@ func TestOAuthCallbackFinalFailure(t *testing.T) {
 		t.Errorf("the callback again = %v; want conflict (used)", err)
 	}
 }
+
+// TestOAuthCallbackOfOthers: the callback is unauthenticated, so what
+// anyone can send changes nothing: a forged state is not audited, and a
+// real state without its browser's binding (or expired in another
+// browser) leaves the connection's sign-in as it was.
+func TestOAuthCallbackOfOthers(t *testing.T) {
+	e := newOAuthEnv(t, nil)
+	c := e.mustOAuthConnection(t, "Analytics")
+	st, err := e.svc.StartOAuth(t.Context(), alice, c.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := callback(authorize(t, st.AuthorizationURL), st.Binding)
+	completions := func() (n int, reasons []string) {
+		for _, a := range e.audit.Entries() {
+			if a.Action == mcpsource.ActionOAuthComplete {
+				n++
+				reasons = append(reasons, a.Details["reason"])
+			}
+		}
+		return n, reasons
+	}
+	for range 3 {
+		forged := good
+		forged.State = "flabcdefghijklmnopqrst.AAAA"
+		if _, err := e.svc.CompleteOAuth(t.Context(), forged); askbi.ErrorCode(err) != askbi.InvalidArgument {
+			t.Fatalf("forged state = %v; want invalid_argument", err)
+		}
+	}
+	if n, _ := completions(); n != 0 {
+		t.Errorf("%d audit entries for forged states; want none", n)
+	}
+	other := good
+	other.Binding = ""
+	if _, err := e.svc.CompleteOAuth(t.Context(), other); askbi.ErrorCode(err) != askbi.Forbidden {
+		t.Fatalf("another browser = %v; want forbidden", err)
+	}
+	other.Caller = &access.Principal{UserID: "ada", TeamID: "acme", Auth: access.AuthSession}
+	other.Binding = good.Binding
+	if _, err := e.svc.CompleteOAuth(t.Context(), other); askbi.ErrorCode(err) != askbi.Forbidden {
+		t.Fatalf("another user's session = %v; want forbidden", err)
+	}
+	if n, reasons := completions(); n != 2 || reasons[0] != "other_browser" || reasons[1] != "other_user" {
+		t.Errorf("audited %d completions %v; want other_browser and other_user", n, reasons)
+	}
+	if got := e.get(t, c.ID); got.SignIn.Error != nil {
+		t.Errorf("a callback of someone else recorded %+v on the connection", got.SignIn.Error)
+	}
+	e.clock.Add(11 * time.Minute)
+	other = good
+	other.Binding = ""
+	if _, err := e.svc.CompleteOAuth(t.Context(), other); askbi.ErrorCode(err) != askbi.Timeout {
+		t.Fatalf("an expired state in another browser = %v; want timeout", err)
+	}
+	if n, _ := completions(); n != 2 {
+		t.Errorf("an expired state in another browser was audited (%d entries)", n)
+	}
+	if got := e.get(t, c.ID); got.SignIn.Error != nil {
+		t.Errorf("an expired state in another browser recorded %+v on the connection", got.SignIn.Error)
+	}
+	// Its own browser is told it expired, and that is recorded.
+	if _, err := e.svc.CompleteOAuth(t.Context(), good); askbi.ErrorCode(err) != askbi.Timeout {
+		t.Fatalf("an expired state = %v; want timeout", err)
+	}
+	if got := e.get(t, c.ID); got.SignIn.Error == nil || got.SignIn.Error.Code != askbi.Timeout {
+		t.Errorf("the expiry is not recorded on the connection: %+v", got.SignIn)
+	}
+}
