@@ -773,8 +773,10 @@ func (o *oauthSession) Authorize(ctx context.Context, _ *http.Request, resp *htt
 			return errors.New("forbidden")
 		}
 		o.s.recordStepUp(ctx, o.st.ID, ch.Scopes)
+		// The scopes are the remote server's text: kept for the next
+		// sign-in, never quoted in a message the model reads.
 		o.failure = wrapFail(dataexec.FailSignIn, askbi.Forbidden, nil,
-			"%s asks for more permissions (%s) for this request: open the connection and sign in again to grant them", o.st.Name, strings.Join(ch.Scopes, " "))
+			"%s asks for more permissions for this request: open the connection and sign in again to grant them", o.st.Name)
 		return o.failure
 	}
 	if o.tried || o.fresh {
