@@ -195,6 +195,10 @@ func (s *Service) StartOAuth(ctx context.Context, p access.Principal, id, conver
 	if method != "" {
 		details["registration"] = method
 	}
+	if err != nil && ctx.Err() != nil {
+		// Not the provider's failure: nothing to record.
+		return OAuthStart{}, &askbi.Error{Code: askbi.Unavailable, Message: "the sign-in request was cancelled; nothing changed", Err: err}
+	}
 	if err != nil {
 		s.recordSignInError(ctx, id, err)
 		return OAuthStart{}, err

@@ -931,3 +931,19 @@ func TestOAuthStepUpMessage(t *testing.T) {
 		t.Errorf("step-up scopes %v; want both kept for the next sign-in", got.SignIn.StepUp)
 	}
 }
+
+// TestOAuthStartCancelled: a start whose request was cancelled says so,
+// rather than blaming the provider, and records nothing.
+func TestOAuthStartCancelled(t *testing.T) {
+	e := newOAuthEnv(t, nil)
+	c := e.mustOAuthConnection(t, "Analytics")
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := e.svc.StartOAuth(ctx, alice, c.ID, "")
+	if askbi.ErrorCode(err) != askbi.Unavailable || !strings.Contains(askbi.ErrorMessage(err), "cancelled") {
+		t.Fatalf("StartOAuth cancelled = %v; want unavailable saying the request was cancelled", err)
+	}
+	if got := e.get(t, c.ID); got.SignIn.Error != nil {
+		t.Errorf("a cancelled start recorded %+v on the connection", got.SignIn.Error)
+	}
+}
