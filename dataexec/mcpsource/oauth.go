@@ -385,12 +385,11 @@ func (s *Service) challenge(ctx context.Context, url string) mcpoauth.Challenge 
 // OAuthCallback is what the authorization server's redirect brought back,
 // with the browser's Binding.
 type OAuthCallback struct {
-	State            string
-	Code             string
-	Iss              string
-	Error            string // the error parameter (access_denied, ...)
-	ErrorDescription string // never shown: a remote party's text
-	Binding          string
+	State   string
+	Code    string
+	Iss     string
+	Error   string // the error parameter (access_denied, ...); its description is never read
+	Binding string
 	// Caller, when the host authenticated the callback request itself
 	// (a session cookie), must be the user and team that started.
 	Caller *access.Principal
