@@ -10,21 +10,33 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/connresolve"
 )
 
-// teamConns is a connresolve.Connections a test changes.
+// teamConns is a connresolve.Connections a test changes; while err is
+// set it fails.
 type teamConns struct {
 	mu   sync.Mutex
 	list []connresolve.Connected
+	err  error
 }
 
 func (c *teamConns) Connections(context.Context, access.Principal) ([]connresolve.Connected, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.err != nil {
+		return nil, c.err
+	}
 	return slices.Clone(c.list), nil
+}
+
+func (c *teamConns) fail(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.err = err
 }
 
 func (c *teamConns) set(list ...connresolve.Connected) {
@@ -190,5 +202,28 @@ func TestSetupCardRefreshes(t *testing.T) {
 	events = e.MustSend(t, alice, conv, "Continue request", nil)
 	if s := setupOf(t, events); s.NeedsSetup {
 		t.Errorf("Continue request: %+v; want connected", s)
+	}
+}
+
+// TestSetupCardRefreshFails: a setup card that cannot be resolved afresh
+// (the connections unavailable) shows as it was saved; the conversation
+// still opens.
+func TestSetupCardRefreshFails(t *testing.T) {
+	e, conns := connEnv(t)
+	conv := e.MustConversation(t, alice)
+	e.MustSend(t, alice, conv, "show pageviews from PostHog", nil)
+	conns.fail(askbi.Errorf(askbi.Unavailable, "the connections cannot be listed"))
+	v, err := e.a.Open(t.Context(), alice, conv)
+	if err != nil {
+		t.Fatalf("Open with the resolver failing = %v; want the conversation with its saved card", err)
+	}
+	var s ask.ConnectionSetup
+	for _, r := range v.WorkSummary {
+		if r.Tool == "list_connections" {
+			json.Unmarshal(r.Result, &s)
+		}
+	}
+	if !s.NeedsSetup || len(s.Options) == 0 || s.Options[0].State != connresolve.StateMCPOAuthSetup {
+		t.Errorf("card %+v; want the saved one (setup needed)", s)
 	}
 }

@@ -163,9 +163,7 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 	if err != nil {
 		return nil, err
 	}
-	if err := refreshResults(ctx, live, tools, v.WorkSummary); err != nil {
-		return nil, err
-	}
+	a.refreshResults(ctx, live, tools, v.WorkSummary)
 	pending, err := a.approvals.Pending(ctx, conv.ID, a.o.Now())
 	if err != nil {
 		return nil, err
@@ -208,8 +206,10 @@ func (a *Assistant) refreshCharts(ctx context.Context, p access.Principal, runs 
 }
 
 // refreshResults re-reads, in place, the saved results of completed
-// runs whose tool has a Refresh (a connection setup card).
-func refreshResults(ctx context.Context, p access.Principal, tools *toolbox, runs []ToolRun) error {
+// runs whose tool has a Refresh (a connection setup card). A result that
+// cannot be re-read now (a resolver down) keeps its saved one: one card
+// does not keep the whole conversation from opening.
+func (a *Assistant) refreshResults(ctx context.Context, p access.Principal, tools *toolbox, runs []ToolRun) {
 	for i, r := range runs {
 		if r.State != RunCompleted || len(r.Result) == 0 {
 			continue
@@ -220,11 +220,13 @@ func refreshResults(ctx context.Context, p access.Principal, tools *toolbox, run
 		}
 		res, err := t.Refresh(ctx, p, r.Result)
 		if err != nil {
-			return err
+			if askbi.ErrorCode(err) == askbi.Internal {
+				a.o.Logger.Error("ask: refresh a saved result", "tool", r.Tool, "err", err)
+			}
+			continue
 		}
 		runs[i].Result = res
 	}
-	return nil
 }
 
 // revalidate resolves the stored context, drops what is gone and saves

@@ -199,7 +199,8 @@ func (h *handler) setBinding(w http.ResponseWriter, r *http.Request, start mcpso
 // oauthCallback is GET /connections/oauth/callback: it completes the
 // sign-in (mcpsource.Service.CompleteOAuth: state, binding, code, iss,
 // token, discovery) and redirects (303) to the connection page, on
-// failure with the error's code. It never opens the chat or asks the
+// failure with the error's code. The binding cookie is cleared on
+// success and on a final failure, kept when the failure may pass. It never opens the chat or asks the
 // model anything.
 func (h *handler) oauthCallback(w http.ResponseWriter, r *http.Request) {
 	svc, err := h.connections()
@@ -209,12 +210,11 @@ func (h *handler) oauthCallback(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	cb := mcpsource.OAuthCallback{State: q.Get("state"), Code: q.Get("code"), Iss: q.Get("iss"), Error: q.Get("error")}
-	if flow := mcpsource.FlowOfState(cb.State); flow != "" {
+	flow := mcpsource.FlowOfState(cb.State)
+	if flow != "" {
 		if c, err := r.Cookie(bindingCookie + flow); err == nil {
 			cb.Binding = c.Value
 		}
-		http.SetCookie(w, &http.Cookie{Name: bindingCookie + flow, Value: "", Path: h.callbackPath(), MaxAge: -1, HttpOnly: true,
-			Secure: h.o.SecureCookies || r.TLS != nil, SameSite: http.SameSiteLaxMode})
 	}
 	// A host whose product session reaches this request (a cookie) must
 	// be the user who started.
@@ -222,6 +222,12 @@ func (h *handler) oauthCallback(w http.ResponseWriter, r *http.Request) {
 		cb.Caller = &p
 	}
 	res, err := svc.CompleteOAuth(r.Context(), cb)
+	// The binding goes once the outcome is final; after a failure that
+	// may pass, a reload of this callback completes the sign-in.
+	if flow != "" && !res.Retry {
+		http.SetCookie(w, &http.Cookie{Name: bindingCookie + flow, Value: "", Path: h.callbackPath(), MaxAge: -1, HttpOnly: true,
+			Secure: h.o.SecureCookies || r.TLS != nil, SameSite: http.SameSiteLaxMode})
+	}
 	ret := OAuthReturn{ConnectionID: res.ConnectionID, ConversationID: res.ConversationID, TeamID: res.TeamID}
 	if err != nil {
 		ret.Error = askbi.ErrorCode(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"strings"
 	"testing"
@@ -259,4 +260,60 @@ func TestConnectionSetupRoute(t *testing.T) {
 	// Only a verified provider's catalog endpoint is connected by name.
 	ts.connect(t, http.StatusBadRequest, token("alice"), map[string]any{"provider": "Plausible"})
 	ts.connect(t, http.StatusBadRequest, token("alice"), map[string]any{"provider": "Demo Analytics", "url": "https://evil.example.com/mcp"})
+}
+
+// TestOAuthCallbackKeepsBindingForRetry: a browser (a cookie jar) keeps
+// the binding cookie after a callback that failed for a reason that may
+// pass, completes the sign-in by reloading the callback, and then no
+// longer has the cookie.
+func TestOAuthCallbackKeepsBindingForRetry(t *testing.T) {
+	fake := newProvider(t)
+	ts := oauthServer(t, fake, mock.New())
+	ans, cookies := ts.connect(t, http.StatusCreated, token("alice"), map[string]any{"name": "Mine", "url": fake.MCPURL})
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := url.Parse(ts.URL)
+	jar.SetCookies(base, cookies)
+	hc := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(u string) *url.URL {
+		t.Helper()
+		resp, err := hc.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		loc, err := url.Parse(resp.Header.Get("Location"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return loc
+	}
+	cb := get(ans.AuthorizationURL)
+	binding := func() bool {
+		for _, c := range jar.Cookies(cb) {
+			if strings.HasPrefix(c.Name, "askbi_oauth_") {
+				return true
+			}
+		}
+		return false
+	}
+	if !binding() {
+		t.Fatal("the jar has no binding cookie for the callback")
+	}
+	fake.Set(func(o *oauthfake.Options) { o.DropToken = true })
+	if q := get(cb.String()).Query(); q.Get("oauth") != "failed" || q.Get("code") != "unavailable" {
+		t.Fatalf("callback with the token endpoint down: %v; want oauth=failed, code=unavailable", q)
+	}
+	if !binding() {
+		t.Fatal("the binding cookie was cleared after a failure that may pass; a reload could not complete the sign-in")
+	}
+	fake.Set(func(o *oauthfake.Options) { o.DropToken = false })
+	if q := get(cb.String()).Query(); q.Get("oauth") != "connected" {
+		t.Fatalf("the reloaded callback: %v; want oauth=connected", q)
+	}
+	if binding() {
+		t.Error("the binding cookie is kept after the sign-in completed")
+	}
 }

@@ -28,10 +28,15 @@ type Flow struct {
 // FlowStore keeps started sign-ins. A flow is used once: TakeFlow removes
 // it in the same step that returns it, so of two callbacks carrying the
 // same state (a replay, a double click) one gets the flow and the other
-// NotFound, also across processes sharing the store. Implementations
-// must be safe for concurrent use; mcpsourcetest.RunFlows proves one.
+// NotFound, also across processes sharing the store. CompleteOAuth takes
+// it right before the code exchange, and puts it back with CreateFlow
+// when the exchange failed without a definite answer (the authorization
+// server unreachable or busy), so the same callback can be tried again.
+// Implementations must be safe for concurrent use;
+// mcpsourcetest.RunFlows proves one.
 type FlowStore interface {
-	// CreateFlow stores f. Conflict when its ID exists.
+	// CreateFlow stores f. Conflict when its ID exists; a flow that was
+	// taken may be created again (put back).
 	CreateFlow(ctx context.Context, f Flow) error
 	// TakeFlow removes flow id and returns it, expired or not (the caller
 	// decides). NotFound when there is none (never created, taken, or

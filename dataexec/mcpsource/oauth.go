@@ -195,6 +195,10 @@ func (s *Service) StartOAuth(ctx context.Context, p access.Principal, id, conver
 	if method != "" {
 		details["registration"] = method
 	}
+	if err != nil && ctx.Err() != nil {
+		// Not the provider's failure: nothing to record.
+		return OAuthStart{}, &askbi.Error{Code: askbi.Unavailable, Message: "the sign-in request was cancelled; nothing changed", Err: err}
+	}
 	if err != nil {
 		s.recordSignInError(ctx, id, err)
 		return OAuthStart{}, err
@@ -381,12 +385,11 @@ func (s *Service) challenge(ctx context.Context, url string) mcpoauth.Challenge 
 // OAuthCallback is what the authorization server's redirect brought back,
 // with the browser's Binding.
 type OAuthCallback struct {
-	State            string
-	Code             string
-	Iss              string
-	Error            string // the error parameter (access_denied, ...)
-	ErrorDescription string // never shown: a remote party's text
-	Binding          string
+	State   string
+	Code    string
+	Iss     string
+	Error   string // the error parameter (access_denied, ...); its description is never read
+	Binding string
 	// Caller, when the host authenticated the callback request itself
 	// (a session cookie), must be the user and team that started.
 	Caller *access.Principal
@@ -400,19 +403,29 @@ type OAuthResult struct {
 	TeamID         string     `json:"team_id,omitempty"`
 	ConversationID string     `json:"conversation_id,omitempty"`
 	Connection     Connection `json:"connection"`
+	// Retry is set on a failure that may pass by itself (the request
+	// cancelled, a store down, the token endpoint down or busy) and used
+	// nothing up: the same callback can complete the sign-in later, so a
+	// host keeps the browser's Binding.
+	Retry bool `json:"retry,omitempty"`
 }
 
 // CompleteOAuth finishes a sign-in from its callback: it opens the state
-// (sealed: a forged one is refused) and checks that it has not expired,
-// that the browser's Binding (and Caller, when given) is the user and
-// team that started, and takes the flow (single use: a replay is
-// refused); then it refuses an error from the provider, a missing code
-// and a wrong or missing iss (RFC 9207, compared byte for byte), trades
-// the code for tokens (PKCE verifier, resource indicator), refuses a
-// token for another resource, lists the server's tools with the new
-// token, and only then saves the sealed tokens and activates the
+// (sealed: a forged one is refused) and checks that the browser's
+// Binding (and Caller, when given) is the user and team that started,
+// that the state has not expired, and that the user may still manage
+// the connection; it refuses an error from the provider and a missing
+// code; then it takes the flow (single use: a replay is refused),
+// refuses a wrong or missing iss (RFC 9207, compared byte for byte),
+// trades the code for tokens (PKCE verifier, resource indicator),
+// refuses a token for another resource, lists the server's tools with
+// the new token, and only then saves the sealed tokens and activates the
 // connection. Any failure leaves the connection as it was (inactive for
-// a first sign-in) with the failure in SignIn.Error. It is audited as
+// a first sign-in) with the failure in SignIn.Error. A failure that may
+// pass (the request cancelled, a store down, the token endpoint
+// unreachable or busy) uses nothing up and sets OAuthResult.Retry: the
+// same callback can be tried again. From the exchange on, the request's
+// cancellation no longer stops the sign-in. It is audited as
 // ActionOAuthComplete.
 //
 // Errors: InvalidArgument (a forged state, no code), Timeout (an expired
@@ -420,48 +433,105 @@ type OAuthResult struct {
 // start), Forbidden (another browser, user or team; the provider refused
 // or denied; the user may no longer manage connections), InvalidResult
 // (another issuer, a token for another resource or not a bearer token),
-// TooLarge, Unavailable, NotFound (the connection is gone), and
-// discovery's.
+// TooLarge, Unavailable (also a cancelled request), NotFound (the
+// connection is gone), and discovery's.
 func (s *Service) CompleteOAuth(ctx context.Context, cb OAuthCallback) (res OAuthResult, err error) {
 	var who access.Principal
 	target := access.Entity{Type: access.TypeConnection}
 	details := map[string]string{}
 	began := s.audit.Now()
-	defer func() { s.audit.Record(ctx, who, ActionOAuthComplete, target, began, err, details) }()
+	// The callback is unauthenticated: what anyone can send (a forged
+	// state, an expired one in another browser) is not audited, so it
+	// cannot fill the audit log.
+	quiet := false
+	defer func() {
+		if !quiet {
+			s.audit.Record(ctx, who, ActionOAuthComplete, target, began, err, details)
+		}
+	}()
 
 	var claims stateClaims
 	flow := FlowOfState(cb.State)
 	if flow == "" || len(cb.State) > 4096 || !s.openText(cb.State[len(flow)+1:], stateAD(flow), &claims) || claims.Flow != flow {
-		details["reason"] = "state_invalid"
+		quiet = true
 		return res, askbi.Errorf(askbi.InvalidArgument, "the sign-in answer is not valid (its state is not one askbi issued); start the sign-in again from the connection")
 	}
 	who = access.Principal{UserID: claims.User, TeamID: claims.Team, Auth: access.AuthSession}
 	target = access.Entity{Type: access.TypeConnection, ID: claims.Connection, TeamID: claims.Team}
 	res = OAuthResult{ConnectionID: claims.Connection, TeamID: claims.Team, ConversationID: claims.Conversation}
+	// refuse is a callback that is not the starter's: audited (a real
+	// state in other hands), but nothing is recorded on the connection.
+	refuse := func(reason string, e error) (OAuthResult, error) {
+		details["reason"] = reason
+		return res, e
+	}
 	fail := func(reason string, e error) (OAuthResult, error) {
 		details["reason"] = reason
 		s.recordSignInError(ctx, claims.Connection, e)
 		return res, e
 	}
-
-	var b bindingClaims
-	switch {
-	case cb.Caller != nil && (cb.Caller.UserID != claims.User || cb.Caller.TeamID != claims.Team):
-		return fail("other_user", askbi.Errorf(askbi.Forbidden, "this sign-in was started by another user or in another team; start it again yourself"))
-	case cb.Binding == "" || !s.openText(cb.Binding, bindingAD(flow), &b) || b.Flow != flow:
-		return fail("other_browser", askbi.Errorf(askbi.Forbidden, "this sign-in was started in another browser or session; start it again here"))
-	case b.User != claims.User || b.Team != claims.Team:
-		return fail("other_user", askbi.Errorf(askbi.Forbidden, "this sign-in was started by another user or in another team; start it again yourself"))
-	case s.o.Now().Unix() > claims.Expires:
-		s.o.OAuth.Flows.TakeFlow(context.WithoutCancel(ctx), flow)
-		return fail("expired", askbi.Errorf(askbi.Timeout, "the sign-in took longer than %s and expired; start it again", s.o.OAuth.FlowTTL))
+	// retry is a failure that may pass: the flow stays for the same
+	// callback. final ends the sign-in: the flow is taken, so its state
+	// cannot be used again.
+	retry := func(reason string, e error) (OAuthResult, error) {
+		res.Retry = true
+		return fail(reason, e)
 	}
+	final := func(reason string, e error) (OAuthResult, error) {
+		s.o.OAuth.Flows.TakeFlow(context.WithoutCancel(ctx), flow) // a flow left behind expires
+		return fail(reason, e)
+	}
+
+	// Everything that can fail by itself passing (the request, the gate,
+	// the store) is checked before the flow is taken; a failure of the
+	// binding is someone else's and leaves the flow alone.
+	var b bindingClaims
+	bound := cb.Binding != "" && s.openText(cb.Binding, bindingAD(flow), &b) && b.Flow == flow
+	expired := s.o.Now().Unix() > claims.Expires
+	errExpired := askbi.Errorf(askbi.Timeout, "the sign-in took longer than %s and expired; start it again", s.o.OAuth.FlowTTL)
+	switch {
+	case expired && !bound:
+		quiet = true
+		return res, errExpired
+	case cb.Caller != nil && (cb.Caller.UserID != claims.User || cb.Caller.TeamID != claims.Team):
+		return refuse("other_user", askbi.Errorf(askbi.Forbidden, "this sign-in was started by another user or in another team; start it again yourself"))
+	case !bound:
+		return refuse("other_browser", askbi.Errorf(askbi.Forbidden, "this sign-in was started in another browser or session; start it again here"))
+	case b.User != claims.User || b.Team != claims.Team:
+		return refuse("other_user", askbi.Errorf(askbi.Forbidden, "this sign-in was started by another user or in another team; start it again yourself"))
+	case expired:
+		return final("expired", errExpired)
+	case ctx.Err() != nil:
+		return retry("cancelled", &askbi.Error{Code: askbi.Unavailable, Message: "the sign-in request was cancelled; nothing was connected", Err: ctx.Err()})
+	}
+
+	// The person who started must still be there and allowed.
+	live, st, err := s.load(ctx, who, claims.Connection, access.RightManageConnections)
+	if passing(err) {
+		return retry("access", err)
+	}
+	if err != nil {
+		return final("access", err)
+	}
+	who = live
+	switch {
+	case cb.Error != "":
+		details["provider_error"] = knownError(cb.Error)
+		return final("denied", askbi.Errorf(askbi.Forbidden, "%s did not grant access (%s); nothing was connected. Start the sign-in again to retry", st.Name, knownError(cb.Error)))
+	case cb.Code == "":
+		return final("no_code", askbi.Errorf(askbi.InvalidArgument, "the sign-in answer has no authorization code; start the sign-in again"))
+	case len(cb.Code) > 4096 || len(cb.Iss) > 2048:
+		return final("too_large", askbi.Errorf(askbi.TooLarge, "the sign-in answer is too large"))
+	}
+
+	// Taken right before the code is spent: of two callbacks with the
+	// same state (a replay, a double click) one goes on.
 	f, err := s.o.OAuth.Flows.TakeFlow(ctx, flow)
 	if askbi.ErrorCode(err) == askbi.NotFound {
 		return fail("replayed", askbi.Errorf(askbi.Conflict, "this sign-in answer was already used (or cancelled); start the sign-in again if the connection is not signed in"))
 	}
 	if err != nil {
-		return res, err
+		return retry("store", err)
 	}
 	if f.ConnectionID != claims.Connection || f.UserID != claims.User || f.TeamID != claims.Team {
 		return fail("state_invalid", askbi.Errorf(askbi.InvalidArgument, "the sign-in answer does not match its sign-in; start it again"))
@@ -470,31 +540,37 @@ func (s *Service) CompleteOAuth(ctx context.Context, cb OAuthCallback) (res OAut
 	if plain, err := seal.Open(s.keys, f.Secret, flowAD(f.ID, f.ConnectionID)); err != nil || json.Unmarshal(plain, &sec) != nil {
 		return fail("state_invalid", &askbi.Error{Code: askbi.Internal, Message: "the sign-in's record cannot be read; start it again", Err: err})
 	}
-
-	// The person who started must still be there and allowed.
-	live, st, err := s.load(ctx, who, claims.Connection, access.RightManageConnections)
-	if err != nil {
-		return fail("access", err)
-	}
-	who = live
 	if st.URL != sec.URL || st.Auth != AuthOAuth {
 		return fail("changed", askbi.Errorf(askbi.Conflict, "the connection changed since its sign-in started; start it again"))
-	}
-	switch {
-	case cb.Error != "":
-		details["provider_error"] = knownError(cb.Error)
-		return fail("denied", askbi.Errorf(askbi.Forbidden, "%s did not grant access (%s); nothing was connected. Start the sign-in again to retry", st.Name, knownError(cb.Error)))
-	case cb.Code == "":
-		return fail("no_code", askbi.Errorf(askbi.InvalidArgument, "the sign-in answer has no authorization code; start the sign-in again"))
-	case len(cb.Code) > 4096 || len(cb.Iss) > 2048:
-		return fail("too_large", askbi.Errorf(askbi.TooLarge, "the sign-in answer is too large"))
 	}
 	if err := mcpoauth.CheckIss(&sec.Metadata, cb.Iss); err != nil {
 		return fail(string(mcpoauth.ReasonOf(err)), oauthFailure(err, st.Name))
 	}
+	// From the exchange on, the sign-in outlives the request: a browser
+	// that goes away must not waste a code the provider may have spent.
+	// The bound: the exchange's, the discovery's, and the first again
+	// for the save.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*s.o.OAuth.Timeout+s.o.DiscoveryTimeout)
+	defer cancel()
 	oc := s.oauthClient()
 	tok, err := mcpoauth.Exchange(ctx, oc, &sec.Metadata, sec.Client, cb.Code, sec.Verifier)
 	if err != nil {
+		if r := mcpoauth.ReasonOf(err); r == mcpoauth.ReasonUnreachable || r == mcpoauth.ReasonRefused {
+			// No definite answer (no connection, a timeout, a 5xx, 429
+			// or 408, an error page that is not OAuth's, the outbound
+			// policy refusing to send): the flow goes back for a retry
+			// of the same callback. Where the code never reached the
+			// provider, the retry spends it. Where it may have (a 5xx,
+			// an answer lost on the way), the retry gets invalid_grant,
+			// a definite answer that ends the sign-in; the provider may
+			// revoke what it issued for the code (RFC 6749 4.1.2), and
+			// askbi kept nothing of that.
+			if perr := s.o.OAuth.Flows.CreateFlow(ctx, f); perr != nil {
+				s.o.Logger.Error("mcpsource: put a sign-in back for a retry", "connection", st.ID, "err", perr)
+			} else {
+				res.Retry = true
+			}
+		}
 		return fail(string(mcpoauth.ReasonOf(err)), oauthFailure(err, st.Name))
 	}
 	// The new token must work before anything is saved: list the tools.
@@ -559,6 +635,16 @@ func (si *SignIn) stepUpLeft(granted []string) []string {
 	return out
 }
 
+// passing reports whether a failure may pass by itself: a store or
+// server down or busy, a rate limit, a cancelled request.
+func passing(err error) bool {
+	switch askbi.ErrorCode(err) {
+	case askbi.Unavailable, askbi.RateLimited, askbi.Timeout, askbi.Internal:
+		return true
+	}
+	return err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+}
+
 // knownError is an RFC 6749 authorization error code, or "error": the
 // provider's own text is never shown.
 func knownError(code string) string {
@@ -579,7 +665,7 @@ func oauthFailure(err error, name string) error {
 	msg := func(code askbi.Code, text string) error { return &askbi.Error{Code: code, Message: text, Err: err} }
 	switch mcpoauth.ReasonOf(err) {
 	case mcpoauth.ReasonUnreachable:
-		return msg(askbi.Unavailable, "the sign-in server of "+name+" could not be reached; try again later")
+		return msg(askbi.Unavailable, "the sign-in server of "+name+" could not be reached or is busy; try again later")
 	case mcpoauth.ReasonTooLarge:
 		return msg(askbi.TooLarge, "the sign-in server of "+name+" sent an answer larger than askbi accepts; nothing was connected")
 	case mcpoauth.ReasonRefused:
@@ -634,7 +720,10 @@ func (s *Service) recordSignInError(ctx context.Context, id string, cause error)
 	}
 }
 
-var errNotOAuth = errors.New("not an OAuth connection")
+var (
+	errNotOAuth   = errors.New("not an OAuth connection")
+	errNewerGrant = errors.New("the connection holds a newer grant")
+)
 
 // errSignInFirst is the failure of an OAuth connection without tokens.
 func errSignInFirst(name string) error {
@@ -687,8 +776,10 @@ func (o *oauthSession) Authorize(ctx context.Context, _ *http.Request, resp *htt
 			return errors.New("forbidden")
 		}
 		o.s.recordStepUp(ctx, o.st.ID, ch.Scopes)
+		// The scopes are the remote server's text: kept for the next
+		// sign-in, never quoted in a message the model reads.
 		o.failure = wrapFail(dataexec.FailSignIn, askbi.Forbidden, nil,
-			"%s asks for more permissions (%s) for this request: open the connection and sign in again to grant them", o.st.Name, strings.Join(ch.Scopes, " "))
+			"%s asks for more permissions for this request: open the connection and sign in again to grant them", o.st.Name)
 		return o.failure
 	}
 	if o.tried || o.fresh {
@@ -722,7 +813,10 @@ func (o *oauthSession) rejected(ctx context.Context) error {
 		return err
 	}
 	if !o.fresh {
-		o.s.markSignInNeeded(ctx, o.st.ID, err)
+		o.mu.Lock()
+		failed := o.access
+		o.mu.Unlock()
+		o.s.markSignInNeeded(ctx, o.st.ID, failed, err)
 	}
 	return err
 }
@@ -747,14 +841,25 @@ func (s *Service) oauthSession(ctx context.Context, st State) (*oauthSession, er
 // refresh renews the access token of connection st, whose token stale
 // stopped working or expired, under the connection's lock: when another
 // call renewed it meanwhile, that token is used; otherwise the refresh
-// token is spent and the rotated one kept. A refused refresh (or none to
-// use) marks the connection as needing sign-in; a server that cannot be
-// reached leaves it as it is.
+// token is spent and the rotated one kept. A refused refresh
+// (invalid_grant, invalid_client, a token for another resource) or none
+// to use marks the connection as needing sign-in; any other failure (a
+// server that cannot be reached or is busy) leaves it as it is.
+//
+// The refresh and the save of the rotated refresh token outlive the
+// caller (a cancelled chat turn): once the provider rotated, the old
+// refresh token is spent, and a save rolled back by the cancellation
+// would have the next refresh replay it, which revokes the grant for the
+// whole team. They are bounded by their own timeout instead: the token
+// request's, and as long again for the connection's lock and the save.
 func (s *Service) refresh(ctx context.Context, st State, stale string) (string, error) {
-	var out string
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*s.o.OAuth.Timeout)
+	defer cancel()
+	var out, seen string
 	var reason error
 	_, err := s.store.Update(ctx, st.ID, func(cur *State) error {
 		g, ok := s.openGrant(*cur)
+		seen = g.Access
 		if !ok || !cur.HasToken || g.Access == "" {
 			reason = errSignInFirst(cur.Name)
 			return reason
@@ -785,22 +890,30 @@ func (s *Service) refresh(ctx context.Context, st State, stale string) (string, 
 	if reason == nil {
 		return "", err
 	}
-	switch r := mcpoauth.ReasonOf(reason); {
-	case r == "":
+	switch mcpoauth.ReasonOf(reason) {
+	case "":
 		// errSignInFirst or no refresh token.
-	case r == mcpoauth.ReasonUnreachable || r == mcpoauth.ReasonTooLarge:
-		return "", wrapFail(dataexec.FailTimeout, askbi.Unavailable, reason, "%s's sign-in could not be renewed right now; try again", st.Name)
-	default:
+	case mcpoauth.ReasonGrantRejected, mcpoauth.ReasonClientRefused, mcpoauth.ReasonTokenResource:
+		// The authorization server said no for good: the refresh token
+		// or the client is no longer valid, or it issued a token for
+		// another resource.
 		reason = wrapFail(dataexec.FailSignIn, askbi.Forbidden, reason, "%s did not renew the connection's sign-in; open the connection and sign in again", st.Name)
+	default:
+		// Anything else may pass (a server down or busy, an answer askbi
+		// cannot use, the outbound policy refusing it now): the tokens
+		// stay for the next try.
+		return "", wrapFail(dataexec.FailTimeout, askbi.Unavailable, reason, "%s's sign-in could not be renewed right now; try again", st.Name)
 	}
-	s.markSignInNeeded(ctx, st.ID, reason)
+	s.markSignInNeeded(ctx, st.ID, seen, reason)
 	return "", reason
 }
 
 // markSignInNeeded drops a connection's tokens (keeping its client for
 // the next sign-in at the same server) and turns it inactive until a
-// sign-in completes. The approvals stay.
-func (s *Service) markSignInNeeded(ctx context.Context, id string, cause error) {
+// sign-in completes. The approvals stay. failed is the access token that
+// stopped working ("" for none): when the connection holds another one
+// by now (a sign-in or refresh completed meanwhile), it is left alone.
+func (s *Service) markSignInNeeded(ctx context.Context, id, failed string, cause error) {
 	at := s.o.Now().UTC()
 	var team string
 	st, err := s.store.Update(context.WithoutCancel(ctx), id, func(st *State) error {
@@ -808,7 +921,11 @@ func (s *Service) markSignInNeeded(ctx context.Context, id string, cause error) 
 			return errNotOAuth
 		}
 		team = st.TeamID
-		if g, ok := s.openGrant(*st); ok {
+		g, ok := s.openGrant(*st)
+		if g.Access != failed {
+			return errNewerGrant
+		}
+		if ok {
 			g.Access, g.Refresh, g.Expiry = "", "", time.Time{}
 			if err := s.sealGrant(st, g); err != nil {
 				return err
@@ -827,7 +944,7 @@ func (s *Service) markSignInNeeded(ctx context.Context, id string, cause error) 
 		return nil
 	})
 	if err != nil {
-		if !errors.Is(err, errNotOAuth) && askbi.ErrorCode(err) != askbi.NotFound {
+		if !errors.Is(err, errNotOAuth) && !errors.Is(err, errNewerGrant) && askbi.ErrorCode(err) != askbi.NotFound {
 			s.o.Logger.Error("mcpsource: mark sign-in needed", "connection", id, "err", err)
 		}
 		return

@@ -234,8 +234,12 @@ func (s *State) Tool(name string) (*Tool, bool) {
 // connection's lock (a row lock in a database) from its read to its
 // write, so concurrent edits, approvals and discovery merges never
 // overwrite each other, also across processes sharing the store.
-// Implementations must be safe for concurrent use;
-// mcpsourcetest.Run proves one.
+// Update's function may do I/O: the refresh of an OAuth connection's
+// token runs in it (bounded by OAuthOptions.Timeout), so that two
+// processes never spend one refresh token twice. Meanwhile only that
+// connection waits: Get and List answer what was stored before, and
+// other connections' Updates go on. Implementations must be safe for
+// concurrent use; mcpsourcetest.Run proves one.
 type Store interface {
 	// Create stores a new connection. Conflict when its ID exists or its
 	// team has a connection of the same name (case-insensitive).
@@ -246,8 +250,9 @@ type Store interface {
 	// with their tools, by name then ID.
 	List(ctx context.Context, teamID string) ([]State, error)
 	// Update reads connection id under its lock, lets fn change it, and
-	// writes the result in the same transaction. An error from fn is
-	// returned and nothing is written. fn may not change ID, TeamID or
+	// writes the result in the same transaction. fn may do I/O; it must
+	// not call the Store. An error from fn is returned and nothing is
+	// written. fn may not change ID, TeamID or
 	// CreatedAt (they are kept as stored). NotFound for an unknown id;
 	// Conflict when the new name is taken in the team.
 	Update(ctx context.Context, id string, fn func(*State) error) (State, error)
@@ -256,15 +261,47 @@ type Store interface {
 }
 
 // MemoryStore is an in-memory Store for tests and the embedded default.
-// One mutex is every connection's lock. It is safe for concurrent use and
-// returns copies.
+// Each connection has a lock of its own, held by Update and Delete; one
+// mutex guards the map only for the moment of a read or a write. It is
+// safe for concurrent use and returns copies.
 type MemoryStore struct {
 	mu    sync.Mutex
 	conns map[string]State
+	rows  map[string]*rowLock
+}
+
+// rowLock is one connection's lock, kept while anyone holds or waits
+// for it.
+type rowLock struct {
+	mu    sync.Mutex
+	users int
 }
 
 // NewMemoryStore returns an empty store.
-func NewMemoryStore() *MemoryStore { return &MemoryStore{conns: map[string]State{}} }
+func NewMemoryStore() *MemoryStore {
+	return &MemoryStore{conns: map[string]State{}, rows: map[string]*rowLock{}}
+}
+
+// lockRow takes connection id's lock and returns its release.
+func (m *MemoryStore) lockRow(id string) func() {
+	m.mu.Lock()
+	l := m.rows[id]
+	if l == nil {
+		l = &rowLock{}
+		m.rows[id] = l
+	}
+	l.users++
+	m.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		m.mu.Lock()
+		if l.users--; l.users == 0 {
+			delete(m.rows, id)
+		}
+		m.mu.Unlock()
+	}
+}
 
 var _ Store = (*MemoryStore)(nil)
 
@@ -327,11 +364,13 @@ func (m *MemoryStore) List(_ context.Context, teamID string) ([]State, error) {
 	return out, nil
 }
 
-// Update implements Store.
+// Update implements Store. fn runs under the connection's lock only, so
+// a slow fn holds up no other connection.
 func (m *MemoryStore) Update(_ context.Context, id string, fn func(*State) error) (State, error) {
+	defer m.lockRow(id)()
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	cur, ok := m.conns[id]
+	m.mu.Unlock()
 	if !ok {
 		return State{}, errNotFound()
 	}
@@ -340,6 +379,8 @@ func (m *MemoryStore) Update(_ context.Context, id string, fn func(*State) error
 		return State{}, err
 	}
 	next.ID, next.TeamID, next.CreatedAt = cur.ID, cur.TeamID, cur.CreatedAt
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.nameTaken(next.TeamID, next.Name, id) {
 		return State{}, errNameTaken()
 	}
@@ -347,8 +388,10 @@ func (m *MemoryStore) Update(_ context.Context, id string, fn func(*State) error
 	return next, nil
 }
 
-// Delete implements Store.
+// Delete implements Store. It waits for the connection's Update, as a
+// database's DELETE waits for the row lock.
 func (m *MemoryStore) Delete(_ context.Context, id string) error {
+	defer m.lockRow(id)()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.conns[id]; !ok {

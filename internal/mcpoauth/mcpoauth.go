@@ -42,7 +42,7 @@ type Reason string
 // Reasons.
 const (
 	// Discovery.
-	ReasonUnreachable      Reason = "unreachable"       // a server did not answer (or answered a 5xx)
+	ReasonUnreachable      Reason = "unreachable"       // a server did not answer, or not for good (a 5xx, 429 or 408, temporarily_unavailable, an error page that is not OAuth's)
 	ReasonTooLarge         Reason = "too_large"         // a response over the size cap
 	ReasonRefused          Reason = "refused"           // the outbound policy refused a target
 	ReasonResourceMismatch Reason = "resource_mismatch" // protected resource metadata for another resource
@@ -565,8 +565,10 @@ func Refresh(ctx context.Context, c *Client, md *Metadata, reg Registration, ref
 		Error        string          `json:"error"`
 	}
 	if err := decodeJSON(resp.Body, &body); err != nil {
-		if resp.StatusCode >= 500 {
-			return Token{}, c.classify(ReasonUnreachable, err)
+		if resp.StatusCode != http.StatusOK {
+			// An error page that is not OAuth's (a proxy, a load
+			// balancer): no answer about the refresh token.
+			return Token{}, c.classify(ReasonUnreachable, fmt.Errorf("refresh: HTTP %d: %w", resp.StatusCode, err))
 		}
 		return Token{}, c.classify(ReasonTokenInvalid, err)
 	}
@@ -576,8 +578,8 @@ func Refresh(ctx context.Context, c *Client, md *Metadata, reg Registration, ref
 			return Token{}, fail(ReasonGrantRejected, "refresh: %s (HTTP %d)", body.Error, resp.StatusCode)
 		case body.Error == "invalid_client" || body.Error == "unauthorized_client":
 			return Token{}, fail(ReasonClientRefused, "refresh: %s (HTTP %d)", body.Error, resp.StatusCode)
-		case resp.StatusCode >= 500:
-			return Token{}, fail(ReasonUnreachable, "refresh: HTTP %d", resp.StatusCode)
+		case temporary(resp.StatusCode, body.Error):
+			return Token{}, fail(ReasonUnreachable, "refresh: %q (HTTP %d)", body.Error, resp.StatusCode)
 		}
 		return Token{}, fail(ReasonTokenError, "refresh: %q (HTTP %d)", body.Error, resp.StatusCode)
 	}
@@ -613,7 +615,9 @@ func (c *Client) tokenError(err error) error {
 		case "invalid_client", "unauthorized_client":
 			return &Error{Reason: ReasonClientRefused, Err: err}
 		}
-		if re.Response != nil && re.Response.StatusCode >= 500 {
+		if re.Response != nil && (temporary(re.Response.StatusCode, re.ErrorCode) || re.ErrorCode == "") {
+			// Busy, down, or an error page that is not OAuth's: no
+			// answer about the code.
 			return &Error{Reason: ReasonUnreachable, Err: err}
 		}
 		return c.classify(ReasonTokenError, err)
@@ -622,6 +626,13 @@ func (c *Client) tokenError(err error) error {
 		return &Error{Reason: ReasonTokenInvalid, Err: err}
 	}
 	return c.classify(ReasonUnreachable, err)
+}
+
+// temporary reports whether a token endpoint's error answer says to
+// come back later rather than no.
+func temporary(status int, code string) bool {
+	return status >= 500 || status == http.StatusTooManyRequests || status == http.StatusRequestTimeout ||
+		code == "temporarily_unavailable" || code == "server_error"
 }
 
 // check refuses a token askbi cannot use: not a bearer token (DPoP and

@@ -7,8 +7,9 @@
 // single-use codes, refresh rotation with replay revocation), approves
 // every authorization request at once (no consent page), and can be told
 // to misbehave (another issuer, a wrong iss, a token for another
-// resource, oversized answers, refused refreshes) so tests can watch the
-// client refuse.
+// resource, oversized answers, refused refreshes, a token endpoint that
+// is down or busy, a step-up challenge) so tests can watch the client
+// refuse, or retry.
 package oauthfake
 
 import (
@@ -46,6 +47,26 @@ type Options struct {
 	Oversized      string // "metadata" or "token": answer 1 MiB of JSON
 	RefuseRefresh  bool   // answer every refresh with invalid_grant
 	Deny           bool   // answer every authorization with access_denied
+	// The token endpoint failing before it looks at the request (a code
+	// or refresh token sent stays unused): TokenStatus answers that HTTP
+	// status with a body that is not JSON (a proxy's error page),
+	// TokenError answers 400 with that OAuth error code, DropToken closes
+	// the connection without an answer.
+	TokenStatus int
+	TokenError  string
+	DropToken   bool
+	// StepUp, when set, answers every MCP request 403 insufficient_scope
+	// with this scope parameter.
+	StepUp string
+
+	// OnToken, when set, is called with the grant type of each token
+	// request the server answered with tokens, after it spent the code
+	// or refresh token and before it writes the answer. It runs under
+	// the server's lock: it must not call the Server.
+	OnToken func(grantType string)
+	// OnUnauthorized, when set, is called before the MCP server writes
+	// each 401; it may call the Server.
+	OnUnauthorized func()
 }
 
 // Server is a running authorization server and MCP server.
@@ -322,8 +343,20 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stats.TokenRequests++
-	if s.o.Oversized == "token" {
+	switch {
+	case s.o.Oversized == "token":
 		oversized(w)
+		return
+	case s.o.DropToken:
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			conn.Close()
+		}
+		return
+	case s.o.TokenStatus != 0:
+		http.Error(w, "<html>busy</html>", s.o.TokenStatus)
+		return
+	case s.o.TokenError != "":
+		oauthError(w, http.StatusBadRequest, s.o.TokenError)
 		return
 	}
 	c, ok := s.authClient(r)
@@ -398,6 +431,9 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	if s.o.TokenResource != "" {
 		resp["resource"] = s.o.TokenResource
 	}
+	if s.o.OnToken != nil {
+		s.o.OnToken(f.Get("grant_type"))
+	}
 	writeJSON(w, http.StatusOK, resp)
 }
 
@@ -412,8 +448,17 @@ func (s *Server) protect(next http.Handler) http.Handler {
 		if !valid {
 			s.stats.Unauthorized++
 		}
+		stepUp, onUnauthorized := s.o.StepUp, s.o.OnUnauthorized
 		s.mu.Unlock()
+		if valid && stepUp != "" {
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q`, stepUp))
+			http.Error(w, "insufficient scope", http.StatusForbidden)
+			return
+		}
 		if !valid {
+			if onUnauthorized != nil {
+				onUnauthorized()
+			}
 			meta := strings.TrimSuffix(s.MCPURL, "/mcp") + "/.well-known/oauth-protected-resource/mcp"
 			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="invalid_token", resource_metadata=%q`, meta))
 			http.Error(w, "invalid token", http.StatusUnauthorized)

@@ -8,8 +8,9 @@
 //
 // It proves what the Store documentation promises: round trips of every
 // field, the team-unique name, NotFound, that Update writes nothing when
-// its function fails, and that concurrent Updates of one connection never
-// lose a change (the row lock). Run it with -race.
+// its function fails, that concurrent Updates of one connection never
+// lose a change (the row lock), and that an Update whose function waits
+// holds up no other connection. Run it with -race.
 package mcpsourcetest
 
 import (
@@ -189,6 +190,62 @@ func Run(t *testing.T, newStore func(t *testing.T) mcpsource.Store) {
 		}
 	})
 
+	// Update's function may do I/O (an OAuth refresh): meanwhile only
+	// that connection waits. Reads of it see what was stored before, and
+	// other connections' Updates go on.
+	t.Run("UpdateHoldsOneConnection", func(t *testing.T) {
+		s := newStore(t)
+		mustCreate(t, s, sample("conn_a", "acme", "Analytics"))
+		mustCreate(t, s, sample("conn_b", "acme", "CRM"))
+		inFn, release, slow := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() {
+			_, err := s.Update(context.Background(), "conn_a", func(st *mcpsource.State) error {
+				close(inFn)
+				<-release
+				st.Name = "Slow"
+				return nil
+			})
+			slow <- err
+		}()
+		<-inFn
+		others := make(chan error, 1)
+		go func() {
+			ctx := context.Background()
+			if st, err := s.Get(ctx, "conn_a"); err != nil || st.Name != "Analytics" {
+				others <- fmt.Errorf("Get during the update = %q, %v; want the stored name", st.Name, err)
+				return
+			}
+			if _, err := s.List(ctx, ""); err != nil {
+				others <- err
+				return
+			}
+			_, err := s.Update(ctx, "conn_b", func(st *mcpsource.State) error { st.ToolFocus = "deals"; return nil })
+			others <- err
+		}()
+		// A deadlock detector, not a speed target: the others need no
+		// time at all, but a store that holds one lock for every
+		// connection would wait here for ever.
+		select {
+		case err := <-others:
+			if err != nil {
+				t.Error(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("Get, List or another connection's Update waited for the function of conn_a's Update")
+			close(release)
+			<-others
+			<-slow
+			return
+		}
+		close(release)
+		if err := <-slow; err != nil {
+			t.Fatalf("the slow Update: %v", err)
+		}
+		if got, _ := s.Get(t.Context(), "conn_a"); got.Name != "Slow" {
+			t.Errorf("after the slow Update the name is %q; want Slow", got.Name)
+		}
+	})
+
 	t.Run("Delete", func(t *testing.T) {
 		s := newStore(t)
 		mustCreate(t, s, sample("conn_a", "acme", "Analytics"))
@@ -245,8 +302,8 @@ func mustCreate(t *testing.T, s mcpsource.Store, st mcpsource.State) {
 
 // RunFlows proves that the flow stores newStore makes behave as
 // mcpsource.FlowStore documents: round trips, Conflict on a taken ID,
-// single use (of concurrent takes of one flow exactly one wins), and
-// purging expired flows only.
+// single use (of concurrent takes of one flow exactly one wins), a taken
+// flow put back, and purging expired flows only.
 func RunFlows(t *testing.T, newStore func(t *testing.T) mcpsource.FlowStore) {
 	flow := func(id string, expires time.Time) mcpsource.Flow {
 		return mcpsource.Flow{ID: id, ConnectionID: "conn_a", TeamID: "acme", UserID: "alice", ConversationID: "conv_1",
@@ -299,6 +356,33 @@ func RunFlows(t *testing.T, newStore func(t *testing.T) mcpsource.FlowStore) {
 		wg.Wait()
 		if wins != 1 {
 			t.Errorf("%d of 8 concurrent takes got the flow; want 1", wins)
+		}
+	})
+	// A taken flow can be put back (a code exchange that got no answer)
+	// and taken once more.
+	t.Run("PutBack", func(t *testing.T) {
+		s := newStore(t)
+		want := flow("fl1", at.Add(10*time.Minute))
+		if err := s.CreateFlow(t.Context(), want); err != nil {
+			t.Fatal(err)
+		}
+		taken, err := s.TakeFlow(t.Context(), "fl1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CreateFlow(t.Context(), taken); err != nil {
+			t.Fatalf("CreateFlow of a taken flow = %v; want it put back", err)
+		}
+		got, err := s.TakeFlow(t.Context(), "fl1")
+		if err != nil {
+			t.Fatalf("TakeFlow of a flow put back: %v", err)
+		}
+		got.CreatedAt, got.ExpiresAt = got.CreatedAt.UTC(), got.ExpiresAt.UTC()
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("the flow put back mismatch (-want +got):\n%s", diff)
+		}
+		if _, err := s.TakeFlow(t.Context(), "fl1"); askbi.ErrorCode(err) != askbi.NotFound {
+			t.Errorf("TakeFlow again = %v; want not_found", err)
 		}
 	})
 	t.Run("Purge", func(t *testing.T) {
