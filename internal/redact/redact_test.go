@@ -59,3 +59,24 @@ func TestRedactorString(t *testing.T) {
 		})
 	}
 }
+
+// FuzzNeed: a pattern's cheap test never skips a text its regexp
+// matches, so skipping the regexp changes nothing.
+func FuzzNeed(f *testing.F) {
+	for _, s := range []string{
+		"Authorization: BEARER abcdefgh12", "bEaReR\tabcdefghij", "sk-proj-AbCdEfGhIjKlMnOpQrStUv", "rk-AbCdEfGhIjKlMnOpQr",
+		"ghp_abcdefghijklmnopqrstuvwxyz", "xoxb-1234567890ab", "AKIAABCDEFGHIJKLMNOP", "eyJhbGciOiJI.eyJzdWIiOiIx.c2lnbmF0dXJl",
+		"postgres://reader:s3cr3t@db", `"TOKEN" : "abcd1234"`, "Pa\u017F\u017Fword=hunter22", "api_\u212Aey=abcd1234",
+		"-----BEGIN EC PRIVATE KEY-----\nx\n-----END EC PRIVATE KEY-----", "askbi_at_Qm9vbXNoYWthbGFrYWJvb20", "weekly signups",
+	} {
+		f.Add(s)
+	}
+	all := append([]pattern{privateKey, urlCreds, assignment}, tokens...)
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, p := range all {
+			if p.re.MatchString(s) && !p.need(s) {
+				t.Errorf("%v matches %q, but its test skips it", p.re, s)
+			}
+		}
+	})
+}

@@ -140,7 +140,7 @@ func heldFrom(s string, c int) int {
 var (
 	// keyBlock matches a private key block at the start of a text,
 	// keyBegin its BEGIN line and keyHead a BEGIN line still being written.
-	keyBlock = regexp.MustCompile(`^(?:` + privateKey.String() + `)`)
+	keyBlock = regexp.MustCompile(`^(?:` + privateKey.re.String() + `)`)
 	keyBegin = regexp.MustCompile(`^-----BEGIN [A-Z ]*PRIVATE KEY-----`)
 	keyHead  = regexp.MustCompile(`^-----BEGIN [A-Z ]*$`)
 )
