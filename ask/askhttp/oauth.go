@@ -200,8 +200,8 @@ func (h *handler) setBinding(w http.ResponseWriter, r *http.Request, start mcpso
 // sign-in (mcpsource.Service.CompleteOAuth: state, binding, code, iss,
 // token, discovery) and redirects (303) to the connection page, on
 // failure with the error's code. The binding cookie is cleared on
-// success and on a final failure, kept when the failure may pass. It never opens the chat or asks the
-// model anything.
+// success and on a final failure, and kept when the failure may pass. It
+// never opens the chat or asks the model anything.
 func (h *handler) oauthCallback(w http.ResponseWriter, r *http.Request) {
 	svc, err := h.connections()
 	if err != nil {
