@@ -30,6 +30,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/internal/outbound"
 )
 
 // Capability is a kind of data a question needs.
@@ -312,8 +313,7 @@ func isLoopbackHTTP(raw string) bool {
 	if err != nil || u.Scheme != "http" || u.User != nil {
 		return false
 	}
-	h := u.Hostname()
-	return h == "localhost" || h == "::1" || strings.HasPrefix(h, "127.")
+	return outbound.LoopbackHost(u.Hostname())
 }
 
 func joinCaps() string {

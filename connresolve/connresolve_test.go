@@ -155,7 +155,8 @@ func TestOnlyVerifiedEndpointsGetOAuth(t *testing.T) {
 // follows the same rule.
 func TestLoopbackHTTP(t *testing.T) {
 	verified := []connresolve.Provider{{Name: "Local", Aliases: []string{"local"}, MCPURL: "http://127.0.0.1:9/mcp", OAuth: true},
-		{Name: "Remote", Aliases: []string{"remote"}, MCPURL: "http://mcp.example.com/mcp", OAuth: true}}
+		{Name: "Remote", Aliases: []string{"remote"}, MCPURL: "http://mcp.example.com/mcp", OAuth: true},
+		{Name: "Lookalike", Aliases: []string{"lookalike"}, MCPURL: "http://127.example.com/mcp", OAuth: true}}
 	for _, tc := range []struct {
 		loopback bool
 		name     string
@@ -164,6 +165,7 @@ func TestLoopbackHTTP(t *testing.T) {
 		{false, "local", connresolve.StateManualMCPSetup},
 		{true, "local", connresolve.StateMCPOAuthSetup},
 		{true, "remote", connresolve.StateManualMCPSetup},
+		{true, "lookalike", connresolve.StateManualMCPSetup}, // a name, not a loopback address
 	} {
 		r := connresolve.New(conns{}, nil, &connresolve.Options{Verified: verified, LoopbackHTTP: tc.loopback})
 		got, err := r.Resolve(context.Background(), live(t, "alice"), connresolve.Request{Provider: tc.name})

@@ -448,8 +448,7 @@ func applicationType(redirect string) string {
 	if err != nil {
 		return ""
 	}
-	switch h := u.Hostname(); {
-	case h == "localhost", strings.HasPrefix(h, "127."), h == "::1":
+	if outbound.LoopbackHost(u.Hostname()) {
 		return "native"
 	}
 	return "web"

@@ -122,6 +122,17 @@ func CheckAddr(ip netip.Addr, o *Options) error {
 	return nil
 }
 
+// LoopbackHost reports whether host (a URL's Hostname) is this machine:
+// "localhost", or a literal loopback address (127.0.0.0/8, ::1). A name
+// that only starts like one ("127.example.com") is not.
+func LoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}
+
 // CheckURL validates a server URL a team configures: absolute http or
 // https, a host, no user information, no fragment, and no credential-like
 // query parameter (a token belongs in the auth settings, where it is

@@ -159,3 +159,14 @@ func TestResponseCap(t *testing.T) {
 		t.Errorf("GET at exactly the cap = %d bytes, %v; want 5000, nil", len(b), err)
 	}
 }
+
+func TestLoopbackHost(t *testing.T) {
+	for host, want := range map[string]bool{
+		"localhost": true, "LOCALHOST": true, "127.0.0.1": true, "127.8.9.10": true, "::1": true, "::ffff:127.0.0.1": true,
+		"127.example.com": false, "localhost.example.com": false, "10.0.0.1": false, "::": false, "": false, "example.com": false,
+	} {
+		if got := outbound.LoopbackHost(host); got != want {
+			t.Errorf("LoopbackHost(%q) = %v, want %v", host, got, want)
+		}
+	}
+}
