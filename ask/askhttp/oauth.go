@@ -139,17 +139,14 @@ func (h *handler) saveAndConnect(w http.ResponseWriter, r *http.Request, p acces
 		h.error(w, r, err)
 		return
 	}
-	before, _ := svc.List(r.Context(), p)
 	c, start, err := svc.Connect(r.Context(), p, in, body.ConversationID)
 	if c.ID == "" {
 		h.error(w, r, err)
 		return
 	}
 	status := http.StatusCreated
-	for _, b := range before {
-		if b.ID == c.ID {
-			status = http.StatusOK
-		}
+	if start.Reused {
+		status = http.StatusOK
 	}
 	doc := map[string]any{"connection": c}
 	if err != nil {

@@ -155,6 +155,10 @@ type OAuthStart struct {
 	// complete another user's sign-in. Secret.
 	Binding   string    `json:"-"`
 	ExpiresAt time.Time `json:"expires_at"`
+	// Reused is Connect's: the conversation's connection was used again
+	// rather than a new one saved (also when the start failed, and when
+	// nothing had to start).
+	Reused bool `json:"-"`
 }
 
 // StartOAuth starts the sign-in of OAuth connection id, for a person
@@ -984,8 +988,8 @@ func (s *Service) recordStepUp(ctx context.Context, id string, scopes []string) 
 // action ("Save and connect"). in.Auth must be OAuth or empty. When
 // conversationID is set and that conversation already set up a connection
 // to the same provider and URL, that one is used again (repeated clicks
-// create nothing new), and when it is already signed in and active
-// nothing starts (the zero OAuthStart). A name the team uses gets a
+// create nothing new; OAuthStart.Reused), and when it is already signed
+// in and active nothing starts (no AuthorizationURL). A name the team uses gets a
 // number ("PostHog 2").
 //
 // A failed save returns its error and starts nothing (the Connection is
@@ -1021,10 +1025,11 @@ func (s *Service) Connect(ctx context.Context, p access.Principal, in Input, con
 			}
 		}
 	}
-	if conn.ID != "" && conn.Active && conn.HasToken {
-		return conn, OAuthStart{}, nil
+	reused := conn.ID != ""
+	if reused && conn.Active && conn.HasToken {
+		return conn, OAuthStart{Reused: true}, nil
 	}
-	if conn.ID == "" {
+	if !reused {
 		name := strings.TrimSpace(in.Name)
 		for n := 1; ; n++ {
 			try := in
@@ -1045,8 +1050,9 @@ func (s *Service) Connect(ctx context.Context, p access.Principal, in Input, con
 		if c, gerr := s.Get(ctx, live, conn.ID); gerr == nil {
 			conn = c
 		}
-		return conn, OAuthStart{}, err
+		return conn, OAuthStart{Reused: reused}, err
 	}
+	start.Reused = reused
 	return conn, start, nil
 }
 

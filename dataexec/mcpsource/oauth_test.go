@@ -449,7 +449,7 @@ func TestConnect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.Active || c.Auth != mcpsource.AuthOAuth || c.Provider != "PostHog" || st.AuthorizationURL == "" || st.Binding == "" {
+		if c.Active || c.Auth != mcpsource.AuthOAuth || c.Provider != "PostHog" || st.AuthorizationURL == "" || st.Binding == "" || st.Reused {
 			t.Fatalf("Connect = %+v, %+v; want an inactive OAuth connection and a started sign-in", c, st)
 		}
 		if e.fake.Stats().Registrations != 1 {
@@ -460,14 +460,14 @@ func TestConnect(t *testing.T) {
 
 	t.Run("repeated clicks reuse the conversation's connection", func(t *testing.T) {
 		c, st, err := e.svc.Connect(t.Context(), alice, in, "conv_a")
-		if err != nil || c.ID != id || st.AuthorizationURL == "" {
-			t.Fatalf("second Connect = %+v, %v; want connection %s again with a new sign-in", c, err, id)
+		if err != nil || c.ID != id || st.AuthorizationURL == "" || !st.Reused {
+			t.Fatalf("second Connect = %+v, %+v, %v; want connection %s again (Reused) with a new sign-in", c, st, err, id)
 		}
 		if got := e.fake.Stats().Registrations; got != 1 {
 			t.Errorf("%d client registrations after two clicks; want the first one reused", got)
 		}
-		other, _, err := e.svc.Connect(t.Context(), alice, in, "conv_b")
-		if err != nil || other.ID == id || other.Name != "PostHog 2" {
+		other, ost, err := e.svc.Connect(t.Context(), alice, in, "conv_b")
+		if err != nil || other.ID == id || other.Name != "PostHog 2" || ost.Reused {
 			t.Fatalf("Connect from another conversation = %+v, %v; want a second connection named PostHog 2", other, err)
 		}
 		e.svc.Delete(t.Context(), alice, other.ID)
