@@ -126,6 +126,9 @@ func TestSaveAndConnectRoutes(t *testing.T) {
 	ts.connect(t, http.StatusBadRequest, alice, map[string]any{"name": "Mine", "url": "http://169.254.169.254/mcp", "conversation_id": conv})
 	ts.connect(t, http.StatusForbidden, token("vic"), map[string]any{"name": "Mine", "url": fake.MCPURL})
 	ts.connect(t, http.StatusNotFound, alice, map[string]any{"name": "Mine", "url": fake.MCPURL, "conversation_id": "conv_of_someone_else"})
+	// A conversation of another member of the team is not hers to
+	// return to.
+	ts.connect(t, http.StatusNotFound, alice, map[string]any{"name": "Mine", "url": fake.MCPURL, "conversation_id": ts.MustConversation(t, token("bob"))})
 	if got := fake.Stats(); got.Registrations != 0 || got.Authorizations != 0 {
 		t.Fatalf("failed saves reached the provider: %+v", got)
 	}
