@@ -86,6 +86,26 @@ test("Native setup opens the host's form in a new tab; I added the connection ch
   await done(page);
 });
 
+test("Manual setup opens the MCP connection form in a new tab, its name filled in", async () => {
+  const page = await open();
+  await signIn(page, "alice");
+  await send(page, "show visitors from Plausible");
+  const [tab] = await Promise.all([page.context().waitForEvent("page"),
+    card(page).getByRole("button", { name: "Set up connection" }).click()]);
+  await tab.waitForLoadState();
+  assert.match(tab.url(), /\/#\/connections\/new\?name=Plausible$/);
+  // A tab opened without its opener starts signed out: after the sign-in
+  // the address still leads to the form.
+  await tab.getByRole("radio", { name: /^alice/i }).check();
+  await tab.getByRole("button", { name: "Sign in", exact: true }).click();
+  await tab.locator(".conn-form").waitFor();
+  assert.equal(await tab.getByLabel("Name", { exact: true }).inputValue(), "Plausible");
+  assert.ok(await tab.getByRole("textbox", { name: "Server URL", exact: true }).evaluate((el) => el === document.activeElement), "the URL is next");
+  await tab.close();
+  assert.ok(await card(page).getByRole("button", { name: "I added the connection" }).isVisible());
+  await done(page);
+});
+
 test("A viewer is told to ask an admin, with no setup action", async () => {
   const page = await open();
   await signIn(page, "vic");

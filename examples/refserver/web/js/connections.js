@@ -1,5 +1,5 @@
-// The connection page (#/connections, and #/connections/{id} for one
-// connection and its tools): the team's remote MCP connections with their
+// The connection page (#/connections, #/connections/{id} for one
+// connection and its tools, #/connections/new to add one): the team's remote MCP connections with their
 // URL host, authentication, state, whether a token is saved, the last
 // tool refresh, tool counts and the count of excluded tools. Owners and
 // admins (the server's can_manage) add, edit, delete and refresh them
@@ -107,8 +107,23 @@ export class ConnectionsPage {
     const here = ret && ret.team === this.status.team_id;
     if (here && ret.conversation) this.setActive(ret.conversation);
     $("connections-return").replaceChildren();
-    const c = id ? await this.detail(id) : await this.list();
+    let c = null;
+    if (id === "new") await this.startNew();
+    else c = id ? await this.detail(id) : await this.list();
     if (ret) this.drawReturn(ret, here, c);
+  }
+
+  // startNew is #/connections/new?name=…, where the chat's manual MCP
+  // setup sends the user: the list with the form open, its name filled
+  // in. A member who cannot add connections sees the list.
+  async startNew() {
+    await this.list();
+    const add = $("add-connection");
+    if (!add) return;
+    const name = new URLSearchParams(location.hash.split("?")[1] || "").get("name") || "";
+    const form = this.openForm(null, add);
+    form.name.value = name.slice(0, 64);
+    if (name) form.url.focus();
   }
 
   // drawReturn says how the sign-in went, above the connection.
@@ -209,6 +224,7 @@ export class ConnectionsPage {
     opener.closest(".page-actions").after(slot);
     slot.replaceChildren(form.el);
     form.focus();
+    return form;
   }
 
   // saved follows a save: a new or changed server is checked at once
