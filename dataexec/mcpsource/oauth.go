@@ -596,7 +596,7 @@ func (s *Service) CompleteOAuth(ctx context.Context, cb OAuthCallback) (res OAut
 	if tok.Scopes != nil {
 		granted = tok.Scopes
 	}
-	g := grant{Metadata: sec.Metadata, Client: sec.Client, Access: tok.Access, Refresh: tok.Refresh, Expiry: tok.Expiry, Scopes: granted}
+	g := grant{Metadata: sec.Metadata, Client: sec.Client, Access: tok.Access, Refresh: tok.Refresh, Expiry: s.expiry(tok), Scopes: granted}
 	out, err := s.store.Update(ctx, st.ID, func(cur *State) error {
 		if cur.URL != sec.URL || cur.Auth != AuthOAuth {
 			return askbi.Errorf(askbi.Conflict, "the connection changed while its sign-in completed; start it again")
@@ -881,7 +881,7 @@ func (s *Service) refresh(ctx context.Context, st State, stale string) (string, 
 			reason = err
 			return err
 		}
-		g.Access, g.Refresh, g.Expiry = tok.Access, tok.Refresh, tok.Expiry
+		g.Access, g.Refresh, g.Expiry = tok.Access, tok.Refresh, s.expiry(tok)
 		if tok.Scopes != nil {
 			g.Scopes = tok.Scopes
 		}
@@ -910,6 +910,15 @@ func (s *Service) refresh(ctx context.Context, st State, stale string) (string, 
 	}
 	s.markSignInNeeded(ctx, st.ID, seen, reason)
 	return "", reason
+}
+
+// expiry is when tok stops working, on the service's clock (zero:
+// unknown).
+func (s *Service) expiry(tok mcpoauth.Token) time.Time {
+	if tok.ExpiresIn <= 0 {
+		return time.Time{}
+	}
+	return s.o.Now().UTC().Add(tok.ExpiresIn)
 }
 
 // markSignInNeeded drops a connection's tokens (keeping its client for

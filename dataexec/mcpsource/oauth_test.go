@@ -57,7 +57,7 @@ func newOAuthEnv(t *testing.T, fo *oauthfake.Options) *oauthEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { fake.Close() })
-	c := &clock{t: time.Now()}
+	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)} // not the real time: a clock mixed up with it shows
 	e := newEnv(t, &mcpsource.Options{Now: c.Now, OAuth: mcpsource.OAuthOptions{RedirectURL: callbackURL}})
 	return &oauthEnv{env: e, fake: fake, clock: c}
 }

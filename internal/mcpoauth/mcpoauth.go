@@ -512,8 +512,10 @@ func CheckIss(md *Metadata, iss string) error {
 type Token struct {
 	Access  string
 	Refresh string
-	Expiry  time.Time // zero: unknown
-	Scopes  []string  // granted, when the response says
+	// ExpiresIn is the response's expires_in (0: not said). The caller
+	// turns it into an expiry on its own clock.
+	ExpiresIn time.Duration
+	Scopes    []string // granted, when the response says
 }
 
 // Exchange trades an authorization code for tokens (with the PKCE
@@ -596,7 +598,7 @@ func Refresh(ctx context.Context, c *Client, md *Metadata, reg Registration, ref
 	}
 	tok = tok.WithExtra(extra)
 	if n, err := body.ExpiresIn.Int64(); err == nil && n > 0 {
-		tok.Expiry = time.Now().Add(time.Duration(n) * time.Second)
+		tok.ExpiresIn = n
 	}
 	out, err := check(md, tok)
 	if out.Refresh == "" {
@@ -646,7 +648,7 @@ func check(md *Metadata, tok *oauth2.Token) (Token, error) {
 			return Token{}, fail(ReasonTokenResource, "the token response's %s is not %q", key, md.Resource)
 		}
 	}
-	out := Token{Access: tok.AccessToken, Refresh: tok.RefreshToken, Expiry: tok.Expiry}
+	out := Token{Access: tok.AccessToken, Refresh: tok.RefreshToken, ExpiresIn: time.Duration(max(tok.ExpiresIn, 0)) * time.Second}
 	if s, ok := tok.Extra("scope").(string); ok {
 		out.Scopes = strings.Fields(s)
 	}
