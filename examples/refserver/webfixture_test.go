@@ -21,6 +21,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/askbi/askbi/internal/oauthfake"
 )
 
 // wideTools are Wide analytics' usable tools by class.
@@ -78,8 +80,9 @@ func fixtureServer(revised bool) *mcp.Server {
 // startBrowserMCP starts the fixture servers behind one bearer token and
 // returns their base URL (…/mcp, …/mcp/unusable, …/mcp/huge; POST
 // …/control/revise and …/control/restore switch Wide analytics'
-// definitions).
-func startBrowserMCP(t *testing.T, token string) string {
+// definitions; …/control/sign-in-down and …/control/sign-in-up make the
+// demo OAuth provider's metadata too large to use, and right again).
+func startBrowserMCP(t *testing.T, token string, demo *oauthfake.Server) string {
 	t.Helper()
 	v1, v2 := fixtureServer(false), fixtureServer(true)
 	var revised atomic.Bool
@@ -114,6 +117,16 @@ func startBrowserMCP(t *testing.T, token string) string {
 			revised.Store(r.URL.Path == "/control/revise")
 			w.WriteHeader(http.StatusNoContent)
 			return
+		case "/control/sign-in-down", "/control/sign-in-up":
+			down := r.URL.Path == "/control/sign-in-down"
+			demo.Set(func(o *oauthfake.Options) {
+				o.Oversized = ""
+				if down {
+					o.Oversized = "metadata"
+				}
+			})
+			w.WriteHeader(http.StatusNoContent)
+			return
 		}
 		if r.Header.Get("Authorization") != "Bearer "+token {
 			// What a careless server answers: the page must not show it.
@@ -134,7 +147,7 @@ func browserMCPEnv(t *testing.T, ta *testApp) []string {
 	return []string{
 		"ASKBI_ANALYTICS_MCP_URL=" + ta.creds.AnalyticsMCP.URL,
 		"ASKBI_ANALYTICS_MCP_TOKEN=" + ta.creds.AnalyticsMCP.Token,
-		"ASKBI_FIXTURE_MCP=" + startBrowserMCP(t, token),
+		"ASKBI_FIXTURE_MCP=" + startBrowserMCP(t, token, ta.demoOAuth),
 		"ASKBI_FIXTURE_MCP_TOKEN=" + token,
 	}
 }

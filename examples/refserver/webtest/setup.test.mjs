@@ -7,7 +7,7 @@
 
 import { test, before, after } from "node:test";
 import { launch, close, open, done, shot, signIn, send, settled, lastTurn, base, phone, assert } from "./lib.mjs";
-import { overflow } from "./settings-lib.mjs";
+import { overflow, fixture, as } from "./settings-lib.mjs";
 
 before(launch);
 after(close);
@@ -130,6 +130,30 @@ test("A failed sign-in returns to the connection page with why, and nothing acti
   assert.match(await page.locator(".conn-banner").innerText(), /Nothing was connected/);
   assert.match(await page.locator(".facts").innerText(), /Sign-in needed/);
   assert.equal(await page.evaluate(() => location.search), "");
+  await done(page);
+});
+
+test("A sign-in that cannot start keeps the saved connection; Try again starts it", async () => {
+  const control = (what) => fetch(fixture.base + "/control/sign-in-" + what, { method: "POST" });
+  await control("down");
+  const page = await open();
+  await signIn(page, "carol"); // Globex: not connected by the tests above
+  await send(page, "show pageviews from Demo Analytics");
+  await card(page).getByRole("button", { name: "Connect Demo Analytics" }).click();
+  const retry = card(page).getByRole("button", { name: "Try again" });
+  await retry.waitFor();
+  assert.match(await card(page).locator(".setup-status").innerText(), /larger than askbi accepts.*The connection is saved\./s);
+  assert.equal(new URL(page.url()).pathname, "/", "the chat stays");
+  const saved = (await as("carol", "GET", "/ai/connections")).connections.filter((c) => c.name === "Demo Analytics");
+  assert.equal(saved.length, 1, "one saved connection");
+  assert.ok(!saved[0].active, "and it is not active");
+  await shot(page, "setup-start-failed");
+  await control("up");
+  await retry.click();
+  await page.locator("#connections-return .conn-banner").filter({ hasText: "Demo Analytics is connected" }).waitFor();
+  assert.equal((await as("carol", "GET", "/ai/connections")).connections.filter((c) => c.name === "Demo Analytics").length, 1,
+    "Try again used the saved connection");
+  await as("carol", "DELETE", "/ai/connections/" + saved[0].id); // the next test connects Globex afresh
   await done(page);
 });
 
