@@ -127,7 +127,8 @@ test("A failed sign-in returns to the connection page with why, and nothing acti
   const state = new URL(doc.authorization_url).searchParams.get("state");
   await page.goto(`${base}/ai/connections/oauth/callback?error=access_denied&state=${encodeURIComponent(state)}`);
   await page.locator("#connections-return .conn-banner.failed").waitFor();
-  assert.match(await page.locator(".conn-banner").innerText(), /Nothing was connected/);
+  assert.match(await page.locator(".conn-banner").innerText(), /Nothing was connected\. Reconnect tries again\.$/);
+  assert.ok(await page.getByRole("button", { name: "Reconnect" }).isVisible());
   assert.match(await page.locator(".facts").innerText(), /Sign-in needed/);
   assert.equal(await page.evaluate(() => location.search), "");
   await done(page);

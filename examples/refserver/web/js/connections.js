@@ -132,7 +132,8 @@ export class ConnectionsPage {
     const parts = [ret.ok
       ? h("p", { class: "conn-banner", role: "status" }, `${name} is connected. New tools start off: allow the ones Ask may use.` +
         (here && ret.conversation ? " Your chat is waiting in the bar below." : ""))
-      : h("p", { class: "conn-banner failed", role: "alert" }, failures[ret.code] || "The sign-in failed. Nothing was connected.")];
+      : h("p", { class: "conn-banner failed", role: "alert" }, (failures[ret.code] || "The sign-in failed. Nothing was connected.") +
+        (c && this.canManage && needsSignIn(c) ? " Reconnect tries again." : ""))];
     if (ret.conversation && !here) {
       parts.push(h("p", { class: "muted" }, "The conversation you came from is in another team. Sign in to that team to continue it."));
     }
