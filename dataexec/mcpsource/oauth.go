@@ -685,7 +685,9 @@ func oauthFailure(err error, name string) error {
 	case mcpoauth.ReasonNoRegistration:
 		return msg(askbi.Unsupported, name+"'s authorization server offers no client registration, and no client is registered for it here")
 	case mcpoauth.ReasonRegistration:
-		return msg(askbi.Unavailable, name+"'s authorization server refused to register askbi; try again later")
+		return msg(askbi.Unavailable, name+"'s authorization server could not register askbi right now; try again later")
+	case mcpoauth.ReasonRegistrationNo:
+		return msg(askbi.Unsupported, name+"'s authorization server refused to register askbi; check the connection's URL, or register a client with the provider for askbi to use")
 	case mcpoauth.ReasonIssMissing, mcpoauth.ReasonIssMismatch:
 		return msg(askbi.InvalidResult, "the sign-in answer did not come from "+name+"'s authorization server (its iss does not match), so it was refused")
 	case mcpoauth.ReasonGrantRejected:
@@ -694,7 +696,9 @@ func oauthFailure(err error, name string) error {
 		return msg(askbi.Forbidden, name+"'s authorization server refused askbi's client; start the sign-in again")
 	case mcpoauth.ReasonTokenResource:
 		return msg(askbi.InvalidResult, name+" issued a token for another resource, so it was refused")
-	case mcpoauth.ReasonTokenInvalid, mcpoauth.ReasonTokenError:
+	case mcpoauth.ReasonTokenError:
+		return msg(askbi.Forbidden, name+"'s authorization server refused the sign-in; start it again")
+	case mcpoauth.ReasonTokenInvalid:
 		return msg(askbi.InvalidResult, name+"'s authorization server answered with a token askbi cannot use")
 	}
 	return msg(askbi.Unavailable, "the sign-in with "+name+" failed; try again")

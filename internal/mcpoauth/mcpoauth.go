@@ -50,7 +50,8 @@ const (
 	ReasonIssuerMismatch   Reason = "issuer_mismatch"   // authorization server metadata with another issuer
 	ReasonNoPKCE           Reason = "no_pkce"           // the authorization server does not offer S256
 	ReasonNoRegistration   Reason = "no_registration"   // no way to register a client
-	ReasonRegistration     Reason = "registration"      // the registration endpoint refused
+	ReasonRegistration     Reason = "registration"      // the registration endpoint did not answer for good (down, busy)
+	ReasonRegistrationNo   Reason = "registration_no"   // the registration endpoint refused askbi's client (an RFC 7591 error, another 4xx)
 	// The authorization response.
 	ReasonIssMissing  Reason = "iss_missing"  // iss advertised but absent
 	ReasonIssMismatch Reason = "iss_mismatch" // iss of another authorization server
@@ -98,6 +99,7 @@ type Client struct {
 	hc      *http.Client
 	tooBig  atomic.Bool
 	refused atomic.Bool
+	status  atomic.Int32 // of the last response
 }
 
 // NewClient wraps hc (the outbound policy's client).
@@ -121,6 +123,7 @@ func (w *watch) RoundTrip(req *http.Request) (*http.Response, error) {
 		w.c.note(err)
 		return nil, err
 	}
+	w.c.status.Store(int32(resp.StatusCode))
 	resp.Body = &watchedBody{ReadCloser: resp.Body, c: w.c}
 	return resp, nil
 }
@@ -405,6 +408,12 @@ func Register(ctx context.Context, c *Client, md *Metadata, o RegisterOptions) (
 	}
 	resp, err := oauthex.RegisterClient(ctx, md.RegistrationEndpoint, meta, c.HTTP())
 	if err != nil {
+		// A refusal is final (an RFC 7591 error, a 404 where no
+		// registration is served); a server down or busy may pass.
+		var refused *oauthex.ClientRegistrationError
+		if st := int(c.status.Load()); errors.As(err, &refused) || st >= 400 && st < 500 && !temporary(st, "") {
+			return Registration{}, c.classify(ReasonRegistrationNo, err)
+		}
 		return Registration{}, c.classify(ReasonRegistration, err)
 	}
 	reg := Registration{Issuer: md.Issuer, ClientID: resp.ClientID, Secret: resp.ClientSecret, AuthMethod: resp.TokenEndpointAuthMethod,

@@ -1,6 +1,9 @@
 package mcpoauth
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -98,5 +101,36 @@ func TestTemporary(t *testing.T) {
 		if got := temporary(tc.status, tc.code); got != tc.want {
 			t.Errorf("temporary(%d, %q) = %v; want %v", tc.status, tc.code, got, tc.want)
 		}
+	}
+}
+
+// TestRegisterRefusal: a registration endpoint's refusal is final, a
+// server down or busy may pass.
+func TestRegisterRefusal(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+		body   string
+		want   Reason
+	}{
+		{"RFC 7591 error", http.StatusBadRequest, `{"error":"invalid_client_metadata"}`, ReasonRegistrationNo},
+		{"no registration served", http.StatusNotFound, `not found`, ReasonRegistrationNo},
+		{"forbidden", http.StatusForbidden, `{}`, ReasonRegistrationNo},
+		{"down", http.StatusServiceUnavailable, `busy`, ReasonRegistration},
+		{"rate limited", http.StatusTooManyRequests, `slow down`, ReasonRegistration},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(tc.status)
+				io.WriteString(w, tc.body)
+			}))
+			defer srv.Close()
+			md := &Metadata{Issuer: srv.URL, RegistrationEndpoint: srv.URL + "/register"}
+			_, err := Register(t.Context(), NewClient(srv.Client()), md,
+				RegisterOptions{RedirectURI: "http://127.0.0.1:1/callback", ClientName: "askbi"})
+			if got := ReasonOf(err); got != tc.want {
+				t.Errorf("Register = %v (%s); want %s", err, got, tc.want)
+			}
+		})
 	}
 }
