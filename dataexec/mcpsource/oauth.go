@@ -532,7 +532,10 @@ func (s *Service) CompleteOAuth(ctx context.Context, cb OAuthCallback) (res OAut
 	// same state (a replay, a double click) one goes on.
 	f, err := s.o.OAuth.Flows.TakeFlow(ctx, flow)
 	if askbi.ErrorCode(err) == askbi.NotFound {
-		return fail("replayed", askbi.Errorf(askbi.Conflict, "this sign-in answer was already used (or cancelled); start the sign-in again if the connection is not signed in"))
+		// A replay is refused, and records nothing on the connection: a
+		// reload after its first request completed the sign-in must not
+		// mark a signed-in connection as failed.
+		return refuse("replayed", askbi.Errorf(askbi.Conflict, "this sign-in answer was already used (or cancelled); open the connection to see whether it is signed in, and start the sign-in again if not"))
 	}
 	if err != nil {
 		return retry("store", err)

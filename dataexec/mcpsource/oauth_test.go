@@ -384,6 +384,11 @@ func TestOAuthReplayedState(t *testing.T) {
 	if _, err := e.svc.CompleteOAuth(t.Context(), good); askbi.ErrorCode(err) != askbi.Conflict {
 		t.Errorf("the same good callback twice = %v; want conflict", err)
 	}
+	// The replay (a reload after the first request completed) leaves
+	// the signed-in connection as it was.
+	if got := e.get(t, c.ID); !got.Active || got.SignIn == nil || got.SignIn.State != mcpsource.SignedIn || got.SignIn.Error != nil {
+		t.Errorf("after a replay %+v (sign-in %+v); want it still signed in, with no error", got, got.SignIn)
+	}
 }
 
 // TestOAuthStartRefused: discovery that finds the wrong thing starts

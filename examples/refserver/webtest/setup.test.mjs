@@ -51,6 +51,11 @@ test("A missing provider: the answer explains, then the setup card; Connect sign
   await page.reload();
   await page.locator("#tool-rows .tool").first().waitFor();
   assert.equal(await page.locator("#connections-return .conn-banner").count(), 0);
+  // A reload of a callback whose first answer was cut off is a replay
+  // (conflict), but the sign-in it repeats connected: the page says so.
+  const id = new URL(page.url()).hash.split("/").pop();
+  await page.goto(`${base}/?oauth=failed&code=conflict&connection=${id}&conversation=${conv}&team=acme#/connections/${id}`);
+  await page.locator("#connections-return .conn-banner:not(.failed)").filter({ hasText: "Demo Analytics is connected" }).waitFor();
 
   // Approve a tool, then open the chat: the card is refreshed, and only
   // the user continues.

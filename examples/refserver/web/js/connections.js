@@ -129,6 +129,10 @@ export class ConnectionsPage {
   // drawReturn says how the sign-in went, above the connection.
   drawReturn(ret, here, c) {
     const name = c && c.id === ret.connection ? c.name : "The connection";
+    // A reload of a callback whose first request completed: the state
+    // was used, by the sign-in that connected it.
+    const done = ret.code === "conflict" && c && c.id === ret.connection && c.active && !needsSignIn(c);
+    if (done) ret = { ...ret, ok: true };
     const parts = [ret.ok
       ? h("p", { class: "conn-banner", role: "status" }, `${name} is connected. New tools start off: allow the ones Ask may use.` +
         (here && ret.conversation ? " Your chat is waiting in the bar below." : ""))
