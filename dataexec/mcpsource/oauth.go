@@ -1005,7 +1005,9 @@ func (s *Service) recordStepUp(ctx context.Context, id string, scopes []string) 
 // conversationID is set and that conversation already set up a connection
 // to the same provider and URL, that one is used again (repeated clicks
 // create nothing new; OAuthStart.Reused), and when it is already signed
-// in and active nothing starts (no AuthorizationURL). A name the team uses gets a
+// in and active nothing starts (no AuthorizationURL). Otherwise a
+// verified provider's connection to the same URL that was never signed
+// in is used again, from any conversation. A name the team uses gets a
 // number ("PostHog 2").
 //
 // A failed save returns its error and starts nothing (the Connection is
@@ -1029,15 +1031,25 @@ func (s *Service) Connect(ctx context.Context, p access.Principal, in Input, con
 		return Connection{}, OAuthStart{}, err
 	}
 	var conn Connection
-	if conversationID != "" {
+	provider := strings.TrimSpace(in.Provider)
+	if conversationID != "" || provider != "" {
 		sts, err := s.store.List(ctx, live.TeamID)
 		if err != nil {
 			return Connection{}, OAuthStart{}, err
 		}
+		same := func(st State) bool { return st.Provider == provider && st.URL == u.String() && st.Auth == AuthOAuth }
 		for _, st := range sts {
-			if st.SetupConversation == conversationID && st.Provider == strings.TrimSpace(in.Provider) && st.URL == u.String() && st.Auth == AuthOAuth {
+			if conversationID != "" && st.SetupConversation == conversationID && same(st) {
 				conn = st.Connection
 				break
+			}
+		}
+		// A verified provider's connection that was never signed in (a
+		// start that failed, a sign-in abandoned) is used again from any
+		// conversation, so clicks do not pile up connections.
+		for _, st := range sts {
+			if conn.ID == "" && provider != "" && same(st) && !st.HasToken && !st.Active {
+				conn = st.Connection
 			}
 		}
 	}

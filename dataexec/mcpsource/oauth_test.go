@@ -471,11 +471,14 @@ func TestConnect(t *testing.T) {
 		if got := e.fake.Stats().Registrations; got != 1 {
 			t.Errorf("%d client registrations after two clicks; want the first one reused", got)
 		}
-		other, ost, err := e.svc.Connect(t.Context(), alice, in, "conv_b")
-		if err != nil || other.ID == id || other.Name != "PostHog 2" || ost.Reused {
-			t.Fatalf("Connect from another conversation = %+v, %v; want a second connection named PostHog 2", other, err)
+		// A connection never signed in is used again from another
+		// conversation, and without one: clicks do not pile up.
+		for i, conv := range []string{"conv_b", "", "", "", "", "", ""} {
+			c, st, err := e.svc.Connect(t.Context(), alice, in, conv)
+			if err != nil || c.ID != id || !st.Reused {
+				t.Fatalf("click %d (conversation %q) = %+v, %+v, %v; want connection %s again", i, conv, c, st, err, id)
+			}
 		}
-		e.svc.Delete(t.Context(), alice, other.ID)
 		if list, _ := e.svc.List(t.Context(), alice); len(list) != 1 {
 			t.Errorf("%d connections; want 1", len(list))
 		}
@@ -508,6 +511,12 @@ func TestConnect(t *testing.T) {
 		again, st, err := e.svc.Connect(t.Context(), alice, in, "conv_a")
 		if err != nil || again.ID != id || st.AuthorizationURL != "" {
 			t.Errorf("Connect on a connected connection = %+v, %+v, %v; want it as it is, no new sign-in", again, st, err)
+		}
+		// Another conversation does not take over a signed-in
+		// connection: it saves a second one, numbered.
+		other, ost, err := e.svc.Connect(t.Context(), alice, in, "conv_b")
+		if err != nil || other.ID == id || other.Name != "PostHog 2" || ost.Reused || ost.AuthorizationURL == "" {
+			t.Fatalf("Connect from another conversation = %+v, %+v, %v; want a second connection named PostHog 2", other, ost, err)
 		}
 	})
 }
