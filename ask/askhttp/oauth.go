@@ -62,6 +62,15 @@ func (h *handler) setupRoutes(route func(method, path string, fn func(http.Respo
 	// The callback is a browser redirect from another site: it carries no
 	// bearer token. The state and the binding cookie authenticate it.
 	h.mux.HandleFunc("GET "+h.o.Prefix+"/connections/oauth/callback", h.oauthCallback)
+	// setup and connect are not connection IDs: their other methods
+	// answer 405 with their own Allow, not /connections/{id}'s.
+	for path, method := range map[string]string{"/connections/setup": "GET", "/connections/connect": "POST"} {
+		for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+			if m != method {
+				h.mux.HandleFunc(m+" "+h.o.Prefix+path, func(w http.ResponseWriter, r *http.Request) { httpjson.MethodNotAllowed(w, r, method) })
+			}
+		}
+	}
 }
 
 // callbackPath is the callback route's path, the binding cookie's Path.

@@ -256,8 +256,13 @@ func NoRoute(mux *http.ServeMux, prefix string, log *slog.Logger) http.HandlerFu
 			WriteError(w, r, log, askbi.Errorf(askbi.NotFound, "not found"))
 			return
 		}
-		w.Header().Set("Allow", strings.Join(allow, ", "))
-		WriteJSON(w, http.StatusMethodNotAllowed, ErrorDoc{ErrorBody{Code: askbi.Unsupported,
-			Message: r.Method + " is not allowed here; use " + strings.Join(allow, " or ")}})
+		MethodNotAllowed(w, r, allow...)
 	}
+}
+
+// MethodNotAllowed answers 405 with Allow and the JSON error body.
+func MethodNotAllowed(w http.ResponseWriter, r *http.Request, allow ...string) {
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	WriteJSON(w, http.StatusMethodNotAllowed, ErrorDoc{ErrorBody{Code: askbi.Unsupported,
+		Message: r.Method + " is not allowed here; use " + strings.Join(allow, " or ")}})
 }

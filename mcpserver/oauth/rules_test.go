@@ -593,3 +593,45 @@ func MustGrants(t *testing.T, s *oauth.MemoryStore, user string) []oauth.Grant {
 	}
 	return g
 }
+
+// TestAccountRoutesAnswerJSON: an unknown path or method under the
+// server's routes, and a request from another site, answer the JSON error
+// body like every other route.
+func TestAccountRoutesAnswerJSON(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		method, path, site string
+		status             int
+		code, allow        string
+	}{
+		{"GET", "/account/mcp/clients/x", "", 405, "unsupported", "DELETE"},
+		{"POST", "/account/mcp", "", 405, "unsupported", "GET"},
+		{"GET", "/account/mcp/nope", "", 404, "not_found", ""},
+		{"GET", "/oauth/nope", "", 404, "not_found", ""},
+		{"DELETE", "/account/mcp/clients/x", "cross-site", 403, "forbidden", ""},
+	} {
+		t.Run(tc.method+" "+tc.path+" "+tc.site, func(t *testing.T) {
+			req, _ := http.NewRequest(tc.method, e.url+tc.path, nil)
+			req.Header.Set("X-Test-User", "alice")
+			if tc.site != "" {
+				req.Header.Set("Sec-Fetch-Site", tc.site)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var body struct {
+				Error struct{ Code string } `json:"error"`
+			}
+			err = json.NewDecoder(resp.Body).Decode(&body)
+			if resp.StatusCode != tc.status || err != nil || body.Error.Code != tc.code ||
+				!strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+				t.Errorf("%d %q, %v, code %q; want %d %s as JSON", resp.StatusCode, resp.Header.Get("Content-Type"), err, body.Error.Code, tc.status, tc.code)
+			}
+			if tc.allow != "" && !strings.Contains(resp.Header.Get("Allow"), tc.allow) {
+				t.Errorf("Allow %q; want %s", resp.Header.Get("Allow"), tc.allow)
+			}
+		})
+	}
+}

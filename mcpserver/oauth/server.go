@@ -44,6 +44,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/internal/httpjson"
 )
 
 // Team is a team the signed-in user belongs to, for the consent page's
@@ -232,10 +233,16 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /oauth/register", s.register)
 	mux.HandleFunc("GET /oauth/authorize", s.authorize)
 	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httpjson.WriteError(w, r, s.log, askbi.Errorf(askbi.Forbidden, "a request from another site is refused here"))
+	}))
 	mux.Handle("POST /oauth/authorize", cop.Handler(http.HandlerFunc(s.consent)))
 	mux.HandleFunc("POST /oauth/token", s.token)
 	mux.HandleFunc("POST /oauth/revoke", s.revoke)
 	s.accountRoutes(mux, cop)
+	// Any other path or method under the server's mounts: a JSON 404, or
+	// 405 with Allow.
+	mux.Handle("/", httpjson.NoRoute(mux, "/", s.log))
 	return noStore(mux)
 }
 
