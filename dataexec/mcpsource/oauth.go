@@ -467,7 +467,9 @@ func (s *Service) CompleteOAuth(ctx context.Context, cb OAuthCallback) (res OAut
 	// state in other hands), but nothing is recorded on the connection.
 	refuse := func(reason string, e error) (OAuthResult, error) {
 		details["reason"] = reason
-		return res, e
+		// Nor does the result name the conversation or team to a
+		// browser that is not the starter's.
+		return OAuthResult{ConnectionID: claims.Connection}, e
 	}
 	fail := func(reason string, e error) (OAuthResult, error) {
 		details["reason"] = reason
@@ -535,7 +537,8 @@ func (s *Service) CompleteOAuth(ctx context.Context, cb OAuthCallback) (res OAut
 		// A replay is refused, and records nothing on the connection: a
 		// reload after its first request completed the sign-in must not
 		// mark a signed-in connection as failed.
-		return refuse("replayed", askbi.Errorf(askbi.Conflict, "this sign-in answer was already used (or cancelled); open the connection to see whether it is signed in, and start the sign-in again if not"))
+		details["reason"] = "replayed"
+		return res, askbi.Errorf(askbi.Conflict, "this sign-in answer was already used (or cancelled); open the connection to see whether it is signed in, and start the sign-in again if not")
 	}
 	if err != nil {
 		return retry("store", err)

@@ -332,9 +332,14 @@ func TestOAuthCallbackRefused(t *testing.T) {
 			if tc.edit != nil {
 				tc.edit(e, &cb, other)
 			}
-			_, err = e.svc.CompleteOAuth(t.Context(), cb)
+			res, err := e.svc.CompleteOAuth(t.Context(), cb)
 			if askbi.ErrorCode(err) != tc.code {
 				t.Fatalf("CompleteOAuth = %v; want %s", err, tc.code)
+			}
+			if strings.HasPrefix(tc.name, "another") || tc.name == "no binding" {
+				if res.ConversationID != "" || res.TeamID != "" {
+					t.Errorf("a callback not the starter's is told conversation %q, team %q", res.ConversationID, res.TeamID)
+				}
 			}
 			for _, s := range []string{"at_", "code_", "evil", "panic"} {
 				if strings.Contains(askbi.ErrorMessage(err), s) {
