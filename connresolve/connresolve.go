@@ -26,6 +26,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/askbi/askbi"
@@ -200,8 +201,8 @@ func (r *Resolver) Resolve(ctx context.Context, p access.Principal, req Request)
 	defer askbi.Wrap(&err, "connresolve.Resolver.Resolve")
 	provider := normalize(req.Provider)
 	switch {
-	case !utf8.ValidString(req.Provider) || utf8.RuneCountInString(req.Provider) > 100:
-		return nil, askbi.Errorf(askbi.InvalidArgument, "provider: at most 100 characters of text")
+	case !utf8.ValidString(req.Provider) || utf8.RuneCountInString(req.Provider) > 100 || strings.ContainsFunc(req.Provider, unicode.IsControl):
+		return nil, askbi.Errorf(askbi.InvalidArgument, "provider: at most 100 characters of text, without control characters")
 	case req.Capability != "" && !slices.Contains(Capabilities, req.Capability):
 		return nil, askbi.Errorf(askbi.InvalidArgument, "capability: must be one of %s", joinCaps())
 	case provider == "" && req.Capability == "":
