@@ -64,7 +64,14 @@ var metadata = []netip.Addr{
 	netip.MustParseAddr("fd00:ec2::254"),
 }
 
+// nat64 is the well-known prefix of IPv6 addresses that a NAT64 gateway
+// translates to the IPv4 address in their last 32 bits (RFC 6052): they
+// are checked as that address. The local-use prefix (RFC 8215) embeds it
+// where the network says, so it counts as private.
+var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+
 var private = []netip.Prefix{
+	netip.MustParsePrefix("64:ff9b:1::/48"),
 	netip.MustParsePrefix("10.0.0.0/8"),
 	netip.MustParsePrefix("172.16.0.0/12"),
 	netip.MustParsePrefix("192.168.0.0/16"),
@@ -95,6 +102,10 @@ func CheckAddr(ip netip.Addr, o *Options) error {
 		opts = *o
 	}
 	ip = ip.Unmap()
+	if nat64.Contains(ip) {
+		b := ip.As16()
+		return CheckAddr(netip.AddrFrom4([4]byte(b[12:])), o)
+	}
 	refuse := func(why string) error { return fmt.Errorf("%w: %s address", ErrRefused, why) }
 	for _, m := range metadata {
 		if ip == m {

@@ -35,6 +35,12 @@ func TestCheckURL(t *testing.T) {
 		{"http://[fe80::1]/mcp", nil, false},
 		{"http://100.100.100.200/", nil, false},
 		{"http://[fd00:ec2::254]/", nil, false},
+		// NAT64 (RFC 6052): checked as the IPv4 address they carry.
+		{"http://[64:ff9b::a9fe:a9fe]/", nil, false},
+		{"http://[64:ff9b::169.254.169.254]/", nil, false},
+		{"http://[64:ff9b::a00:1]/", nil, false},
+		{"http://[64:ff9b::808:808]/", nil, true},
+		{"http://[64:ff9b:1::a9fe:a9fe]/", nil, false},
 		{"http://0.0.0.0:80/", nil, false},
 		{"http://10.1.2.3/mcp", nil, false},
 		{"http://10.1.2.3/mcp", &outbound.Options{AllowPrivate: true}, true},
