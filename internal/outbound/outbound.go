@@ -70,6 +70,13 @@ var metadata = []netip.Addr{
 // where the network says, so it counts as private.
 var nat64 = netip.MustParsePrefix("64:ff9b::/96")
 
+// thisNetwork (0.0.0.0/8, which Linux dials as this host) and reserved
+// (240.0.0.0/4, with the broadcast address) are never a server's.
+var (
+	thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
+	reserved    = netip.MustParsePrefix("240.0.0.0/4")
+)
+
 var private = []netip.Prefix{
 	netip.MustParsePrefix("64:ff9b:1::/48"),
 	netip.MustParsePrefix("10.0.0.0/8"),
@@ -115,6 +122,8 @@ func CheckAddr(ip netip.Addr, o *Options) error {
 	switch {
 	case !ip.IsValid(), ip.IsUnspecified():
 		return refuse("unspecified")
+	case thisNetwork.Contains(ip), reserved.Contains(ip):
+		return refuse("reserved")
 	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
 		return refuse("link-local")
 	case ip.IsMulticast(), ip.IsInterfaceLocalMulticast():
