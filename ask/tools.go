@@ -77,8 +77,8 @@ type Tool struct {
 	Chart bool
 	// Refresh, when set, re-reads a completed call's saved Result for live
 	// principal p when its conversation is opened (a connection setup
-	// card then shows the connection set up since). An error fails the
-	// opening.
+	// card then shows the connection set up since). On an error the
+	// saved Result is shown as it was.
 	Refresh func(ctx context.Context, p access.Principal, result json.RawMessage) (json.RawMessage, error)
 	Run     func(ctx context.Context, call Call) (Output, error)
 }
