@@ -112,8 +112,8 @@ type connectBody struct {
 
 // saveAndConnect saves an inactive OAuth connection and starts its
 // sign-in, in one request. 201 with the connection and the
-// authorization_url when both worked (200 when the conversation's
-// connection was reused); a failed save is an error and starts nothing;
+// authorization_url when both worked (200 when Connect used a saved
+// connection again: OAuthStart.Reused); a failed save is an error and starts nothing;
 // a failed start answers 201 with the saved connection and its error, so
 // the client offers the retry (POST .../oauth/start).
 func (h *handler) saveAndConnect(w http.ResponseWriter, r *http.Request, p access.Principal) {
