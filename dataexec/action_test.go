@@ -17,7 +17,6 @@ import (
 // changes, nothing is audited. Adapters rely on this to refuse a change
 // before they propose it.
 func TestActionChecks(t *testing.T) {
-	type check func(e *env, p access.Principal) (checked, ran error)
 	both := func(p access.Principal, e *env, c func(*dataexec.Executor, context.Context, access.Principal) error,
 		r func(*dataexec.Executor, context.Context, access.Principal) error) (error, error) {
 		live, err := e.exec.gate.Begin(ctx, p)
@@ -37,42 +36,9 @@ func TestActionChecks(t *testing.T) {
 		}
 		return checked, r(e.exec.x, ctx, live)
 	}
-	update := func(in dataexec.ChartChange) check {
-		a := dataexec.UpdateChartAction
-		return func(e *env, p access.Principal) (error, error) {
-			return both(p, e, func(x *dataexec.Executor, ctx context.Context, p access.Principal) error {
-				return a.Check(x, ctx, p, in)
-			},
-				func(x *dataexec.Executor, ctx context.Context, p access.Principal) error {
-					_, err := a.Run(x, ctx, p, in)
-					return err
-				})
-		}
-	}
-	place := func(in dataexec.Placement) check {
-		a := dataexec.PlaceChartAction
-		return func(e *env, p access.Principal) (error, error) {
-			return both(p, e, func(x *dataexec.Executor, ctx context.Context, p access.Principal) error {
-				return a.Check(x, ctx, p, in)
-			},
-				func(x *dataexec.Executor, ctx context.Context, p access.Principal) error {
-					_, err := a.Run(x, ctx, p, in)
-					return err
-				})
-		}
-	}
-	remove := func(in dataexec.DashboardRef) check {
-		a := dataexec.DeleteDashboardAction
-		return func(e *env, p access.Principal) (error, error) {
-			return both(p, e, func(x *dataexec.Executor, ctx context.Context, p access.Principal) error {
-				return a.Check(x, ctx, p, in)
-			},
-				func(x *dataexec.Executor, ctx context.Context, p access.Principal) error {
-					_, err := a.Run(x, ctx, p, in)
-					return err
-				})
-		}
-	}
+	update := func(in dataexec.ChartChange) check { return checkAndRun(both, dataexec.UpdateChartAction, in) }
+	place := func(in dataexec.Placement) check { return checkAndRun(both, dataexec.PlaceChartAction, in) }
+	remove := func(in dataexec.DashboardRef) check { return checkAndRun(both, dataexec.DeleteDashboardAction, in) }
 	for _, tc := range []struct {
 		name string
 		p    access.Principal
@@ -99,5 +65,23 @@ func TestActionChecks(t *testing.T) {
 				t.Errorf("Check = %v, Run = %v; want code %q from both", checked, ran, tc.want)
 			}
 		})
+	}
+}
+
+// check runs an action's Check, then its Run, for p.
+type check func(e *env, p access.Principal) (checked, ran error)
+
+// checkAndRun is the check of action a with input in, through both (the
+// test's runner, which sees that Check touched nothing).
+func checkAndRun[In, Out any](both func(access.Principal, *env, func(*dataexec.Executor, context.Context, access.Principal) error,
+	func(*dataexec.Executor, context.Context, access.Principal) error) (error, error), a dataexec.Action[In, Out], in In) check {
+	return func(e *env, p access.Principal) (error, error) {
+		return both(p, e, func(x *dataexec.Executor, ctx context.Context, p access.Principal) error {
+			return a.Check(x, ctx, p, in)
+		},
+			func(x *dataexec.Executor, ctx context.Context, p access.Principal) error {
+				_, err := a.Run(x, ctx, p, in)
+				return err
+			})
 	}
 }
