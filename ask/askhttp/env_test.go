@@ -6,14 +6,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/askbi/askbi/internal/chattest"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
@@ -210,41 +207,6 @@ func MustServer(tb testing.TB, edit func(*config)) *testServer {
 	tb.Cleanup(srv.Close)
 	ts.Client = chattest.Client{URL: srv.URL, HTTP: srv.Client()}
 	return ts
-}
-
-// MustStartDelete asks to delete the Revenue dashboard and returns the
-// approval event.
-func (ts *testServer) MustStartDelete(tb testing.TB, token, conv string) ask.Event {
-	tb.Helper()
-	events := ts.MustTurn(tb, "/ai/conversations/"+conv+"/messages", token, map[string]any{"message": "delete the Revenue dashboard"})
-	want := []string{"tool.running", "tool.completed", "tool.approval_required", "request.completed"}
-	if diff := cmp.Diff(want, chattest.Types(events)); diff != "" {
-		tb.Fatalf("event types mismatch (-want +got):\n%s", diff)
-	}
-	e := chattest.MustToolEvent(tb, events, ask.EventToolApprovalRequired, "delete_dashboard")
-	if e.Tool.ApprovalID == "" || string(e.Tool.Arguments) != `{"dashboard_id":"dash_revenue"}` {
-		tb.Fatalf("approval event: %+v", e.Tool)
-	}
-	if last := events[len(events)-1]; last.State != ask.TurnAwaitingApproval {
-		tb.Errorf("turn state %q, want awaiting_approval", last.State)
-	}
-	return e
-}
-
-// MustDashboards returns the sorted names of the dashboards the context
-// search finds for token in team.
-func (ts *testServer) MustDashboards(tb testing.TB, token, team string) []string {
-	tb.Helper()
-	var doc struct{ Groups []ask.ContextGroup }
-	ts.MustDo(tb, http.StatusOK, "GET", "/ai/context?teamId="+team+"&type=dashboard&limit=50", token, nil, &doc)
-	var names []string
-	for _, g := range doc.Groups {
-		for _, it := range g.Items {
-			names = append(names, it.Name)
-		}
-	}
-	slices.Sort(names)
-	return names
 }
 
 // auditCount counts the executor's audit entries of action with outcome.

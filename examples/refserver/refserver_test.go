@@ -205,40 +205,6 @@ func TestAuthentication(t *testing.T) {
 	ta.MustDo(t, http.StatusOK, "GET", "/ai/conversations", ta.session(t, "alice"), nil, nil)
 }
 
-// startDelete asks to delete the Revenue dashboard and returns the
-// approval event.
-func startDelete(t *testing.T, ta *testApp, token, conv string) ask.Event {
-	t.Helper()
-	events := ta.MustTurn(t, "/ai/conversations/"+conv+"/messages", token, map[string]any{"message": "delete the Revenue dashboard"})
-	want := []string{"tool.running", "tool.completed", "tool.approval_required", "request.completed"}
-	if diff := cmp.Diff(want, chattest.Types(events)); diff != "" {
-		t.Fatalf("event types mismatch (-want +got):\n%s", diff)
-	}
-	e := chattest.MustToolEvent(t, events, ask.EventToolApprovalRequired, "delete_dashboard")
-	if e.Tool.ApprovalID == "" || string(e.Tool.Arguments) != `{"dashboard_id":"dash_revenue"}` {
-		t.Fatalf("approval event: %+v", e.Tool)
-	}
-	if last := events[len(events)-1]; last.State != ask.TurnAwaitingApproval {
-		t.Errorf("turn state %q, want awaiting_approval", last.State)
-	}
-	return e
-}
-
-// dashboards returns the names of the dashboards search finds for token.
-func dashboards(t *testing.T, ta *testApp, token, team string) []string {
-	t.Helper()
-	var doc struct{ Groups []ask.ContextGroup }
-	ta.MustDo(t, http.StatusOK, "GET", "/ai/context?teamId="+team+"&type=dashboard&limit=50", token, nil, &doc)
-	var names []string
-	for _, g := range doc.Groups {
-		for _, it := range g.Items {
-			names = append(names, it.Name)
-		}
-	}
-	slices.Sort(names)
-	return names
-}
-
 func TestMemoryKey(t *testing.T) {
 	t.Run("development key persists", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "sub", "memory-key")
@@ -515,10 +481,10 @@ func TestPostgres(t *testing.T) {
 	if diff := cmp.Diff(chattest.ShowSignupsWant, chattest.Types(events)); diff != "" {
 		t.Errorf("event types mismatch (-want +got):\n%s\nevents: %+v", diff, events)
 	}
-	e := startDelete(t, ta, alice, conv)
+	e := ta.MustStartDelete(t, alice, conv)
 	ta.MustTurn(t, "/ai/conversations/"+conv+"/approvals/"+e.Tool.ApprovalID+"/approve", alice,
 		map[string]any{"tool": "delete_dashboard", "arguments": e.Tool.Arguments})
-	if got := dashboards(t, ta, alice, "acme"); slices.Contains(got, "Revenue") {
+	if got := ta.MustDashboards(t, alice, "acme"); slices.Contains(got, "Revenue") {
 		t.Errorf("the Revenue dashboard is still there: %v", got)
 	}
 	var added struct{ Item memory.Item }

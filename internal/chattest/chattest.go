@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,6 +101,41 @@ func (c Client) MustTurn(tb testing.TB, path, token string, body any) []ask.Even
 	var out struct{ Events []ask.Event }
 	c.MustDo(tb, http.StatusOK, "POST", path, token, body, &out)
 	return out.Events
+}
+
+// MustStartDelete asks, in conversation conv, to delete the demo's
+// Revenue dashboard (dash_revenue) and returns the approval event.
+func (c Client) MustStartDelete(tb testing.TB, token, conv string) ask.Event {
+	tb.Helper()
+	events := c.MustTurn(tb, "/ai/conversations/"+conv+"/messages", token, map[string]any{"message": "delete the Revenue dashboard"})
+	want := []string{"tool.running", "tool.completed", "tool.approval_required", "request.completed"}
+	if got := Types(events); !slices.Equal(got, want) {
+		tb.Fatalf("event types %v, want %v", got, want)
+	}
+	e := MustToolEvent(tb, events, ask.EventToolApprovalRequired, "delete_dashboard")
+	if e.Tool.ApprovalID == "" || string(e.Tool.Arguments) != `{"dashboard_id":"dash_revenue"}` {
+		tb.Fatalf("approval event: %+v", e.Tool)
+	}
+	if last := events[len(events)-1]; last.State != ask.TurnAwaitingApproval {
+		tb.Errorf("turn state %q, want awaiting_approval", last.State)
+	}
+	return e
+}
+
+// MustDashboards returns the sorted names of the dashboards the context
+// search finds for token in team.
+func (c Client) MustDashboards(tb testing.TB, token, team string) []string {
+	tb.Helper()
+	var doc struct{ Groups []ask.ContextGroup }
+	c.MustDo(tb, http.StatusOK, "GET", "/ai/context?teamId="+team+"&type=dashboard&limit=50", token, nil, &doc)
+	var names []string
+	for _, g := range doc.Groups {
+		for _, it := range g.Items {
+			names = append(names, it.Name)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // MustStream posts a turn as SSE and returns its events, parsed from the
