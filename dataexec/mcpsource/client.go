@@ -124,10 +124,7 @@ type credential struct {
 // outbound policy with response cap limit.
 func (s *Service) connect(ctx context.Context, url string, cred credential, limit int64) (*session, error) {
 	pr := &probe{}
-	base := outbound.NewClient(&outbound.Options{
-		DenyLoopback: s.o.DenyLoopback, AllowPrivate: s.o.AllowPrivateNetworks,
-		Timeout: max(s.o.DiscoveryTimeout, s.o.CallTimeout), MaxResponseBytes: limit,
-	})
+	base := s.pool.Client(limit, max(s.o.DiscoveryTimeout, s.o.CallTimeout))
 	hc := &http.Client{Transport: &authTransport{next: base.Transport, token: cred.bearer, oauth: cred.oauth != nil, probe: pr},
 		CheckRedirect: base.CheckRedirect, Timeout: base.Timeout}
 	client := mcp.NewClient(&mcp.Implementation{Name: "askbi", Version: "1"}, nil)

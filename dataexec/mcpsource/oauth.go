@@ -96,8 +96,7 @@ func (s *Service) oauthDefaults() {
 
 // oauthClient is the outbound policy's client for OAuth requests.
 func (s *Service) oauthClient() *mcpoauth.Client {
-	return mcpoauth.NewClient(outbound.NewClient(&outbound.Options{DenyLoopback: s.o.DenyLoopback, AllowPrivate: s.o.AllowPrivateNetworks,
-		Timeout: s.o.OAuth.Timeout, MaxResponseBytes: s.o.OAuth.MaxResponseBytes}))
+	return mcpoauth.NewClient(s.pool.Client(s.o.OAuth.MaxResponseBytes, s.o.OAuth.Timeout))
 }
 
 // grant is what an OAuth connection's sealed box holds: the

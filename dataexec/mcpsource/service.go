@@ -99,6 +99,10 @@ type Service struct {
 	gate  *access.Gate
 	o     Options
 	audit *access.Auditor
+	// pool is the outbound policy's transport for every remote call
+	// (discovery, tool calls, OAuth), made once so that calls to a
+	// server reuse its connections.
+	pool *outbound.Pool
 
 	mu      sync.Mutex
 	changed map[string]chan struct{} // per team; closed on a change
@@ -142,6 +146,8 @@ func NewService(store Store, keys seal.Keyring, gate *access.Gate, opts *Options
 	}
 	s.audit = access.NewAuditor(o.Audit, o.Logger, o.Now)
 	s.oauthDefaults()
+	s.pool = outbound.NewPool(&outbound.Options{DenyLoopback: o.DenyLoopback, AllowPrivate: o.AllowPrivateNetworks,
+		Timeout: max(o.DiscoveryTimeout, o.CallTimeout, o.OAuth.Timeout)})
 	return s
 }
 

@@ -196,6 +196,21 @@ func CheckURL(raw string, o *Options) (*url.URL, error) {
 // request, redirect and dial. opts may be nil. Wrap its Transport to add
 // headers; the policy stays underneath.
 func NewClient(opts *Options) *http.Client {
+	p := NewPool(opts)
+	return p.Client(p.o.MaxResponseBytes, p.o.Timeout)
+}
+
+// Pool is the policy's transport, made once: every Client of a Pool
+// shares its idle connections, so calls to one server do not dial and
+// shake hands again. It is safe for concurrent use.
+type Pool struct {
+	o  Options
+	tr *http.Transport
+}
+
+// NewPool returns a pool under the policy of opts (nil: the defaults).
+// Its Timeout bounds waiting for a response's headers.
+func NewPool(opts *Options) *Pool {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -224,8 +239,21 @@ func NewClient(opts *Options) *http.Client {
 		ResponseHeaderTimeout: o.Timeout,
 		ExpectContinueTimeout: time.Second,
 	}
+	return &Pool{o: o, tr: tr}
+}
+
+// Client returns an http.Client over the pool with its own response cap
+// and overall timeout (zero: the pool's).
+func (p *Pool) Client(maxResponseBytes int64, timeout time.Duration) *http.Client {
+	o := p.o
+	if maxResponseBytes > 0 {
+		o.MaxResponseBytes = maxResponseBytes
+	}
+	if timeout > 0 {
+		o.Timeout = timeout
+	}
 	return &http.Client{
-		Transport: &capped{next: tr, max: o.MaxResponseBytes},
+		Transport: &capped{next: p.tr, max: o.MaxResponseBytes},
 		Timeout:   o.Timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if o.MaxRedirects < 0 || len(via) > o.MaxRedirects {

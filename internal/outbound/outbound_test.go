@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/internal/outbound"
@@ -177,5 +180,31 @@ func TestLoopbackHost(t *testing.T) {
 		if got := outbound.LoopbackHost(host); got != want {
 			t.Errorf("LoopbackHost(%q) = %v, want %v", host, got, want)
 		}
+	}
+}
+
+// TestPoolSharesConnections: clients of one pool, with their own caps,
+// reuse the pool's connections instead of dialling again.
+func TestPoolSharesConnections(t *testing.T) {
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	p := outbound.NewPool(nil)
+	for i, c := range []*http.Client{p.Client(1<<10, 0), p.Client(1<<20, time.Second), p.Client(0, 0)} {
+		resp, err := c.Get(srv.URL)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections for three requests; want one, shared", n)
 	}
 }
