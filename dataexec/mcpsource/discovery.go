@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -207,7 +208,7 @@ func merge(st *State, found []Tool, focus string, fullLimit int) (usableChanged 
 	shown, omitted := selectTools(st.Tools, focus, fullLimit)
 	st.Discovery.Shown, st.Discovery.Omitted = shown, omitted
 	after := usableSet(st.Tools)
-	return !maps2Equal(before, after)
+	return !maps.Equal(before, after)
 }
 
 func usableSet(tools []Tool) map[string]string {
@@ -218,18 +219,6 @@ func usableSet(tools []Tool) map[string]string {
 		}
 	}
 	return m
-}
-
-func maps2Equal(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // helperWords mark the basic schema, documentation and query helpers a

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -623,7 +624,7 @@ func (s *Service) CompleteOAuth(ctx context.Context, cb OAuthCallback) (res OAut
 		return fail("save", err)
 	}
 	details["registration"] = sec.Client.Method
-	details["tools"] = itoa(out.Discovery.Tools)
+	details["tools"] = strconv.Itoa(out.Discovery.Tools)
 	s.publish(ctx, out.Connection)
 	s.notify(out.TeamID)
 	res.Connection = out.Connection
@@ -1064,7 +1065,7 @@ func (s *Service) Connect(ctx context.Context, p access.Principal, in Input, con
 		for n := 1; ; n++ {
 			try := in
 			if n > 1 {
-				try.Name = name + " " + itoa(n)
+				try.Name = name + " " + strconv.Itoa(n)
 			}
 			conn, err = s.create(ctx, live, try, conversationID)
 			if askbi.ErrorCode(err) != askbi.Conflict || n == 5 || in.ID != "" {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -312,7 +313,7 @@ func toTable(res *mcp.CallToolResult, maxRows int, maxBytes int64) (*dataexec.Ta
 		case []any:
 			for j, e := range x {
 				for j >= len(t.Columns) {
-					name := "column_" + itoa(len(t.Columns))
+					name := "column_" + strconv.Itoa(len(t.Columns))
 					index[name] = len(t.Columns)
 					t.Columns = append(t.Columns, name)
 					row = append(row, nil)

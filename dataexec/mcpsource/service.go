@@ -3,10 +3,10 @@ package mcpsource
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"log/slog"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -554,7 +554,7 @@ func (s *Service) Discover(ctx context.Context, p access.Principal, id string, f
 	if err != nil {
 		return Connection{}, err
 	}
-	details["tools"], details["excluded"] = itoa(st.Discovery.Tools), itoa(st.Discovery.Excluded)
+	details["tools"], details["excluded"] = strconv.Itoa(st.Discovery.Tools), strconv.Itoa(st.Discovery.Excluded)
 	s.publish(ctx, st.Connection)
 	if changed {
 		s.notify(st.TeamID)
@@ -730,7 +730,7 @@ func view(t Tool, canApprove bool) ToolView {
 // use the team's remote tools.
 func (s *Service) SetAccess(ctx context.Context, p access.Principal, id, tool string, allowed bool) (_ ToolView, err error) {
 	target := access.Entity{Type: access.TypeConnection, ID: id}
-	details := map[string]string{"tool": capRunes(tool, 128), "allowed": boolString(allowed)}
+	details := map[string]string{"tool": capRunes(tool, 128), "allowed": strconv.FormatBool(allowed)}
 	defer s.audit.Track(ctx, p, ActionToolAccess, &target, details)(&err)
 	live, cur, err := s.load(ctx, p, id, access.RightApproveTools)
 	if err != nil {
@@ -821,7 +821,7 @@ func (s *Service) AllowAll(ctx context.Context, p access.Principal, id string) (
 	if err != nil {
 		return AllowAllResult{}, err
 	}
-	details["allowed"], details["skipped"] = itoa(res.Allowed), itoa(res.Skipped)
+	details["allowed"], details["skipped"] = strconv.Itoa(res.Allowed), strconv.Itoa(res.Skipped)
 	s.notify(cur.TeamID)
 	return res, nil
 }
@@ -876,13 +876,4 @@ func (s *Service) notify(teamID string) {
 		close(ch)
 		delete(s.changed, teamID)
 	}
-}
-
-func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
-
-func boolString(b bool) string {
-	if b {
-		return "true"
-	}
-	return "false"
 }

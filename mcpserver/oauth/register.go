@@ -11,6 +11,7 @@ import (
 
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/internal/httpjson"
+	"github.com/askbi/askbi/internal/outbound"
 )
 
 // Registration limits.
@@ -150,7 +151,7 @@ func checkRedirectURI(raw string) error {
 			return errors.New("an https redirect URI needs a host")
 		}
 	case scheme == "http":
-		if !isLoopback(u.Hostname()) {
+		if !outbound.LoopbackHost(u.Hostname()) {
 			return errors.New("http is allowed only on a loopback host (127.0.0.1, [::1], localhost); use https")
 		}
 	case slices.Contains([]string{"javascript", "data", "file", "vbscript", "blob", "about"}, scheme):

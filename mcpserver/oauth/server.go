@@ -32,7 +32,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -45,6 +44,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/internal/httpjson"
+	"github.com/askbi/askbi/internal/outbound"
 )
 
 // Team is a team the signed-in user belongs to, for the consent page's
@@ -142,7 +142,7 @@ func New(publicURL string, store Store, users Users, checker *access.Checker, op
 	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || (u.Scheme != "https" && u.Scheme != "http") {
 		return nil, fmt.Errorf("oauth: public URL %q: must be an absolute http(s) URL without user, query or fragment", publicURL)
 	}
-	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
+	if u.Scheme == "http" && !outbound.LoopbackHost(u.Hostname()) {
 		return nil, fmt.Errorf("oauth: public URL %q: HTTPS is required outside loopback", publicURL)
 	}
 	s.issuer = strings.TrimRight(u.String(), "/")
@@ -400,15 +400,6 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 	s.provider.WriteRevocationResponse(ctx, w, err)
 }
 
-// isLoopback reports whether host is a loopback address or localhost.
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // matchRedirect reports whether requested is one of registered: byte for
 // byte, or, for an http loopback redirect (RFC 8252 §7.3), the same URI
 // on another port.
@@ -417,7 +408,7 @@ func matchRedirect(registered []string, requested string) bool {
 		return true
 	}
 	u, err := url.Parse(requested)
-	if err != nil || u.Scheme != "http" || u.User != nil || u.Fragment != "" || !isLoopback(u.Hostname()) {
+	if err != nil || u.Scheme != "http" || u.User != nil || u.Fragment != "" || !outbound.LoopbackHost(u.Hostname()) {
 		return false
 	}
 	for _, reg := range registered {
