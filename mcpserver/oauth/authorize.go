@@ -105,7 +105,7 @@ func (s *Server) newAuthorizeRequest(ctx context.Context, c Client, q url.Values
 	if len(scopes) == 0 {
 		scopes = c.Scopes
 	}
-	q.Set("scope", strings.Join(scopeArgs(scopes), " "))
+	q.Set("scope", scopeList(scopes))
 	res := q["resource"]
 	q.Del("resource")
 	q.Del("audience")
@@ -257,7 +257,7 @@ func (s *Server) grant(ctx context.Context, user, clientID, teamID string, reque
 		}
 	}
 	s.audit.Record(ctx, live, ActionConsent, access.Team(teamID), began, nil,
-		map[string]string{"client_id": clientID, "grant_id": g.ID, "scopes": strings.Join(scopeArgs(scopes), " ")})
+		map[string]string{"client_id": clientID, "grant_id": g.ID, "scopes": scopeList(scopes)})
 	return g, "", nil
 }
 

@@ -130,15 +130,7 @@ func scopeArgs(scopes []access.Scope) fosite.Arguments {
 	return out
 }
 
-func scopesOf(args fosite.Arguments) []access.Scope {
-	var out []access.Scope
-	for _, s := range access.AllScopes {
-		if args.Has(string(s)) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
+func scopesOf(args fosite.Arguments) []access.Scope { return knownScopes(args) }
 
 // ctxKey carries per-request state through fosite's calls.
 type ctxKey int

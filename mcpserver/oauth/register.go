@@ -78,7 +78,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		"token_endpoint_auth_method": c.AuthMethod,
 		"grant_types":                reg.GrantTypes,
 		"response_types":             []string{"code"},
-		"scope":                      strings.Join(scopeArgs(c.Scopes), " "),
+		"scope":                      scopeList(c.Scopes),
 	}
 	if secret != "" {
 		out["client_secret"] = secret
