@@ -89,6 +89,7 @@ func TestFailure(t *testing.T) {
 		{askbi.Errorf(askbi.InvalidArgument, "bad"), dataexec.FailInvalidRequest, true, dataexec.RepairFixDataset},
 		{askbi.Errorf(askbi.InvalidResult, "text"), dataexec.FailInvalidResult, true, dataexec.RepairFixDataset},
 		{askbi.Errorf(askbi.Internal, "boom"), "", false, dataexec.RepairFixDataset},
+		{&dataexec.Failure{Kind: dataexec.FailTimeout}, dataexec.FailTimeout, true, dataexec.RepairTryAgain},
 	} {
 		if tc.err.Error() == "" { // a Failure without a cause still has text
 			t.Errorf("%#v has no error text", tc.err)
