@@ -190,7 +190,9 @@ func (st storage) put(ctx context.Context, kind TokenKind, sig string, r fosite.
 // get rebuilds the fosite request of a stored token.
 func (st storage) get(ctx context.Context, kind TokenKind, sig string) (*fosite.Request, Token, error) {
 	t, err := st.store().Token(ctx, hashSignature(sig))
-	if askbi.ErrorCode(err) == askbi.NotFound || err == nil && t.Kind != kind {
+	// An expired code or token is gone on the server's clock, as in
+	// Verify, whether or not Purge has run yet.
+	if askbi.ErrorCode(err) == askbi.NotFound || err == nil && (t.Kind != kind || !t.ExpiresAt.IsZero() && !t.ExpiresAt.After(st.srv.now())) {
 		return nil, Token{}, fosite.ErrNotFound
 	}
 	if err != nil {

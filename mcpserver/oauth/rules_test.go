@@ -246,9 +246,12 @@ func TestCodeExpires(t *testing.T) {
 	e := newEnv(t)
 	f := e.MustPublicClient(t)
 	c := e.MustCode(t, f, "alice", "acme", access.ScopeDataRead)
-	// Fosite reads the wall clock for codes: wait it out would be slow,
-	// so the retention step is the proof a code does not outlive it.
+	// Past its lifetime on the server's clock, before any purge.
 	e.clock.advance(2 * time.Minute)
+	if got := e.exchange(t, f, c); got.AccessToken != "" {
+		t.Errorf("expired code exchanged: %+v", got)
+	}
+	// And the retention step removes it.
 	if _, err := e.as.Purge(context.Background()); err != nil {
 		t.Fatal(err)
 	}
