@@ -159,7 +159,7 @@ func (h *handler) saveAndConnect(w http.ResponseWriter, r *http.Request, p acces
 	}
 	doc := map[string]any{"connection": c}
 	if err != nil {
-		doc["error"] = h.errorBody(r, err)
+		doc["error"] = httpjson.Body(r, h.o.Logger, err)
 	} else if start.AuthorizationURL != "" {
 		h.setBinding(w, r, start)
 		doc["authorization_url"], doc["expires_at"] = start.AuthorizationURL, start.ExpiresAt
@@ -244,15 +244,6 @@ func (h *handler) oauthCallback(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	http.Redirect(w, r, h.o.ConnectionPage(ret), http.StatusSeeOther)
-}
-
-// errorBody is err as the JSON error body.
-func (h *handler) errorBody(r *http.Request, err error) map[string]string {
-	code := askbi.ErrorCode(err)
-	if code == askbi.Internal {
-		httpjson.LogInternal(r, h.o.Logger, err)
-	}
-	return map[string]string{"code": string(code), "message": askbi.ErrorMessage(err)}
 }
 
 func orDefault(s, def string) string {

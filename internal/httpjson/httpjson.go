@@ -68,12 +68,19 @@ type ErrorBody struct {
 // WriteError answers err with its status and safe message. Internal
 // errors are logged with their detail; users see only the safe message.
 func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	code := askbi.ErrorCode(err)
-	LogInternal(r, log, err)
-	if code == askbi.Unauthenticated {
+	body := Body(r, log, err)
+	if body.Code == askbi.Unauthenticated {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="askbi"`)
 	}
-	WriteJSON(w, Status(code), ErrorDoc{ErrorBody{Code: code, Message: askbi.ErrorMessage(err)}})
+	WriteJSON(w, Status(body.Code), ErrorDoc{body})
+}
+
+// Body is err's code and safe message, for an answer that carries an
+// error beside other fields; an internal error is logged as in
+// WriteError.
+func Body(r *http.Request, log *slog.Logger, err error) ErrorBody {
+	LogInternal(r, log, err)
+	return ErrorBody{Code: askbi.ErrorCode(err), Message: askbi.ErrorMessage(err)}
 }
 
 // LogInternal logs err with its detail when it is internal.
