@@ -16,7 +16,7 @@
 
 import { connections as api } from "./settings-api.js";
 import { $, h, icon } from "./dom.js";
-import { ago } from "./format.js";
+import { ago, capitalize } from "./format.js";
 import { confirm } from "./memory.js";
 import { ConnectionForm, authLabel } from "./connection-form.js";
 import { ToolList } from "./tool-list.js";
@@ -84,7 +84,7 @@ export class ConnectionsPage {
     this.statusEl = $("connections-status");
     this.errorEl = $("connections-error");
     this.tools = new ToolList(h("section", { class: "tool-section", "aria-labelledby": "tools-title" }), {
-      say: (t) => this.say(t), fail: (t) => this.fail(t), onReload: (c) => this.detail(c.id, true),
+      say: (t) => this.say(t), fail: (t) => this.fail(t), onReload: (c) => this.detail(c.id, true, c),
     });
   }
 
@@ -207,7 +207,7 @@ export class ConnectionsPage {
   problem(c) {
     const e = lastFailure(c);
     const m = e.message.trim();
-    const text = m[0].toUpperCase() + m.slice(1) + (/[.!?]$/.test(m) ? "" : ".");
+    const text = capitalize(m) + (/[.!?]$/.test(m) ? "" : ".");
     if (!c.discovery.error || (c.auth === "oauth" && e.code === "forbidden")) {
       return "Sign-in is needed. " + text + " The connection is saved; Reconnect tries again.";
     }
@@ -243,7 +243,7 @@ export class ConnectionsPage {
     } else if (reconnect) {
       await this.connect(c, created ? "Connection added." : "Saved.");
     } else {
-      await this.detail(c.id);
+      await this.detail(c.id, false, c);
       this.say("Saved.");
     }
     $("connections-title").focus();
@@ -264,8 +264,10 @@ export class ConnectionsPage {
     }
     let failure = null;
     let text = "";
+    let known;
     try {
       const { connection } = await api.discover(c.id);
+      known = connection;
       const d = connection.discovery;
       text = `Found ${plural(d.tools, "tool", "tools")}. New tools start off.` + (d.excluded ? ` ${plural(d.excluded, "tool was", "tools were")} excluded.` : "");
     } catch (err) {
@@ -273,7 +275,7 @@ export class ConnectionsPage {
     }
     // A failure the connection recorded is drawn with it, as an alert.
     this.announce = !!failure;
-    await this.detail(c.id);
+    await this.detail(c.id, false, known);
     this.announce = false;
     if (!failure) return this.say((prefix ? prefix + " " : "") + text);
     this.statusEl.textContent = prefix || "";
@@ -290,9 +292,11 @@ export class ConnectionsPage {
     if (!$("connection-problem")) this.fail((err && err.message) || "The sign-in could not start.");
   }
 
-  async detail(id, keepStatus) {
-    const list = await this.load();
-    if (!list) return;
+  // detail draws connection id; known is the connection as a request
+  // just answered it (then nothing is fetched again).
+  async detail(id, keepStatus, known) {
+    const list = known ? [known] : await this.load();
+    if (!list) return null;
     const c = list.find((x) => x.id === id);
     if (!c) {
       $("connections-crumb").replaceChildren();

@@ -24,7 +24,9 @@ export const connections = {
   },
   setAccess: (id, tool, allowed) => call("PUT", conn(id) + "/tools/" + encodeURIComponent(tool) + "/access", { allowed }),
   allowAll: (id) => call("POST", conn(id) + "/tools/allow-all"),
-  startOAuth: (id) => call("POST", conn(id) + "/oauth/start"),
+  // startOAuth signs connection id in again; conversation is where the
+  // sign-in returns to ("" for none).
+  startOAuth: (id, conversation = "") => call("POST", conn(id) + "/oauth/start", conversation ? { conversation_id: conversation } : undefined),
 };
 
 export const account = {

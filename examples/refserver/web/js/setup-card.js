@@ -10,7 +10,8 @@
 // it grants nothing. "Continue request" appears once a connection is
 // ready, and only the user chooses it.
 
-import { call, sentence } from "./api.js";
+import { sentence } from "./api.js";
+import { connections } from "./settings-api.js";
 import { h, icon, newTab } from "./dom.js";
 
 const sheet = h("link", { rel: "stylesheet", href: "/web/setup.css" });
@@ -29,11 +30,6 @@ export class SetupCard {
     this.deps = deps;
     this.opened = false;
     this.el = h("section", { class: "setup-card", "aria-label": "Connection setup" });
-    this.render();
-  }
-
-  update(setup) {
-    this.setup = setup;
     this.render();
   }
 
@@ -113,7 +109,7 @@ export class SetupCard {
     this.status.textContent = "Connecting " + o.provider + "…";
     try {
       const conv = this.deps.conversation();
-      const doc = await call("POST", "/ai/connections/connect", { provider: o.provider, conversation_id: conv });
+      const doc = await connections.connect({ provider: o.provider, conversation_id: conv });
       if (doc.authorization_url) {
         this.status.textContent = "Opening the " + o.provider + " sign-in…";
         window.location.assign(doc.authorization_url);
@@ -135,8 +131,7 @@ export class SetupCard {
       h("button", { type: "button", class: "link", onclick: async () => {
         this.status.textContent = "Connecting " + o.provider + "…";
         try {
-          const doc = await call("POST", `/ai/connections/${encodeURIComponent(id)}/oauth/start`,
-            { conversation_id: this.deps.conversation() });
+          const doc = await connections.startOAuth(id, this.deps.conversation());
           window.location.assign(doc.authorization_url);
         } catch (err) {
           this.retry(id, o, err.message);
