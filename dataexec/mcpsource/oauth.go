@@ -586,13 +586,8 @@ func (s *Service) CompleteOAuth(ctx context.Context, cb OAuthCallback) (res OAut
 	// The new token must work before anything is saved: list the tools.
 	found, excluded, derr := s.discoverWith(ctx, st.URL, credential{oauth: &oauthSession{s: s, st: st, access: tok.Access, fresh: true}})
 	usable := 0
-	for _, t := range found {
-		if t.Excluded == "" {
-			usable++
-		}
-	}
-	if derr == nil && usable == 0 {
-		derr = askbi.Errorf(askbi.InvalidResult, "the MCP server lists no tools that pass the schema safety checks")
+	if derr == nil {
+		usable, derr = usableOf(found, excluded)
 	}
 	if derr != nil {
 		return fail("discovery", derr)
@@ -612,12 +607,7 @@ func (s *Service) CompleteOAuth(ctx context.Context, cb OAuthCallback) (res OAut
 		}
 		stepUp := cur.SignIn.stepUpLeft(granted)
 		cur.SignIn = &SignIn{State: SignedIn, Issuer: sec.Metadata.Issuer, Scopes: granted, At: now, StepUp: stepUp}
-		merge(cur, found, cur.ToolFocus, s.o.FullListLimit)
-		cur.Discovery.At, cur.Discovery.Error = now, nil
-		cur.Discovery.Tools, cur.Discovery.Excluded = usable, excluded+len(found)-usable
-		cur.Active = true
-		cur.Version++
-		cur.UpdatedAt = now
+		s.applyDiscovery(cur, found, excluded, usable, now)
 		return nil
 	})
 	if err != nil {

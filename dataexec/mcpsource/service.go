@@ -511,17 +511,8 @@ func (s *Service) Discover(ctx context.Context, p access.Principal, id string, f
 	}
 	found, excluded, derr := s.discover(ctx, cur)
 	usable := 0
-	for _, t := range found {
-		if t.Excluded == "" {
-			usable++
-		}
-	}
-	if derr == nil && usable == 0 {
-		if len(found) == 0 && excluded == 0 {
-			derr = askbi.Errorf(askbi.InvalidResult, "the MCP server lists no tools")
-		} else {
-			derr = askbi.Errorf(askbi.InvalidResult, "none of the server's %d tools passed the schema safety checks, so none can be used", len(found)+excluded)
-		}
+	if derr == nil {
+		usable, derr = usableOf(found, excluded)
 	}
 	now := s.o.Now().UTC()
 	if derr != nil {
@@ -543,12 +534,7 @@ func (s *Service) Discover(ctx context.Context, p access.Principal, id string, f
 		if focus != nil {
 			st.ToolFocus = strings.TrimSpace(*focus)
 		}
-		changed = merge(st, found, st.ToolFocus, s.o.FullListLimit)
-		st.Discovery.At, st.Discovery.Error = now, nil
-		st.Discovery.Tools, st.Discovery.Excluded = usable, excluded+len(found)-usable
-		st.Active = true
-		st.Version++
-		st.UpdatedAt = now
+		changed = s.applyDiscovery(st, found, excluded, usable, now)
 		return nil
 	})
 	if err != nil {
@@ -564,6 +550,38 @@ func (s *Service) Discover(ctx context.Context, p access.Principal, id string, f
 
 // discover lists and inspects the tools of st's server; excluded counts
 // the tools with invalid names, which are not returned.
+// usableOf counts the usable tools of a discovery; none is an
+// InvalidResult that says whether the server listed no tools or none
+// that passed the schema safety checks.
+func usableOf(found []Tool, excluded int) (int, error) {
+	usable := 0
+	for _, t := range found {
+		if t.Excluded == "" {
+			usable++
+		}
+	}
+	switch {
+	case usable > 0:
+		return usable, nil
+	case len(found) == 0 && excluded == 0:
+		return 0, askbi.Errorf(askbi.InvalidResult, "the MCP server lists no tools")
+	}
+	return 0, askbi.Errorf(askbi.InvalidResult, "none of the server's %d tools passed the schema safety checks, so none can be used", len(found)+excluded)
+}
+
+// applyDiscovery puts a successful discovery on st (under its lock): the
+// tools merged, the counts, active, a new version. It reports whether
+// the tools changed.
+func (s *Service) applyDiscovery(st *State, found []Tool, excluded, usable int, now time.Time) bool {
+	changed := merge(st, found, st.ToolFocus, s.o.FullListLimit)
+	st.Discovery.At, st.Discovery.Error = now, nil
+	st.Discovery.Tools, st.Discovery.Excluded = usable, excluded+len(found)-usable
+	st.Active = true
+	st.Version++
+	st.UpdatedAt = now
+	return changed
+}
+
 func (s *Service) discover(ctx context.Context, st State) (found []Tool, excluded int, err error) {
 	cred, err := s.credential(ctx, st)
 	if err != nil {
