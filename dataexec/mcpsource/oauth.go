@@ -353,15 +353,12 @@ func (s *Service) start(ctx context.Context, live access.Principal, st State, co
 // click, a retry) registers nothing new. A signed-in connection keeps its
 // grant as it is.
 func (s *Service) keepRegistration(ctx context.Context, id, url string, md *mcpoauth.Metadata, reg mcpoauth.Registration) {
-	_, err := s.store.Update(context.WithoutCancel(ctx), id, func(st *State) error {
+	s.updateQuietly(ctx, id, "keep the client registration", func(st *State) error {
 		if st.Auth != AuthOAuth || st.HasToken || st.URL != url {
 			return errNotOAuth
 		}
 		return s.sealGrant(st, grant{Metadata: *md, Client: reg})
 	})
-	if err != nil && !errors.Is(err, errNotOAuth) && askbi.ErrorCode(err) != askbi.NotFound {
-		s.o.Logger.Error("mcpsource: keep the client registration", "connection", id, "err", err)
-	}
 }
 
 func flowAD(flow, conn string) []byte { return seal.Context("askbi.mcp.oauth.flow.v1", flow, conn) }
@@ -707,7 +704,7 @@ func (s *Service) recordSignInError(ctx context.Context, id string, cause error)
 		return
 	}
 	at := s.o.Now().UTC()
-	_, err := s.store.Update(context.WithoutCancel(ctx), id, func(st *State) error {
+	s.updateQuietly(ctx, id, "record sign-in failure", func(st *State) error {
 		if st.Auth != AuthOAuth {
 			return errNotOAuth
 		}
@@ -715,13 +712,10 @@ func (s *Service) recordSignInError(ctx context.Context, id string, cause error)
 		if si == nil {
 			si = &SignIn{State: SignInNeeded}
 		}
-		si.Error = &ErrorInfo{Code: askbi.ErrorCode(cause), Message: askbi.ErrorMessage(cause), At: at}
+		si.Error = errorInfo(cause, at)
 		st.SignIn = si
 		return nil
 	})
-	if err != nil && !errors.Is(err, errNotOAuth) && askbi.ErrorCode(err) != askbi.NotFound {
-		s.o.Logger.Error("mcpsource: record sign-in failure", "connection", id, "err", err)
-	}
 }
 
 var (
@@ -929,7 +923,7 @@ func (s *Service) expiry(tok mcpoauth.Token) time.Time {
 func (s *Service) markSignInNeeded(ctx context.Context, id, failed string, cause error) {
 	at := s.o.Now().UTC()
 	var team string
-	st, err := s.store.Update(context.WithoutCancel(ctx), id, func(st *State) error {
+	st, ok := s.updateQuietly(ctx, id, "mark sign-in needed", func(st *State) error {
 		if st.Auth != AuthOAuth {
 			return errNotOAuth
 		}
@@ -950,16 +944,13 @@ func (s *Service) markSignInNeeded(ctx context.Context, id, failed string, cause
 			si = &SignIn{}
 		}
 		si.State = SignInNeeded
-		si.Error = &ErrorInfo{Code: askbi.ErrorCode(cause), Message: askbi.ErrorMessage(cause), At: at}
+		si.Error = errorInfo(cause, at)
 		st.SignIn = si
 		st.Version++
 		st.UpdatedAt = at
 		return nil
 	})
-	if err != nil {
-		if !errors.Is(err, errNotOAuth) && !errors.Is(err, errNewerGrant) && askbi.ErrorCode(err) != askbi.NotFound {
-			s.o.Logger.Error("mcpsource: mark sign-in needed", "connection", id, "err", err)
-		}
+	if !ok {
 		return
 	}
 	s.audit.Record(ctx, access.Principal{TeamID: team}, ActionSignInNeeded, ref(st.Connection), at, cause, nil)
@@ -972,7 +963,7 @@ func (s *Service) recordStepUp(ctx context.Context, id string, scopes []string) 
 	if len(scopes) == 0 {
 		return
 	}
-	_, err := s.store.Update(context.WithoutCancel(ctx), id, func(st *State) error {
+	s.updateQuietly(ctx, id, "record step-up", func(st *State) error {
 		if st.Auth != AuthOAuth {
 			return errNotOAuth
 		}
@@ -988,9 +979,6 @@ func (s *Service) recordStepUp(ctx context.Context, id string, scopes []string) 
 		st.SignIn = si
 		return nil
 	})
-	if err != nil && !errors.Is(err, errNotOAuth) && askbi.ErrorCode(err) != askbi.NotFound {
-		s.o.Logger.Error("mcpsource: record step-up", "connection", id, "err", err)
-	}
 }
 
 // Connect saves a new OAuth connection and starts its sign-in, in one

@@ -3,6 +3,7 @@ package mcpsource
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"log/slog"
 	"regexp"
 	"slices"
@@ -516,13 +517,10 @@ func (s *Service) Discover(ctx context.Context, p access.Principal, id string, f
 	}
 	now := s.o.Now().UTC()
 	if derr != nil {
-		msg := askbi.ErrorMessage(derr)
-		if _, uerr := s.store.Update(context.WithoutCancel(ctx), id, func(st *State) error {
-			st.Discovery.Error = &ErrorInfo{Code: askbi.ErrorCode(derr), Message: msg, At: now}
+		s.updateQuietly(ctx, id, "record discovery failure", func(st *State) error {
+			st.Discovery.Error = errorInfo(derr, now)
 			return nil
-		}); uerr != nil && askbi.ErrorCode(uerr) != askbi.NotFound {
-			s.o.Logger.Error("mcpsource: record discovery failure", "connection", id, "err", uerr)
-		}
+		})
 		return Connection{}, derr
 	}
 	var changed bool
@@ -550,6 +548,24 @@ func (s *Service) Discover(ctx context.Context, p access.Principal, id string, f
 
 // discover lists and inspects the tools of st's server; excluded counts
 // the tools with invalid names, which are not returned.
+// updateQuietly is an Update that outlives the request and that nobody
+// waits on (a failure recorded, a registration kept): fn may decline
+// with errNotOAuth or errNewerGrant, a connection deleted meanwhile is
+// no error, and any other failure is logged as what. It reports whether
+// the update was written.
+func (s *Service) updateQuietly(ctx context.Context, id, what string, fn func(*State) error) (State, bool) {
+	st, err := s.store.Update(context.WithoutCancel(ctx), id, fn)
+	if err != nil && !errors.Is(err, errNotOAuth) && !errors.Is(err, errNewerGrant) && askbi.ErrorCode(err) != askbi.NotFound {
+		s.o.Logger.Error("mcpsource: "+what, "connection", id, "err", err)
+	}
+	return st, err == nil
+}
+
+// errorInfo is err as a connection shows it: its code and safe message.
+func errorInfo(err error, at time.Time) *ErrorInfo {
+	return &ErrorInfo{Code: askbi.ErrorCode(err), Message: askbi.ErrorMessage(err), At: at}
+}
+
 // usableOf counts the usable tools of a discovery; none is an
 // InvalidResult that says whether the server listed no tools or none
 // that passed the schema safety checks.
