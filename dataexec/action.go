@@ -27,14 +27,17 @@ var Classes = []Class{ClassReadOnly, ClassMutating, ClassDestructive, ClassUnkno
 
 // ClassFromAnnotations classifies a tool from its MCP annotations (nil
 // pointers mean the hint is missing). The hints are untrusted: a missing
-// one never makes a tool safer.
+// one never makes a tool safer. Read-only needs readOnlyHint true;
+// mutating needs readOnlyHint false and destructiveHint explicitly false,
+// since MCP's default for a missing destructiveHint is true; anything
+// less is unknown, which is treated as destructive.
 func ClassFromAnnotations(readOnly, destructive *bool) Class {
 	switch {
 	case destructive != nil && *destructive:
 		return ClassDestructive
 	case readOnly != nil && *readOnly:
 		return ClassReadOnly
-	case readOnly != nil:
+	case readOnly != nil && destructive != nil:
 		return ClassMutating
 	}
 	return ClassUnknown

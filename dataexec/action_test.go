@@ -2,6 +2,7 @@ package dataexec_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -84,4 +85,33 @@ func checkAndRun[In, Out any](both func(access.Principal, *env, func(*dataexec.E
 				return err
 			})
 	}
+}
+
+func TestClassFromAnnotations(t *testing.T) {
+	yes, no := new(true), new(false)
+	for _, tc := range []struct {
+		readOnly, destructive *bool
+		want                  dataexec.Class
+	}{
+		{nil, nil, dataexec.ClassUnknown},
+		{yes, nil, dataexec.ClassReadOnly},
+		{yes, no, dataexec.ClassReadOnly},
+		{yes, yes, dataexec.ClassDestructive},
+		{no, no, dataexec.ClassMutating},
+		{no, nil, dataexec.ClassUnknown}, // MCP's default destructiveHint is true
+		{no, yes, dataexec.ClassDestructive},
+		{nil, no, dataexec.ClassUnknown},
+		{nil, yes, dataexec.ClassDestructive},
+	} {
+		if got := dataexec.ClassFromAnnotations(tc.readOnly, tc.destructive); got != tc.want {
+			t.Errorf("ClassFromAnnotations(%v, %v) = %s, want %s", ptr(tc.readOnly), ptr(tc.destructive), got, tc.want)
+		}
+	}
+}
+
+func ptr(b *bool) string {
+	if b == nil {
+		return "nil"
+	}
+	return fmt.Sprint(*b)
 }

@@ -73,24 +73,13 @@ func inspect(t *mcp.Tool, o *Options) (Tool, bool) {
 	return out, true
 }
 
-// classify maps annotations to a class. The go-sdk decodes a missing
-// readOnlyHint as false, so "read-only" needs readOnlyHint true, and
-// "mutating" needs destructiveHint explicitly false besides (MCP's
-// default for a missing destructiveHint is true): anything less is
-// unknown, treated as destructive.
+// classify maps annotations to a class (dataexec.ClassFromAnnotations).
+// The go-sdk decodes a missing readOnlyHint as false, which is no safer.
 func classify(a *mcp.ToolAnnotations) dataexec.Class {
 	if a == nil {
 		return dataexec.ClassFromAnnotations(nil, nil)
 	}
-	if a.ReadOnlyHint {
-		t := true
-		return dataexec.ClassFromAnnotations(&t, a.DestructiveHint)
-	}
-	if a.DestructiveHint == nil {
-		return dataexec.ClassUnknown
-	}
-	f := false
-	return dataexec.ClassFromAnnotations(&f, a.DestructiveHint)
+	return dataexec.ClassFromAnnotations(&a.ReadOnlyHint, a.DestructiveHint)
 }
 
 // schemaProblem returns why an input schema fails the safety checks, or
