@@ -21,22 +21,23 @@ func chartOfRun(r ToolRun) (dataexec.ChartResult, bool) {
 }
 
 // resultOf checks that chartID is one of the chart results of
-// conversation id of live principal p.
-func (a *Assistant) resultOf(ctx context.Context, p access.Principal, id, chartID string) (Conversation, error) {
+// conversation id of live principal p, and returns the conversation and
+// that result as it was saved.
+func (a *Assistant) resultOf(ctx context.Context, p access.Principal, id, chartID string) (Conversation, dataexec.ChartResult, error) {
 	conv, err := a.owned(ctx, p, id)
 	if err != nil {
-		return Conversation{}, err
+		return Conversation{}, dataexec.ChartResult{}, err
 	}
 	runs, err := a.convs.ToolRuns(ctx, conv.ID)
 	if err != nil {
-		return Conversation{}, err
+		return Conversation{}, dataexec.ChartResult{}, err
 	}
 	for _, r := range runs {
 		if cr, ok := chartOfRun(r); ok && cr.Chart.ID == chartID {
-			return conv, nil
+			return conv, cr, nil
 		}
 	}
-	return Conversation{}, askbi.Errorf(askbi.NotFound, "chart not found in this conversation")
+	return Conversation{}, dataexec.ChartResult{}, askbi.Errorf(askbi.NotFound, "chart not found in this conversation")
 }
 
 // AddPreviewToDashboard is the direct action on a chart result: it never
@@ -50,7 +51,7 @@ func (a *Assistant) AddPreviewToDashboard(ctx context.Context, p access.Principa
 	if err != nil {
 		return dataexec.ChartResult{}, err
 	}
-	conv, err := a.resultOf(ctx, live, conversationID, chartID)
+	conv, _, err := a.resultOf(ctx, live, conversationID, chartID)
 	if err != nil {
 		return dataexec.ChartResult{}, err
 	}
@@ -93,7 +94,8 @@ func (a *Assistant) Chart(ctx context.Context, p access.Principal, conversationI
 	if err != nil {
 		return nil, err
 	}
-	if _, err := a.resultOf(ctx, live, conversationID, chartID); err != nil {
+	_, saved, err := a.resultOf(ctx, live, conversationID, chartID)
+	if err != nil {
 		return nil, err
 	}
 	cr, err := dataexec.ChartDataAction.Run(a.exec, ctx, live, dataexec.ChartRun{ChartID: chartID})
@@ -109,20 +111,12 @@ func (a *Assistant) Chart(ctx context.Context, p access.Principal, conversationI
 	if askbi.ErrorCode(err) != askbi.NotFound {
 		return nil, err
 	}
-	runs, err := a.convs.ToolRuns(ctx, conversationID)
+	// The chart is gone: its saved result, re-read, says so.
+	gone, err := a.exec.RefreshCharts(ctx, live, []dataexec.ChartResult{saved})
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range runs {
-		if old, ok := chartOfRun(r); ok && old.Chart.ID == chartID {
-			gone, err := a.exec.RefreshCharts(ctx, live, []dataexec.ChartResult{old})
-			if err != nil {
-				return nil, err
-			}
-			return &ChartView{ChartResult: gone[0], PlaceOn: []dataexec.Ref{}}, nil
-		}
-	}
-	return nil, askbi.Errorf(askbi.NotFound, "chart not found in this conversation")
+	return &ChartView{ChartResult: gone[0], PlaceOn: []dataexec.Ref{}}, nil
 }
 
 // placeOn lists the dashboards of project that live principal p may edit,
