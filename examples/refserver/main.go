@@ -508,14 +508,27 @@ func (a *app) memoryKeyring(cfg config, inMemory bool) (*memory.StaticKeyring, e
 	return memory.NewStaticKeyring(id, map[string][]byte{id: key})
 }
 
-// devMemoryKey reads the development key at path, creating it (0600) on
-// first use.
+// devMemoryKey reads the development memory key at path, creating it
+// (0600) on first use.
 func devMemoryKey(path string) ([]byte, error) {
+	return devKey(path, memory.GenerateKey, func(s string) ([]byte, error) {
+		k, err := memory.ParseKey(s)
+		if err != nil {
+			return nil, errors.New(askbi.ErrorMessage(err))
+		}
+		return k, nil
+	})
+}
+
+// devKey reads a development key kept at path with parse, or writes a
+// new one from generate (base64, 0600) on first use; of two processes
+// starting at once, one writes it and both read it.
+func devKey(path string, generate func() []byte, parse func(string) ([]byte, error)) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if err == nil {
-		k, err := memory.ParseKey(string(b))
+		k, err := parse(string(b))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s", path, askbi.ErrorMessage(err))
+			return nil, fmt.Errorf("%s: %v", path, err)
 		}
 		return k, nil
 	}
@@ -525,10 +538,10 @@ func devMemoryKey(path string) ([]byte, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
-	k := memory.GenerateKey()
+	k := generate()
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, os.ErrExist) {
-		return devMemoryKey(path) // another process made it first
+		return devKey(path, generate, parse) // another process made it first
 	}
 	if err != nil {
 		return nil, err

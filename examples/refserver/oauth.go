@@ -66,8 +66,8 @@ func (u oauthUsers) Teams(_ context.Context, user string) ([]oauth.Team, error) 
 // PostgreSQL), or a throwaway key with in-memory state.
 func (a *app) oauthSecret(cfg config, inMemory bool) ([]byte, error) {
 	if v, ok := os.LookupEnv(oauthSecretEnv); ok {
-		k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
-		if err != nil || len(k) < 32 {
+		k, err := parseOAuthSecret(v)
+		if err != nil {
 			return nil, fmt.Errorf("%s: must be base64 of at least 32 bytes", oauthSecretEnv)
 		}
 		return k, nil
@@ -76,24 +76,25 @@ func (a *app) oauthSecret(cfg config, inMemory bool) ([]byte, error) {
 		return nil, nil // oauth.New draws a random key
 	}
 	path := filepath.Join(cfg.dataDir, "oauth-secret")
-	b, err := os.ReadFile(path)
-	if err == nil {
-		k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(b)))
-		if err != nil || len(k) < 32 {
-			return nil, fmt.Errorf("%s: not base64 of at least 32 bytes", path)
-		}
-		return k, nil
-	}
-	if !errors.Is(err, os.ErrNotExist) {
+	k, err := devKey(path, func() []byte {
+		k := make([]byte, 32)
+		rand.Read(k)
+		return k
+	}, parseOAuthSecret)
+	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, err
-	}
-	k := make([]byte, 32)
-	rand.Read(k)
 	a.log.Warn(oauthSecretEnv+" is not set: MCP OAuth tokens are signed with a development key kept in the data folder; production must set "+oauthSecretEnv, "file", path)
-	return k, os.WriteFile(path, []byte(base64.StdEncoding.EncodeToString(k)+"\n"), 0o600)
+	return k, nil
+}
+
+// parseOAuthSecret reads base64 of at least 32 bytes.
+func parseOAuthSecret(s string) ([]byte, error) {
+	k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s))
+	if err != nil || len(k) < 32 {
+		return nil, errors.New("not base64 of at least 32 bytes")
+	}
+	return k, nil
 }
 
 // purgeLoop runs the OAuth retention step now and every purgeEvery until
