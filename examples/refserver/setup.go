@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -90,9 +89,8 @@ func startDemoProvider() (*oauthfake.Server, error) {
 
 // hostConnections is connresolve.Connections for the reference server:
 // the native connections of its catalog (active ones count as ready),
-// and the remote MCP connections Ask can use now (active, signed in, with
-// an approved tool), with the capabilities of the provider each was set
-// up for.
+// and the remote MCP connections Ask can use now
+// (connresolve.MCPConnections).
 type hostConnections struct {
 	catalog  dataexec.Catalog
 	conns    *mcpsource.Service
@@ -119,21 +117,8 @@ func (h hostConnections) Connections(ctx context.Context, p access.Principal) ([
 		}
 		out = append(out, c)
 	}
-	usable, err := h.conns.Usable(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	for _, m := range usable {
-		c := connresolve.Connected{ID: m.ID, Name: m.Name, Type: mcpsource.TypeMCP, TeamID: m.TeamID, Ready: true,
-			Provider: strings.ToLower(m.Provider)}
-		for _, v := range h.verified {
-			if v.Name == m.Provider {
-				c.Capabilities = v.Capabilities
-			}
-		}
-		out = append(out, c)
-	}
-	return out, nil
+	remote, err := connresolve.MCPConnections(ctx, h.conns, p, h.verified)
+	return append(out, remote...), err
 }
 
 // connectionPage is where the OAuth callback sends the browser: the

@@ -1,0 +1,33 @@
+package connresolve
+
+import (
+	"context"
+	"strings"
+
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/dataexec/mcpsource"
+)
+
+// MCPConnections is the remote half of a host's Connections: the remote
+// MCP connections of p's team that Ask can use now (mcpsource.Service.
+// Usable: active, signed in when they use OAuth, with an approved tool),
+// each with the capabilities of the verified provider it was set up for
+// (one of verified). The host adds its native connections.
+func MCPConnections(ctx context.Context, svc *mcpsource.Service, p access.Principal, verified []Provider) ([]Connected, error) {
+	usable, err := svc.Usable(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Connected, 0, len(usable))
+	for _, m := range usable {
+		c := Connected{ID: m.ID, Name: m.Name, Type: mcpsource.TypeMCP, TeamID: m.TeamID, Ready: true,
+			Provider: strings.ToLower(m.Provider)}
+		for _, v := range verified {
+			if v.Name == m.Provider {
+				c.Capabilities = v.Capabilities
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
