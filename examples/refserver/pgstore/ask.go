@@ -57,7 +57,7 @@ func errConversationNotFound() error { return askbi.Errorf(askbi.NotFound, "Conv
 
 // CreateConversation implements ask.ConversationStore.
 func (s *ConversationStore) CreateConversation(ctx context.Context, c ask.Conversation) error {
-	return insert(ctx, s.db, "pgstore.ConversationStore.CreateConversation", askbi.Errorf(askbi.Conflict, "Conversation already exists."),
+	return write(ctx, s.db, "pgstore.ConversationStore.CreateConversation", askbi.Errorf(askbi.Conflict, "Conversation already exists."),
 		`INSERT INTO conversations (`+conversationColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
 		c.ID, c.TeamID, c.UserID, c.Title, c.CreatedAt, c.UpdatedAt)
 }
@@ -404,7 +404,7 @@ func (s *ApprovalStore) CreateApproval(ctx context.Context, a ask.Approval) erro
 	if !validJSON(a.Arguments) {
 		return errInvalidJSON("arguments")
 	}
-	return insert(ctx, s.db, "pgstore.ApprovalStore.CreateApproval", askbi.Errorf(askbi.Conflict, "Approval already exists."),
+	return write(ctx, s.db, "pgstore.ApprovalStore.CreateApproval", askbi.Errorf(askbi.Conflict, "Approval already exists."),
 		`INSERT INTO approvals (`+approvalColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, $11, $12)`,
 		a.ID, a.UserID, a.TeamID, a.ConversationID, a.TurnID, a.ToolCallID, a.Tool, a.ArgsHash, jsonArg(a.Arguments),
 		a.CreatedAt, a.ExpiresAt, a.Target)
@@ -530,7 +530,7 @@ func (s *ApprovalStore) PutReceipt(ctx context.Context, r ask.Receipt) error {
 	if a.State != string(ask.ApprovalConsumed) || a.ToolCallID != r.ToolCallID {
 		return askbi.Errorf(askbi.Conflict, "This action belongs to a different approval request.")
 	}
-	return insert(ctx, s.db, op, askbi.Errorf(askbi.Conflict, "This approval already has a result."),
+	return write(ctx, s.db, op, askbi.Errorf(askbi.Conflict, "This approval already has a result."),
 		`INSERT INTO approval_receipts (approval_id, conversation_id, tool_call_id, summary, result, error_code, error_message, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 		r.ApprovalID, a.ConversationID, r.ToolCallID, r.Summary, jsonArg(r.Result), r.ErrorCode, r.ErrorMessage, r.CreatedAt)

@@ -117,16 +117,15 @@ func (s *ConnectionStore) Create(ctx context.Context, st mcpsource.State) error 
 		return internal(op, err)
 	}
 	return Transact(ctx, s.db, func(tx *sqlx.Tx) error {
-		var taken bool
-		if err := tx.GetContext(ctx, &taken, `SELECT EXISTS (SELECT 1 FROM mcp_connections WHERE id = $1)`, st.ID); err != nil {
-			return internal(op, err)
-		}
-		if taken {
+		_, err := tx.ExecContext(ctx, `INSERT INTO mcp_connections (`+connColumns+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`, args...)
+		switch c, taken := uniqueViolation(err); {
+		case taken && c == "mcp_connections_pkey":
 			return askbi.Errorf(askbi.Conflict, "connection already exists")
-		}
-		if err := insert(ctx, tx, op, errConnName(), `INSERT INTO mcp_connections (`+connColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`, args...); err != nil {
-			return err
+		case taken:
+			return errConnName()
+		case err != nil:
+			return internal(op, err)
 		}
 		return writeTools(ctx, tx, st.ID, st.Tools)
 	})
@@ -158,7 +157,7 @@ func writeTools(ctx context.Context, tx *sqlx.Tx, id string, tools []mcpsource.T
 			fmt.Fprintf(&q, "($%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5)
 			args = append(args, id, t.Name, from+i, t.Access.Allowed, string(doc))
 		}
-		if err := insert(ctx, tx, op, askbi.Errorf(askbi.Conflict, "a tool is listed twice"), q.String(), args...); err != nil {
+		if err := write(ctx, tx, op, askbi.Errorf(askbi.Conflict, "a tool is listed twice"), q.String(), args...); err != nil {
 			return err
 		}
 	}
@@ -286,15 +285,11 @@ func (s *ConnectionStore) Update(ctx context.Context, id string, fn func(*mcpsou
 		if err != nil {
 			return internal(op, err)
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE mcp_connections SET name = $3, url = $4, auth = $5, has_token = $6,
+		if err := write(ctx, tx, op, errConnName(), `UPDATE mcp_connections SET name = $3, url = $4, auth = $5, has_token = $6,
 			token_key_id = $7, token_nonce = $8, token_ciphertext = $9, active = $10, tool_focus = $11, discovery = $12,
 			version = $13, updated_at = $15, provider = $16, setup_conversation = $17, sign_in = $18
-			WHERE id = $1 AND team_id = $2 AND created_at = $14`, args...)
-		switch {
-		case isUniqueViolation(err):
-			return errConnName()
-		case err != nil:
-			return internal(op, err)
+			WHERE id = $1 AND team_id = $2 AND created_at = $14`, args...); err != nil {
+			return err
 		}
 		if err := writeTools(ctx, tx, id, next.Tools); err != nil {
 			return err
@@ -378,7 +373,7 @@ type flowRow struct {
 // CreateFlow implements mcpsource.FlowStore.
 func (s *FlowStore) CreateFlow(ctx context.Context, f mcpsource.Flow) error {
 	const op = "pgstore.FlowStore.CreateFlow"
-	return insert(ctx, s.db, op, askbi.Errorf(askbi.Conflict, "flow already exists"), `INSERT INTO mcp_oauth_flows (`+flowColumns+`)
+	return write(ctx, s.db, op, askbi.Errorf(askbi.Conflict, "flow already exists"), `INSERT INTO mcp_oauth_flows (`+flowColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, f.ID, f.ConnectionID, f.TeamID, f.UserID, f.ConversationID,
 		f.Secret.KeyID, f.Secret.Nonce, f.Secret.Ciphertext, f.CreatedAt, f.ExpiresAt)
 }

@@ -67,7 +67,7 @@ func (s *KeyStore) Create(ctx context.Context, k access.Key) error {
 	if ids == nil || k.Projects.All {
 		ids = []string{}
 	}
-	return insert(ctx, s.db, "pgstore.KeyStore.Create", askbi.Errorf(askbi.Conflict, "API key already exists"),
+	return write(ctx, s.db, "pgstore.KeyStore.Create", askbi.Errorf(askbi.Conflict, "API key already exists"),
 		`INSERT INTO api_keys (`+keyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		k.ID, k.Prefix, k.Hash, k.Name, k.UserID, k.TeamID, pq.StringArray(scopes),
 		k.Projects.All, pq.StringArray(ids), k.CreatedAt, nullTime(k.LastUsedAt), nullTime(k.RevokedAt))

@@ -72,7 +72,7 @@ func (s *MemoryStore) Add(ctx context.Context, o memory.Owner, item memory.Seale
 		if err := limits.CheckAdd(usage.Count, usage.Total, item.Chars); err != nil {
 			return err
 		}
-		return insert(ctx, tx, "pgstore.MemoryStore.Add", askbi.Errorf(askbi.Conflict, "memory already exists"),
+		return write(ctx, tx, "pgstore.MemoryStore.Add", askbi.Errorf(askbi.Conflict, "memory already exists"),
 			`INSERT INTO memories (team_id, user_id, `+memoryColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 			o.TeamID, o.UserID, item.ID, item.KeyID, item.Nonce, item.Ciphertext, item.Chars, item.CreatedAt, item.UpdatedAt)
 	})

@@ -51,7 +51,7 @@ func orEmpty(a []string) pq.StringArray {
 
 // CreateClient implements oauth.Store.
 func (s *OAuthStore) CreateClient(ctx context.Context, c oauth.Client) error {
-	return insert(ctx, s.db, "pgstore.OAuthStore.CreateClient", askbi.Errorf(askbi.Conflict, "client already exists"),
+	return write(ctx, s.db, "pgstore.OAuthStore.CreateClient", askbi.Errorf(askbi.Conflict, "client already exists"),
 		`INSERT INTO oauth_clients (id, secret_hash, auth_method, name, redirect_uris, scopes, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 		c.ID, c.SecretHash, c.AuthMethod, c.Name, orEmpty(c.RedirectURIs), scopeStrings(c.Scopes), c.CreatedAt)
 }
@@ -80,7 +80,7 @@ func (s *OAuthStore) Client(ctx context.Context, id string) (oauth.Client, error
 
 // CreateRequest implements oauth.Store.
 func (s *OAuthStore) CreateRequest(ctx context.Context, r oauth.Request) error {
-	return insert(ctx, s.db, "pgstore.OAuthStore.CreateRequest", askbi.Errorf(askbi.Conflict, "request already exists"),
+	return write(ctx, s.db, "pgstore.OAuthStore.CreateRequest", askbi.Errorf(askbi.Conflict, "request already exists"),
 		`INSERT INTO oauth_requests (id, client_id, user_id, csrf_hash, query, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`,
 		r.ID, r.ClientID, r.UserID, orBytes(r.CSRFHash), r.Query, r.ExpiresAt)
 }
@@ -145,7 +145,7 @@ func (s *OAuthStore) CreateGrant(ctx context.Context, g oauth.Grant) error {
 	if g.Projects.All {
 		ids = nil
 	}
-	return insert(ctx, s.db, "pgstore.OAuthStore.CreateGrant", askbi.Errorf(askbi.Conflict, "grant already exists"),
+	return write(ctx, s.db, "pgstore.OAuthStore.CreateGrant", askbi.Errorf(askbi.Conflict, "grant already exists"),
 		`INSERT INTO oauth_grants (`+grantColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		g.ID, g.ClientID, g.UserID, g.TeamID, scopeStrings(g.Scopes), g.Projects.All, orEmpty(ids), g.CreatedAt, nullTime(g.RevokedAt))
 }
@@ -181,12 +181,9 @@ func (s *OAuthStore) Grants(ctx context.Context, userID string) ([]oauth.Grant, 
 // RevokeGrant implements oauth.Store, in one transaction.
 func (s *OAuthStore) RevokeGrant(ctx context.Context, id string, t time.Time) error {
 	err := Transact(ctx, s.db, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE oauth_grants SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1`, id, t)
-		if err != nil {
-			return internal("pgstore.OAuthStore.RevokeGrant", err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return errGrantNotFound()
+		if err := execOne(ctx, tx, "pgstore.OAuthStore.RevokeGrant", errGrantNotFound(),
+			`UPDATE oauth_grants SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1`, id, t); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM oauth_tokens WHERE grant_id = $1`, id); err != nil {
 			return internal("pgstore.OAuthStore.RevokeGrant", err)
@@ -198,7 +195,7 @@ func (s *OAuthStore) RevokeGrant(ctx context.Context, id string, t time.Time) er
 
 // CreateToken implements oauth.Store.
 func (s *OAuthStore) CreateToken(ctx context.Context, t oauth.Token) error {
-	return insert(ctx, s.db, "pgstore.OAuthStore.CreateToken", askbi.Errorf(askbi.Conflict, "token already exists"),
+	return write(ctx, s.db, "pgstore.OAuthStore.CreateToken", askbi.Errorf(askbi.Conflict, "token already exists"),
 		`INSERT INTO oauth_tokens (token_hash, kind, grant_id, client_id, scopes, audience, redirect_uri, challenge, challenge_method,
 			requested_at, expires_at, used_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		t.Hash, string(t.Kind), t.GrantID, t.ClientID, scopeStrings(t.Scopes), orEmpty(t.Audience), t.RedirectURI, t.Challenge,

@@ -108,8 +108,18 @@ func Transact(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) (err
 }
 
 func isUniqueViolation(err error) bool {
+	_, ok := uniqueViolation(err)
+	return ok
+}
+
+// uniqueViolation reports whether err is a unique violation, and of
+// which constraint.
+func uniqueViolation(err error) (constraint string, ok bool) {
 	var pe *pq.Error
-	return errors.As(err, &pe) && pe.Code == "23505"
+	if errors.As(err, &pe) && pe.Code == "23505" {
+		return pe.Constraint, true
+	}
+	return "", false
 }
 
 // execer runs statements: a database or a transaction.
@@ -117,9 +127,9 @@ type execer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
-// insert runs an INSERT, answering conflict when a unique key is taken
-// and an Internal error (for op) for any other failure.
-func insert(ctx context.Context, db execer, op string, conflict error, query string, args ...any) error {
+// write runs an INSERT or UPDATE, answering conflict when a unique key
+// is taken and an Internal error (for op) for any other failure.
+func write(ctx context.Context, db execer, op string, conflict error, query string, args ...any) error {
 	_, err := db.ExecContext(ctx, query, args...)
 	switch {
 	case isUniqueViolation(err):
@@ -132,7 +142,7 @@ func insert(ctx context.Context, db execer, op string, conflict error, query str
 
 // execOne runs a statement meant to touch one row, and returns notFound
 // when it touched none.
-func execOne(ctx context.Context, db *sqlx.DB, op string, notFound error, query string, args ...any) error {
+func execOne(ctx context.Context, db execer, op string, notFound error, query string, args ...any) error {
 	res, err := db.ExecContext(ctx, query, args...)
 	if err != nil {
 		return internal(op, err)
