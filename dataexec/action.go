@@ -268,6 +268,15 @@ type Exploration struct {
 	DashboardID string `json:"dashboard_id,omitempty"`
 }
 
+// Rights are the rights exploration e needs besides RightExplore on its
+// connection: a save needs those of saving a dataset on the dashboard.
+func (e Exploration) Rights() []access.Right {
+	if e.Operation == ExploreSave {
+		return saveRights
+	}
+	return nil
+}
+
 // Explored is what an exploration found: the connections, the tables, or
 // the preview (and for a save, the dataset).
 type Explored struct {

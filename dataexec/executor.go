@@ -226,7 +226,7 @@ func (e *Executor) RunDataset(ctx context.Context, p access.Principal, datasetID
 	if err != nil {
 		return nil, err
 	}
-	ds, err := load(ctx, live, access.TypeDataset, e.catalog.Dataset, datasetID, dataRights(params.Refresh)...)
+	ds, err := load(ctx, live, access.TypeDataset, e.catalog.Dataset, datasetID, params.Rights()...)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +256,7 @@ func (e *Executor) ChartData(ctx context.Context, p access.Principal, chartID st
 	if err != nil {
 		return nil, err
 	}
-	ds, err := load(ctx, live, access.TypeDataset, e.catalog.Dataset, c.DatasetID, dataRights(params.Refresh)...)
+	ds, err := load(ctx, live, access.TypeDataset, e.catalog.Dataset, c.DatasetID, params.Rights()...)
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +332,7 @@ func (e *Executor) SaveDataset(ctx context.Context, p access.Principal, nd NewDa
 		return nil, err
 	}
 	details["connection_type"] = conn.Type
-	dash, err := load(ctx, live, access.TypeDashboard, e.catalog.Dashboard, nd.DashboardID, access.RightSaveDataset, access.RightEditDashboard)
+	dash, err := load(ctx, live, access.TypeDashboard, e.catalog.Dashboard, nd.DashboardID, saveRights...)
 	if err != nil {
 		return nil, err
 	}
@@ -654,12 +654,18 @@ func (e *Executor) tooLarge() error {
 	return askbi.Errorf(askbi.TooLarge, "the request is larger than %d KiB; shorten the query, arguments, filters or variables", e.maxRequest>>10)
 }
 
-func dataRights(refresh bool) []access.Right {
-	if refresh {
+// Rights are the rights a read with p needs on its dataset: RightRead,
+// and RightRefresh when it bypasses the cache. Adapters that must know
+// before the call (MCP's step-up challenge) ask the same method.
+func (p Params) Rights() []access.Right {
+	if p.Refresh {
 		return []access.Right{access.RightRead, access.RightRefresh}
 	}
 	return []access.Right{access.RightRead}
 }
+
+// saveRights are what saving a dataset needs on its dashboard.
+var saveRights = []access.Right{access.RightSaveDataset, access.RightEditDashboard}
 
 // load fetches one entity and decides rights on it for live principal p.
 // An unknown ID and an entity out of p's reach give the same NotFound.

@@ -28,29 +28,21 @@ type tool struct {
 	input    json.RawMessage // JSON Schema
 	output   string          // JSON Schema of the success shape
 	register func(s *Server, t *mcp.Tool)
-	// argRights are the further rights a call's arguments ask for
-	// (refresh: true, a save), read before the call so that a missing
-	// scope can answer the HTTP step-up challenge; dataexec still
-	// decides on the same rights when the call runs.
+	// argRights are the rights a call's arguments ask for (refresh:
+	// true, a save), read before the call so that a missing scope can
+	// answer the HTTP step-up challenge: dataexec's own definition, which
+	// it enforces when the call runs.
 	argRights func(args json.RawMessage) []access.Right
 }
 
-// refreshRight: refresh: true needs access.RightRefresh.
-func refreshRight(args json.RawMessage) []access.Right {
-	var p dataexec.Params
-	if json.Unmarshal(args, &p) == nil && p.Refresh {
-		return []access.Right{access.RightRefresh}
+// rightsOf reads a call's arguments as In and asks dataexec which rights
+// they need (dataexec.Params.Rights, dataexec.Exploration.Rights).
+func rightsOf[In interface{ Rights() []access.Right }](args json.RawMessage) []access.Right {
+	var in In
+	if json.Unmarshal(args, &in) != nil {
+		return nil
 	}
-	return nil
-}
-
-// saveRight: the save operation needs access.RightSaveDataset.
-func saveRight(args json.RawMessage) []access.Right {
-	var ex dataexec.Exploration
-	if json.Unmarshal(args, &ex) == nil && ex.Operation == dataexec.ExploreSave {
-		return []access.Right{access.RightSaveDataset}
-	}
-	return nil
+	return in.Rights()
 }
 
 // with sets the tool's argRights.
@@ -110,12 +102,12 @@ var tools = []tool{
 		`{"properties":{"results":`+arr+`},"required":["results"]}`, searchReply),
 	activityTool,
 	fromAction(dataexec.RunDatasetAction, "Run a dataset and return its rows (capped).",
-		`{"properties":{"dataset":`+obj+`,`+tableSchema+`},"required":["dataset","rows"]}`, datasetReply).with(refreshRight),
+		`{"properties":{"dataset":`+obj+`,`+tableSchema+`},"required":["dataset","rows"]}`, datasetReply).with(rightsOf[dataexec.Params]),
 	fromAction(dataexec.ChartDataAction, "Return a chart's labels and series.",
-		`{"properties":{"chart":`+obj+`,`+chartSchema+`},"required":["chart","labels","series"]}`, chartDataReply).with(refreshRight),
+		`{"properties":{"chart":`+obj+`,`+chartSchema+`},"required":["chart","labels","series"]}`, chartDataReply).with(rightsOf[dataexec.Params]),
 	previewTool,
 	fromAction(dataexec.ExploreAction, "Explore sources (owner/admin, all-project key). inspect: connections, or a connection's tables, or a table's columns. preview: run read-only sql. save: preview, then save as a dataset on dashboard_id (needs datasets:write).",
-		`{"properties":{"connections":`+arr+`,"tables":`+arr+`,"dataset":`+obj+`,`+tableSchema+`},"required":["operation"]}`, exploreReply).with(saveRight),
+		`{"properties":{"connections":`+arr+`,"tables":`+arr+`,"dataset":`+obj+`,`+tableSchema+`},"required":["operation"]}`, exploreReply).with(rightsOf[dataexec.Exploration]),
 }
 
 func toolByName(name string) (tool, bool) {
