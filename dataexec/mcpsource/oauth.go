@@ -1065,6 +1065,13 @@ func (s *Service) Connect(ctx context.Context, p access.Principal, in Input, con
 	return conn, start, nil
 }
 
+// ready reports whether connection st can be called now: active, and
+// signed in when it uses OAuth. Ask's tools (ApprovedTools) and the
+// connection resolver (Usable) both ask it, so they cannot disagree.
+func (st State) ready() bool {
+	return st.Active && (st.Auth != AuthOAuth || st.HasToken && st.SignIn != nil && st.SignIn.State == SignedIn)
+}
+
 // Usable returns the connections of p's team that Ask can use now:
 // active, signed in when they use OAuth, with at least one approved
 // usable tool. Inactive and unapproved connections are left out.
@@ -1079,10 +1086,7 @@ func (s *Service) Usable(ctx context.Context, p access.Principal) ([]Connection,
 	}
 	var out []Connection
 	for _, st := range sts {
-		if !st.Active || st.Auth == AuthOAuth && (!st.HasToken || st.SignIn == nil || st.SignIn.State != SignedIn) {
-			continue
-		}
-		if slices.ContainsFunc(st.Tools, Tool.Usable) {
+		if st.ready() && slices.ContainsFunc(st.Tools, Tool.Usable) {
 			out = append(out, st.Connection)
 		}
 	}

@@ -49,7 +49,7 @@ func (s *Service) ApprovedTools(ctx context.Context, p access.Principal) ([]Appr
 	}
 	var out []ApprovedTool
 	for _, st := range sts {
-		if !st.Active {
+		if !st.ready() {
 			continue
 		}
 		for _, t := range st.Tools {
