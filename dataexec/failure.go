@@ -60,10 +60,14 @@ func (f *Failure) Error() string {
 func (f *Failure) Unwrap() error { return f.Err }
 
 // Fail returns an askbi error of code with a safe message, marked with
-// kind.
-func Fail(kind FailureKind, code askbi.Code, format string, args ...any) error {
+// kind; cause, when not nil, is the detail kept for logs (a remote
+// party's error text is never the message).
+func Fail(kind FailureKind, code askbi.Code, cause error, format string, args ...any) error {
 	e := askbi.Errorf(code, format, args...)
-	return &askbi.Error{Code: code, Message: askbi.ErrorMessage(e), Err: &Failure{Kind: kind, Err: e}}
+	if cause == nil {
+		cause = e
+	}
+	return &askbi.Error{Code: code, Message: askbi.ErrorMessage(e), Err: &Failure{Kind: kind, Err: cause}}
 }
 
 // FailureOf returns the kind of a data request's failure: the one a

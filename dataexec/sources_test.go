@@ -83,7 +83,7 @@ func TestFailure(t *testing.T) {
 		ok     bool
 		repair dataexec.Repair
 	}{
-		{dataexec.Fail(dataexec.FailSignIn, askbi.Forbidden, "sign in"), dataexec.FailSignIn, true, dataexec.RepairOpenConnection},
+		{dataexec.Fail(dataexec.FailSignIn, askbi.Forbidden, nil, "sign in"), dataexec.FailSignIn, true, dataexec.RepairOpenConnection},
 		{&askbi.Error{Code: askbi.Unavailable, Message: "gone", Err: &dataexec.Failure{Kind: dataexec.FailUnavailableTool}}, dataexec.FailUnavailableTool, true, dataexec.RepairOpenConnection},
 		{askbi.Errorf(askbi.Timeout, "slow"), dataexec.FailTimeout, true, dataexec.RepairTryAgain},
 		{askbi.Errorf(askbi.InvalidArgument, "bad"), dataexec.FailInvalidRequest, true, dataexec.RepairFixDataset},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -163,30 +162,25 @@ func (se *session) fail(ctx context.Context, err error) error {
 	}
 	switch {
 	case tooLarge || outbound.TooLarge(err):
-		return wrapFail(dataexec.FailInvalidResult, askbi.TooLarge, err,
+		return dataexec.Fail(dataexec.FailInvalidResult, askbi.TooLarge, err,
 			"the MCP server's answer is larger than %d MiB; ask for less (fewer rows, a shorter period)", max(se.limit>>20, 1))
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return wrapFail(dataexec.FailTimeout, askbi.Timeout, err, "the MCP server did not answer in time; try again, or ask for less")
+		return dataexec.Fail(dataexec.FailTimeout, askbi.Timeout, err, "the MCP server did not answer in time; try again, or ask for less")
 	case ctx.Err() != nil:
 		return &askbi.Error{Code: askbi.Unavailable, Message: "the request was cancelled", Err: err}
 	case outbound.Refused(err):
-		return wrapFail(dataexec.FailAccess, askbi.Forbidden, err,
+		return dataexec.Fail(dataexec.FailAccess, askbi.Forbidden, err,
 			"the connection's URL leads to an address askbi may not call (link-local, cloud metadata, private, or too many redirects)")
 	case status == http.StatusUnauthorized:
-		return wrapFail(dataexec.FailSignIn, askbi.Forbidden, err, "the MCP server refused the connection's credentials; sign in again or update the token")
+		return dataexec.Fail(dataexec.FailSignIn, askbi.Forbidden, err, "the MCP server refused the connection's credentials; sign in again or update the token")
 	case status == http.StatusForbidden:
-		return wrapFail(dataexec.FailAccess, askbi.Forbidden, err, "the MCP server refused access to this request")
+		return dataexec.Fail(dataexec.FailAccess, askbi.Forbidden, err, "the MCP server refused access to this request")
 	case status == http.StatusNotFound:
-		return wrapFail(dataexec.FailUnavailableTool, askbi.Unavailable, err, "there is no MCP server at this URL; check the connection's URL")
+		return dataexec.Fail(dataexec.FailUnavailableTool, askbi.Unavailable, err, "there is no MCP server at this URL; check the connection's URL")
 	case status >= 300:
-		return wrapFail(dataexec.FailUnavailableTool, askbi.Unavailable, err, "the MCP server answered HTTP %d; try again later", status)
+		return dataexec.Fail(dataexec.FailUnavailableTool, askbi.Unavailable, err, "the MCP server answered HTTP %d; try again later", status)
 	}
-	return wrapFail(dataexec.FailUnavailableTool, askbi.Unavailable, err, "the MCP server could not be reached or did not speak MCP; check the URL and try again")
-}
-
-func wrapFail(kind dataexec.FailureKind, code askbi.Code, cause error, format string, args ...any) error {
-	msg := fmt.Sprintf(format, args...)
-	return &askbi.Error{Code: code, Message: msg, Err: &dataexec.Failure{Kind: kind, Err: cause}}
+	return dataexec.Fail(dataexec.FailUnavailableTool, askbi.Unavailable, err, "the MCP server could not be reached or did not speak MCP; check the URL and try again")
 }
 
 // listTools lists the server's tools within the discovery bounds: time

@@ -725,7 +725,7 @@ var (
 
 // errSignInFirst is the failure of an OAuth connection without tokens.
 func errSignInFirst(name string) error {
-	return wrapFail(dataexec.FailSignIn, askbi.Forbidden, nil, "%s needs sign-in: open the connection and sign in", name)
+	return dataexec.Fail(dataexec.FailSignIn, askbi.Forbidden, nil, "%s needs sign-in: open the connection and sign in", name)
 }
 
 // oauthSession is the go-sdk OAuthHandler of one session of an OAuth
@@ -776,7 +776,7 @@ func (o *oauthSession) Authorize(ctx context.Context, _ *http.Request, resp *htt
 		o.s.recordStepUp(ctx, o.st.ID, ch.Scopes)
 		// The scopes are the remote server's text: kept for the next
 		// sign-in, never quoted in a message the model reads.
-		o.failure = wrapFail(dataexec.FailSignIn, askbi.Forbidden, nil,
+		o.failure = dataexec.Fail(dataexec.FailSignIn, askbi.Forbidden, nil,
 			"%s asks for more permissions for this request: open the connection and sign in again to grant them", o.st.Name)
 		return o.failure
 	}
@@ -806,7 +806,7 @@ func (o *oauthSession) failed() error {
 // after a refresh, or with nothing to refresh): the connection needs
 // sign-in again.
 func (o *oauthSession) rejected(ctx context.Context) error {
-	err := wrapFail(dataexec.FailSignIn, askbi.Forbidden, nil, "%s refused the connection's sign-in; open the connection and sign in again", o.st.Name)
+	err := dataexec.Fail(dataexec.FailSignIn, askbi.Forbidden, nil, "%s refused the connection's sign-in; open the connection and sign in again", o.st.Name)
 	if o.probeOnly {
 		return err
 	}
@@ -867,7 +867,7 @@ func (s *Service) refresh(ctx context.Context, st State, stale string) (string, 
 			return nil
 		}
 		if g.Refresh == "" {
-			reason = wrapFail(dataexec.FailSignIn, askbi.Forbidden, nil, "%s's sign-in expired and cannot be renewed; open the connection and sign in again", cur.Name)
+			reason = dataexec.Fail(dataexec.FailSignIn, askbi.Forbidden, nil, "%s's sign-in expired and cannot be renewed; open the connection and sign in again", cur.Name)
 			return reason
 		}
 		tok, err := mcpoauth.Refresh(ctx, s.oauthClient(), &g.Metadata, g.Client, g.Refresh)
@@ -895,12 +895,12 @@ func (s *Service) refresh(ctx context.Context, st State, stale string) (string, 
 		// The authorization server said no for good: the refresh token
 		// or the client is no longer valid, or it issued a token for
 		// another resource.
-		reason = wrapFail(dataexec.FailSignIn, askbi.Forbidden, reason, "%s did not renew the connection's sign-in; open the connection and sign in again", st.Name)
+		reason = dataexec.Fail(dataexec.FailSignIn, askbi.Forbidden, reason, "%s did not renew the connection's sign-in; open the connection and sign in again", st.Name)
 	default:
 		// Anything else may pass (a server down or busy, an answer askbi
 		// cannot use, the outbound policy refusing it now): the tokens
 		// stay for the next try.
-		return "", wrapFail(dataexec.FailTimeout, askbi.Unavailable, reason, "%s's sign-in could not be renewed right now; try again", st.Name)
+		return "", dataexec.Fail(dataexec.FailTimeout, askbi.Unavailable, reason, "%s's sign-in could not be renewed right now; try again", st.Name)
 	}
 	s.markSignInNeeded(ctx, st.ID, seen, reason)
 	return "", reason

@@ -84,7 +84,7 @@ func (s *Service) Call(ctx context.Context, p access.Principal, connID, tool, fp
 	defer s.audit.Track(ctx, p, ActionRemoteCall, &target, details)(&err)
 	_, st, err := s.load(ctx, p, connID, access.RightRead)
 	if askbi.ErrorCode(err) == askbi.NotFound {
-		return nil, wrapFail(dataexec.FailUnavailableTool, askbi.Unavailable, err, "the connection of this tool no longer exists")
+		return nil, dataexec.Fail(dataexec.FailUnavailableTool, askbi.Unavailable, err, "the connection of this tool no longer exists")
 	}
 	if err != nil {
 		return nil, err
@@ -95,7 +95,7 @@ func (s *Service) Call(ctx context.Context, p access.Principal, connID, tool, fp
 	}
 	t, ok := st.Tool(tool)
 	if !ok || !st.Active || !t.Usable() || t.Fingerprint() != fp {
-		return nil, wrapFail(dataexec.FailUnavailableTool, askbi.Unavailable, nil, "this tool is no longer approved for use; an admin can allow it again on the connection")
+		return nil, dataexec.Fail(dataexec.FailUnavailableTool, askbi.Unavailable, nil, "this tool is no longer approved for use; an admin can allow it again on the connection")
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.o.CallTimeout)
 	defer cancel()
@@ -126,7 +126,7 @@ func (s *Service) call(ctx context.Context, st State, tool string, args json.Raw
 		return nil, err
 	}
 	if res.IsError {
-		return nil, wrapFail(dataexec.FailInvalidRequest, askbi.Unavailable, nil,
+		return nil, dataexec.Fail(dataexec.FailInvalidRequest, askbi.Unavailable, nil,
 			"the remote tool reported an error (its details are not shown); check the arguments")
 	}
 	return res, nil
@@ -196,13 +196,13 @@ var (
 // Unavailable.
 func (src *Source) Query(ctx context.Context, q dataexec.Query) (*dataexec.Table, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, wrapFail(dataexec.FailTimeout, askbi.Timeout, err, "the request was cancelled before it ran")
+		return nil, dataexec.Fail(dataexec.FailTimeout, askbi.Timeout, err, "the request was cancelled before it ran")
 	}
 	if len(q.Variables) > 0 {
 		return nil, askbi.Errorf(askbi.Unsupported, "an MCP source takes variables in the tool arguments, not as bound variables")
 	}
 	invalid := func(format string, args ...any) error {
-		return dataexec.Fail(dataexec.FailInvalidRequest, askbi.InvalidArgument, format, args...)
+		return dataexec.Fail(dataexec.FailInvalidRequest, askbi.InvalidArgument, nil, format, args...)
 	}
 	switch {
 	case q.SQL != "":
@@ -212,7 +212,7 @@ func (src *Source) Query(ctx context.Context, q dataexec.Query) (*dataexec.Table
 	}
 	st, err := src.s.store.Get(ctx, src.connID)
 	if askbi.ErrorCode(err) == askbi.NotFound {
-		return nil, wrapFail(dataexec.FailUnavailableTool, askbi.Unavailable, err, "the connection no longer exists")
+		return nil, dataexec.Fail(dataexec.FailUnavailableTool, askbi.Unavailable, err, "the connection no longer exists")
 	}
 	if err != nil {
 		return nil, err
@@ -222,9 +222,9 @@ func (src *Source) Query(ctx context.Context, q dataexec.Query) (*dataexec.Table
 	case st.Auth == AuthOAuth && !st.HasToken:
 		return nil, errSignInFirst(st.Name)
 	case !ok || !t.Present:
-		return nil, wrapFail(dataexec.FailUnavailableTool, askbi.Unavailable, nil, "the connection has no tool %s (any more); open the connection to refresh its tools", q.Tool)
+		return nil, dataexec.Fail(dataexec.FailUnavailableTool, askbi.Unavailable, nil, "the connection has no tool %s (any more); open the connection to refresh its tools", q.Tool)
 	case !t.Usable() || !st.Active:
-		return nil, wrapFail(dataexec.FailUnavailableTool, askbi.Unavailable, nil, "tool %s is not allowed for datasets; an admin can allow it on the connection", q.Tool)
+		return nil, dataexec.Fail(dataexec.FailUnavailableTool, askbi.Unavailable, nil, "tool %s is not allowed for datasets; an admin can allow it on the connection", q.Tool)
 	case t.Class != dataexec.ClassReadOnly:
 		return nil, invalid("tool: %s is not read-only; datasets use read-only tools only", q.Tool)
 	}
@@ -245,18 +245,18 @@ func validateArgs(t *Tool, args json.RawMessage) error {
 	}
 	var v map[string]any
 	if err := json.Unmarshal(args, &v); err != nil || v == nil {
-		return dataexec.Fail(dataexec.FailInvalidRequest, askbi.InvalidArgument, "arguments: must be a JSON object")
+		return dataexec.Fail(dataexec.FailInvalidRequest, askbi.InvalidArgument, nil, "arguments: must be a JSON object")
 	}
 	var schema jsonschema.Schema
 	if err := json.Unmarshal(t.InputSchema, &schema); err != nil {
-		return dataexec.Fail(dataexec.FailInvalidRequest, askbi.InvalidArgument, "tool: its input schema cannot be read")
+		return dataexec.Fail(dataexec.FailInvalidRequest, askbi.InvalidArgument, nil, "tool: its input schema cannot be read")
 	}
 	res, err := schema.Resolve(nil)
 	if err == nil {
 		err = res.Validate(v)
 	}
 	if err != nil {
-		return dataexec.Fail(dataexec.FailInvalidRequest, askbi.InvalidArgument, "arguments: do not match the input schema of %s: %s", t.Name, capRunes(err.Error(), 200))
+		return dataexec.Fail(dataexec.FailInvalidRequest, askbi.InvalidArgument, nil, "arguments: do not match the input schema of %s: %s", t.Name, capRunes(err.Error(), 200))
 	}
 	return nil
 }
@@ -282,7 +282,7 @@ func toTable(res *mcp.CallToolResult, maxRows int, maxBytes int64) (*dataexec.Ta
 	_, isObj := v.(map[string]any)
 	_, isArr := v.([]any)
 	if err != nil || d.More() || !isObj && !isArr {
-		return nil, dataexec.Fail(dataexec.FailInvalidResult, askbi.InvalidResult,
+		return nil, dataexec.Fail(dataexec.FailInvalidResult, askbi.InvalidResult, nil,
 			"the tool returned only text, which is not chart-ready data; use a tool or arguments that return named columns, then set output fields")
 	}
 	rows, columns := rowsOf(v)

@@ -641,7 +641,7 @@ func (s *Service) credential(ctx context.Context, st State) (credential, error) 
 	}
 	b, err := seal.Open(s.keys, st.Token, tokenAD(st.TeamID, st.ID))
 	if err != nil {
-		return credential{}, wrapFail(dataexec.FailSignIn, askbi.Forbidden, err, "the connection's token cannot be read with the current keys; enter it again")
+		return credential{}, dataexec.Fail(dataexec.FailSignIn, askbi.Forbidden, err, "the connection's token cannot be read with the current keys; enter it again")
 	}
 	return credential{bearer: string(b)}, nil
 }
