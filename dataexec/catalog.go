@@ -97,12 +97,16 @@ func (c Chart) Status() ChartStatus {
 // Dataset is a saved data request that charts draw. Version changes
 // whenever the dataset's request changes; it is part of the cache key.
 type Dataset struct {
-	ID        string    `json:"id"`
-	TeamID    string    `json:"team_id"`
-	ProjectID string    `json:"project_id"`
-	Name      string    `json:"name"`
-	Version   int64     `json:"version"`
-	Request   Request   `json:"request"`
+	ID        string  `json:"id"`
+	TeamID    string  `json:"team_id"`
+	ProjectID string  `json:"project_id"`
+	Name      string  `json:"name"`
+	Version   int64   `json:"version"`
+	Request   Request `json:"request"`
+	// Scope, when set, declares the part of its source's data the
+	// dataset holds; its saved filters (Request.Filters) limit it too.
+	// Ask does not answer a broader request from a scoped dataset.
+	Scope     *Scope    `json:"scope,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
@@ -125,6 +129,10 @@ type Request struct {
 	// Empty means the source's columns pass through as they are.
 	Fields    Fields     `json:"fields,omitempty"`
 	Variables []Variable `json:"variables,omitempty"`
+	// Filters are the dataset's saved filters: they apply to every run,
+	// before (and together with) the caller's, and make the dataset
+	// scoped (DatasetScope).
+	Filters []Filter `json:"filters,omitempty"`
 }
 
 // Field is one named output value and the path that selects it from a
@@ -373,4 +381,6 @@ type SearchRow struct {
 	ConnectionName string
 	ConnectionType string
 	Active         bool
+	// Scope is a dataset's scope (DatasetScope(d)), for its info line.
+	Scope []Filter
 }

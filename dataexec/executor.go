@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -234,7 +235,7 @@ func (e *Executor) RunDataset(ctx context.Context, p access.Principal, datasetID
 	if err != nil {
 		return nil, err
 	}
-	ref := datasetRef(ds, conn)
+	ref := e.scopedRef(ctx, live, ds, conn)
 	res.Dataset = &ref // run returns a copy, never the cache's own result
 	return res, nil
 }
@@ -739,6 +740,8 @@ func (e *Executor) datasetPlan(ctx context.Context, ds Dataset, filters []Filter
 	if err != nil {
 		return nil, Connection{}, err
 	}
+	// The dataset's saved filters apply first, on every run.
+	filters = append(slices.Clip(ds.Request.Filters), filters...)
 	pl.filters = filters
 	pl.key, err = keyDoc{
 		DatasetID: ds.ID, Version: ds.Version, ConnectionID: conn.ID,
@@ -917,7 +920,7 @@ func (e *Executor) sampleChart(ctx context.Context, ds Dataset, spec ChartSpec) 
 // dashboard reference is left out unless p can see the dashboard.
 func (e *Executor) chartResult(ctx context.Context, p access.Principal, c Chart, ds Dataset, conn Connection, data *ChartData) *ChartResult {
 	row := SearchRow{Entity: c.Ref(), ChartType: c.Type}
-	r := &ChartResult{Status: c.Status(), ChartType: c.Type, Datasets: []Ref{datasetRef(ds, conn)}, Data: data}
+	r := &ChartResult{Status: c.Status(), ChartType: c.Type, Datasets: []Ref{e.scopedRef(ctx, p, ds, conn)}, Data: data}
 	if c.DashboardID != "" {
 		if d, err := e.catalog.Dashboard(ctx, c.DashboardID); err == nil && access.Sees(p, d.Ref()) {
 			r.Dashboard = &Ref{Type: access.TypeDashboard, ID: d.ID, Name: d.Name, ProjectID: d.ProjectID}

@@ -146,7 +146,7 @@ func (m *MemoryCatalog) Search(_ context.Context, q CatalogQuery) ([]SearchRow, 
 	}
 	for _, d := range m.datasets {
 		if want(d.Ref(), d.Name) {
-			r := SearchRow{Entity: d.Ref(), Name: d.Name, UpdatedAt: d.UpdatedAt}
+			r := SearchRow{Entity: d.Ref(), Name: d.Name, UpdatedAt: d.UpdatedAt, Scope: DatasetScope(d)}
 			if c, ok := m.connections[d.Request.ConnectionID]; ok {
 				r.ConnectionName, r.ConnectionType, r.Active = c.Name, c.Type, c.Active
 			}
@@ -282,6 +282,11 @@ func cloneChart(c Chart) Chart {
 
 func cloneDataset(d Dataset) Dataset {
 	d.Request = cloneRequest(d.Request)
+	if d.Scope != nil {
+		sc := *d.Scope
+		sc.Filters = slices.Clone(sc.Filters)
+		d.Scope = &sc
+	}
 	return d
 }
 
@@ -292,6 +297,7 @@ func cloneRequest(r Request) Request {
 		r.Fields[i].Path = slices.Clone(r.Fields[i].Path)
 	}
 	r.Variables = slices.Clone(r.Variables)
+	r.Filters = slices.Clone(r.Filters)
 	return r
 }
 

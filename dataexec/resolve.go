@@ -69,7 +69,7 @@ func (e *Executor) resolve(ctx context.Context, live access.Principal, r access.
 			return nil, err
 		}
 		conn, _ := e.catalog.Connection(ctx, d.Request.ConnectionID)
-		ref := datasetRef(d, conn)
+		ref := e.scopedRef(ctx, live, d, conn)
 		return &ref, nil
 	case access.TypeConnection:
 		c, err := load(ctx, live, r.Type, e.catalog.Connection, r.ID, access.RightRead)

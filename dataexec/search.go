@@ -33,8 +33,11 @@ type Ref struct {
 	// chart's dashboard and type ("Growth overview · line chart", or
 	// "Preview · bar chart"), a dataset's connection and source type
 	// ("Warehouse · PostgreSQL"), a connection's type and state
-	// ("PostgreSQL · active").
+	// ("PostgreSQL · active"). A scoped dataset's ends with its scope
+	// ("Warehouse · PostgreSQL · Scope: page_path = /pricing").
 	Info string `json:"info,omitempty"`
+	// Scope is a dataset's scope (DatasetScope), nil when it has none.
+	Scope *ScopeRef `json:"scope,omitempty"`
 }
 
 // SearchQuery is a workspace search.
@@ -103,7 +106,11 @@ func (e *Executor) Search(ctx context.Context, p access.Principal, q SearchQuery
 			access.Allow(live, access.RightRead, r.Entity) != nil {
 			continue
 		}
-		refs = append(refs, Ref{Type: r.Entity.Type, ID: r.Entity.ID, Name: r.Name, ProjectID: r.Entity.ProjectID, Info: infoLine(r)})
+		ref := Ref{Type: r.Entity.Type, ID: r.Entity.ID, Name: r.Name, ProjectID: r.Entity.ProjectID, Info: infoLine(r)}
+		if r.Entity.Type == access.TypeDataset && len(r.Scope) > 0 {
+			ref.Scope = &ScopeRef{Filters: r.Scope, Text: ScopeText(r.Scope)}
+		}
+		refs = append(refs, ref)
 	}
 	return refs, nil
 }
@@ -123,10 +130,14 @@ func infoLine(r SearchRow) string {
 		}
 		return where + " · " + chartTypeLabel(r.ChartType)
 	case access.TypeDataset:
-		if r.ConnectionName == "" {
-			return "No connection"
+		info := "No connection"
+		if r.ConnectionName != "" {
+			info = r.ConnectionName + " · " + sourceLabel(r.ConnectionType)
 		}
-		return r.ConnectionName + " · " + sourceLabel(r.ConnectionType)
+		if len(r.Scope) > 0 {
+			info += " · Scope: " + ScopeText(r.Scope)
+		}
+		return info
 	case access.TypeConnection:
 		state := "inactive"
 		if r.Active {
@@ -137,11 +148,16 @@ func infoLine(r SearchRow) string {
 	return ""
 }
 
-// datasetRef is a dataset's reference, with its connection as info line.
+// datasetRef is a dataset's reference, with its connection and scope as
+// info line, and its scope as data.
 func datasetRef(d Dataset, conn Connection) Ref {
-	r := Ref{Type: access.TypeDataset, ID: d.ID, Name: d.Name, ProjectID: d.ProjectID}
-	if conn.Name != "" {
-		r.Info = conn.Name + " · " + sourceLabel(conn.Type)
+	row := SearchRow{Entity: d.Ref(), ConnectionName: conn.Name, ConnectionType: conn.Type, Scope: DatasetScope(d)}
+	r := Ref{Type: access.TypeDataset, ID: d.ID, Name: d.Name, ProjectID: d.ProjectID, Info: infoLine(row)}
+	if conn.Name == "" && len(row.Scope) == 0 {
+		r.Info = ""
+	}
+	if len(row.Scope) > 0 {
+		r.Scope = &ScopeRef{Filters: row.Scope, Text: ScopeText(row.Scope)}
 	}
 	return r
 }

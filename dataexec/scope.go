@@ -1,0 +1,176 @@
+package dataexec
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/askbi/askbi/access"
+)
+
+// Scope is what part of its source's data a dataset holds, declared by
+// the host: conditions its request applies where the Executor cannot see
+// them (a WHERE clause in its SQL, a tool argument), such as
+// {"page_path", "eq", "/pricing"} or {"region", "in", ["EU"]}. A dataset's
+// saved filters (Request.Filters) limit it too; DatasetScope joins both.
+type Scope struct {
+	// Filters are the conditions every row of the dataset meets. A field
+	// need not be one of the dataset's output fields.
+	Filters []Filter `json:"filters,omitempty"`
+	// UnscopedID is a dataset with the same data without this scope, when
+	// the host knows one: Ask offers it for a broader request.
+	UnscopedID string `json:"unscoped_dataset_id,omitempty"`
+}
+
+// ScopeRef is a dataset's scope as references carry it: its conditions,
+// the same in words, and the unscoped dataset when the caller can read it.
+type ScopeRef struct {
+	Filters []Filter `json:"filters"`
+	// Text is the conditions in words: "page_path = /pricing".
+	Text     string `json:"text"`
+	Unscoped *Ref   `json:"unscoped,omitempty"`
+}
+
+// DatasetScope returns the conditions that limit dataset d: its declared
+// scope and its saved filters, each once, or nil for an unscoped dataset.
+func DatasetScope(d Dataset) []Filter {
+	var out []Filter
+	add := func(fs []Filter) {
+		for _, f := range fs {
+			if !slices.ContainsFunc(out, func(g Filter) bool { return sameFilter(f, g) }) {
+				out = append(out, f)
+			}
+		}
+	}
+	if d.Scope != nil {
+		add(d.Scope.Filters)
+	}
+	add(d.Request.Filters)
+	return out
+}
+
+// Uncovered returns the conditions of scope that a request does not
+// include, in order: a condition is included when one of the request's
+// filters asks for it (the same field and the same or a narrower
+// condition: eq of a value the scope allows), or when the words of the
+// user's request name its value (case-insensitive; "/pricing" is named by
+// "pricing" too). An empty result means the request may be answered from
+// the scoped data.
+func Uncovered(scope, filters []Filter, words string) []Filter {
+	words = strings.ToLower(words)
+	var out []Filter
+	for _, s := range scope {
+		if !slices.ContainsFunc(filters, func(f Filter) bool { return narrows(f, s) }) && !named(s, words) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// ScopeText is scope in words: "page_path = /pricing, region in (EU, UK)".
+func ScopeText(scope []Filter) string {
+	parts := make([]string, len(scope))
+	for i, f := range scope {
+		parts[i] = f.Field + " " + opWord[f.Op] + " " + filterValueText(f.Value)
+	}
+	return strings.Join(parts, ", ")
+}
+
+var opWord = map[FilterOp]string{OpEq: "=", OpNe: "≠", OpGt: ">", OpGte: "≥", OpLt: "<", OpLte: "≤", OpContains: "contains", OpIn: "in"}
+
+func filterValueText(v any) string {
+	if list, ok := inValues(v); ok {
+		parts := make([]string, len(list))
+		for i, e := range list {
+			parts[i] = filterValueText(e)
+		}
+		return "(" + strings.Join(parts, ", ") + ")"
+	}
+	if s, ok := cellText(v); ok {
+		return s
+	}
+	return fmt.Sprint(v)
+}
+
+// sameFilter reports whether a and b are the same condition.
+func sameFilter(a, b Filter) bool {
+	return a.Field == b.Field && a.Op == b.Op && filterValueText(a.Value) == filterValueText(b.Value)
+}
+
+// narrows reports whether request filter f asks for scope condition s or
+// a narrower one.
+func narrows(f, s Filter) bool {
+	if f.Field != s.Field {
+		return false
+	}
+	if sameFilter(f, s) {
+		return true
+	}
+	// eq or in of values the scope's eq or in allows.
+	allowed, ok := scopeValues(s)
+	if !ok {
+		return false
+	}
+	asked, ok := scopeValues(f)
+	if !ok {
+		return false
+	}
+	for _, v := range asked {
+		if !slices.Contains(allowed, v) {
+			return false
+		}
+	}
+	return len(asked) > 0
+}
+
+// scopeValues are the values an eq or in condition allows, as text.
+func scopeValues(f Filter) ([]string, bool) {
+	switch f.Op {
+	case OpEq:
+		return []string{filterValueText(f.Value)}, true
+	case OpIn:
+		list, ok := inValues(f.Value)
+		out := make([]string, len(list))
+		for i, v := range list {
+			out[i] = filterValueText(v)
+		}
+		return out, ok
+	}
+	return nil, false
+}
+
+// named reports whether words name the value of condition s: every value
+// of an eq, in or contains condition, with slashes trimmed.
+func named(s Filter, words string) bool {
+	vals, ok := scopeValues(s)
+	if s.Op == OpContains {
+		vals, ok = []string{filterValueText(s.Value)}, true
+	}
+	if !ok || len(vals) == 0 {
+		return false
+	}
+	for _, v := range vals {
+		v = strings.ToLower(strings.Trim(v, "/ "))
+		if v == "" || !strings.Contains(words, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// scopedRef is datasetRef for live principal p, naming the unscoped
+// dataset when p can read it.
+func (e *Executor) scopedRef(ctx context.Context, p access.Principal, d Dataset, conn Connection) Ref {
+	r := datasetRef(d, conn)
+	if r.Scope == nil || d.Scope == nil || d.Scope.UnscopedID == "" || d.Scope.UnscopedID == d.ID {
+		return r
+	}
+	u, err := load(ctx, p, access.TypeDataset, e.catalog.Dataset, d.Scope.UnscopedID, access.RightRead)
+	if err == nil && len(DatasetScope(u)) == 0 {
+		uc, _ := e.catalog.Connection(ctx, u.Request.ConnectionID)
+		ref := datasetRef(u, uc)
+		r.Scope.Unscoped = &ref
+	}
+	return r
+}
