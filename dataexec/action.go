@@ -109,6 +109,11 @@ type (
 		ChartID     string `json:"chart_id"`
 		DashboardID string `json:"dashboard_id"`
 	}
+	// Placements put several preview charts on one dashboard.
+	Placements struct {
+		ChartIDs    []string `json:"chart_ids"`
+		DashboardID string   `json:"dashboard_id"`
+	}
 	// DashboardRef names one dashboard.
 	DashboardRef struct {
 		DashboardID string `json:"dashboard_id"`
@@ -196,6 +201,26 @@ var (
 			live, err := e.begin(p, 0)
 			if err == nil {
 				_, _, _, err = e.checkPlace(ctx, live, in.ChartID, in.DashboardID)
+			}
+			return err
+		},
+	}
+	// PlaceChartsAction puts several preview charts on one dashboard in
+	// one approved call (Executor.PlaceCharts); idempotent, so a retry
+	// places only what is left.
+	PlaceChartsAction = Action[Placements, *Placed]{
+		Name: "add_previews_to_dashboard", Right: access.RightEditDashboard, Class: ClassMutating,
+		Input: object(props{
+			"chart_ids":    {"type": "array", "minItems": 1, "maxItems": MaxPlacements, "items": idSchema},
+			"dashboard_id": idSchema,
+		}, "chart_ids", "dashboard_id"),
+		Run: func(e *Executor, ctx context.Context, p access.Principal, in Placements) (*Placed, error) {
+			return e.PlaceCharts(ctx, p, in.ChartIDs, in.DashboardID)
+		},
+		Check: func(e *Executor, ctx context.Context, p access.Principal, in Placements) error {
+			live, err := e.begin(p, 0)
+			if err == nil {
+				_, _, err = e.checkPlaceAll(ctx, live, in.ChartIDs, in.DashboardID)
 			}
 			return err
 		},

@@ -1003,3 +1003,101 @@ func specSize(s ChartSpec) int {
 	}
 	return n
 }
+
+// MaxPlacements is the most charts one PlaceCharts call places.
+const MaxPlacements = 20
+
+// Placed is the outcome of PlaceCharts: the dashboard, and each chart as
+// it stands after the call, in the order asked (each once).
+type Placed struct {
+	Dashboard Ref           `json:"dashboard"`
+	Charts    []ChartResult `json:"charts"`
+}
+
+// PlaceCharts puts several preview charts on one dashboard: the batch form
+// of PlaceChart, built on it. Every chart is checked before any is placed
+// (readable, a preview or already on this dashboard, its dataset in the
+// dashboard's project), so a bad one places none; then each preview is
+// placed with PlaceChart (same rights, validation and audit). It is
+// idempotent: a chart already on this dashboard counts as placed, also
+// when a concurrent call placed it first, so a retry after a failure
+// places only the rest and never makes a duplicate. Repeated IDs count
+// once.
+//
+// It needs what PlaceChart needs on each chart. Errors: those of
+// PlaceChart, with Conflict for a chart on another dashboard, and
+// InvalidArgument for no charts or more than MaxPlacements.
+func (e *Executor) PlaceCharts(ctx context.Context, p access.Principal, chartIDs []string, dashboardID string) (_ *Placed, err error) {
+	defer askbi.Wrap(&err, "dataexec.Executor.PlaceCharts")
+	size := len(dashboardID)
+	for _, id := range chartIDs {
+		size += len(id) + 3
+	}
+	live, _, err := e.beginWrite(p, size)
+	if err != nil {
+		return nil, err
+	}
+	ids, dash, err := e.checkPlaceAll(ctx, live, chartIDs, dashboardID)
+	if err != nil {
+		return nil, err
+	}
+	out := &Placed{Dashboard: Ref{Type: access.TypeDashboard, ID: dash.ID, Name: dash.Name, ProjectID: dash.ProjectID}}
+	for _, id := range ids {
+		cr, err := e.placedOn(ctx, live, id, dash.ID)
+		if askbi.ErrorCode(err) == askbi.Conflict {
+			cr, err = e.PlaceChart(ctx, live, id, dash.ID)
+		}
+		if askbi.ErrorCode(err) == askbi.Conflict { // placed since: by us?
+			cr, err = e.placedOn(ctx, live, id, dash.ID)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out.Charts = append(out.Charts, *cr)
+	}
+	return out, nil
+}
+
+// checkPlaceAll checks a batch placement before anything changes, and
+// returns the chart IDs once each, in order, and the dashboard.
+func (e *Executor) checkPlaceAll(ctx context.Context, p access.Principal, chartIDs []string, dashboardID string) ([]string, Dashboard, error) {
+	var ids []string
+	for _, id := range chartIDs {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 || len(ids) > MaxPlacements {
+		return nil, Dashboard{}, askbi.Errorf(askbi.InvalidArgument, "chart_ids: give 1 to %d charts", MaxPlacements)
+	}
+	dash, err := load(ctx, p, access.TypeDashboard, e.catalog.Dashboard, dashboardID, access.RightEditDashboard)
+	if err != nil {
+		return nil, Dashboard{}, err
+	}
+	for _, id := range ids {
+		c, _, _, err := e.checkPlace(ctx, p, id, dash.ID)
+		if askbi.ErrorCode(err) == askbi.Conflict && c.DashboardID == dash.ID {
+			continue // already there: done
+		}
+		if err != nil {
+			return nil, Dashboard{}, err
+		}
+	}
+	return ids, dash, nil
+}
+
+// placedOn is the result of chart id when it is on dashboardID already,
+// or Conflict when it is a preview or on another dashboard.
+func (e *Executor) placedOn(ctx context.Context, p access.Principal, id, dashboardID string) (*ChartResult, error) {
+	c, err := load(ctx, p, access.TypeChart, e.catalog.Chart, id, access.RightRead)
+	if err != nil {
+		return nil, err
+	}
+	switch c.DashboardID {
+	case dashboardID:
+		return e.chartOf(ctx, p, c)
+	case "":
+		return nil, askbi.Errorf(askbi.Conflict, "the chart is a preview")
+	}
+	return nil, askbi.Errorf(askbi.Conflict, "the chart is already on another dashboard")
+}

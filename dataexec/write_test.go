@@ -480,3 +480,88 @@ func workspace(t *testing.T, e *env) []dataexec.SearchRow {
 	}
 	return rows
 }
+
+func TestPlaceCharts(t *testing.T) {
+	e := newEnv(t, nil)
+	var ids []string
+	for _, typ := range []dataexec.ChartType{dataexec.ChartPie, dataexec.ChartBar, dataexec.ChartLine} {
+		cr, err := e.exec.CreateChartPreview(ctx, bob, dataexec.ChartSpec{DatasetID: "signups", Name: "Signups " + string(typ), Type: typ,
+			XField: "country", YFields: []string{"signups"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, cr.Chart.ID)
+	}
+	x := e.exec.x
+	charts := func() map[string]string { // chart ID → dashboard
+		rows, _ := e.cat.Search(ctx, dataexec.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeChart}, Projects: access.AllProjects(), Limit: 100})
+		out := map[string]string{}
+		for _, r := range rows {
+			c, _ := e.cat.Chart(ctx, r.Entity.ID)
+			out[c.ID] = c.DashboardID
+		}
+		return out
+	}
+	before := charts()
+
+	// Refusals place nothing: a viewer, a saved chart on another
+	// dashboard in the batch, a dashboard of another project, none, too many.
+	p := func(who access.Principal, dash string, ids ...string) (*dataexec.Placed, error) {
+		live, err := e.exec.gate.Begin(ctx, who)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x.PlaceCharts(ctx, live, ids, dash)
+	}
+	_, err := p(vic, "d-growth", ids...)
+	mustCode(t, err, askbi.Forbidden)
+	_, err = p(alice, "d-growth", ids[0], "c-ops")
+	mustCode(t, err, askbi.NotFound)
+	_, err = p(alice, "d-fin", ids...)
+	mustCode(t, err, askbi.InvalidArgument)
+	_, err = p(bob, "d-growth")
+	mustCode(t, err, askbi.InvalidArgument)
+	e.cat.PutDashboard(dataexec.Dashboard{ID: "d-other", TeamID: "acme", ProjectID: "growth", Name: "Other"})
+	if _, err := e.exec.PlaceChart(ctx, bob, ids[2], "d-other"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = p(bob, "d-growth", ids...)
+	mustCode(t, err, askbi.Conflict)
+	after := charts()
+	if after[ids[0]] != "" || after[ids[1]] != "" {
+		t.Fatalf("a refused batch placed charts: %v", after)
+	}
+
+	// Placed once each; again, and with a chart placed since, is done and
+	// changes nothing.
+	if _, err := e.exec.PlaceChart(ctx, bob, ids[1], "d-growth"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		placed, err := p(bob, "d-growth", ids[0], ids[1], ids[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, cr := range placed.Charts {
+			got = append(got, cr.Chart.ID+" "+string(cr.Status)+" "+cr.Dashboard.ID)
+		}
+		want := []string{ids[0] + " saved d-growth", ids[1] + " saved d-growth"}
+		if diff := cmp.Diff(want, got); diff != "" || placed.Dashboard.ID != "d-growth" {
+			t.Errorf("PlaceCharts mismatch (-want +got):\n%s", diff)
+		}
+	}
+	after = charts()
+	if len(after) != len(before) || after[ids[0]] != "d-growth" || after[ids[1]] != "d-growth" || after[ids[2]] != "d-other" {
+		t.Errorf("charts after = %v, before %v: no duplicates, each placed once", after, before)
+	}
+	okPlace := 0
+	for _, a := range e.audit.Entries() {
+		if a.Action == dataexec.ActionChartPlace && a.Outcome == access.OutcomeOK {
+			okPlace++
+		}
+	}
+	if okPlace != 3 { // ids[2] on d-other, ids[1] alone, ids[0] in the batch
+		t.Errorf("%d placements audited, want 3", okPlace)
+	}
+}
