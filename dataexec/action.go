@@ -169,7 +169,7 @@ var (
 	// the charts:preview scope, which is off by default.
 	ChartPreviewAction = Action[ChartSpec, *ChartResult]{
 		Name: "create_chart_preview", Right: access.RightPreviewChart, Class: ClassReadOnly,
-		Input: object(chartProps(props{"dataset_id": idSchema}), "dataset_id", "chart_type", "y_fields", "name"),
+		Input: object(chartProps(props{"dataset_id": idSchema, "filters": filtersSchema}), "dataset_id", "chart_type", "y_fields", "name"),
 		Run:   (*Executor).CreateChartPreview,
 	}
 	// UpdateChartAction changes a chart (Executor.UpdateChart).
@@ -404,6 +404,11 @@ var (
 	nameSchema  = map[string]any{"type": "string", "minLength": 1, "maxLength": maxEntityName}
 	fieldSchema = map[string]any{"type": "string", "maxLength": maxNameLen}
 	limitSchema = map[string]any{"type": "integer", "minimum": 1, "maximum": MaxSearchLimit, "description": "Default 20."}
+	// filtersSchema is the schema of []Filter.
+	filtersSchema = map[string]any{"type": "array", "maxItems": maxFilters, "items": map[string]any{
+		"type": "object", "additionalProperties": false, "required": []string{"field", "op"},
+		"properties": props{"field": fieldSchema, "op": enum(FilterOps), "value": {}},
+	}}
 )
 
 // object is the schema of an object with properties ps, of which required
@@ -427,10 +432,7 @@ func enum[T ~string](values []T) map[string]any {
 
 // withParams adds the data read parameters (Params) to ps.
 func withParams(ps props) props {
-	ps["filters"] = map[string]any{"type": "array", "maxItems": maxFilters, "items": map[string]any{
-		"type": "object", "additionalProperties": false, "required": []string{"field", "op"},
-		"properties": props{"field": fieldSchema, "op": enum(FilterOps), "value": {}},
-	}}
+	ps["filters"] = filtersSchema
 	ps["variables"] = map[string]any{"type": "object", "maxProperties": maxVariables}
 	ps["refresh"] = map[string]any{"type": "boolean", "description": "Bypass the cache; tokens need data:refresh."}
 	return ps

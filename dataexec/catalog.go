@@ -74,8 +74,12 @@ type Chart struct {
 	DatasetID   string    `json:"dataset_id"`
 	// XField names the dataset field that gives the labels. It may be
 	// empty only for a KPI chart.
-	XField    string    `json:"x_field,omitempty"`
-	YFields   []string  `json:"y_fields"`
+	XField  string   `json:"x_field,omitempty"`
+	YFields []string `json:"y_fields"`
+	// Filters are applied to the dataset's rows before the chart draws
+	// them: the filters and date range of the answer the chart was made
+	// from. They are set when the chart is created and kept after.
+	Filters   []Filter  `json:"filters,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }

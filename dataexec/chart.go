@@ -32,6 +32,10 @@ type ChartSpec struct {
 	// pie, doughnut and KPI charts. A table chart is built the same way: the
 	// X field and then numeric columns.
 	YFields []string `json:"y_fields"`
+	// Filters keep the rows the chart draws, as a dataset run's filters
+	// do (at most 20): a preview keeps the filters and date range of the
+	// answer it charts. UpdateChart leaves a chart's filters as they are.
+	Filters []Filter `json:"filters,omitempty"`
 }
 
 // Series is one value field of a chart. A value is null where the cell is

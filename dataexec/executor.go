@@ -261,6 +261,7 @@ func (e *Executor) ChartData(ctx context.Context, p access.Principal, chartID st
 	if err != nil {
 		return nil, err
 	}
+	params.Filters = append(slices.Clip(c.Filters), params.Filters...) // the chart's own first
 	res, conn, err := e.runDataset(ctx, ds, params)
 	if err != nil {
 		return nil, err
@@ -411,7 +412,7 @@ func (e *Executor) CreateChartPreview(ctx context.Context, p access.Principal, s
 	now := e.now()
 	c, err := w.CreateChart(ctx, Chart{
 		TeamID: ds.TeamID, ProjectID: ds.ProjectID, Name: strings.TrimSpace(spec.Name), Type: spec.Type,
-		DatasetID: ds.ID, XField: spec.XField, YFields: spec.YFields, CreatedAt: now, UpdatedAt: now,
+		DatasetID: ds.ID, XField: spec.XField, YFields: spec.YFields, Filters: spec.Filters, CreatedAt: now, UpdatedAt: now,
 	})
 	if err != nil {
 		return nil, err
@@ -908,7 +909,7 @@ func (e *Executor) runDataset(ctx context.Context, ds Dataset, params Params) (*
 
 // sampleChart runs a dataset as chart creation does and checks its sample.
 func (e *Executor) sampleChart(ctx context.Context, ds Dataset, spec ChartSpec) (*ChartData, Connection, error) {
-	res, conn, err := e.runDataset(ctx, ds, Params{})
+	res, conn, err := e.runDataset(ctx, ds, Params{Filters: spec.Filters})
 	if err != nil {
 		return nil, conn, err
 	}
@@ -940,7 +941,7 @@ func chartDetails(s ChartSpec) map[string]string {
 }
 
 func chartSpec(c Chart) ChartSpec {
-	return ChartSpec{DatasetID: c.DatasetID, Name: c.Name, Type: c.Type, XField: c.XField, YFields: c.YFields}
+	return ChartSpec{DatasetID: c.DatasetID, Name: c.Name, Type: c.Type, XField: c.XField, YFields: c.YFields, Filters: c.Filters}
 }
 
 // textOnly reports whether a result is one column of text: an MCP tool's
@@ -997,7 +998,7 @@ func requestSize(r Request) int {
 }
 
 func specSize(s ChartSpec) int {
-	n := len(s.DatasetID) + len(s.Name) + len(s.Type) + len(s.XField)
+	n := len(s.DatasetID) + len(s.Name) + len(s.Type) + len(s.XField) + paramsSize(Params{Filters: s.Filters})
 	for _, y := range s.YFields {
 		n += len(y) + 3
 	}

@@ -277,6 +277,7 @@ func (m *MemoryCatalog) newID(prefix string, used func(string) bool) string {
 
 func cloneChart(c Chart) Chart {
 	c.YFields = slices.Clone(c.YFields)
+	c.Filters = slices.Clone(c.Filters)
 	return c
 }
 

@@ -565,3 +565,29 @@ func TestPlaceCharts(t *testing.T) {
 		t.Errorf("%d placements audited, want 3", okPlace)
 	}
 }
+
+// TestPreviewKeepsFilters shows a preview drawing only the rows of the
+// answer it was made from, on creation and on every read after.
+func TestPreviewKeepsFilters(t *testing.T) {
+	e := newEnv(t, nil)
+	us := []dataexec.Filter{{Field: "country", Op: dataexec.OpEq, Value: "US"}}
+	spec := dataexec.ChartSpec{DatasetID: "signups", Name: "US signups", Type: dataexec.ChartLine, XField: "day", YFields: []string{"signups"}, Filters: us}
+	cr, err := e.exec.CreateChartPreview(ctx, bob, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(cr.Data.Labels); n != 2 {
+		t.Errorf("preview draws %d rows, want the 2 US rows", n)
+	}
+	stored, _ := e.cat.Chart(ctx, cr.Chart.ID)
+	if diff := cmp.Diff(us, stored.Filters); diff != "" {
+		t.Errorf("stored filters mismatch (-want +got):\n%s", diff)
+	}
+	read, err := e.exec.ChartData(ctx, bob, cr.Chart.ID, dataexec.Params{})
+	if err != nil || len(read.Data.Labels) != 2 {
+		t.Errorf("chart data = %+v, %v; want the 2 US rows", read, err)
+	}
+	spec.Filters = []dataexec.Filter{{Field: "nope", Op: dataexec.OpEq, Value: "US"}}
+	_, err = e.exec.CreateChartPreview(ctx, bob, spec)
+	mustCode(t, err, askbi.InvalidArgument)
+}
