@@ -364,6 +364,12 @@ func (a *Assistant) targets(ctx context.Context, p access.Principal, args json.R
 		if json.Unmarshal(top[k.key], &id) == nil && id != "" {
 			ents = append(ents, access.Entity{Type: k.typ, ID: id})
 		}
+		var ids []string // a batch: "chart_ids"
+		if json.Unmarshal(top[k.key+"s"], &ids) == nil {
+			for _, id := range ids[:min(len(ids), dataexec.MaxPlacements)] {
+				ents = append(ents, access.Entity{Type: k.typ, ID: id})
+			}
+		}
 	}
 	out := []dataexec.Ref{}
 	if len(ents) == 0 {

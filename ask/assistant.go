@@ -54,6 +54,11 @@ type Options struct {
 	// redacted like the built-in ones before anything is saved, streamed,
 	// shown or sent to the model. A pattern must not match whitespace.
 	Secrets []*regexp.Regexp
+	// OfferPlacementAfter is how many distinct previews a conversation
+	// holds (previews still on no dashboard, counted by the code from its
+	// tool results) before Ask offers, once per conversation, to place
+	// them all on a dashboard. Default 3.
+	OfferPlacementAfter int
 	// Logger logs internal errors with detail. Default slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
@@ -95,6 +100,7 @@ func New(provider Provider, gate *access.Gate, exec *dataexec.Executor, convs Co
 	def(&o.HistoryEntries, 40)
 	def(&o.MaxMessageChars, 4000)
 	def(&o.MaxToolOutputChars, 20000)
+	def(&o.OfferPlacementAfter, 3)
 	if o.TurnTimeout <= 0 {
 		o.TurnTimeout = 2 * time.Minute
 	}
@@ -124,6 +130,9 @@ Rules:
 - If the user says "this chart" and several charts are selected, ask which one.
 - Changes (updating charts, adding to dashboards, deleting) need the user's approval, which the product asks for. Never say an action ran unless its tool result says so.
 - When a question needs data from a source that may not be connected (a product the user names, or a kind of data no dataset covers), call list_connections with the capability and the provider. If it finds no usable connection, say in one or two sentences which access is missing, then stop: the product shows the setup options after your answer. Do not make a chart from other data instead. Setting up or approving a connection is the user's action, never yours; when the user says they added it, call list_connections again before continuing.
+- A dataset result with scope_mismatch means the dataset holds only part of the data and nothing was run: say which scope it has and ask whether to answer for that scope, or offer the unscoped dataset it names. Never answer the broader question from it.
+- For a follow-up such as "create a preview for it", use the most recent relevant answer (its dataset and filters) and the selected items: one create_chart_preview per metric and per breakdown, with the same dataset and filters. Ask only when what "it" means or its scope is unclear, or when the previews would not fit in this turn.
+- Never offer to put a single preview on a dashboard, in words or suggestions: its chart result has that control. When a tool result carries placement_offer, ask once whether to place all those previews on a dashboard, and which; call add_previews_to_dashboard only after the user agrees and names or selects one dashboard.
 - Be brief.`
 
 func newID(prefix string) string {

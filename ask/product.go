@@ -28,24 +28,46 @@ func ProductTools(exec *dataexec.Executor) []Tool {
 					Data: map[string]any{"dataset": res.Dataset, "fields": res.Columns, "row_count": res.RowCount}}
 			}),
 		// The model sees at most previewRows rows of a preview.
-		fromAction(exec, dataexec.RunDatasetAction, "Run a dataset and preview its rows, optionally filtered.", "Previewed data",
+		scopeChecked(exec, fromAction(exec, dataexec.RunDatasetAction, "Run a dataset and preview its rows, optionally filtered.", "Previewed data",
 			TableFilter, func(res *dataexec.Result) Output {
 				rows := res.Rows[:min(len(res.Rows), previewRows)]
 				return Output{Summary: count(res.RowCount, "row"),
 					Data: map[string]any{"dataset": res.Dataset, "columns": res.Columns, "rows": rows,
 						"row_count": res.RowCount, "truncated": res.Truncated || len(rows) < len(res.Rows)}}
-			}),
-		charting(fromAction(exec, dataexec.ChartPreviewAction, "Create a temporary chart from a dataset. The user can add it to a dashboard.",
-			"Created chart preview", ShowAll, chartOutput("Created preview"))),
+			})),
+		previewing(scopeChecked(exec, charting(fromAction(exec, dataexec.ChartPreviewAction,
+			"Create a temporary chart from a dataset: one per metric or breakdown. The chart result lets the user place it; an identical request returns the existing preview.",
+			"Created chart preview", ShowAll, chartOutput("Created preview"))))),
 		charting(titled("Update chart", fromAction(exec, dataexec.UpdateChartAction, "Change a chart's type, fields or name. Fields left out keep their values.",
 			"Updated chart", ShowAll, chartOutput("Updated")))),
 		charting(titled("Add chart to dashboard", fromAction(exec, dataexec.PlaceChartAction, "Place a preview chart on a dashboard.", "Added chart to dashboard",
 			ShowAll, chartOutput("Added")))),
+		charting(titled("Add charts to dashboard", fromAction(exec, dataexec.PlaceChartsAction,
+			"Place several preview charts on one dashboard in one step, only after the user agreed and named or selected the dashboard.",
+			"Added charts to dashboard", ShowAll, placedOutput))),
 		titled("Delete dashboard", fromAction(exec, dataexec.DeleteDashboardAction, "Delete a dashboard and its charts.", "Deleted dashboard", ShowAll,
 			func(d dataexec.Deleted) Output {
 				return Output{Summary: "Dashboard deleted", Data: map[string]any{"deleted": d.Deleted.ID}}
 			})),
 	}
+}
+
+// previewing marks a tool that creates previews (Tool.Preview).
+func previewing(t Tool) Tool {
+	t.Preview = true
+	return t
+}
+
+// placedOutput shapes a batch placement: the charts' references for the
+// model. It has no client Result of its own: the chart results already
+// shown switch to Saved when they are re-read.
+func placedOutput(p *dataexec.Placed) Output {
+	charts := make([]any, len(p.Charts))
+	for i, cr := range p.Charts {
+		charts[i] = map[string]any{"chart": cr.Chart, "status": cr.Status}
+	}
+	return Output{Summary: fmt.Sprintf("Added %s to %q", count(len(p.Charts), "chart"), p.Dashboard.Name),
+		Data: map[string]any{"dashboard": p.Dashboard, "charts": charts}}
 }
 
 // charting marks a chart tool (Tool.Chart).
@@ -95,7 +117,7 @@ func fromAction[In, Out any](exec *dataexec.Executor, a dataexec.Action[In, Out]
 // client, and their counts for the model.
 func chartOutput(verb string) func(*dataexec.ChartResult) Output {
 	return func(cr *dataexec.ChartResult) Output {
-		data := map[string]any{"chart": cr.Chart, "status": cr.Status, "chart_type": cr.ChartType, "dashboard": cr.Dashboard}
+		data := map[string]any{"chart": cr.Chart, "status": cr.Status, "chart_type": cr.ChartType, "dashboard": cr.Dashboard, "datasets": cr.Datasets}
 		if cr.Data != nil {
 			data["points"] = len(cr.Data.Labels)
 			data["series"] = len(cr.Data.Series)

@@ -141,6 +141,7 @@ func (tr *turn) ask(ctx context.Context, question string) error {
 		return err
 	}
 	question = a.redact.String(question)
+	tr.question = question
 	if _, err := a.convs.AppendEntry(ctx, Entry{ID: newID("ent"), ConversationID: tr.conv.ID, TurnID: tr.t.ID, Role: RoleUser,
 		Text: question, CreatedAt: tr.t.CreatedAt}); err != nil {
 		return err

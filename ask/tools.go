@@ -21,6 +21,10 @@ type Call struct {
 	Principal      access.Principal
 	ConversationID string
 	Arguments      json.RawMessage
+	// Message is the user's message of the turn (redacted), or "" when
+	// the call runs on an approval: what a scoped dataset's request is
+	// checked against (dataexec.Uncovered).
+	Message string
 }
 
 // Output is what a tool returns.
@@ -75,6 +79,12 @@ type Tool struct {
 	// turn's model requests once a tool said setup is needed
 	// (Output.NeedsSetup).
 	Chart bool
+	// Preview marks a tool that creates chart previews (its Output.Data
+	// is an object with the "chart" reference): an identical request in
+	// the same conversation returns the preview made before, and the
+	// conversation's count of distinct previews decides when Ask offers,
+	// once, to place them all (Options.OfferPlacementAfter).
+	Preview bool
 	// Refresh, when set, re-reads a completed call's saved Result for live
 	// principal p when its conversation is opened (a connection setup
 	// card then shows the connection set up since). On an error the

@@ -32,6 +32,10 @@ type turn struct {
 	setupNeeded bool
 	emit        Emit
 	seq         int
+
+	// question is the user's message of this turn, redacted; "" for a
+	// turn that runs an approval.
+	question string
 }
 
 func (tr *turn) send(e Event) {
@@ -267,7 +271,7 @@ func (tr *turn) run(ctx context.Context, tool Tool, c ToolCall, approval string)
 		return nil, err
 	}
 	tr.send(Event{Type: EventToolRunning, Tool: toolEvent(tool, run)})
-	out, err := tool.Run(ctx, Call{Principal: tr.p, ConversationID: tr.conv.ID, Arguments: c.Arguments})
+	out, err := tr.runTool(ctx, tool, Call{Principal: tr.p, ConversationID: tr.conv.ID, Arguments: c.Arguments, Message: tr.question})
 	var data, result json.RawMessage
 	if err == nil {
 		if data, err = tr.marshalRedacted(out.Data); err == nil {

@@ -8,6 +8,22 @@
 //     dataset named like X, run_dataset, then create_chart_preview (a bar
 //     chart when Y is a category such as country, else a line chart),
 //     then a short answer.
+//     With one dataset selected it runs that dataset instead of
+//     searching; when the result says the dataset is scoped
+//     (scope_mismatch) it names the scope and asks, offering the
+//     unscoped dataset ("show signups by week on the /pricing page"
+//     includes the scope and answers).
+//   - "create a preview for it": one create_chart_preview per metric
+//     and per breakdown of the conversation's latest run_dataset answer
+//     (or of the one selected dataset), with its dataset and filters; it
+//     asks "A preview of what?" when there is none, and which to make
+//     first when there would be more than four. When a result carries
+//     the placement offer (several previews) it asks, once, whether to
+//     place them all on a dashboard.
+//   - "yes, add them to Growth overview" (or "yes, add them" with one
+//     dashboard selected) after that offer: add_previews_to_dashboard
+//     with the offered charts (the product asks for approval); without a
+//     destination it asks which dashboard; "no" keeps them previews.
 //   - "delete the Revenue dashboard": search_workspace for the dashboard,
 //     then propose delete_dashboard (destructive: the product asks for
 //     approval), then report what happened.
@@ -70,6 +86,9 @@ var (
 	categorical = map[string]bool{"country": true, "plan": true, "region": true, "segment": true, "channel": true}
 	providerRe  = regexp.MustCompile(`(?i)\b(posthog|demo analytics|acme analytics|plausible|sentry|mysql|postgresql)\b`)
 	checkAgain  = regexp.MustCompile(`(?i)\b(i added the connection|continue (?:my |the )?request)\b`)
+	previewIt   = regexp.MustCompile(`(?i)\b(?:create|make) (?:a )?previews? (?:for|of) (?:it|this|that|them)\b`)
+	placeAll    = regexp.MustCompile(`(?i)^\s*(?:yes|ok|okay|sure|please)\b.*?\b(?:add|place|put|move)\b(?:.*?\bto (?:the )?(.+?)(?: dashboard)?\s*[.!]?\s*$)?`)
+	declineAll  = regexp.MustCompile(`(?i)^\s*(?:no|not now|keep them)\b`)
 	// providerCaps is the capability each provider the mock knows serves.
 	providerCaps = map[string]string{"posthog": "product_analytics", "demo analytics": "web_analytics", "acme analytics": "web_analytics",
 		"plausible": "web_analytics", "sentry": "error_tracking", "mysql": "database", "postgresql": "database"}
@@ -244,8 +263,15 @@ func script(req ask.ModelRequest, n int) ask.ModelReply {
 	case showBy.MatchString(st.question):
 		m := showBy.FindStringSubmatch(st.question)
 		subject, by := strings.ToLower(m[1]), strings.ToLower(m[2])
+		if sm, ok := out["scope_mismatch"].(map[string]any); ok {
+			return scopeQuestion(sm)
+		}
 		switch tool {
 		case "":
+			if ds := st.handles["dataset"]; len(ds) == 1 {
+				// A selected dataset beats a name in the message.
+				return call(n, "run_dataset", map[string]any{"dataset_id": ds[0]})
+			}
 			return call(n, "search_workspace", map[string]any{"query": firstWord(subject), "types": []string{"dataset"}})
 		case "search_workspace":
 			id := pick(out, subject+" "+by)
@@ -267,7 +293,19 @@ func script(req ask.ModelRequest, n int) ask.ModelReply {
 			return call(n, "create_chart_preview", map[string]any{"dataset_id": ds["id"], "chart_type": typ,
 				"x_field": cols[0], "y_fields": []any{cols[1]}, "name": name})
 		default:
-			return say("Here is a preview of %s by %s. Add it to a dashboard when it looks right.", subject, by)
+			if reply, ok := offer(out); ok {
+				return reply
+			}
+			if out["reused"] != nil {
+				return say("That preview already exists, so I showed it again: %s by %s.", subject, by)
+			}
+			return say("Here is a preview of %s by %s.", subject, by)
+		}
+	case previewIt.MatchString(st.question):
+		return previews(req, st, tool, out, n)
+	case placeAll.MatchString(st.question) || declineAll.MatchString(st.question):
+		if reply, ok := placement(req, st, tool, out, n); ok {
+			return reply
 		}
 	case deleteDash.MatchString(st.question):
 		name := deleteDash.FindStringSubmatch(st.question)[1]
