@@ -54,8 +54,8 @@ func DatasetScope(d Dataset) []Filter {
 // include, in order: a condition is included when one of the request's
 // filters asks for it (the same field and the same or a narrower
 // condition: eq of a value the scope allows), or when the words of the
-// user's request name its value (case-insensitive; "/pricing" is named by
-// "pricing" too). An empty result means the request may be answered from
+// user's request name its values as whole words (case-insensitive;
+// "/pricing" is named by "pricing" too). An empty result means the request may be answered from
 // the scoped data.
 func Uncovered(scope, filters []Filter, words string) []Filter {
 	words = strings.ToLower(words)
@@ -152,11 +152,31 @@ func named(s Filter, words string) bool {
 	}
 	for _, v := range vals {
 		v = strings.ToLower(strings.Trim(v, "/ "))
-		if v == "" || !strings.Contains(words, v) {
+		if v == "" || !containsWord(words, v) {
 			return false
 		}
 	}
 	return true
+}
+
+// containsWord reports whether s holds w as a whole word: not inside a
+// longer word, so "de" is not named by "order".
+func containsWord(s, w string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], w)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(w)
+		if (start == 0 || !wordByte(s[start-1])) && (end == len(s) || !wordByte(s[end])) {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+func wordByte(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '_' || b >= 0x80
 }
 
 // scopedRef is datasetRef for live principal p, naming the unscoped

@@ -23,6 +23,7 @@ func TestUncovered(t *testing.T) {
 		{"broader request", nil, "show signups by week", scope},
 		{"named in words", nil, "signups on the pricing page in eu and uk", nil},
 		{"one named", nil, "signups on /pricing", []dataexec.Filter{regions}},
+		{"inside a longer word", nil, "show the pricingpage for all regions", scope},
 		{"the same filters", scope, "", nil},
 		{"a narrower filter", []dataexec.Filter{page, {Field: "region", Op: dataexec.OpEq, Value: "EU"}}, "", nil},
 		{"a wider filter", []dataexec.Filter{page, {Field: "region", Op: dataexec.OpIn, Value: []any{"EU", "US"}}}, "", []dataexec.Filter{regions}},

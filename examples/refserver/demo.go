@@ -122,6 +122,12 @@ func seedWorkspace(dir *access.MemoryDirectory, cat *dataexec.MemoryCatalog, act
 	}
 	ds("ds_weekly_signups", teamAcme, projGrowth, "conn_acme_wh", "Weekly signups", sqlWeeklySignups)
 	ds("ds_signups_country", teamAcme, projGrowth, "conn_acme_wh", "Signups by country", sqlByCountry)
+	// A scoped dataset: its saved filter limits it to two countries, and
+	// Ask offers Signups by country for a broader question.
+	cat.PutDataset(dataexec.Dataset{ID: "ds_signups_eu", TeamID: teamAcme, ProjectID: projGrowth, Name: "EU signups by country", Version: 1,
+		Request: dataexec.Request{ConnectionID: "conn_acme_wh", SQL: sqlByCountry,
+			Filters: []dataexec.Filter{{Field: "country", Op: dataexec.OpIn, Value: []any{"DE", "FR"}}}},
+		Scope: &dataexec.Scope{UnscopedID: "ds_signups_country"}, CreatedAt: at, UpdatedAt: updated("ds_signups_eu")})
 	ds("ds_mrr", teamAcme, projFin, "conn_acme_wh", "MRR", sqlMRR)
 	ds("ds_tickets", teamGlobex, projOps, "conn_globex_wh", "Tickets by day", sqlTickets)
 	chart := func(id, team, project, dashID, name string, typ dataexec.ChartType, dsID, x string, y ...string) {
