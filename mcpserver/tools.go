@@ -345,7 +345,7 @@ func summarizeMeta(n string, m dataexec.Meta) string {
 
 func datasetReply(s *Server, _ dataexec.DatasetRun, res *dataexec.Result) reply {
 	return reply{
-		summary: summarizeMeta(fmt.Sprintf("Dataset %q: %d rows, %d columns.", res.Dataset.Name, res.RowCount, len(res.Columns)), res.Meta),
+		summary: summarizeMeta(fmt.Sprintf("Dataset %q%s: %d rows, %d columns.", res.Dataset.Name, scopeNote(*res.Dataset), res.RowCount, len(res.Columns)), res.Meta),
 		data: struct {
 			Dataset refOut `json:"dataset"`
 			tableOut
@@ -356,12 +356,31 @@ func datasetReply(s *Server, _ dataexec.DatasetRun, res *dataexec.Result) reply 
 func chartDataReply(s *Server, _ dataexec.ChartRun, cr *dataexec.ChartResult) reply {
 	chart := s.link(dataexec.Ref{Type: access.TypeChart, ID: cr.Chart.ID, Name: cr.Chart.Name})
 	return reply{
-		summary: summarizeMeta(fmt.Sprintf("Chart %q (%s): %d labels, %d series.", cr.Chart.Name, cr.Data.Type, len(cr.Data.Labels), len(cr.Data.Series)), cr.Data.Meta),
+		summary: summarizeMeta(fmt.Sprintf("Chart %q (%s)%s: %d labels, %d series.", cr.Chart.Name, cr.Data.Type, datasetsScope(cr.Datasets), len(cr.Data.Labels), len(cr.Data.Series)), cr.Data.Meta),
 		data: struct {
 			Chart refOut `json:"chart"`
 			*dataexec.ChartData
 		}{chart, cr.Data},
 	}
+}
+
+// scopeNote names a scoped dataset's scope in a summary: the data holds
+// only those rows.
+func scopeNote(d dataexec.Ref) string {
+	if d.Scope == nil {
+		return ""
+	}
+	return " (scope: " + d.Scope.Text + ")"
+}
+
+// datasetsScope is scopeNote of a chart's scoped dataset, if any.
+func datasetsScope(ds []dataexec.Ref) string {
+	for _, d := range ds {
+		if d.Scope != nil {
+			return scopeNote(d)
+		}
+	}
+	return ""
 }
 
 // create_chart_preview: the action, with an optional PNG of the chart.
