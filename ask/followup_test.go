@@ -120,6 +120,17 @@ func TestScopedDatasetBroaderRequest(t *testing.T) {
 	if strings.Contains(strings.ToLower(replyText(events)), "dashboard") {
 		t.Errorf("a single preview's answer offers placement: %q", replyText(events))
 	}
+
+	// A follow-up on that answer keeps its scope: the preview names it in
+	// its filters, so it is the same preview, shown again.
+	events = e.MustSend(t, alice, conv, "create a preview for it", nil)
+	previews = completed(events, "create_chart_preview")
+	if len(previews) != 1 || !strings.HasPrefix(previews[0].Summary, "Reused preview") {
+		t.Errorf("follow-up on the scoped answer: %+v; %q", previews, replyText(events))
+	}
+	if n := len(e.chartIDs(t)); n != len(charts)+1 {
+		t.Errorf("%d charts, want %d", n, len(charts)+1)
+	}
 }
 
 // withFunnel adds a dataset with two metrics and a breakdown.

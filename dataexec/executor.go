@@ -719,6 +719,13 @@ type plan struct {
 // datasetPlan validates a dataset run and builds its plan and cache key.
 // It also returns the dataset's connection.
 func (e *Executor) datasetPlan(ctx context.Context, ds Dataset, filters []Filter, vars map[string]any) (*plan, Connection, error) {
+	if ds.Scope != nil {
+		// A filter that repeats a declared scope condition holds by
+		// construction; its field need not be an output field.
+		filters = slices.DeleteFunc(slices.Clone(filters), func(f Filter) bool {
+			return slices.ContainsFunc(ds.Scope.Filters, func(s Filter) bool { return sameFilter(f, s) })
+		})
+	}
 	var known []string
 	if len(ds.Request.Fields) > 0 {
 		known = ds.Request.Fields.Names()

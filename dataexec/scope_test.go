@@ -67,6 +67,12 @@ func TestScopedDataset(t *testing.T) {
 	if sc == nil || sc.Text != wantText || res.Dataset.Info != wantInfo || sc.Unscoped == nil || sc.Unscoped.ID != "signups" {
 		t.Fatalf("result dataset = %+v, scope %+v", res.Dataset, sc)
 	}
+	// Naming the declared scope in a run's filters is allowed, though
+	// page_path is no output field; it changes no rows.
+	named := mustRun(t, e, alice, "signups-us", dataexec.Params{Filters: ds.Scope.Filters})
+	if named.RowCount != 2 {
+		t.Errorf("rows = %d with the scope named, want 2", named.RowCount)
+	}
 	refs, err := e.exec.Resolve(ctx, alice, []access.Entity{{Type: access.TypeDataset, ID: "signups-us"}})
 	if err != nil || refs[0] == nil || refs[0].Info != wantInfo || refs[0].Scope == nil {
 		t.Errorf("context ref = %+v, %v", refs[0], err)

@@ -290,8 +290,11 @@ func script(req ask.ModelRequest, n int) ask.ModelReply {
 				typ = "bar"
 			}
 			name := strings.ToUpper(subject[:1]) + subject[1:] + " by " + by
-			return call(n, "create_chart_preview", map[string]any{"dataset_id": ds["id"], "chart_type": typ,
-				"x_field": cols[0], "y_fields": []any{cols[1]}, "name": name})
+			args := map[string]any{"dataset_id": ds["id"], "chart_type": typ, "x_field": cols[0], "y_fields": []any{cols[1]}, "name": name}
+			if fs := withScope(nil, ds); fs != nil {
+				args["filters"] = fs
+			}
+			return call(n, "create_chart_preview", args)
 		default:
 			if reply, ok := offer(out); ok {
 				return reply

@@ -118,11 +118,11 @@ func previews(req ask.ModelRequest, st turnState, tool string, out map[string]an
 	if len(metrics) == 0 {
 		return say("The last answer has no numeric field to chart. Which measure do you mean?")
 	}
-	filters := args["filters"]
+	filters := withScope(args["filters"], ds)
 	var specs []map[string]any
 	spec := func(typ, x, y string) map[string]any {
 		m := map[string]any{"dataset_id": ds["id"], "chart_type": typ, "x_field": x, "y_fields": []any{y}, "name": title(y) + " by " + x}
-		if filters != nil {
+		if len(filters) > 0 {
 			m["filters"] = filters
 		}
 		return m
@@ -146,6 +146,27 @@ func previews(req ask.ModelRequest, st turnState, tool string, out map[string]an
 		calls = append(calls, ask.ToolCall{ID: fmt.Sprintf("mock_%d_%d", n, i), Name: "create_chart_preview", Arguments: b})
 	}
 	return ask.ModelReply{ToolCalls: calls}
+}
+
+// withScope adds to filters the scope of dataset reference ds that they
+// do not name yet: a preview of an answer from a scoped dataset names the
+// scope the answer had. It returns nil for no filters.
+func withScope(filters any, ds map[string]any) []any {
+	out, _ := filters.([]any)
+	sc, _ := ds["scope"].(map[string]any)
+	scope, _ := sc["filters"].([]any)
+	for _, f := range scope {
+		b, _ := json.Marshal(f)
+		dup := false
+		for _, g := range out {
+			c, _ := json.Marshal(g)
+			dup = dup || string(b) == string(c)
+		}
+		if !dup {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func summary(made, reused []string) string {
