@@ -238,9 +238,13 @@ func TestBatchPlacement(t *testing.T) {
 	e := newEnv(t, nil)
 	conv, ids := followUps(t, e)
 
-	// Consent without a destination: Ask asks which dashboard, and
-	// proposes nothing.
-	events := e.MustSend(t, alice, conv, "yes, add them", nil)
+	// No consent, then consent without a destination: nothing is
+	// proposed; Ask asks which dashboard.
+	events := e.MustSend(t, alice, conv, "not now", nil)
+	if find(events, ask.EventToolApprovalRequired) != nil || !strings.Contains(replyText(events), "stay previews") {
+		t.Fatalf("declined: %v, %q", types(events), replyText(events))
+	}
+	events = e.MustSend(t, alice, conv, "yes, add them", nil)
 	if find(events, ask.EventToolApprovalRequired) != nil || !strings.Contains(replyText(events), "Which dashboard") {
 		t.Fatalf("consent without a destination: %v, %q", types(events), replyText(events))
 	}

@@ -259,6 +259,12 @@ func script(req ask.ModelRequest, n int) ask.ModelReply {
 	if reply, ok := connections(req, st, tool, out, n); ok {
 		return reply
 	}
+	if placeAll.MatchString(st.question) || declineAll.MatchString(st.question) {
+		// An answer to the placement offer, when one was made.
+		if reply, ok := placement(req, st, tool, out, n); ok {
+			return reply
+		}
+	}
 	switch {
 	case showBy.MatchString(st.question):
 		m := showBy.FindStringSubmatch(st.question)
@@ -306,10 +312,6 @@ func script(req ask.ModelRequest, n int) ask.ModelReply {
 		}
 	case previewIt.MatchString(st.question):
 		return previews(req, st, tool, out, n)
-	case placeAll.MatchString(st.question) || declineAll.MatchString(st.question):
-		if reply, ok := placement(req, st, tool, out, n); ok {
-			return reply
-		}
 	case deleteDash.MatchString(st.question):
 		name := deleteDash.FindStringSubmatch(st.question)[1]
 		switch tool {
