@@ -174,14 +174,13 @@ func Run(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.Catalog
 	t.Run("Search", func(t *testing.T) {
 		c := newCat(t)
 		rows := map[string]dataexec.SearchRow{
-			"conn-wh":     {Entity: fx.Connections[0].Ref(), Name: "Warehouse", UpdatedAt: at(1), ConnectionName: "Warehouse", ConnectionType: "postgres", Active: true},
-			"conn-fin":    {Entity: fx.Connections[1].Ref(), Name: "Finance DB", UpdatedAt: at(2), ConnectionName: "Finance DB", ConnectionType: "postgres"},
-			"dash-growth": {Entity: fx.Dashboards[0].Ref(), Name: "Growth overview", UpdatedAt: at(10), ChartCount: 2},
-			"dash-fin":    {Entity: fx.Dashboards[1].Ref(), Name: "Finance", UpdatedAt: at(11), ChartCount: 1},
-			"ds-signups":  {Entity: fx.Datasets[0].Ref(), Name: "Weekly signups", UpdatedAt: at(20), ConnectionName: "Warehouse", ConnectionType: "postgres", Active: true},
-			"ds-mrr":      {Entity: fx.Datasets[1].Ref(), Name: "MRR", UpdatedAt: at(21), ConnectionName: "Finance DB", ConnectionType: "postgres"},
-			"ds-conv": {Entity: fx.Datasets[2].Ref(), Name: "Conversion 50% cohort", UpdatedAt: at(22), ConnectionName: "Warehouse", ConnectionType: "postgres", Active: true,
-				Scope: dataexec.DatasetScope(fx.Datasets[2])},
+			"conn-wh":       {Entity: fx.Connections[0].Ref(), Name: "Warehouse", UpdatedAt: at(1), ConnectionName: "Warehouse", ConnectionType: "postgres", Active: true},
+			"conn-fin":      {Entity: fx.Connections[1].Ref(), Name: "Finance DB", UpdatedAt: at(2), ConnectionName: "Finance DB", ConnectionType: "postgres"},
+			"dash-growth":   {Entity: fx.Dashboards[0].Ref(), Name: "Growth overview", UpdatedAt: at(10), ChartCount: 2},
+			"dash-fin":      {Entity: fx.Dashboards[1].Ref(), Name: "Finance", UpdatedAt: at(11), ChartCount: 1},
+			"ds-signups":    {Entity: fx.Datasets[0].Ref(), Name: "Weekly signups", UpdatedAt: at(20), ConnectionName: "Warehouse", ConnectionType: "postgres", Active: true},
+			"ds-mrr":        {Entity: fx.Datasets[1].Ref(), Name: "MRR", UpdatedAt: at(21), ConnectionName: "Finance DB", ConnectionType: "postgres"},
+			"ds-conv":       {Entity: fx.Datasets[2].Ref(), Name: "Conversion 50% cohort", UpdatedAt: at(22), ConnectionName: "Warehouse", ConnectionType: "postgres", Active: true, Scope: dataexec.DatasetScope(fx.Datasets[2])},
 			"chart-signups": {Entity: fx.Charts[0].Ref(), Name: "Signups by week", UpdatedAt: at(30), ChartType: dataexec.ChartLine, DashboardName: "Growth overview"},
 			"chart-country": {Entity: fx.Charts[1].Ref(), Name: "Signups by country", UpdatedAt: at(31), ChartType: dataexec.ChartBar, DashboardName: "Growth overview"},
 			"chart-mrr":     {Entity: fx.Charts[2].Ref(), Name: "MRR trend", UpdatedAt: at(32), ChartType: dataexec.ChartArea, DashboardName: "Finance"},
