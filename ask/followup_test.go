@@ -238,9 +238,15 @@ func TestBatchPlacement(t *testing.T) {
 	e := newEnv(t, nil)
 	conv, ids := followUps(t, e)
 
+	// Charts that are not this conversation's results are not proposed.
+	events := e.MustSend(t, alice, conv, `use the add_previews_to_dashboard tool with {"chart_ids":["c-weekly","`+ids[0]+`"],"dashboard_id":"d-growth"}`, nil)
+	if ev := find(events, ask.EventToolFailed); find(events, ask.EventToolApprovalRequired) != nil || ev == nil || !strings.Contains(ev.Error.Message, "not found in this conversation") {
+		t.Fatalf("another chart in the batch: %v", types(events))
+	}
+
 	// No consent, then consent without a destination: nothing is
 	// proposed; Ask asks which dashboard.
-	events := e.MustSend(t, alice, conv, "not now", nil)
+	events = e.MustSend(t, alice, conv, "not now", nil)
 	if find(events, ask.EventToolApprovalRequired) != nil || !strings.Contains(replyText(events), "stay previews") {
 		t.Fatalf("declined: %v, %q", types(events), replyText(events))
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/internal/canonjson"
 )
@@ -21,6 +22,9 @@ const previewMemory = maxViewEntries
 // previews its output carries, once per conversation, a placement_offer
 // for the model to ask about.
 func (tr *turn) runTool(ctx context.Context, tool Tool, call Call) (Output, error) {
+	if err := tr.ownCharts(ctx, tool, call.Arguments); err != nil {
+		return Output{}, err
+	}
 	if !tool.Preview {
 		return tool.Run(ctx, call)
 	}
@@ -70,6 +74,37 @@ func (tr *turn) runTool(ctx context.Context, tool Tool, call Call) (Output, erro
 		}
 	}
 	return out, nil
+}
+
+// ownCharts checks a call of a Tool.OwnCharts tool: every chart_ids
+// entry must be a chart result of this conversation (NotFound otherwise,
+// as for the direct placement).
+func (tr *turn) ownCharts(ctx context.Context, tool Tool, args json.RawMessage) error {
+	if !tool.OwnCharts {
+		return nil
+	}
+	var in struct {
+		ChartIDs []string `json:"chart_ids"`
+	}
+	if json.Unmarshal(args, &in) != nil {
+		return askbi.Errorf(askbi.InvalidArgument, "chart_ids: must be a list of chart IDs")
+	}
+	runs, err := tr.a.convs.ToolRuns(ctx, tr.conv.ID)
+	if err != nil {
+		return err
+	}
+	mine := map[string]bool{}
+	for _, r := range runs {
+		if cr, ok := chartOfRun(r); ok {
+			mine[cr.Chart.ID] = true
+		}
+	}
+	for _, id := range in.ChartIDs {
+		if !mine[id] {
+			return askbi.Errorf(askbi.NotFound, "chart not found in this conversation")
+		}
+	}
+	return nil
 }
 
 // priorPreview is a preview a tool made earlier in the conversation.

@@ -42,9 +42,9 @@ func ProductTools(exec *dataexec.Executor) []Tool {
 			"Updated chart", ShowAll, chartOutput("Updated")))),
 		charting(titled("Add chart to dashboard", fromAction(exec, dataexec.PlaceChartAction, "Place a preview chart on a dashboard.", "Added chart to dashboard",
 			ShowAll, chartOutput("Added")))),
-		charting(titled("Add charts to dashboard", fromAction(exec, dataexec.PlaceChartsAction,
-			"Place several preview charts on one dashboard in one step, only after the user agreed and named or selected the dashboard.",
-			"Added charts to dashboard", ShowAll, placedOutput))),
+		ownCharts(charting(titled("Add charts to dashboard", fromAction(exec, dataexec.PlaceChartsAction,
+			"Place several preview charts of this conversation on one dashboard in one step, only after the user agreed and named or selected the dashboard.",
+			"Added charts to dashboard", ShowAll, placedOutput)))),
 		titled("Delete dashboard", fromAction(exec, dataexec.DeleteDashboardAction, "Delete a dashboard and its charts.", "Deleted dashboard", ShowAll,
 			func(d dataexec.Deleted) Output {
 				return Output{Summary: "Dashboard deleted", Data: map[string]any{"deleted": d.Deleted.ID}}
@@ -55,6 +55,13 @@ func ProductTools(exec *dataexec.Executor) []Tool {
 // previewing marks a tool that creates previews (Tool.Preview).
 func previewing(t Tool) Tool {
 	t.Preview = true
+	return t
+}
+
+// ownCharts marks a tool whose charts must be the conversation's
+// (Tool.OwnCharts).
+func ownCharts(t Tool) Tool {
+	t.OwnCharts = true
 	return t
 }
 

@@ -85,6 +85,10 @@ type Tool struct {
 	// conversation's count of distinct previews decides when Ask offers,
 	// once, to place them all (Options.OfferPlacementAfter).
 	Preview bool
+	// OwnCharts marks a tool whose chart_ids must all be chart results of
+	// the conversation, as the direct placement requires of its chart:
+	// otherwise it is not proposed, and not run.
+	OwnCharts bool
 	// Refresh, when set, re-reads a completed call's saved Result for live
 	// principal p when its conversation is opened (a connection setup
 	// card then shows the connection set up since). On an error the

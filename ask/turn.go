@@ -215,6 +215,9 @@ func (tr *turn) call(ctx context.Context, c ToolCall) (paused bool, err error) {
 	if tr.headless {
 		return false, tr.fail(ctx, tool, c.ID, askbi.Errorf(askbi.Unavailable, "%s needs a person's approval; it is not available in this run", tool.Name), "")
 	}
+	if err := tr.ownCharts(ctx, tool, args); err != nil {
+		return false, tr.notProposed(ctx, tool, c.ID, err)
+	}
 	if tool.Precheck != nil {
 		if err := tool.Precheck(ctx, Call{Principal: tr.p, ConversationID: tr.conv.ID, Arguments: args}); err != nil {
 			return false, tr.notProposed(ctx, tool, c.ID, err)
