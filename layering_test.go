@@ -26,6 +26,9 @@ var layers = []struct {
 	// reference server.
 	{pkg: "internal/chattest", may: []string{"", "ask", "internal"}},
 	{pkg: "dataexec", may: []string{"", "access", "seal", "internal"}},
+	// The Data API and the pages' routes: the executor over HTTP, never
+	// the assistant.
+	{pkg: "dataexec/datahttp", may: []string{"", "access", "dataexec", "internal"}},
 	{pkg: "memory", may: []string{"", "access", "seal", "internal"}},
 	{pkg: "connresolve", may: []string{"", "access", "dataexec", "internal"}},
 	// The MCP path never calls a model, never creates a conversation and

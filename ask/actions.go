@@ -3,8 +3,6 @@ package ask
 import (
 	"context"
 	"encoding/json"
-	"slices"
-	"strings"
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
@@ -67,20 +65,24 @@ func (a *Assistant) AddPreviewToDashboard(ctx context.Context, p access.Principa
 	return res, a.convs.SaveToolRun(ctx, run)
 }
 
+// Links are the URLs of the pages of a chart result (the executor's
+// Links), for an adapter answering a direct action.
+func (a *Assistant) Links(cr dataexec.ChartResult) dataexec.ChartLinks {
+	return a.exec.Links().Chart(cr)
+}
+
 // ChartView is a chart result as a client draws it: the result with its
 // data, and the dashboards the user may place it on.
 type ChartView struct {
 	dataexec.ChartResult
-	// PlaceOn lists, by name, the dashboards p may add this preview to:
-	// those in the chart's project on which p has
-	// access.RightEditDashboard, at most 50 of the most recently updated.
-	// It is empty for a saved or unavailable chart and for a user who may
-	// edit no such dashboard (a viewer), so a client hides placement.
+	// PlaceOn lists, by name, the dashboards p may add this preview to
+	// (dataexec.Destinations). It is empty for a saved or unavailable
+	// chart and for a user who may edit no such dashboard (a viewer), so a
+	// client hides placement.
 	PlaceOn []dataexec.Ref `json:"place_on"`
+	// Links are the URLs of the chart's pages (the executor's Links).
+	Links dataexec.ChartLinks `json:"links"`
 }
-
-// maxPlaceOn bounds ChartView.PlaceOn: one search page.
-const maxPlaceOn = dataexec.MaxSearchLimit
 
 // Chart returns one of the chart results of a conversation with its data
 // (labels and series, built by the executor as for any chart read), for a
@@ -100,7 +102,7 @@ func (a *Assistant) Chart(ctx context.Context, p access.Principal, conversationI
 	}
 	cr, err := dataexec.ChartDataAction.Run(a.exec, ctx, live, dataexec.ChartRun{ChartID: chartID})
 	if err == nil {
-		v := &ChartView{ChartResult: *cr, PlaceOn: []dataexec.Ref{}}
+		v := &ChartView{ChartResult: *cr, PlaceOn: []dataexec.Ref{}, Links: a.Links(*cr)}
 		if cr.Status == dataexec.StatusPreview {
 			if v.PlaceOn, err = a.placeOn(ctx, live, cr.Chart.ProjectID); err != nil {
 				return nil, err
@@ -116,23 +118,11 @@ func (a *Assistant) Chart(ctx context.Context, p access.Principal, conversationI
 	if err != nil {
 		return nil, err
 	}
-	return &ChartView{ChartResult: gone[0], PlaceOn: []dataexec.Ref{}}, nil
+	return &ChartView{ChartResult: gone[0], PlaceOn: []dataexec.Ref{}, Links: a.Links(gone[0])}, nil
 }
 
 // placeOn lists the dashboards of project that live principal p may edit,
 // by name: where a preview of that project can go.
 func (a *Assistant) placeOn(ctx context.Context, p access.Principal, project string) ([]dataexec.Ref, error) {
-	refs, err := a.exec.Search(ctx, p, dataexec.SearchQuery{Types: []access.EntityType{access.TypeDashboard}, Limit: maxPlaceOn})
-	if err != nil {
-		return nil, err
-	}
-	out := []dataexec.Ref{}
-	for _, d := range refs {
-		e := access.Entity{Type: access.TypeDashboard, ID: d.ID, TeamID: p.TeamID, ProjectID: d.ProjectID}
-		if d.ProjectID == project && access.Allow(p, access.RightEditDashboard, e) == nil {
-			out = append(out, d)
-		}
-	}
-	slices.SortStableFunc(out, func(x, y dataexec.Ref) int { return strings.Compare(x.Name, y.Name) })
-	return out, nil
+	return dataexec.Destinations(ctx, a.exec, p, project)
 }

@@ -132,6 +132,11 @@ func TestChartPlaceOn(t *testing.T) {
 		if v.Status != dataexec.StatusPreview || v.Data == nil {
 			t.Fatalf("chart view = %+v", v)
 		}
+		// The executor's Links (same-origin by default): a preview opens
+		// its preview page.
+		if v.Links.Chart != "/previews/"+chartID || v.Links.Datasets["ds-weekly"] != "/datasets/ds-weekly" {
+			t.Errorf("preview links = %+v", v.Links)
+		}
 		out := []string{}
 		for _, d := range v.PlaceOn {
 			out = append(out, d.Name)
@@ -141,8 +146,12 @@ func TestChartPlaceOn(t *testing.T) {
 			if _, err := e.a.AddPreviewToDashboard(ctx, p, conv, chartID, v.PlaceOn[0].ID); err != nil {
 				t.Fatal(err)
 			}
-			if v, err := e.a.Chart(ctx, p, conv, chartID); err != nil || v.Status != dataexec.StatusSaved || len(v.PlaceOn) != 0 {
-				t.Errorf("saved chart view = %+v, %v", v, err)
+			v, err := e.a.Chart(ctx, p, conv, chartID)
+			if err != nil || v.Status != dataexec.StatusSaved || len(v.PlaceOn) != 0 {
+				t.Fatalf("saved chart view = %+v, %v", v, err)
+			}
+			if v.Links.Chart != "/charts/"+chartID || v.Links.Dashboard != "/dashboards/"+v.Dashboard.ID {
+				t.Errorf("saved links = %+v", v.Links)
 			}
 		}
 		return out

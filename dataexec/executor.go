@@ -52,6 +52,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// Links maps results to the product's pages, for every adapter (chat
+	// results, the MCP tools, the data routes). Default PublicLinks(""):
+	// same-origin paths /previews/{id}, /charts/{id}, /dashboards/{id}
+	// and /datasets/{id}; set PublicLinks(publicURL), or the host's own
+	// mapping, so that outside clients get absolute URLs.
+	Links Links
 }
 
 // Executor is the one data path of askbi: the chat assistant and the MCP
@@ -88,6 +94,7 @@ type Executor struct {
 	cache *resultCache
 	audit *access.Auditor
 	now   func() time.Time
+	links Links
 }
 
 // NewExecutor returns an Executor over the host's catalog, running
@@ -104,7 +111,10 @@ func NewExecutor(catalog Catalog, sources Sources, opts *Options) *Executor {
 		timeout: o.Timeout, maxRows: o.MaxRows, previewRows: o.PreviewRows, maxBytes: o.MaxBytes,
 		maxRequest: o.MaxRequestBytes, sampleRows: o.SampleRows, chartPoints: o.MaxChartPoints,
 		inspectLimit: o.InspectLimit,
-		cache:        newResultCache(o.Cache), now: o.Now,
+		cache:        newResultCache(o.Cache), now: o.Now, links: o.Links,
+	}
+	if e.links == nil {
+		e.links = PublicLinks("")
 	}
 	setDefault(&e.timeout, 15*time.Second)
 	setDefault(&e.maxRows, 1000)

@@ -417,6 +417,9 @@ func TestEveryTool(t *testing.T) {
 	}
 
 	out, _ = call(t, cs, "get_chart_data", map[string]any{"chart_id": "chart_signups", "refresh": true})
+	if u := out["chart"].(map[string]any)["url"]; u != "https://bi.example.com/charts/chart_signups" {
+		t.Errorf("saved chart url = %v", u)
+	}
 	if diff := cmp.Diff([]any{"2026-11-02", "2026-11-09", "2026-11-16"}, out["labels"]); diff != "" {
 		t.Errorf("labels mismatch (-want +got):\n%s", diff)
 	}
@@ -432,6 +435,11 @@ func TestEveryTool(t *testing.T) {
 		t.Errorf("image content = %T", res.Content[1])
 	}
 	chartID := out["chart"].(map[string]any)["id"].(string)
+	// A preview links to its preview page, a saved chart to its chart
+	// page: the executor's Links, made absolute against BaseURL.
+	if u := out["chart"].(map[string]any)["url"]; u != "https://bi.example.com/previews/"+chartID {
+		t.Errorf("preview url = %v, want its /previews/ page", u)
+	}
 	if c, err := e.catalog.Chart(context.Background(), chartID); err != nil || c.DashboardID != "" {
 		t.Errorf("preview chart %v, %v: want stored and on no dashboard", c, err)
 	}

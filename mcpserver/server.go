@@ -52,8 +52,10 @@ type Authenticate func(ctx context.Context, token string) (access.Principal, err
 // Options configures a Server. The zero value is valid; each zero field
 // means its default.
 type Options struct {
-	// BaseURL is the product's public base URL; links to charts, datasets
-	// and dashboards are BaseURL + "/charts/{id}" and so on. Default
+	// BaseURL is the product's public base URL, the origin of the
+	// protected resource metadata and of the links in tool results, which
+	// the executor's Links (dataexec.Options.Links) build: a same-origin
+	// path it returns is made absolute against BaseURL. Default
 	// "http://127.0.0.1:8080".
 	BaseURL string
 	// MCPPath is where the host mounts the server, for the protected

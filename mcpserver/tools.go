@@ -218,9 +218,23 @@ type refOut struct {
 	URL  string `json:"url,omitempty"`
 }
 
-// link builds the product URL of an entity from the base URL.
-func (s *Server) link(r dataexec.Ref) refOut {
-	return refOut{Type: string(r.Type), ID: r.ID, Name: r.Name, URL: s.opts.BaseURL + "/" + string(r.Type) + "s/" + r.ID}
+// link is the reference of an entity with the URL of its product page,
+// from the executor's Links; a same-origin path is made absolute against
+// BaseURL, since an MCP client is never on the product's origin.
+func (s *Server) link(r dataexec.Ref, page dataexec.Page) refOut {
+	u := s.exec.Links()(page, r.ID)
+	if strings.HasPrefix(u, "/") && !strings.HasPrefix(u, "//") {
+		u = s.opts.BaseURL + u
+	}
+	return refOut{Type: string(r.Type), ID: r.ID, Name: r.Name, URL: u}
+}
+
+// chartPage is the page that opens a chart of status st.
+func chartPage(st dataexec.ChartStatus) dataexec.Page {
+	if st == dataexec.StatusPreview {
+		return dataexec.PagePreview
+	}
+	return dataexec.PageChart
 }
 
 // search_workspace
@@ -349,12 +363,12 @@ func datasetReply(s *Server, _ dataexec.DatasetRun, res *dataexec.Result) reply 
 		data: struct {
 			Dataset refOut `json:"dataset"`
 			tableOut
-		}{s.link(*res.Dataset), tableOf(res)},
+		}{s.link(*res.Dataset, dataexec.PageDataset), tableOf(res)},
 	}
 }
 
 func chartDataReply(s *Server, _ dataexec.ChartRun, cr *dataexec.ChartResult) reply {
-	chart := s.link(dataexec.Ref{Type: access.TypeChart, ID: cr.Chart.ID, Name: cr.Chart.Name})
+	chart := s.link(dataexec.Ref{Type: access.TypeChart, ID: cr.Chart.ID, Name: cr.Chart.Name}, chartPage(cr.Status))
 	return reply{
 		summary: summarizeMeta(fmt.Sprintf("Chart %q (%s)%s: %d labels, %d series.", cr.Chart.Name, cr.Data.Type, datasetsScope(cr.Datasets), len(cr.Data.Labels), len(cr.Data.Series)), cr.Data.Meta),
 		data: struct {
@@ -418,10 +432,10 @@ func (s *Server) createChartPreview(ctx context.Context, p access.Principal, in 
 	if err != nil {
 		return reply{}, err
 	}
-	chart := s.link(dataexec.Ref{Type: access.TypeChart, ID: cr.Chart.ID, Name: cr.Chart.Name})
+	chart := s.link(dataexec.Ref{Type: access.TypeChart, ID: cr.Chart.ID, Name: cr.Chart.Name}, chartPage(cr.Status))
 	datasets := make([]refOut, len(cr.Datasets))
 	for i, d := range cr.Datasets {
-		datasets[i] = s.link(d)
+		datasets[i] = s.link(d, dataexec.PageDataset)
 	}
 	out := struct {
 		Status   string   `json:"status"`
@@ -451,7 +465,7 @@ func exploreReply(s *Server, _ dataexec.Exploration, ex *dataexec.Explored) repl
 	op := ex.Operation
 	switch {
 	case ex.Dataset != nil:
-		ds := s.link(*ex.Dataset)
+		ds := s.link(*ex.Dataset, dataexec.PageDataset)
 		return reply{
 			summary: fmt.Sprintf("Saved dataset %q (%d preview rows): %s", ex.Dataset.Name, ex.Preview.RowCount, ds.URL),
 			data: struct {

@@ -312,7 +312,7 @@ func (h *handler) addToDashboard(w http.ResponseWriter, r *http.Request, p acces
 		h.error(w, r, err)
 		return
 	}
-	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"chart": cr})
+	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"chart": cr, "links": h.assistant.Links(cr)})
 }
 
 // chart is GET /conversations/{id}/charts/{chart_id}: one of the

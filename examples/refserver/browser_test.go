@@ -8,11 +8,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbi/askbi/dataexec"
 )
@@ -63,6 +67,31 @@ func seedBrowserFixtures(ta *testApp) {
 		Request: dataexec.Request{ConnectionID: "conn_legacy", SQL: "SELECT plan, churned FROM churn"}, CreatedAt: at, UpdatedAt: at})
 }
 
+// mcpPreviewURL makes a preview as alice through MCP (create_chart_preview,
+// with her API key) and returns the link the tool result gives.
+func mcpPreviewURL(t *testing.T, ta *testApp) string {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "browser-links", Version: "1"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: ta.url + "/mcp", HTTPClient: &http.Client{Transport: bearerRT{ta.apiKey(t, "alice")}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "create_chart_preview", Arguments: map[string]any{
+		"dataset_id": "ds_weekly_signups", "chart_type": "bar", "x_field": "week", "y_fields": []any{"signups"}, "name": "Signups from MCP"}})
+	if err != nil || res.IsError {
+		t.Fatalf("create_chart_preview: %v %+v", err, res)
+	}
+	var out struct {
+		Chart struct{ URL string }
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &out); err != nil || out.Chart.URL == "" {
+		t.Fatalf("create_chart_preview: no chart URL in %s", b)
+	}
+	return out.Chart.URL
+}
+
 func TestBrowser(t *testing.T) {
 	tools, chromium := mustBrowser(t)
 	files, err := filepath.Glob(filepath.Join("webtest", "*.test.mjs"))
@@ -87,6 +116,9 @@ func TestBrowser(t *testing.T) {
 			cmd.Env = append(os.Environ(), "ASKBI_BASE_URL="+ta.url, "ASKBI_BROWSER_TOOLS="+tools,
 				"ASKBI_CHROMIUM="+chromium, "ASKBI_ARTIFACTS="+artifacts, "NO_COLOR=1")
 			cmd.Env = append(cmd.Env, browserMCPEnv(t, ta)...)
+			if filepath.Base(file) == "links.test.mjs" {
+				cmd.Env = append(cmd.Env, "ASKBI_MCP_PREVIEW_URL="+mcpPreviewURL(t, ta))
+			}
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", file, err, out)

@@ -50,6 +50,7 @@ import (
 	"github.com/askbi/askbi/ask/provider/openai"
 	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/dataexec/datahttp"
 	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/dataexec/pgsource"
 	"github.com/askbi/askbi/examples/refserver/pgstore"
@@ -346,7 +347,10 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	verified := append(slices.Clone(connresolve.Verified), demoProvider(a.demoOAuth.MCPURL))
 	a.resolver = connresolve.New(hostConnections{catalog: catalog, conns: a.conns, verified: verified}, demoNatives,
 		&connresolve.Options{Verified: verified, LoopbackHTTP: true})
-	a.executor = dataexec.NewExecutor(catalog, a.conns.Sources(sources), &dataexec.Options{Audit: a.audit, Logger: log})
+	// Links: every chat result and MCP tool result links to this server's
+	// pages (web.go) under -public-url.
+	a.executor = dataexec.NewExecutor(catalog, a.conns.Sources(sources), &dataexec.Options{Audit: a.audit, Logger: log,
+		Links: dataexec.PublicLinks(base)})
 	a.keys = access.NewKeys(keyStore, dir, nil)
 	a.sessions = newSessions()
 	secret, err := a.oauthSecret(cfg, state == nil)
@@ -377,7 +381,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		return nil, err
 	}
 	if cfg.demoSignIn {
-		a.demoSignIn = &demoSignIn{users: demoUsers, token: a.demoToken}
+		a.demoSignIn = &demoSignIn{users: demoUsers, token: a.demoToken, secure: strings.HasPrefix(base, "https://")}
 	}
 	return a, nil
 }
@@ -655,6 +659,8 @@ func (a *app) routes() http.Handler {
 	mux.Handle("/account/mcp", as)
 	mux.Handle("/account/mcp/", as)
 	mux.HandleFunc("/signin", a.signIn)
+	mux.HandleFunc("POST /signout", signOut)
+	mux.Handle("/api/", datahttp.New(a.executor, a.gate, a.dataAuth, &datahttp.Options{Logger: a.log}))
 	a.webRoutes(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	mux.Handle("/ai/", askhttp.New(a.assistant, a.memory, a.sessions.authenticate, &askhttp.Options{
@@ -668,6 +674,24 @@ func (a *app) routes() http.Handler {
 	// with Allow).
 	mux.Handle("/", httpjson.NoRoute(mux, "/", a.log))
 	return mux
+}
+
+// dataAuth authenticates the data routes (/api/): a browser session
+// (the cookie, or a bearer session token), or a bearer API key, whose
+// scopes the executor applies as on MCP (data:read; data:refresh for
+// refresh). An Authorization header, when sent, is the only credential
+// looked at. MCP OAuth tokens are for /mcp only.
+func (a *app) dataAuth(r *http.Request) (access.Principal, error) {
+	if p, err := a.sessions.browser(r); err == nil {
+		return p, nil
+	}
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if ok && strings.EqualFold(scheme, "Bearer") {
+		if p, err := a.keys.Verify(r.Context(), strings.TrimSpace(tok)); err == nil {
+			return p, nil
+		}
+	}
+	return access.Principal{}, askbi.Errorf(askbi.Unauthenticated, "sign in: send Authorization: Bearer <session_token or api_key>")
 }
 
 // demoToken is the session token of the named demo principal.

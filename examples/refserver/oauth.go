@@ -22,7 +22,8 @@ import (
 const oauthSecretEnv = "ASKBI_OAUTH_SECRET"
 
 // sessionCookie is the browser form of a product session, set by the
-// sign-in page so the OAuth consent page knows who is signed in.
+// sign-in page and the demo sign-in, so the OAuth consent page and the
+// product pages behind links know who is signed in.
 const sessionCookie = "askbi_session"
 
 // purgeEvery is how often the OAuth retention step runs.
@@ -124,10 +125,11 @@ func (a *app) purgeLoop(ctx context.Context) {
 }
 
 var signInPage = template.Must(template.New("signin").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>Sign in · askbi</title></head>
-<body style="font:15px/1.5 system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem">
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>Sign in · askbi</title>
+<link rel="stylesheet" href="/web/app.css"></head>
+<body class="signin-page scrolls">
 <h1>Sign in to askbi</h1>
-{{if .Error}}<p role="alert" style="color:#a0001b">{{.Error}}</p>{{end}}
+{{if .Error}}<p role="alert" class="error">{{.Error}}</p>{{end}}
 <p>The reference server's product login is a session token: copy the <code>session_token</code> of a principal from the
 <code>-credentials-file</code> (alice, bob, vic or carol).</p>
 <form method="post" action="/signin"><input type="hidden" name="return" value="{{.Return}}">
@@ -139,7 +141,7 @@ var signInPage = template.Must(template.New("signin").Parse(`<!doctype html>
 // the browser here (only ever a path on this server).
 func (a *app) signIn(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
-	h.Set("Content-Security-Policy", "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Type", "text/html; charset=utf-8")
@@ -147,8 +149,7 @@ func (a *app) signIn(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		tok := strings.TrimSpace(r.PostFormValue("token"))
 		if _, ok := a.sessions.lookup(tok); ok {
-			http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: tok, Path: "/", HttpOnly: true,
-				Secure: strings.HasPrefix(a.base, "https://"), SameSite: http.SameSiteLaxMode})
+			setCookie(w, tok, strings.HasPrefix(a.base, "https://"))
 			http.Redirect(w, r, ret, http.StatusSeeOther)
 			return
 		}

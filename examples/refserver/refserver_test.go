@@ -354,8 +354,8 @@ func TestWebPage(t *testing.T) {
 	}
 	status, h, index := ta.Do(t, "GET", "/", "", nil)
 	check("/", index, status, h)
-	for _, p := range []string{"/charts/chart_x", "/datasets/ds_x", "/dashboards/dash_x"} {
-		status, h, b := ta.Do(t, "GET", p, "", nil)
+	for _, p := range []string{"/previews/chart_x", "/charts/chart_x", "/datasets/ds_x", "/dashboards/dash_x"} {
+		status, h, b := ta.Do(t, "GET", p, ta.session(t, "alice"), nil)
 		check(p, b, status, h)
 	}
 

@@ -70,6 +70,35 @@ func (s *sessions) authenticate(r *http.Request) (access.Principal, error) {
 	return p, nil
 }
 
+// browser returns the session principal of a browser: a bearer session
+// token (curl, tests) when the request has an Authorization header, else
+// the askbi_session cookie that /signin and the demo sign-in set. The
+// product pages and the data routes accept it; the chat API takes the
+// bearer token only.
+func (s *sessions) browser(r *http.Request) (access.Principal, error) {
+	if r.Header.Get("Authorization") != "" {
+		return s.authenticate(r)
+	}
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		if p, ok := s.lookup(c.Value); ok {
+			return p, nil
+		}
+	}
+	return access.Principal{}, askbi.Errorf(askbi.Unauthenticated, "sign in at /signin, or send Authorization: Bearer <session_token>")
+}
+
+// setCookie makes tok the browser's session, so the pages behind chat and
+// MCP links open signed in (in new tabs too).
+func setCookie(w http.ResponseWriter, tok string, secure bool) {
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: tok, Path: "/", HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode})
+}
+
+// signOut is POST /signout: the browser's session cookie goes.
+func signOut(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	w.WriteHeader(http.StatusNoContent)
+}
+
 // demoSignIn is the reference server's stand-in for a host's login page:
 // it lists the demo users and hands out their session tokens, so the page
 // can sign in without the credentials file. It serves only the demo
@@ -77,8 +106,9 @@ func (s *sessions) authenticate(r *http.Request) (access.Principal, error) {
 // and only when -demo-sign-in is on (the default: the server listens on
 // loopback); off, both routes answer 404 like any unknown path.
 type demoSignIn struct {
-	users []demoUser
-	token func(name string) (string, bool)
+	users  []demoUser
+	token  func(name string) (string, bool)
+	secure bool // the session cookie is Secure (an https public URL)
 }
 
 // demoUser is one demo principal as the sign-in page shows it.
@@ -113,6 +143,7 @@ func (d demoSignIn) routes(mux *http.ServeMux, log *slog.Logger) {
 				continue
 			}
 			if tok, ok := d.token(u.Name); ok {
+				setCookie(w, tok, d.secure)
 				httpjson.WriteJSON(w, http.StatusOK, map[string]any{"session_token": tok, "principal": u})
 				return
 			}

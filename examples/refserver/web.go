@@ -6,11 +6,13 @@ import (
 	"io/fs"
 	"mime"
 	"net/http"
+	"net/url"
 	"path"
 	"strings"
 	"time"
 
 	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/internal/httpjson"
 )
 
@@ -30,20 +32,35 @@ const webCSP = "default-src 'self'; base-uri 'none'; form-action 'self'; frame-a
 var webStart = time.Now()
 
 // webRoutes serves the page at / and its files under /web/, and the
-// stand-ins for the product pages the chat links to (a host serves its
-// own): /charts/{id}, /datasets/{id}, /dashboards/{id}, /connections/new. A file that does
-// not exist answers a JSON 404 like every other route; folders are not
-// listed.
+// product pages that chat results and MCP tools link to
+// (dataexec.PublicLinks): /previews/{id} (the chart and the dashboard
+// selector), /charts/{id}, /dashboards/{id} and /datasets/{id}, read-only.
+// They draw from the data routes (/api/, package datahttp), which check
+// access. /connections/new stands in for a host's own form. A file that
+// does not exist answers a JSON 404 like every other route; folders are
+// not listed.
 func (a *app) webRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { a.webFile(w, r, "web/index.html") })
 	mux.HandleFunc("GET /web/{file...}", func(w http.ResponseWriter, r *http.Request) {
 		a.webFile(w, r, path.Join("web", r.PathValue("file")))
 	})
+	for _, page := range []dataexec.Page{dataexec.PagePreview, dataexec.PageChart, dataexec.PageDashboard, dataexec.PageDataset} {
+		mux.HandleFunc("GET /"+string(page)+"/{id}", a.productPage)
+	}
 	// /connections/new?type= stands in for the host's own form that sets
 	// up a native source (the chat's setup card opens it).
-	for _, kind := range []string{"charts", "datasets", "dashboards", "connections"} {
-		mux.HandleFunc("GET /"+kind+"/{id}", func(w http.ResponseWriter, r *http.Request) { a.webFile(w, r, "web/entity.html") })
+	mux.HandleFunc("GET /connections/{id}", func(w http.ResponseWriter, r *http.Request) { a.webFile(w, r, "web/entity.html") })
+}
+
+// productPage serves a page behind a link to a signed-in browser; any
+// other is sent to sign in, and from there back to the page.
+func (a *app) productPage(w http.ResponseWriter, r *http.Request) {
+	if _, err := a.sessions.browser(r); err != nil {
+		w.Header().Set("Cache-Control", "no-store")
+		http.Redirect(w, r, "/signin?return="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+		return
 	}
+	a.webFile(w, r, "web/product.html")
 }
 
 // webFile answers one embedded file with the page's security headers.

@@ -1,7 +1,7 @@
 // Seed 000 Test Plan, "Components and activity": each item is one test.
 
 import { test, before, after } from "node:test";
-import { launch, close, open, done, shot, signIn, send, settled, lastTurn, pickContext, frames, assert } from "./lib.mjs";
+import { launch, close, open, done, shot, signIn, send, settled, lastTurn, pickContext, frames, base, assert } from "./lib.mjs";
 
 before(launch);
 after(close);
@@ -46,11 +46,11 @@ test("A chart preview shows every dataset and can open each permitted dataset.",
   for (let i = 0; i < view.datasets.length; i++) {
     const a = links.nth(i);
     assert.equal(await a.getAttribute("target"), "_blank");
-    assert.equal(await a.getAttribute("href"), "/datasets/" + view.datasets[i].id);
+    assert.equal(await a.getAttribute("href"), view.links.datasets[view.datasets[i].id]);
     const [tab] = await Promise.all([page.context().waitForEvent("page"), a.click()]);
-    await tab.waitForLoadState();
+    await tab.locator("#product:not([aria-busy])").waitFor();
     assert.equal(new URL(tab.url()).pathname, "/datasets/" + view.datasets[i].id);
-    assert.match(await tab.locator("h1").innerText(), /opens the dataset/);
+    assert.equal(await tab.locator("h1").innerText(), view.datasets[i].name, "the dataset page opens, signed in");
     await tab.close();
   }
   await done(page);
@@ -152,15 +152,27 @@ test("Saved chart and dashboard links open the correct routes in a new tab.", as
   const result = chat.locator(".chart-result").first();
   const [id] = await chartIDs(chat);
   const title = result.locator(".chart-title a");
+  const name = await title.evaluate((a) => a.firstChild.textContent);
   const dash = result.getByRole("link", { name: /Open dashboard/ });
-  for (const [link, path, kind] of [[title, "/charts/" + id, "chart"], [dash, "/dashboards/dash_growth", "dashboard"]]) {
-    assert.equal(await link.getAttribute("href"), path);
+  for (const [link, path, heading] of [[title, "/charts/" + id, name], [dash, "/dashboards/dash_growth", "Growth overview"]]) {
+    // The server's links, under its public URL, open the product's pages
+    // signed in by the browser session.
+    assert.equal(await link.getAttribute("href"), base + path);
     assert.equal(await link.getAttribute("target"), "_blank");
     assert.match(await link.getAttribute("rel"), /noopener/);
     const [tab] = await Promise.all([chat.context().waitForEvent("page"), link.click()]);
-    await tab.waitForLoadState();
+    await tab.locator("#product:not([aria-busy])").waitFor();
     assert.equal(new URL(tab.url()).pathname, path);
-    assert.match(await tab.locator("h1").innerText(), new RegExp("opens the " + kind));
+    assert.equal(await tab.locator("h1").innerText(), heading);
+    if (path.startsWith("/charts/")) {
+      // The saved chart, drawn, read-only.
+      await tab.locator(".chart-body:not(.loading)").waitFor();
+      assert.equal(await tab.locator(".chart-head .badge").innerText(), "Saved");
+      assert.ok(await tab.locator("svg.chart-svg").count(), "the chart is drawn");
+      assert.equal(await tab.locator(".place, select").count(), 0);
+    } else {
+      assert.match(await tab.locator("#product-info").innerText(), /^Dashboard · \d+ charts?$/);
+    }
     await tab.close();
   }
   await done(chat);

@@ -136,6 +136,13 @@ export const api = {
   editMemory: (id, text) => call("PUT", "/ai/memory/" + encodeURIComponent(id), { text }),
   deleteMemory: (id) => call("DELETE", "/ai/memory/" + encodeURIComponent(id)),
   deleteAllMemory: () => call("DELETE", "/ai/memory"),
+  // The product pages' data routes (package datahttp), signed in by the
+  // browser's session cookie.
+  pageChart: (id) => call("GET", "/api/charts/" + encodeURIComponent(id)),
+  pagePlace: (id, dashboard) => call("POST", `/api/charts/${encodeURIComponent(id)}/add-to-dashboard`, { dashboard_id: dashboard }),
+  pageDashboard: (id) => call("GET", "/api/dashboards/" + encodeURIComponent(id)),
+  datasetData: (id) => call("GET", `/api/datasets/${encodeURIComponent(id)}/data`),
+  signOut: () => call("POST", "/signout"),
   demoUsers: () => call("GET", "/demo/principals"),
   demoSignIn: (name) => call("POST", "/demo/sign-in", { name }),
 };

@@ -20,7 +20,8 @@ function saved() {
   try { return JSON.parse(sessionStorage.getItem(SESSION) || "null"); } catch { return null; }
 }
 
-function signOut() {
+async function signOut() {
+  try { await api.signOut(); } catch { /* the cookie goes with the server; the page signs out regardless */ }
   sessionStorage.clear();
   setToken("");
   history.replaceState(null, "", "/");

@@ -12,10 +12,14 @@ import { draw } from "./chart-svg.js";
 const stateLabel = { preview: "Preview", saved: "Saved", unavailable: "Unavailable" };
 
 // Charts keeps every chart result component of the transcript by chart.
+// The chat reads and places its charts through the conversation; the
+// preview page passes load and place of its own routes.
 export class Charts {
-  constructor({ conversation, defaultDashboard }) {
+  constructor({ conversation, defaultDashboard, load, place }) {
     this.conversation = conversation; // () => the conversation ID
     this.defaultDashboard = defaultDashboard; // () => the dashboard ID selected in context, or ""
+    this.load = load || ((id) => api.chart(this.conversation(), id).then((doc) => doc.chart)); // id => the chart view
+    this.place = place || ((id, dashboard) => api.place(this.conversation(), id, dashboard)); // => {chart, links}
     this.byChart = new Map();
     this.loading = new Map();
   }
@@ -37,8 +41,8 @@ export class Charts {
   reload(id) {
     if (this.loading.has(id)) return this.loading.get(id);
     for (const c of this.byChart.get(id) || []) c.busy();
-    const p = api.chart(this.conversation(), id)
-      .then((doc) => this.show(id, doc.chart))
+    const p = this.load(id)
+      .then((view) => this.show(id, view))
       .catch((err) => { for (const c of this.byChart.get(id) || []) c.failed(err.message); })
       .finally(() => this.loading.delete(id));
     this.loading.set(id, p);
@@ -52,8 +56,10 @@ export class Charts {
   show(id, view) { for (const c of this.byChart.get(id) || []) c.show(view); }
 
   // placed shows a placement's result in every copy at once.
-  placed(id, result, chosen) {
-    for (const c of this.byChart.get(id) || []) c.show({ ...c.view, ...result, place_on: [], data: c.view && c.view.data }, chosen);
+  placed(id, result, chosen, links) {
+    for (const c of this.byChart.get(id) || []) {
+      c.show({ ...c.view, ...result, place_on: [], data: c.view && c.view.data, links: links || (c.view && c.view.links) }, chosen);
+    }
   }
 }
 
@@ -89,7 +95,10 @@ class ChartResult {
     const v = this.view;
     const id = v.chart.id;
     const status = v.status || "preview";
-    const title = status === "saved" ? newTab("/charts/" + encodeURIComponent(id), v.chart.name) : v.chart.name;
+    // The links come with the loaded chart (the server's Links): a
+    // preview opens its preview page, a saved chart its chart page.
+    const links = v.links || {};
+    const title = links.chart && status !== "unavailable" ? newTab(links.chart, v.chart.name) : v.chart.name;
     const parts = [
       h("header", { class: "chart-head" },
         h("h3", { class: "chart-title" }, title),
@@ -109,40 +118,51 @@ class ChartResult {
     const datasets = v.datasets || [];
     if (datasets.length) {
       parts.push(h("ul", { class: "datasets", "aria-label": "Datasets" }, datasets.map((d) =>
-        h("li", {}, icon("dataset"), " ", newTab("/datasets/" + encodeURIComponent(d.id), d.name),
+        h("li", {}, icon("dataset"), " ", (links.datasets || {})[d.id] ? newTab(links.datasets[d.id], d.name) : d.name,
           d.info ? h("span", { class: "info" }, " · " + d.info) : null))));
     }
     if (status === "saved" && v.dashboard) {
-      parts.push(h("p", { class: "saved-at" }, "Saved in ", h("strong", {}, v.dashboard.name), " · ",
-        newTab("/dashboards/" + encodeURIComponent(v.dashboard.id), "Open dashboard")));
+      parts.push(h("p", { class: "saved-at" }, "Saved in ", h("strong", {}, v.dashboard.name),
+        links.dashboard ? [" · ", newTab(links.dashboard, "Open dashboard")] : null));
     }
     if (status === "preview" && (v.place_on || []).length) parts.push(this.placement(v));
     this.el.replaceChildren(...parts);
   }
 
   placement(v) {
-    const wanted = this.chosen || this.charts.defaultDashboard();
-    const exact = v.place_on.some((d) => d.id === wanted) ? wanted : "";
-    const selectId = "place-" + v.chart.id + "-" + Math.random().toString(36).slice(2, 8);
-    const select = h("select", { id: selectId },
-      h("option", { value: "" }, "Choose a dashboard"),
-      v.place_on.map((d) => h("option", { value: d.id, selected: d.id === exact }, d.name)));
-    const add = h("button", { type: "button", class: "primary", disabled: !exact }, "Add to dashboard");
-    const error = h("p", { class: "error", role: "alert" });
-    select.addEventListener("change", () => { add.disabled = !select.value; this.chosen = select.value; });
-    add.addEventListener("click", async () => {
-      const dashboard = select.value;
-      if (!dashboard) return;
-      add.disabled = select.disabled = true;
-      error.textContent = "";
-      try {
-        const doc = await api.place(this.charts.conversation(), v.chart.id, dashboard);
-        this.charts.placed(v.chart.id, doc.chart, dashboard);
-      } catch (err) {
-        error.textContent = err.message;
-        add.disabled = select.disabled = false;
-      }
+    return placementControl({
+      chart: v.chart.id, placeOn: v.place_on, wanted: this.chosen || this.charts.defaultDashboard(),
+      choose: (id) => { this.chosen = id; },
+      place: (dashboard) => this.charts.place(v.chart.id, dashboard),
+      placed: (doc, dashboard) => this.charts.placed(v.chart.id, doc.chart, dashboard, doc.links),
     });
-    return h("div", { class: "place" }, h("label", { for: selectId }, "Dashboard"), select, add, error);
   }
+}
+
+// placementControl is the dashboard selector of a preview, for the chat's
+// chart results and the preview page alike: the dashboards it may go on
+// (the exact wanted one preselected, never a guess), and Add to dashboard,
+// which calls place(dashboard) and hands its answer to placed.
+export function placementControl({ chart, placeOn, wanted, choose, place, placed }) {
+  const exact = placeOn.some((d) => d.id === wanted) ? wanted : "";
+  const selectId = "place-" + chart + "-" + Math.random().toString(36).slice(2, 8);
+  const select = h("select", { id: selectId },
+    h("option", { value: "" }, "Choose a dashboard"),
+    placeOn.map((d) => h("option", { value: d.id, selected: d.id === exact }, d.name)));
+  const add = h("button", { type: "button", class: "primary", disabled: !exact }, "Add to dashboard");
+  const error = h("p", { class: "error", role: "alert" });
+  select.addEventListener("change", () => { add.disabled = !select.value; if (choose) choose(select.value); });
+  add.addEventListener("click", async () => {
+    const dashboard = select.value;
+    if (!dashboard) return;
+    add.disabled = select.disabled = true;
+    error.textContent = "";
+    try {
+      placed(await place(dashboard), dashboard);
+    } catch (err) {
+      error.textContent = err.message;
+      add.disabled = select.disabled = false;
+    }
+  });
+  return h("div", { class: "place" }, h("label", { for: selectId }, "Dashboard"), select, add, error);
 }

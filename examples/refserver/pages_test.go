@@ -1,0 +1,160 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// browserClient is a browser's cookie jar that does not follow redirects,
+// so each one can be checked.
+func browserClient(t *testing.T) *http.Client {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+func get(t *testing.T, c *http.Client, u string, hdr ...string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), "GET", u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res
+}
+
+// TestProductPages: the pages behind links open in a browser session,
+// send a browser without one to sign in and back, and draw from the data
+// routes, which take the same session (and API keys) but not from
+// another origin; the chat API still takes only the bearer token.
+func TestProductPages(t *testing.T) {
+	ta := MustApp(t, nil)
+	c := browserClient(t)
+	page := "/previews/chart_weekly_signups"
+	res := get(t, c, ta.url+page)
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/signin?return="+url.QueryEscape(page) {
+		t.Fatalf("signed out: %d to %q, want 303 to sign in and back", res.StatusCode, res.Header.Get("Location"))
+	}
+	res, err := c.PostForm(ta.url+"/signin", url.Values{"token": {ta.session(t, "bob")}, "return": {page}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != page {
+		t.Fatalf("sign-in: %d to %q, want back to %s", res.StatusCode, res.Header.Get("Location"), page)
+	}
+	for _, p := range []string{page, "/charts/chart_weekly_signups", "/dashboards/dash_growth", "/datasets/ds_weekly_signups"} {
+		if res := get(t, c, ta.url+p); res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
+			t.Errorf("GET %s signed in: %d %s", p, res.StatusCode, res.Header.Get("Content-Type"))
+		}
+	}
+	// The page's data, by the cookie alone; what bob cannot reach is 404.
+	for p, want := range map[string]int{
+		"/api/charts/chart_weekly_signups": 200, "/api/datasets/ds_weekly_signups/data": 200, "/api/dashboards/dash_growth": 200,
+		"/api/charts/chart_mrr": 404, "/api/datasets/ds_mrr/data": 404, "/api/charts/chart_tickets": 404,
+	} {
+		if res := get(t, c, ta.url+p); res.StatusCode != want {
+			t.Errorf("GET %s as bob's browser: %d, want %d", p, res.StatusCode, want)
+		}
+	}
+	// A page of another site cannot place a chart with the cookie.
+	req, _ := http.NewRequestWithContext(t.Context(), "POST", ta.url+"/api/charts/chart_weekly_signups/add-to-dashboard",
+		strings.NewReader(`{"dashboard_id":"dash_growth"}`))
+	req.Header.Set("Origin", "https://evil.example")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	if res, err := c.Do(req); err != nil || res.StatusCode != http.StatusForbidden {
+		t.Errorf("cross-site placement: %v %v, want 403", res.StatusCode, err)
+	}
+	// The chat API does not take the cookie.
+	if res := get(t, c, ta.url+"/ai/status"); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("chat API by cookie: %d, want 401", res.StatusCode)
+	}
+	// API keys read data; MCP OAuth tokens and unknown keys do not.
+	key := ta.apiKey(t, "alice-read")
+	if res := get(t, c, ta.url+"/api/charts/chart_mrr/data", "Authorization", "Bearer "+key); res.StatusCode != 200 {
+		t.Errorf("API key data read: %d", res.StatusCode)
+	}
+	if res := get(t, c, ta.url+"/api/charts/chart_mrr/data?refresh=true", "Authorization", "Bearer "+key); res.StatusCode != 403 {
+		t.Errorf("refresh with a data:read key: %d, want 403", res.StatusCode)
+	}
+	if res := get(t, http.DefaultClient, ta.url+"/api/charts/chart_mrr/data", "Authorization", "Bearer askbi_nope"); res.StatusCode != 401 {
+		t.Errorf("unknown key: %d, want 401", res.StatusCode)
+	}
+	// Signing out ends the browser session.
+	out, _ := http.NewRequestWithContext(t.Context(), "POST", ta.url+"/signout", nil)
+	if res, err := c.Do(out); err != nil || res.StatusCode != http.StatusNoContent {
+		t.Fatalf("sign out: %v %v", res, err)
+	}
+	if res := get(t, c, ta.url+page); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("after sign-out: %d, want 303 to sign in", res.StatusCode)
+	}
+	// The demo sign-in opens the browser session too, so links from the
+	// chat open signed in.
+	if res, err := c.Post(ta.url+"/demo/sign-in", "application/json", strings.NewReader(`{"name":"vic"}`)); err != nil || res.StatusCode != 200 {
+		t.Fatalf("demo sign-in: %v %v", res, err)
+	}
+	if res := get(t, c, ta.url+page); res.StatusCode != http.StatusOK {
+		t.Errorf("after the demo sign-in: %d, want 200", res.StatusCode)
+	}
+}
+
+// TestMCPLinks: the MCP tools link to this server's pages under its public
+// URL: a preview to /previews/{id}, which opens for the user that made it.
+func TestMCPLinks(t *testing.T) {
+	ta := MustApp(t, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "links-test", Version: "1"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: ta.url + "/mcp", HTTPClient: &http.Client{Transport: bearerRT{ta.apiKey(t, "alice")}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	call := func(name string, args map[string]any) map[string]any {
+		t.Helper()
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %+v", name, err, res)
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		var out map[string]any
+		json.Unmarshal(b, &out)
+		return out
+	}
+	out := call("create_chart_preview", map[string]any{"dataset_id": "ds_weekly_signups", "chart_type": "bar", "x_field": "week",
+		"y_fields": []any{"signups"}, "name": "Signups, bars"})
+	chart := out["chart"].(map[string]any)
+	if chart["url"] != ta.url+"/previews/"+chart["id"].(string) {
+		t.Errorf("preview url = %v, want %s/previews/{id}", chart["url"], ta.url)
+	}
+	if ds := out["datasets"].([]any)[0].(map[string]any); ds["url"] != ta.url+"/datasets/ds_weekly_signups" {
+		t.Errorf("dataset url = %v", ds["url"])
+	}
+	out = call("get_chart_data", map[string]any{"chart_id": "chart_mrr"})
+	if u := out["chart"].(map[string]any)["url"]; u != ta.url+"/charts/chart_mrr" {
+		t.Errorf("saved chart url = %v", u)
+	}
+	// The preview's page and data open for alice, and not for carol.
+	var view struct {
+		Chart struct{ Status string }
+	}
+	ta.MustDo(t, http.StatusOK, "GET", "/api/charts/"+chart["id"].(string), ta.session(t, "alice"), nil, &view)
+	if view.Chart.Status != "preview" {
+		t.Errorf("preview view status = %q", view.Chart.Status)
+	}
+	ta.MustDo(t, http.StatusNotFound, "GET", "/api/charts/"+chart["id"].(string), ta.session(t, "carol"), nil, nil)
+}
