@@ -33,6 +33,9 @@ type tool struct {
 	// answer the HTTP step-up challenge: dataexec's own definition, which
 	// it enforces when the call runs.
 	argRights func(args json.RawMessage) []access.Right
+	// budgeted tools take limit and max_bytes and fit the response
+	// budget (budget.go).
+	budgeted bool
 }
 
 // rightsOf reads a call's arguments as In and asks dataexec which rights
@@ -101,13 +104,13 @@ var tools = []tool{
 	fromAction(dataexec.SearchAction, "Find dashboards, charts, datasets and connections by name. Empty query lists recent items.",
 		`{"properties":{"results":`+arr+`},"required":["results"]}`, searchReply),
 	activityTool,
-	fromAction(dataexec.RunDatasetAction, "Run a dataset and return its rows (capped).",
-		`{"properties":{"dataset":`+obj+`,`+tableSchema+`},"required":["dataset","rows"]}`, datasetReply).with(rightsOf[dataexec.Params]),
-	fromAction(dataexec.ChartDataAction, "Return a chart's labels and series.",
-		`{"properties":{"chart":`+obj+`,`+chartSchema+`},"required":["chart","labels","series"]}`, chartDataReply).with(rightsOf[dataexec.Params]),
+	fromDataAction(dataexec.RunDatasetAction, "Run a dataset and return its rows, cut to fit limit and max_bytes.",
+		`{"properties":{"dataset":`+obj+`,`+tableSchema+`},"required":["dataset","rows"]}`, datasetReply, datasetCut).with(rightsOf[dataexec.Params]),
+	fromDataAction(dataexec.ChartDataAction, "Return a chart's labels and series, cut to fit limit and max_bytes.",
+		`{"properties":{"chart":`+obj+`,`+chartSchema+`},"required":["chart","labels","series"]}`, chartDataReply, chartCut).with(rightsOf[dataexec.Params]),
 	previewTool,
-	fromAction(dataexec.ExploreAction, "Explore sources (owner/admin, all-project key). inspect: connections, or a connection's tables, or a table's columns. preview: run read-only sql. save: preview, then save as a dataset on dashboard_id (needs datasets:write).",
-		`{"properties":{"connections":`+arr+`,"tables":`+arr+`,"dataset":`+obj+`,`+tableSchema+`},"required":["operation"]}`, exploreReply).with(rightsOf[dataexec.Exploration]),
+	fromDataAction(dataexec.ExploreAction, "Explore sources (owner/admin, all-project key). inspect: connections, or a connection's tables, or a table's columns. preview: run read-only sql. save: preview, then save as a dataset on dashboard_id (needs datasets:write).",
+		`{"properties":{"connections":`+arr+`,"tables":`+arr+`,"dataset":`+obj+`,`+tableSchema+`},"required":["operation"]}`, exploreReply, exploreCut).with(rightsOf[dataexec.Exploration]),
 }
 
 func toolByName(name string) (tool, bool) {
@@ -151,10 +154,14 @@ const errorSchema = `{"properties":{"code":{"type":"string"},"message":{"type":"
 func (s *Server) addTools() {
 	for _, d := range tools {
 		readOnly, destructive := d.class.Hints()
+		input := d.input
+		if d.budgeted {
+			input = budgetSchema(input, s.opts.MaxResultBytes)
+		}
 		d.register(s, &mcp.Tool{
 			Name:        d.name,
 			Description: d.desc,
-			InputSchema: mustSchema(d.input),
+			InputSchema: mustSchema(input),
 			// Failed calls carry {code, message}; clients that validate
 			// structuredContent of error results accept either shape.
 			OutputSchema: mustSchema([]byte(`{"type":"object","anyOf":[` + d.output + `,` + errorSchema + `]}`)),
@@ -169,6 +176,7 @@ type reply struct {
 	summary string
 	data    any
 	extra   []mcp.Content
+	teamed  bool // the OAuth team label is done (fitReply adds it before it measures)
 }
 
 // handle adapts a tool function to the SDK: it passes the live principal
@@ -188,7 +196,7 @@ func handle[In any](s *Server, f func(ctx context.Context, p access.Principal, i
 			}
 			return errorResult(err), nil, nil
 		}
-		if p.Auth == access.AuthOAuth {
+		if p.Auth == access.AuthOAuth && !r.teamed {
 			r = s.withTeam(ctx, p.TeamID, r)
 		}
 		content := append([]mcp.Content{&mcp.TextContent{Text: r.summary}}, r.extra...)

@@ -76,6 +76,7 @@ type config struct {
 	credentialsFile string
 	assistantRoles  string
 	demoSignIn      bool
+	mcpResultBytes  int
 
 	// model, when set, replaces the -provider model (tests).
 	modelOverride ask.Provider
@@ -115,6 +116,7 @@ func main() {
 	flag.StringVar(&cfg.credentialsFile, "credentials-file", "", "write evaluator credentials (JSON) to this file")
 	flag.StringVar(&cfg.assistantRoles, "assistant-roles", "owner,admin,editor,viewer", "the team roles that may use the assistant")
 	flag.BoolVar(&cfg.demoSignIn, "demo-sign-in", true, "let the page sign in as a demo user without a token (turn off when the server is reachable by others)")
+	flag.IntVar(&cfg.mcpResultBytes, "mcp-result-bytes", mcpserver.DefaultResultBytes, "response budget of the MCP data tools, in bytes of serialized tool result (callers may lower it with max_bytes)")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -360,7 +362,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		return nil, fmt.Errorf("%w (set -public-url to the https URL clients reach)", err)
 	}
 	a.mcp = mcpserver.New(a.executor, gate, mcpserver.AnyOf(a.oauth.Verify, a.keys.Verify), &mcpserver.Options{
-		BaseURL: base, Activity: activity, Audit: a.audit, Logger: log,
+		BaseURL: base, Activity: activity, Audit: a.audit, Logger: log, MaxResultBytes: cfg.mcpResultBytes,
 		AuthorizationServers: []string{a.oauth.Issuer()},
 		TeamName:             func(_ context.Context, id string) string { return orDefault(teamNames[id], id) },
 	})
