@@ -130,28 +130,37 @@ func fitReply[In, Out any](ctx context.Context, s *Server, p access.Principal, b
 	if size <= limit {
 		return r
 	}
-	// The largest n whose answer fits: n rows fit and n+1 do not.
-	n := sort.Search(total, func(n int) bool {
-		_, size := build(c.cut(out, n+1, TruncatedBudget), true, n+1)
-		return size > limit
-	})
+	// The largest n whose answer fits (n rows fit, n+1 do not), searched
+	// from a guess by the average row size so that few probes encode
+	// more than the budget.
+	fits := func(n int) bool {
+		_, size := build(c.cut(out, n, TruncatedBudget), true, n)
+		return size <= limit
+	}
+	guess := min(total-1, int(int64(total)*int64(limit)/int64(size)))
+	var n int
+	if fits(guess) {
+		n = guess + sort.Search(total-guess-1, func(i int) bool { return !fits(guess + 1 + i) })
+	} else {
+		n = sort.Search(guess-1, func(i int) bool { return !fits(1 + i) })
+	}
 	r, _ = build(c.cut(out, n, TruncatedBudget), true, n)
 	return r
 }
 
 // sized returns r with its data encoded, and the size of the tool result
-// it makes, as the SDK writes it.
+// it makes, as the SDK writes it: the data goes in verbatim.
 func sized(r reply) (reply, int) {
 	data, err := json.Marshal(r.data)
 	if err != nil {
 		return r, 0 // the SDK reports the same error when it encodes r
 	}
 	r.data = json.RawMessage(data)
-	res, err := json.Marshal(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.summary}}, StructuredContent: r.data})
+	frame, err := json.Marshal(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.summary}}, StructuredContent: json.RawMessage("0")})
 	if err != nil {
 		return r, 0
 	}
-	return r, len(res)
+	return r, len(frame) - 1 + len(data)
 }
 
 // cutter keeps the first n rows (or points) of a result Out, marking the

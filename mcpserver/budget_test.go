@@ -168,6 +168,9 @@ func TestResultBudgetBoundary(t *testing.T) {
 				t.Errorf("max_bytes %d: answer is %d bytes", size-1, len(past.raw))
 			}
 			wantCut(t, past, mcpserver.TruncatedBudget, all.rows())
+			if unused, row := size-1-len(past.raw), size/len(all.rows()); unused >= 2*row {
+				t.Errorf("max_bytes %d: the cut answer leaves %d bytes unused, rows are about %d: more rows fit", size-1, unused, row)
+			}
 
 			n := len(all.rows())
 			atLimit := mustCallRaw(t, e.url, token, tool, args("limit", n))

@@ -77,6 +77,9 @@ type config struct {
 	assistantRoles  string
 	demoSignIn      bool
 	mcpResultBytes  int
+	debugAddr       string
+	rateLimit       float64
+	rateBurst       int
 
 	// model, when set, replaces the -provider model (tests).
 	modelOverride ask.Provider
@@ -117,6 +120,9 @@ func main() {
 	flag.StringVar(&cfg.assistantRoles, "assistant-roles", "owner,admin,editor,viewer", "the team roles that may use the assistant")
 	flag.BoolVar(&cfg.demoSignIn, "demo-sign-in", true, "let the page sign in as a demo user without a token (turn off when the server is reachable by others)")
 	flag.IntVar(&cfg.mcpResultBytes, "mcp-result-bytes", mcpserver.DefaultResultBytes, "response budget of the MCP data tools, in bytes of serialized tool result (callers may lower it with max_bytes)")
+	flag.StringVar(&cfg.debugAddr, "debug-addr", "", "serve /debug/pprof/ on this loopback address (off by default)")
+	flag.Float64Var(&cfg.rateLimit, "rate-limit", 0, "requests per second each credential regains (default the gate's)")
+	flag.IntVar(&cfg.rateBurst, "rate-burst", 0, "requests a credential may make at once (default the gate's)")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -158,6 +164,15 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer) error
 	defer app.close()
 
 	srv := newServer(app.routes())
+	if cfg.debugAddr != "" {
+		dsrv, dln, err := listenDebug(cfg.debugAddr)
+		if err != nil {
+			return err
+		}
+		defer dsrv.Close()
+		go dsrv.Serve(dln)
+		fmt.Fprintf(out, "  debug:    http://%s/debug/pprof/ (loopback only)\n", dln.Addr())
+	}
 	signIn := "open it and pick a demo user (alice, bob, vic or carol)"
 	if !cfg.demoSignIn {
 		signIn = "paste a session_token from -credentials-file (-demo-sign-in is off)"
@@ -321,7 +336,11 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	}
 	a.audit = access.NewMemoryAudit(10000)
 	checker := access.NewChecker(dir, &access.CheckerOptions{Withdraw: withdraw})
-	gate := access.NewGate(checker, cfg.limiterOverride)
+	limiter := cfg.limiterOverride
+	if limiter == nil && (cfg.rateLimit > 0 || cfg.rateBurst > 0) {
+		limiter = access.NewMemoryRateLimiter(&access.RateOptions{Rate: cfg.rateLimit, Burst: cfg.rateBurst})
+	}
+	gate := access.NewGate(checker, limiter)
 	// Remote MCP connections share the memory keyring for their tokens,
 	// publish themselves into the catalog, and serve their datasets.
 	a.gate = gate
