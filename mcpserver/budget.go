@@ -1,7 +1,7 @@
 package mcpserver
 
 // The response budget of the data tools (run_dataset, get_chart_data,
-// explore_data): every answer they give fits a real client's cap on tool
+// create_chart_preview, explore_data): every answer they give fits a real client's cap on tool
 // results. All of it is in this file.
 
 import (
@@ -118,7 +118,7 @@ func fitReply[In, Out any](ctx context.Context, s *Server, p access.Principal, b
 			r.summary += fmt.Sprintf(" The first %d of %d rows fit the %d-byte response budget.", n, total, limit)
 		}
 		if c.meta(out).Truncated {
-			r.summary += " For other rows, narrow the call: " + c.narrow + "."
+			r.summary += " To see the rest, narrow the call: " + c.narrow + "."
 		}
 		if p.Auth == access.AuthOAuth {
 			r = s.withTeam(ctx, p.TeamID, r)
@@ -187,7 +187,7 @@ var (
 		rowsOf: func(res *dataexec.Result) int { return len(res.Rows) },
 		cut:    cutRows,
 		meta:   func(res *dataexec.Result) dataexec.Meta { return res.Meta },
-		narrow: "add filters or a lower limit",
+		narrow: "add filters that select fewer rows",
 	}
 	chartCut = cutter[*dataexec.ChartResult]{
 		rowsOf: func(cr *dataexec.ChartResult) int {
@@ -213,8 +213,12 @@ var (
 			}
 			return cr.Data.Meta
 		},
-		narrow: "add filters or a lower limit",
+		narrow: "add filters that select fewer points",
 	}
+	// previewCut is chartCut for create_chart_preview, which takes no
+	// filters.
+	previewCut = cutter[*dataexec.ChartResult]{rowsOf: chartCut.rowsOf, cut: chartCut.cut, meta: chartCut.meta,
+		narrow: "preview a dataset that aggregates more"}
 	// exploreCut cuts a preview's rows; inspections are bounded by
 	// dataexec's InspectLimit and are not cut.
 	exploreCut = cutter[*dataexec.Explored]{
@@ -238,6 +242,6 @@ var (
 			}
 			return ex.Preview.Meta
 		},
-		narrow: "select fewer or shorter columns, add a WHERE clause, or a lower limit",
+		narrow: "select fewer or shorter columns, or add a WHERE clause or a LIMIT",
 	}
 )

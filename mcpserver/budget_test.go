@@ -29,6 +29,8 @@ func bigSource() dataexec.Source {
 	return dataexec.NewTableSource(map[string]*dataexec.Table{sqlSignups: weeks, sqlText: notes})
 }
 
+var previewArgs = map[string]any{"dataset_id": "ds_signups", "chart_type": "line", "x_field": "week", "y_fields": []any{"signups"}, "name": "Signups preview"}
+
 // toolResult is one tools/call answer as the client received it.
 type toolResult struct {
 	raw     json.RawMessage // the serialized tool result, as the budget counts it
@@ -115,6 +117,7 @@ func TestResultBudgetDefault(t *testing.T) {
 		{"run_dataset", map[string]any{"dataset_id": "ds_signups"}},
 		{"run_dataset", map[string]any{"dataset_id": "ds_notes"}},
 		{"get_chart_data", map[string]any{"chart_id": "chart_signups"}},
+		{"create_chart_preview", previewArgs},
 		{"explore_data", map[string]any{"operation": "preview", "connection_id": "conn_acme", "sql": sqlText, "max_bytes": 5000}},
 	} {
 		t.Run(tt.tool, func(t *testing.T) {
@@ -193,9 +196,10 @@ func TestResultBudgetCannotRaise(t *testing.T) {
 	const budget = 5000
 	e := newEnvWith(t, bigSource(), "", func(o *mcpserver.Options, _ *mcpserver.Authenticate) { o.MaxResultBytes = budget })
 	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
-	for _, tool := range []string{"run_dataset", "get_chart_data", "explore_data"} {
+	for _, tool := range []string{"run_dataset", "get_chart_data", "create_chart_preview", "explore_data"} {
 		args := map[string]any{"run_dataset": map[string]any{"dataset_id": "ds_signups"}, "get_chart_data": map[string]any{"chart_id": "chart_signups"},
-			"explore_data": map[string]any{"operation": "preview", "connection_id": "conn_acme", "sql": sqlSignups}}[tool].(map[string]any)
+			"create_chart_preview": maps.Clone(previewArgs),
+			"explore_data":         map[string]any{"operation": "preview", "connection_id": "conn_acme", "sql": sqlSignups}}[tool].(map[string]any)
 		t.Run(tool, func(t *testing.T) {
 			args["max_bytes"] = budget + 1
 			r := mustCallRaw(t, e.url, token, tool, args)
@@ -219,7 +223,7 @@ func TestResultBudgetCannotRaise(t *testing.T) {
 	}
 	for _, tool := range lt.Tools {
 		b, _ := json.Marshal(tool.InputSchema)
-		budgeted := tool.Name == "run_dataset" || tool.Name == "get_chart_data" || tool.Name == "explore_data"
+		budgeted := tool.Name != "search_workspace" && tool.Name != "get_workspace_activity"
 		want := fmt.Sprintf(`"max_bytes":{"maximum":%d,"minimum":%d,"type":"integer"}`, budget, mcpserver.MinResultBytes)
 		if strings.Contains(string(b), want) != budgeted {
 			t.Errorf("%s input schema: %s; want max_bytes with maximum %d on the data tools only", tool.Name, b, budget)

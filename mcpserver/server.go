@@ -66,8 +66,9 @@ type Options struct {
 	// MaxBodyBytes caps a request body. Default 1 MiB.
 	MaxBodyBytes int64
 	// MaxResultBytes is the response budget of the data tools
-	// (run_dataset, get_chart_data, explore_data): the most bytes a tool
-	// result may take, rows are cut to fit it. A caller may lower it for
+	// (run_dataset, get_chart_data, create_chart_preview, explore_data):
+	// the most bytes a tool result may take; rows are cut to fit it (a
+	// chart preview's PNG is not counted). A caller may lower it for
 	// one call (max_bytes), never raise it. It is separate from the
 	// executor's byte cap and the chat path's MaxToolOutputChars.
 	// Default DefaultResultBytes (40,000, about 21,000 tokens); values

@@ -387,6 +387,7 @@ var previewTool = tool{
 	register: func(s *Server, t *mcp.Tool) {
 		mcp.AddTool(s.mcp, t, handle(s, s.createChartPreview))
 	},
+	budgeted: true,
 }
 
 // withProperty adds property name with schema to an object schema.
@@ -402,35 +403,42 @@ func withProperty(schema json.RawMessage, name, prop string) json.RawMessage {
 	return out
 }
 
-func (s *Server) createChartPreview(ctx context.Context, p access.Principal, in chartPreviewIn) (reply, error) {
-	cr, err := dataexec.ChartPreviewAction.Run(s.exec, ctx, p, in.ChartSpec)
+func (s *Server) createChartPreview(ctx context.Context, p access.Principal, b budgeted[chartPreviewIn]) (reply, error) {
+	cr, err := dataexec.ChartPreviewAction.Run(s.exec, ctx, p, b.in.ChartSpec)
 	if err != nil {
 		return reply{}, err
 	}
-	chart := s.link(dataexec.Ref{Type: access.TypeChart, ID: cr.Chart.ID, Name: cr.Chart.Name})
-	datasets := make([]refOut, len(cr.Datasets))
-	for i, d := range cr.Datasets {
-		datasets[i] = s.link(d)
-	}
-	out := struct {
-		Status   string   `json:"status"`
-		Chart    refOut   `json:"chart"`
-		Datasets []refOut `json:"datasets"`
-		*dataexec.ChartData
-		ImageError string `json:"image_error,omitempty"`
-	}{Status: string(cr.Status), Chart: chart, Datasets: datasets, ChartData: cr.Data}
-	r := reply{summary: fmt.Sprintf("Created preview chart %q: %s", cr.Chart.Name, chart.URL)}
-	if in.Image {
-		// The chart exists whatever happens to its picture.
-		png, err := renderPNG(cr.Chart.Name, cr.Data)
-		if err != nil {
+	var png []byte
+	imageError := ""
+	if b.in.Image {
+		// The chart exists whatever happens to its picture, which shows
+		// the whole chart; the budget applies to the data beside it.
+		if png, err = renderPNG(cr.Chart.Name, cr.Data); err != nil {
 			s.opts.Logger.Warn("mcpserver: chart image", "err", err)
-			out.ImageError = "the image could not be drawn; the chart was created"
-		} else {
-			r.extra = []mcp.Content{&mcp.ImageContent{Data: png, MIMEType: "image/png"}}
+			imageError = "the image could not be drawn; the chart was created"
 		}
 	}
-	r.data = out
+	shape := func(s *Server, _ chartPreviewIn, cr *dataexec.ChartResult) reply {
+		chart := s.link(dataexec.Ref{Type: access.TypeChart, ID: cr.Chart.ID, Name: cr.Chart.Name})
+		datasets := make([]refOut, len(cr.Datasets))
+		for i, d := range cr.Datasets {
+			datasets[i] = s.link(d)
+		}
+		return reply{
+			summary: summarizeMeta(fmt.Sprintf("Created preview chart %q: %s", cr.Chart.Name, chart.URL), cr.Data.Meta),
+			data: struct {
+				Status   string   `json:"status"`
+				Chart    refOut   `json:"chart"`
+				Datasets []refOut `json:"datasets"`
+				*dataexec.ChartData
+				ImageError string `json:"image_error,omitempty"`
+			}{Status: string(cr.Status), Chart: chart, Datasets: datasets, ChartData: cr.Data, ImageError: imageError},
+		}
+	}
+	r := fitReply(ctx, s, p, b, cr, shape, previewCut)
+	if png != nil {
+		r.extra = []mcp.Content{&mcp.ImageContent{Data: png, MIMEType: "image/png"}}
+	}
 	return r, nil
 }
 
