@@ -126,25 +126,52 @@ func fitReply[In, Out any](ctx context.Context, s *Server, p access.Principal, b
 		r.teamed = true
 		return sized(r)
 	}
-	r, size := build(out, false, total)
-	if size <= limit {
-		return r
-	}
-	// The largest n whose answer fits (n rows fit, n+1 do not), searched
-	// from a guess by the average row size so that few probes encode
-	// more than the budget.
+	// Estimate the size from a sample of rows first, so that a result far
+	// over the budget is never encoded whole: a request should not hold
+	// more than about the budget in encodings.
 	fits := func(n int) bool {
 		_, size := build(c.cut(out, n, TruncatedBudget), true, n)
 		return size <= limit
 	}
-	guess := min(total-1, int(int64(total)*int64(limit)/int64(size)))
-	var n int
-	if fits(guess) {
-		n = guess + sort.Search(total-guess-1, func(i int) bool { return !fits(guess + 1 + i) })
-	} else {
-		n = sort.Search(guess-1, func(i int) bool { return !fits(1 + i) })
+	sample := min(total, 32)
+	_, empty := build(c.cut(out, 0, TruncatedBudget), true, 0)
+	_, some := build(c.cut(out, sample, TruncatedBudget), true, sample)
+	perRow := max(float64(some-empty)/float64(max(sample, 1)), 1)
+	if float64(empty)+perRow*float64(total) <= 1.25*float64(limit) {
+		if r, size := build(out, false, total); size <= limit {
+			return r
+		}
 	}
-	r, _ = build(c.cut(out, n, TruncatedBudget), true, n)
+	if total == 0 {
+		r, _ := build(out, false, 0)
+		return r
+	}
+	// The largest n whose cut answer fits (n rows fit, n+1 do not):
+	// bracket it from the estimate, then bisect the bracket.
+	guess := min(max(int((float64(limit)-float64(empty))/perRow), 0), total-1)
+	step := max(guess/32, 1)
+	var lo, hi int // fits(lo), or lo is 0; !fits(hi), or hi is total
+	if fits(guess) {
+		lo = guess
+		for lo+step < total && fits(lo+step) {
+			lo, step = lo+step, 2*step
+		}
+		hi = min(lo+step, total)
+	} else {
+		hi = guess
+		for hi-step > 0 && !fits(hi-step) {
+			hi, step = hi-step, 2*step
+		}
+		lo = max(hi-step, 0)
+	}
+	n := lo + sort.Search(hi-lo-1, func(i int) bool { return !fits(lo + 1 + i) })
+	if n == total-1 {
+		// The estimate was off: the whole answer may fit after all.
+		if r, size := build(out, false, total); size <= limit {
+			return r
+		}
+	}
+	r, _ := build(c.cut(out, n, TruncatedBudget), true, n)
 	return r
 }
 
