@@ -30,6 +30,9 @@ import (
 	"time"
 )
 
+// cpuProfile is -cpuprofile.
+var cpuProfile string
+
 func main() {
 	clients := flag.Int("clients", 50, "MCP clients calling tools")
 	duration := flag.Duration("duration", 60*time.Second, "how long the clients call")
@@ -38,6 +41,7 @@ func main() {
 	resultBytes := flag.Int("mcp-result-bytes", 0, "the server's -mcp-result-bytes (0: its default)")
 	settle := flag.Duration("settle", 5*time.Second, "wait after the run before the after figures")
 	bin := flag.String("refserver", "", "a built reference server (default: go build ./examples/refserver)")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write the server's CPU profile over the middle half of the load to this file")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -79,6 +83,18 @@ func run(ctx context.Context, clients int, d time.Duration, fault string, slow, 
 	}
 	fmt.Println("before:", before)
 
+	if cpuProfile != "" {
+		go func() {
+			time.Sleep(d / 4)
+			body, err := get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", t.debug, max(int(d.Seconds()/2), 1)))
+			if err == nil {
+				err = os.WriteFile(cpuProfile, []byte(body), 0o644)
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "mcpload: cpu profile:", err)
+			}
+		}()
+	}
 	// A reading while the clients are still at work, near the end.
 	duringc := make(chan snapshot, 1)
 	go func() {
