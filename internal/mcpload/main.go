@@ -77,11 +77,12 @@ func run(ctx context.Context, clients int, d time.Duration, fault string, slow, 
 		return err
 	}
 	time.Sleep(settle)
+	t.settleRSS(2 * time.Minute)
 	before, err := t.snapshot(ctx)
 	if err != nil {
 		return err
 	}
-	fmt.Println("before:", before)
+	fmt.Println("before (after a warm-up, RSS settled):", before)
 
 	if cpuProfile != "" {
 		go func() {
@@ -119,11 +120,12 @@ func run(ctx context.Context, clients int, d time.Duration, fault string, slow, 
 	fmt.Println("during the load:", <-duringc)
 	fmt.Println("calls:", summarize(calls, d))
 	time.Sleep(settle)
+	t.settleRSS(2 * time.Minute)
 	after, err := t.snapshot(ctx)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("after (%s later): %s\n", settle, after)
+	fmt.Printf("after (%s later, RSS settled): %s\n", settle, after)
 	fmt.Println(flatness(before, after))
 	return nil
 }
@@ -140,11 +142,14 @@ func flatness(b, a snapshot) string {
 	if a.HeapMB > 1.5*b.HeapMB+5 {
 		notes = append(notes, fmt.Sprintf("Go heap %.1f → %.1f MB", b.HeapMB, a.HeapMB))
 	}
+	if a.RSSMB > 1.25*b.RSSMB+10 {
+		notes = append(notes, fmt.Sprintf("RSS %.1f → %.1f MB", b.RSSMB, a.RSSMB))
+	}
 	if a.DBConns > b.DBConns+2 {
 		notes = append(notes, fmt.Sprintf("database connections %d → %d", b.DBConns, a.DBConns))
 	}
 	if len(notes) == 0 {
-		return "flat: goroutines, open files, Go heap and database connections are back to their before figures"
+		return "flat: goroutines, open files, Go heap, RSS and database connections are back to their before figures"
 	}
 	return "NOT flat: " + strings.Join(notes, ", ")
 }

@@ -257,6 +257,23 @@ func (t *target) rss() (rss, peak float64) {
 	return rss, peak
 }
 
+// settleRSS waits until the server's RSS has stopped falling (the Go
+// runtime returns freed memory to the system gradually, and the start
+// peaks at several hundred MB), at most limit, so that a "before" RSS is
+// the server's resting size.
+func (t *target) settleRSS(limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	last, _ := t.rss()
+	for time.Now().Before(deadline) {
+		time.Sleep(5 * time.Second)
+		now, _ := t.rss()
+		if last-now < 2 {
+			return
+		}
+		last = now
+	}
+}
+
 // resetPeak resets VmHWM, so the next reading is the peak from now on.
 func (t *target) resetPeak() error {
 	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", t.proc.Process.Pid), []byte("5"), 0)
