@@ -55,6 +55,13 @@ var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 // newEnv builds the workspace: acme (growth, finance) and globex (ops).
 func newEnv(t testing.TB, src dataexec.Source, sourceType string) *env {
 	t.Helper()
+	return newEnvWith(t, src, sourceType, nil)
+}
+
+// newEnvWith is newEnv with configure, when not nil, changing the
+// server's options and authentication before it starts.
+func newEnvWith(t testing.TB, src dataexec.Source, sourceType string, configure func(*mcpserver.Options, *mcpserver.Authenticate)) *env {
+	t.Helper()
 	e := &env{dir: access.NewMemoryDirectory(), catalog: dataexec.NewMemoryCatalog(), audit: access.NewMemoryAudit(1000)}
 	for _, p := range [][2]string{{"acme", "growth"}, {"acme", "finance"}, {"globex", "ops"}} {
 		e.dir.AddProject(p[0], p[1])
@@ -112,9 +119,14 @@ func newEnv(t testing.TB, src dataexec.Source, sourceType string) *env {
 	exec := dataexec.NewExecutor(e.catalog, dataexec.SourceMap{"conn_acme": e.source, "conn_globex": e.source}, nil)
 	gate := access.NewGate(e.checker, access.NewMemoryRateLimiter(&access.RateOptions{Burst: 1000, Rate: 1000}))
 	e.keys = access.NewKeys(access.NewMemoryKeyStore(), e.dir, nil)
-	srv := mcpserver.New(exec, gate, e.keys.Verify, &mcpserver.Options{
+	opts := &mcpserver.Options{
 		BaseURL: "https://bi.example.com", Activity: activity, Audit: e.audit, Now: func() time.Time { return now },
-	})
+	}
+	authn := mcpserver.Authenticate(e.keys.Verify)
+	if configure != nil {
+		configure(opts, &authn)
+	}
+	srv := mcpserver.New(exec, gate, authn, opts)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", srv)
 	mux.Handle("/.well-known/oauth-protected-resource/mcp", srv.ResourceMetadataHandler())

@@ -67,6 +67,15 @@ type Options struct {
 	Audit access.AuditSink
 	// MaxBodyBytes caps a request body. Default 1 MiB.
 	MaxBodyBytes int64
+	// MaxResultBytes is the response budget of the data tools
+	// (run_dataset, get_chart_data, create_chart_preview, explore_data):
+	// the most bytes a tool result may take; rows are cut to fit it (a
+	// chart preview's PNG is not counted). A caller may lower it for
+	// one call (max_bytes), never raise it. It is separate from the
+	// executor's byte cap and the chat path's MaxToolOutputChars.
+	// Default DefaultResultBytes (40,000, about 21,000 tokens); values
+	// below MinResultBytes are raised to it.
+	MaxResultBytes int
 	// DisableLocalhostProtection turns off the go-sdk's DNS-rebinding
 	// check, which refuses a non-loopback Host on a loopback listener. Set
 	// it only behind a reverse proxy on the same machine.
@@ -117,6 +126,10 @@ func New(exec *dataexec.Executor, gate *access.Gate, authn Authenticate, opts *O
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = 1 << 20
 	}
+	if o.MaxResultBytes <= 0 {
+		o.MaxResultBytes = DefaultResultBytes
+	}
+	o.MaxResultBytes = max(o.MaxResultBytes, MinResultBytes)
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}

@@ -33,6 +33,9 @@ type tool struct {
 	// answer the HTTP step-up challenge: dataexec's own definition, which
 	// it enforces when the call runs.
 	argRights func(args json.RawMessage) []access.Right
+	// budgeted tools take limit and max_bytes and fit the response
+	// budget (budget.go).
+	budgeted bool
 }
 
 // rightsOf reads a call's arguments as In and asks dataexec which rights
@@ -101,13 +104,13 @@ var tools = []tool{
 	fromAction(dataexec.SearchAction, "Find dashboards, charts, datasets and connections by name. Empty query lists recent items.",
 		`{"properties":{"results":`+arr+`},"required":["results"]}`, searchReply),
 	activityTool,
-	fromAction(dataexec.RunDatasetAction, "Run a dataset and return its rows (capped).",
-		`{"properties":{"dataset":`+obj+`,`+tableSchema+`},"required":["dataset","rows"]}`, datasetReply).with(rightsOf[dataexec.Params]),
-	fromAction(dataexec.ChartDataAction, "Return a chart's labels and series.",
-		`{"properties":{"chart":`+obj+`,`+chartSchema+`},"required":["chart","labels","series"]}`, chartDataReply).with(rightsOf[dataexec.Params]),
+	fromDataAction(dataexec.RunDatasetAction, "Run a dataset and return its rows, cut to fit limit and max_bytes.",
+		`{"properties":{"dataset":`+obj+`,`+tableSchema+`},"required":["dataset","rows"]}`, datasetReply, datasetCut).with(rightsOf[dataexec.Params]),
+	fromDataAction(dataexec.ChartDataAction, "Return a chart's labels and series, cut to fit limit and max_bytes.",
+		`{"properties":{"chart":`+obj+`,`+chartSchema+`},"required":["chart","labels","series"]}`, chartDataReply, chartCut).with(rightsOf[dataexec.Params]),
 	previewTool,
-	fromAction(dataexec.ExploreAction, "Explore sources (owner/admin, all-project key). inspect: connections, or a connection's tables, or a table's columns. preview: run read-only sql. save: preview, then save as a dataset on dashboard_id (needs datasets:write).",
-		`{"properties":{"connections":`+arr+`,"tables":`+arr+`,"dataset":`+obj+`,`+tableSchema+`},"required":["operation"]}`, exploreReply).with(rightsOf[dataexec.Exploration]),
+	fromDataAction(dataexec.ExploreAction, "Explore sources (owner/admin, all-project key). inspect: connections, or a connection's tables, or a table's columns. preview: run read-only sql. save: preview, then save as a dataset on dashboard_id (needs datasets:write).",
+		`{"properties":{"connections":`+arr+`,"tables":`+arr+`,"dataset":`+obj+`,`+tableSchema+`},"required":["operation"]}`, exploreReply, exploreCut).with(rightsOf[dataexec.Exploration]),
 }
 
 func toolByName(name string) (tool, bool) {
@@ -151,10 +154,14 @@ const errorSchema = `{"properties":{"code":{"type":"string"},"message":{"type":"
 func (s *Server) addTools() {
 	for _, d := range tools {
 		readOnly, destructive := d.class.Hints()
+		input := d.input
+		if d.budgeted {
+			input = budgetSchema(input, s.opts.MaxResultBytes)
+		}
 		d.register(s, &mcp.Tool{
 			Name:        d.name,
 			Description: d.desc,
-			InputSchema: mustSchema(d.input),
+			InputSchema: mustSchema(input),
 			// Failed calls carry {code, message}; clients that validate
 			// structuredContent of error results accept either shape.
 			OutputSchema: mustSchema([]byte(`{"type":"object","anyOf":[` + d.output + `,` + errorSchema + `]}`)),
@@ -169,6 +176,7 @@ type reply struct {
 	summary string
 	data    any
 	extra   []mcp.Content
+	teamed  bool // the OAuth team label is done (fitReply adds it before it measures)
 }
 
 // handle adapts a tool function to the SDK: it passes the live principal
@@ -188,7 +196,7 @@ func handle[In any](s *Server, f func(ctx context.Context, p access.Principal, i
 			}
 			return errorResult(err), nil, nil
 		}
-		if p.Auth == access.AuthOAuth {
+		if p.Auth == access.AuthOAuth && !r.teamed {
 			r = s.withTeam(ctx, p.TeamID, r)
 		}
 		content := append([]mcp.Content{&mcp.TextContent{Text: r.summary}}, r.extra...)
@@ -412,6 +420,7 @@ var previewTool = tool{
 	register: func(s *Server, t *mcp.Tool) {
 		mcp.AddTool(s.mcp, t, handle(s, s.createChartPreview))
 	},
+	budgeted: true,
 }
 
 // withProperty adds property name with schema to an object schema.
@@ -427,35 +436,42 @@ func withProperty(schema json.RawMessage, name, prop string) json.RawMessage {
 	return out
 }
 
-func (s *Server) createChartPreview(ctx context.Context, p access.Principal, in chartPreviewIn) (reply, error) {
-	cr, err := dataexec.ChartPreviewAction.Run(s.exec, ctx, p, in.ChartSpec)
+func (s *Server) createChartPreview(ctx context.Context, p access.Principal, b budgeted[chartPreviewIn]) (reply, error) {
+	cr, err := dataexec.ChartPreviewAction.Run(s.exec, ctx, p, b.in.ChartSpec)
 	if err != nil {
 		return reply{}, err
 	}
-	chart := s.link(dataexec.Ref{Type: access.TypeChart, ID: cr.Chart.ID, Name: cr.Chart.Name}, chartPage(cr.Status))
-	datasets := make([]refOut, len(cr.Datasets))
-	for i, d := range cr.Datasets {
-		datasets[i] = s.link(d, dataexec.PageDataset)
-	}
-	out := struct {
-		Status   string   `json:"status"`
-		Chart    refOut   `json:"chart"`
-		Datasets []refOut `json:"datasets"`
-		*dataexec.ChartData
-		ImageError string `json:"image_error,omitempty"`
-	}{Status: string(cr.Status), Chart: chart, Datasets: datasets, ChartData: cr.Data}
-	r := reply{summary: fmt.Sprintf("Created preview chart %q: %s", cr.Chart.Name, chart.URL)}
-	if in.Image {
-		// The chart exists whatever happens to its picture.
-		png, err := renderPNG(cr.Chart.Name, cr.Data)
-		if err != nil {
+	var png []byte
+	imageError := ""
+	if b.in.Image {
+		// The chart exists whatever happens to its picture, which shows
+		// the whole chart; the budget applies to the data beside it.
+		if png, err = renderPNG(cr.Chart.Name, cr.Data); err != nil {
 			s.opts.Logger.Warn("mcpserver: chart image", "err", err)
-			out.ImageError = "the image could not be drawn; the chart was created"
-		} else {
-			r.extra = []mcp.Content{&mcp.ImageContent{Data: png, MIMEType: "image/png"}}
+			imageError = "the image could not be drawn; the chart was created"
 		}
 	}
-	r.data = out
+	shape := func(s *Server, _ chartPreviewIn, cr *dataexec.ChartResult) reply {
+		chart := s.link(dataexec.Ref{Type: access.TypeChart, ID: cr.Chart.ID, Name: cr.Chart.Name}, chartPage(cr.Status))
+		datasets := make([]refOut, len(cr.Datasets))
+		for i, d := range cr.Datasets {
+			datasets[i] = s.link(d, dataexec.PageDataset)
+		}
+		return reply{
+			summary: summarizeMeta(fmt.Sprintf("Created preview chart %q: %s", cr.Chart.Name, chart.URL), cr.Data.Meta),
+			data: struct {
+				Status   string   `json:"status"`
+				Chart    refOut   `json:"chart"`
+				Datasets []refOut `json:"datasets"`
+				*dataexec.ChartData
+				ImageError string `json:"image_error,omitempty"`
+			}{Status: string(cr.Status), Chart: chart, Datasets: datasets, ChartData: cr.Data, ImageError: imageError},
+		}
+	}
+	r := fitReply(ctx, s, p, b, cr, shape, previewCut)
+	if png != nil {
+		r.extra = []mcp.Content{&mcp.ImageContent{Data: png, MIMEType: "image/png"}}
+	}
 	return r, nil
 }
 

@@ -77,6 +77,10 @@ type config struct {
 	credentialsFile string
 	assistantRoles  string
 	demoSignIn      bool
+	mcpResultBytes  int
+	debugAddr       string
+	rateLimit       float64
+	rateBurst       int
 
 	// model, when set, replaces the -provider model (tests).
 	modelOverride ask.Provider
@@ -116,6 +120,10 @@ func main() {
 	flag.StringVar(&cfg.credentialsFile, "credentials-file", "", "write evaluator credentials (JSON) to this file")
 	flag.StringVar(&cfg.assistantRoles, "assistant-roles", "owner,admin,editor,viewer", "the team roles that may use the assistant")
 	flag.BoolVar(&cfg.demoSignIn, "demo-sign-in", true, "let the page sign in as a demo user without a token (turn off when the server is reachable by others)")
+	flag.IntVar(&cfg.mcpResultBytes, "mcp-result-bytes", mcpserver.DefaultResultBytes, "response budget of the MCP data tools, in bytes of serialized tool result (callers may lower it with max_bytes)")
+	flag.StringVar(&cfg.debugAddr, "debug-addr", "", "serve /debug/pprof/ on this loopback address (off by default)")
+	flag.Float64Var(&cfg.rateLimit, "rate-limit", 0, "requests per second each credential regains (default the gate's)")
+	flag.IntVar(&cfg.rateBurst, "rate-burst", 0, "requests a credential may make at once (default the gate's)")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -157,6 +165,15 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer) error
 	defer app.close()
 
 	srv := newServer(app.routes())
+	if cfg.debugAddr != "" {
+		dsrv, dln, err := listenDebug(cfg.debugAddr)
+		if err != nil {
+			return err
+		}
+		defer dsrv.Close()
+		go dsrv.Serve(dln)
+		fmt.Fprintf(out, "  debug:    http://%s/debug/pprof/ (loopback only)\n", dln.Addr())
+	}
 	signIn := "open it and pick a demo user (alice, bob, vic or carol)"
 	if !cfg.demoSignIn {
 		signIn = "paste a session_token from -credentials-file (-demo-sign-in is off)"
@@ -320,7 +337,11 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	}
 	a.audit = access.NewMemoryAudit(10000)
 	checker := access.NewChecker(dir, &access.CheckerOptions{Withdraw: withdraw})
-	gate := access.NewGate(checker, cfg.limiterOverride)
+	limiter := cfg.limiterOverride
+	if limiter == nil && (cfg.rateLimit > 0 || cfg.rateBurst > 0) {
+		limiter = access.NewMemoryRateLimiter(&access.RateOptions{Rate: cfg.rateLimit, Burst: cfg.rateBurst})
+	}
+	gate := access.NewGate(checker, limiter)
 	// Remote MCP connections share the memory keyring for their tokens,
 	// publish themselves into the catalog, and serve their datasets.
 	a.gate = gate
@@ -364,7 +385,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		return nil, fmt.Errorf("%w (set -public-url to the https URL clients reach)", err)
 	}
 	a.mcp = mcpserver.New(a.executor, gate, mcpserver.AnyOf(a.oauth.Verify, a.keys.Verify), &mcpserver.Options{
-		BaseURL: base, Activity: activity, Audit: a.audit, Logger: log,
+		BaseURL: base, Activity: activity, Audit: a.audit, Logger: log, MaxResultBytes: cfg.mcpResultBytes,
 		AuthorizationServers: []string{a.oauth.Issuer()},
 		TeamName:             func(_ context.Context, id string) string { return orDefault(teamNames[id], id) },
 	})

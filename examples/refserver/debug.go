@@ -1,0 +1,31 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"time"
+)
+
+// listenDebug starts the opt-in debug endpoint (-debug-addr): the Go
+// runtime's profiles under /debug/pprof/ (goroutine counts, heap after a
+// GC with ?gc=1), for the load tool and for operators. It listens on a
+// loopback address only: profiles name code paths and hold request data.
+func listenDebug(addr string) (*http.Server, net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-debug-addr: %w", err)
+	}
+	if ta, ok := ln.Addr().(*net.TCPAddr); !ok || !ta.IP.IsLoopback() {
+		ln.Close()
+		return nil, nil, fmt.Errorf("-debug-addr %s: must be a loopback address such as 127.0.0.1:6060", addr)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln, nil
+}

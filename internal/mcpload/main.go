@@ -1,0 +1,162 @@
+// Command mcpload is the load and fault benchmark of the reference
+// server's MCP endpoint. It starts a throwaway PostgreSQL cluster (the
+// installed binaries, as internal/pgtest does), builds and starts
+// examples/refserver on it with -debug-addr, and drives it with MCP
+// clients (the official go-sdk client) calling search_workspace,
+// run_dataset (some with refresh) and get_chart_data across the demo's
+// principals. It prints the error rate and latency, and the server's
+// goroutines, Go heap (after a GC), RSS, open files and database
+// connections before and after the run.
+//
+// Run it from the module root:
+//
+//	go run ./internal/mcpload -clients 50 -duration 60s
+//	go run ./internal/mcpload -fault pg-restart     # pg_ctl restart -m fast at 1/3, -m immediate at 2/3
+//	go run ./internal/mcpload -fault slow-readers   # 200 clients ask for a 1 MB run_dataset and never read
+//	go run ./internal/mcpload -fault slow-loris     # 200 connections trickle their headers
+//
+// It needs PostgreSQL's server binaries; as root it runs the cluster as
+// the postgres user. MCPLOAD_KEEP=1 keeps the folder with the logs.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// cpuProfile is -cpuprofile.
+var cpuProfile string
+
+func main() {
+	clients := flag.Int("clients", 50, "MCP clients calling tools")
+	duration := flag.Duration("duration", 60*time.Second, "how long the clients call")
+	fault := flag.String("fault", "", "fault to inject during the load: pg-restart, slow-readers or slow-loris")
+	slow := flag.Int("slow", 200, "slow readers or slow-loris connections (-fault)")
+	resultBytes := flag.Int("mcp-result-bytes", 0, "the server's -mcp-result-bytes (0: its default)")
+	settle := flag.Duration("settle", 5*time.Second, "wait after the run before the after figures")
+	bin := flag.String("refserver", "", "a built reference server (default: go build ./examples/refserver)")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write the server's CPU profile over the middle half of the load to this file")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *clients, *duration, *fault, *slow, *resultBytes, *settle, *bin); err != nil {
+		fmt.Fprintln(os.Stderr, "mcpload:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, clients int, d time.Duration, fault string, slow, resultBytes int, settle time.Duration, bin string) error {
+	var extra []string
+	if resultBytes > 0 {
+		extra = append(extra, "-mcp-result-bytes", fmt.Sprint(resultBytes))
+	}
+	switch fault {
+	case "", "pg-restart", "slow-readers", "slow-loris":
+	default:
+		return fmt.Errorf("-fault %q: want pg-restart, slow-readers or slow-loris", fault)
+	}
+	t, err := startTarget(ctx, bin, extra)
+	if err != nil {
+		return err
+	}
+	defer t.stop()
+	fmt.Printf("reference server %s (pid %d), PostgreSQL in %s\n", t.creds.BaseURL, t.proc.Process.Pid, t.pgData)
+	fmt.Printf("%d clients, %s, fault %q; machine: %d CPUs (shared with other work unless said otherwise)\n",
+		clients, d, orNone(fault), numCPU())
+
+	// Warm up: every client connects and calls each tool, so pools and
+	// caches are filled before the "before" figures.
+	if _, err := runLoad(ctx, t, clients, 3*time.Second, nil); err != nil {
+		return err
+	}
+	time.Sleep(settle)
+	t.settleRSS(2 * time.Minute)
+	before, err := t.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Println("before (after a warm-up, RSS settled):", before)
+
+	if cpuProfile != "" {
+		go func() {
+			time.Sleep(d / 4)
+			body, err := get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", t.debug, max(int(d.Seconds()/2), 1)))
+			if err == nil {
+				err = os.WriteFile(cpuProfile, []byte(body), 0o644)
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "mcpload: cpu profile:", err)
+			}
+		}()
+	}
+	// A reading while the clients are still at work, near the end.
+	duringc := make(chan snapshot, 1)
+	go func() {
+		time.Sleep(d * 9 / 10)
+		s, _ := t.snapshot(ctx)
+		duringc <- s
+	}()
+	var calls []call
+	switch fault {
+	case "":
+		calls, err = runLoad(ctx, t, clients, d, nil)
+	case "pg-restart":
+		calls, err = withRestarts(ctx, t, clients, d)
+	case "slow-readers":
+		calls, err = withSlowReaders(ctx, t, clients, d, slow)
+	case "slow-loris":
+		calls, err = withSlowLoris(ctx, t, clients, d, slow)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Println("during the load:", <-duringc)
+	fmt.Println("calls:", summarize(calls, d))
+	time.Sleep(settle)
+	t.settleRSS(2 * time.Minute)
+	after, err := t.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("after (%s later, RSS settled): %s\n", settle, after)
+	fmt.Println(flatness(before, after))
+	return nil
+}
+
+// flatness compares the figures before and after the run.
+func flatness(b, a snapshot) string {
+	var notes []string
+	if a.Goroutines > b.Goroutines+5 {
+		notes = append(notes, fmt.Sprintf("goroutines +%d", a.Goroutines-b.Goroutines))
+	}
+	if a.OpenFiles > b.OpenFiles+5 {
+		notes = append(notes, fmt.Sprintf("open files +%d", a.OpenFiles-b.OpenFiles))
+	}
+	if a.HeapMB > 1.5*b.HeapMB+5 {
+		notes = append(notes, fmt.Sprintf("Go heap %.1f → %.1f MB", b.HeapMB, a.HeapMB))
+	}
+	if a.RSSMB > 1.25*b.RSSMB+10 {
+		notes = append(notes, fmt.Sprintf("RSS %.1f → %.1f MB", b.RSSMB, a.RSSMB))
+	}
+	if a.DBConns > b.DBConns+2 {
+		notes = append(notes, fmt.Sprintf("database connections %d → %d", b.DBConns, a.DBConns))
+	}
+	if len(notes) == 0 {
+		return "flat: goroutines, open files, Go heap, RSS and database connections are back to their before figures"
+	}
+	return "NOT flat: " + strings.Join(notes, ", ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

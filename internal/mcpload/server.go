@@ -1,0 +1,333 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	_ "github.com/lib/pq"
+
+	"github.com/askbi/askbi/internal/pgtest"
+)
+
+// target is the reference server under load: its process, the
+// PostgreSQL cluster it uses, and what the credentials file says.
+type target struct {
+	dir     string
+	cluster *pgtest.Cluster
+	pgData  string
+	proc    *exec.Cmd
+	exited  chan struct{}
+	debug   string // base URL of -debug-addr
+	monitor *sql.DB
+	creds   struct {
+		BaseURL    string `json:"base_url"`
+		MCPURL     string `json:"mcp_url"`
+		Warehouse  string `json:"warehouse_database_url"`
+		Principals []struct {
+			Name   string   `json:"name"`
+			Scopes []string `json:"scopes"`
+			APIKey string   `json:"api_key"`
+		} `json:"principals"`
+	}
+}
+
+// startTarget starts a PostgreSQL cluster in a new folder, builds the
+// reference server (unless bin is set) and starts it on that cluster
+// (-database-url) with its debug endpoint, a rate limit that does not
+// get in the way of the load, and extra flags.
+func startTarget(ctx context.Context, bin string, extra []string) (_ *target, err error) {
+	t := &target{exited: make(chan struct{})}
+	if t.dir, err = os.MkdirTemp("", "mcpload-"); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			t.stop()
+		}
+	}()
+	// The postgres system user must reach the cluster folder.
+	if err := os.Chmod(t.dir, 0o711); err != nil {
+		return nil, err
+	}
+	t.cluster, err = pgtest.Start(ctx, filepath.Join(t.dir, "pg"), &pgtest.Options{Password: rand.Text()})
+	if err != nil {
+		return nil, err
+	}
+	t.pgData = filepath.Join(t.dir, "pg", "data")
+	if err := t.cluster.CreateDatabase(ctx, "askbi"); err != nil {
+		return nil, err
+	}
+	if t.monitor, err = sql.Open("postgres", t.cluster.URL("postgres")); err != nil {
+		return nil, err
+	}
+	t.monitor.SetMaxOpenConns(1)
+
+	if bin == "" {
+		bin = filepath.Join(t.dir, "refserver")
+		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./examples/refserver")
+		build.Dir, build.Stdout, build.Stderr = moduleRoot(), os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return nil, fmt.Errorf("build the reference server: %w", err)
+		}
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	debugAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	credsPath := filepath.Join(t.dir, "creds.json")
+	args := append([]string{"-addr", addr, "-database-url", t.cluster.URL("askbi"), "-data-dir", filepath.Join(t.dir, "data"),
+		"-credentials-file", credsPath, "-debug-addr", debugAddr, "-demo-sign-in=false",
+		"-rate-limit", "1000000", "-rate-burst", "1000000"}, extra...)
+	t.proc = exec.Command(bin, args...)
+	logf, err := os.Create(filepath.Join(t.dir, "refserver.log"))
+	if err != nil {
+		return nil, err
+	}
+	t.proc.Stdout, t.proc.Stderr = logf, logf
+	t.proc.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if err := t.proc.Start(); err != nil {
+		return nil, err
+	}
+	go func() { t.proc.Wait(); logf.Close(); close(t.exited) }()
+	t.debug = "http://" + debugAddr
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		select {
+		case <-t.exited:
+			return nil, fmt.Errorf("the reference server exited; see %s", logf.Name())
+		case <-time.After(200 * time.Millisecond):
+		}
+		if b, err := os.ReadFile(credsPath); err == nil && json.Unmarshal(b, &t.creds) == nil && t.creds.MCPURL != "" {
+			if resp, err := http.Get(t.creds.BaseURL + "/healthz"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return t, nil
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the reference server did not start within 90 s; see %s", logf.Name())
+		}
+	}
+}
+
+// stop stops the server, then the cluster by its data folder: after a
+// pg_ctl restart the postmaster is no longer the process pgtest started.
+func (t *target) stop() {
+	if t.proc != nil && t.proc.Process != nil {
+		t.proc.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-t.exited:
+		case <-time.After(15 * time.Second):
+			t.proc.Process.Kill()
+			<-t.exited
+		}
+	}
+	if t.monitor != nil {
+		t.monitor.Close()
+	}
+	if t.cluster != nil {
+		t.pgCtl("stop", "-m", "fast", "-w")
+		t.cluster.Stop()
+	}
+	if t.dir != "" && os.Getenv("MCPLOAD_KEEP") == "" {
+		os.RemoveAll(t.dir)
+	}
+}
+
+// pgCtl runs pg_ctl on the cluster's data folder, as the postgres user
+// when this process is root, logging the restarted server to a file (a
+// daemon holding our pipe would keep the command from returning).
+func (t *target) pgCtl(args ...string) error {
+	bin, err := pgBin("pg_ctl")
+	if err != nil {
+		return err
+	}
+	args = append([]string{"-D", t.pgData, "-l", filepath.Join(t.dir, "pg", "restart.log")}, args...)
+	cmd := exec.Command(bin, args...)
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			return err
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("pg_ctl %s: %w: %s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+// pgBin finds a PostgreSQL program on PATH or in Debian's folders.
+func pgBin(name string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/" + name)
+	if len(matches) == 0 {
+		return "", fmt.Errorf("%s not found", name)
+	}
+	return matches[len(matches)-1], nil
+}
+
+// snapshot is one reading of the server's resources.
+type snapshot struct {
+	Goroutines int
+	HeapMB     float64 // Go heap in use after a GC
+	RSSMB      float64
+	PeakRSSMB  float64 // VmHWM: the process's peak RSS since start (or the last reset)
+	OpenFiles  int
+	DBConns    int // backends on the server's database (pg_stat_activity)
+}
+
+func (s snapshot) String() string {
+	return fmt.Sprintf("goroutines %d, Go heap %.1f MB, RSS %.1f MB (peak %.1f), open files %d, database connections %d",
+		s.Goroutines, s.HeapMB, s.RSSMB, s.PeakRSSMB, s.OpenFiles, s.DBConns)
+}
+
+// snapshot reads goroutines and the heap (after a GC) from the debug
+// endpoint, RSS and open files from /proc, and connections from
+// pg_stat_activity.
+func (t *target) snapshot(ctx context.Context) (snapshot, error) {
+	var s snapshot
+	body, err := get(t.debug + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		return s, err
+	}
+	first, _, _ := strings.Cut(body, "\n")
+	if _, err := fmt.Sscanf(first, "goroutine profile: total %d", &s.Goroutines); err != nil {
+		return s, fmt.Errorf("goroutine profile: %q", first)
+	}
+	if body, err = get(t.debug + "/debug/pprof/heap?gc=1&debug=1"); err != nil {
+		return s, err
+	}
+	if v, ok := field(body, "# HeapAlloc = "); ok {
+		s.HeapMB = float64(v) / 1e6
+	}
+	s.RSSMB, s.PeakRSSMB = t.rss()
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", t.proc.Process.Pid))
+	s.OpenFiles = len(fds)
+	err = t.monitor.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = 'askbi' AND pid <> pg_backend_pid()`).Scan(&s.DBConns)
+	if err != nil {
+		s.DBConns = -1
+	}
+	return s, nil
+}
+
+// rss returns the process's VmRSS and VmHWM in MB.
+func (t *target) rss() (rss, peak float64) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", t.proc.Process.Pid))
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var kb float64
+		if n, _ := fmt.Sscanf(sc.Text(), "VmRSS: %f kB", &kb); n == 1 {
+			rss = kb / 1000
+		}
+		if n, _ := fmt.Sscanf(sc.Text(), "VmHWM: %f kB", &kb); n == 1 {
+			peak = kb / 1000
+		}
+	}
+	return rss, peak
+}
+
+// settleRSS waits until the server's RSS has stopped falling (the Go
+// runtime returns freed memory to the system gradually, and the start
+// peaks at several hundred MB), at most limit, so that a "before" RSS is
+// the server's resting size.
+func (t *target) settleRSS(limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	last, _ := t.rss()
+	for time.Now().Before(deadline) {
+		time.Sleep(5 * time.Second)
+		now, _ := t.rss()
+		if last-now < 2 {
+			return
+		}
+		last = now
+	}
+}
+
+// resetPeak resets VmHWM, so the next reading is the peak from now on.
+func (t *target) resetPeak() error {
+	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", t.proc.Process.Pid), []byte("5"), 0)
+}
+
+func field(body, prefix string) (int64, bool) {
+	i := strings.Index(body, prefix)
+	if i < 0 {
+		return 0, false
+	}
+	rest, _, _ := strings.Cut(body[i+len(prefix):], "\n")
+	v, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+	return v, err == nil
+}
+
+func get(url string) (string, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return string(b), err
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// moduleRoot is the folder of the askbi go.mod.
+func moduleRoot() string {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "."
+	}
+	return filepath.Dir(strings.TrimSpace(string(out)))
+}
+
+var errNoKey = errors.New("no principal with the scopes needed")
+
+// key returns the API key of the named principal.
+func (t *target) key(name string) (string, error) {
+	for _, p := range t.creds.Principals {
+		if p.Name == name {
+			return p.APIKey, nil
+		}
+	}
+	return "", fmt.Errorf("%w: %s", errNoKey, name)
+}
