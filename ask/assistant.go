@@ -181,6 +181,9 @@ type Status struct {
 	TeamID    string `json:"team_id"`
 	// Role is the member's live role in the team.
 	Role access.Role `json:"role"`
+	// Attachments are the limits of a message's files, for a client's
+	// attach control.
+	Attachments AttachmentLimits `json:"attachments"`
 }
 
 // Status reports whether p may use the assistant now. It passes the gate
@@ -192,7 +195,7 @@ func (a *Assistant) Status(ctx context.Context, p access.Principal) (_ Status, e
 	if err != nil {
 		return Status{}, err
 	}
-	st := Status{UserID: live.UserID, TeamID: live.TeamID, Role: live.Role}
+	st := Status{UserID: live.UserID, TeamID: live.TeamID, Role: live.Role, Attachments: limits(readsImages(a.provider))}
 	switch {
 	case a.o.Unavailable != "":
 		st.Reason = a.o.Unavailable

@@ -97,6 +97,28 @@ type AttachmentInfo struct {
 	Text string `json:"text,omitempty"`
 }
 
+// AttachmentLimits are the attachment limits as a client shows them.
+type AttachmentLimits struct {
+	MaxFiles       int      `json:"max_files"`
+	TextExtensions []string `json:"text_extensions"`
+	TextMaxBytes   int      `json:"text_max_bytes"`
+	TextMaxChars   int      `json:"text_max_chars"`
+	ImageTypes     []string `json:"image_types"`
+	ImageMaxBytes  int      `json:"image_max_bytes"`
+	ImagesMaxBytes int      `json:"images_max_bytes"` // all of a message's images together
+	ImageMaxSide   int      `json:"image_max_side"`
+	// Images says the model reads images; when false, a message with one
+	// is refused.
+	Images bool `json:"images"`
+}
+
+func limits(images bool) AttachmentLimits {
+	return AttachmentLimits{MaxFiles: MaxAttachments, TextExtensions: strings.Split(textExtensions, ", "),
+		TextMaxBytes: MaxTextFileBytes, TextMaxChars: MaxTextFileChars,
+		ImageTypes: []string{"image/png", "image/jpeg", "image/gif", "image/webp"}, ImageMaxBytes: MaxImageBytes,
+		ImagesMaxBytes: MaxImageBytesTotal, ImageMaxSide: MaxImageSide, Images: images}
+}
+
 // Image is an image part of a user message.
 type Image struct {
 	MediaType string `json:"media_type"`

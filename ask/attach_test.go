@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/ask/provider/mock"
@@ -416,4 +418,22 @@ func TestRememberTakesNoAttachments(t *testing.T) {
 	conv := e.MustConversation(t, alice)
 	_, err := e.sendWith(conv, "/remember fiscal year starts in April", ask.Attachment{Name: "a.txt", Text: "x"})
 	mustCode(t, err, askbi.InvalidArgument)
+}
+
+// TestStatusLimits: the status carries the limits a client's attach
+// control shows, and whether the model reads images.
+func TestStatusLimits(t *testing.T) {
+	for _, textOnly := range []bool{false, true} {
+		e := newEnv(t, &mock.Provider{TextOnly: textOnly})
+		st, err := e.a.Status(context.Background(), alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := ask.AttachmentLimits{MaxFiles: 3, TextExtensions: []string{".csv", ".json", ".log", ".md", ".py", ".sql", ".tsv", ".txt", ".yaml", ".yml"},
+			TextMaxBytes: 1 << 20, TextMaxChars: 20000, ImageTypes: []string{"image/png", "image/jpeg", "image/gif", "image/webp"},
+			ImageMaxBytes: 8 << 20, ImagesMaxBytes: 16 << 20, ImageMaxSide: 8000, Images: !textOnly}
+		if diff := cmp.Diff(want, st.Attachments); diff != "" {
+			t.Errorf("text-only %v: limits mismatch (-want +got):\n%s", textOnly, diff)
+		}
+	}
 }
