@@ -42,10 +42,11 @@ const (
 	MaxAttachmentNameChars = 255
 )
 
-// MaxAttachmentBodyBytes is the largest JSON message body the limits
-// allow: the images' base64 text, the text files (each character
-// escaped at worst as \u00XX) and room for the message and its fields.
-const MaxAttachmentBodyBytes = MaxImageBytesTotal/3*4 + 8 + MaxAttachments*6*MaxTextFileBytes + 1<<20
+// MaxAttachmentBodyBytes is the JSON message body an adapter should
+// accept: the images' base64 text (4/3 of MaxImageBytesTotal, 21.3 MiB),
+// the text files with room for JSON's escapes (twice MaxTextFileBytes
+// each) and the message. 30 MiB.
+const MaxAttachmentBodyBytes = 30 << 20
 
 // textTypes are the text files accepted, by extension, and the media
 // type each is recorded as.
