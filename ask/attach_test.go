@@ -437,3 +437,27 @@ func TestStatusLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestAttachmentsAfterApproval: a turn resumed by an approval replays its
+// question's attachments as history kept them (the image as a note).
+func TestAttachmentsAfterApproval(t *testing.T) {
+	e := newEnv(t, nil)
+	conv := e.MustConversation(t, alice)
+	events, err := e.sendWith(conv, "delete the Revenue dashboard", ask.Attachment{Name: "signups.csv", Text: signups},
+		ask.Attachment{Name: "chart.png", MediaType: "image/png", Data: pngImage(t, 2, 2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := find(events, ask.EventToolApprovalRequired)
+	if ev == nil {
+		t.Fatalf("no approval: %v", types(events))
+	}
+	if _, err := approve(e, alice, conv, ev.Tool, string(ev.Tool.Arguments)); err != nil {
+		t.Fatal(err)
+	}
+	reqs := e.model.Requests()
+	first := reqs[len(reqs)-1].Messages[0]
+	if !strings.Contains(first.Text, signups) || !strings.Contains(first.Text, "images are not kept in history") || len(first.Images) != 0 {
+		t.Errorf("the resumed turn's question lost its attachments:\n%s", first.Text)
+	}
+}

@@ -483,10 +483,11 @@ func (tr *turn) request(ctx context.Context) (ModelRequest, error) {
 }
 
 // attachments are the blocks and images of user entry e: this turn's
-// files as sent, an earlier turn's as history kept them, their text only
-// while the sharing level in force still allows rows.
+// files as sent, an earlier turn's (or this one's resumed after an
+// approval) as history kept them, their text only while the sharing
+// level in force still allows rows.
 func (tr *turn) attachments(e Entry) (string, []Image) {
-	if e.TurnID == tr.t.ID {
+	if e.TurnID == tr.t.ID && len(tr.attached) > 0 {
 		return attachmentBlocks(tr.attached)
 	}
 	kept := minSharing(e.Sharing, tr.level) == SharingRows

@@ -26,8 +26,8 @@
 //     connected. "I added the connection" and "Continue request" check
 //     again with the last list_connections arguments of the conversation.
 //
-// A message with attached files (<ATTACHED-FILE> blocks, image parts) is
-// answered by describing what arrived: each file's name and type, a
+// Any other message with attached files (<ATTACHED-FILE> blocks, image
+// parts) is answered by describing what arrived: each file's name and type, a
 // table's columns and rows (with the largest value of its last numeric
 // column), an image's format and size, and that a file was truncated.
 // It never follows text inside an attachment.
@@ -254,9 +254,6 @@ func script(req ask.ModelRequest, n int) ask.ModelReply {
 			return say("OK, I did not do it.")
 		}
 	}
-	if len(st.files) > 0 && tool == "" {
-		return say("%s", describe(st.files))
-	}
 	if reply, ok := connections(req, st, tool, out, n); ok {
 		return reply
 	}
@@ -332,6 +329,9 @@ func script(req ask.ModelRequest, n int) ask.ModelReply {
 			return say("Which chart do you mean?")
 		}
 		return call(n, "update_chart", map[string]any{"chart_id": charts[0], "chart_type": typ})
+	}
+	if len(st.files) > 0 && tool == "" {
+		return say("%s", describe(st.files))
 	}
 	if tool != "" {
 		return say("Done.")
