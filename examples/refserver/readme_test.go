@@ -59,7 +59,8 @@ func TestREADMEChat(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the README's chat commands failed: %v\n%s", err, out)
 	}
-	for _, want := range []string{`"available":true`, `"status":"saved"`, `"deleted":0`, `oauth=connected`, `"sign_in":"signed_in"`, `"started":true`} {
+	for _, want := range []string{`"available":true`, `"status":"saved"`, `"deleted":0`, `oauth=connected`, `"sign_in":"signed_in"`, `"started":true`,
+		"the largest signups is 3410, for US", "I received dot.png (png image", `"code":"too_large"`} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the commands' output lacks %s:\n%s", want, out)
 		}
