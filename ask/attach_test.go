@@ -296,7 +296,8 @@ func TestAdversarialFiles(t *testing.T) {
 			"../../etc/passwd.txt":                  "passwd.txt",
 			`C:\Users\me\q'3.csv`:                   "C:Usersmeq3.csv",
 			"\u200b\u202e.csv":                      ".csv",
-			strings.Repeat("n", 300) + ".csv":       strings.Repeat("n", 251) + ".csv",
+			strings.Repeat("n", 251) + ".csv":       strings.Repeat("n", 251) + ".csv", // 255: kept
+			strings.Repeat("n", 252) + ".csv":       strings.Repeat("n", 251) + ".csv", // 256: cut, keeping the extension
 			"":                                      "attachment",
 		} {
 			if got := ask.CleanFileName(in); got != want {
