@@ -4,7 +4,7 @@
 // to the composer with the message.
 
 import { test, before, after } from "node:test";
-import { launch, close, open, done, shot, signIn, send, settled, lastTurn, assert } from "./lib.mjs";
+import { launch, close, open, done, shot, signIn, send, settled, lastTurn, phone, assert } from "./lib.mjs";
 
 before(launch);
 after(close);
@@ -68,5 +68,26 @@ test("A file the server refuses comes back to the composer with the message.", a
   assert.match(await lastTurn(page).locator(".turn-error").innerText(), /PNG/);
   assert.deepEqual(await page.locator("#files .file-chip span").allInnerTexts(), ["chart.png"], "the file is back");
   assert.equal(await page.getByLabel("Message", { exact: true }).inputValue(), "what does this chart show?", "the message is back");
+  await done(page);
+});
+
+test("At 375 px, long file names stay inside the composer and the transcript.", async () => {
+  const page = await open({ viewport: phone });
+  await signIn(page, "alice");
+  const long = "quarterly-signups-by-country-and-plan-with-a-very-long-name-for-the-board.csv";
+  await page.locator("#attach-input").setInputFiles([file(long, csv, "text/csv"), file("b.txt", "b"), file("c.log", "c")]);
+  await page.locator("#files .file-chip").nth(2).waitFor();
+  const overflow = () => page.evaluate(() => Math.max(document.documentElement.scrollWidth,
+    ...[...document.querySelectorAll("#composer *, .turn *")].filter((el) => el.getClientRects().length && !el.closest(".vh"))
+      .map((el) => el.getBoundingClientRect().right)));
+  assert.ok(await overflow() <= phone.width, "no horizontal overflow with file chips: " + await overflow());
+  for (const name of [long, "b.txt", "c.log"]) {
+    const b = await page.getByRole("button", { name: "Remove file " + name }).boundingBox();
+    assert.ok(b && b.x >= 0 && b.x + b.width <= phone.width, name + "'s remove button is on screen");
+  }
+  await shot(page, "attach-phone");
+  await send(page, "what did I attach?");
+  assert.ok(await overflow() <= phone.width, "no horizontal overflow in the transcript: " + await overflow());
+  assert.equal(await lastTurn(page).locator(".question-files li").count(), 3);
   await done(page);
 });

@@ -14,7 +14,7 @@ function extension(name) {
 }
 
 function size(n) {
-  return n >= 1 << 20 ? Math.round(n / (1 << 20)) + " MB" : n >= 1 << 10 ? Math.round(n / (1 << 10)) + " KB" : n + " bytes";
+  return n >= 1 << 20 ? Math.round(n / (1 << 20)) + " MB" : n >= 1 << 10 ? Math.round(n / (1 << 10)) + " KB" : n === 1 ? "1 byte" : n + " bytes";
 }
 
 // limitsText says the limits in words.
