@@ -300,8 +300,9 @@ func wholeImage(format string, b []byte) bool {
 
 // markers are the openings of the blocks the model is told hold data:
 // removed from attached text, so a file cannot close its own block (or
-// open another), whatever its case or spacing.
-var markers = regexp.MustCompile(`(?i)<\s*/?\s*(?:attached[\s_-]*file|tool_output|selected_items|user_memory)`)
+// open another), whatever its case, spacing or look-alike bracket
+// (fullwidth ＜, small ﹤).
+var markers = regexp.MustCompile(`(?i)[<\x{FF1C}\x{FE64}]\s*[/\x{FF0F}]?\s*(?:attached[\s_-]*file|tool_output|selected_items|user_memory)`)
 
 // stripMarkers removes block markers from s until none is left, so that
 // removing one cannot join the text around it into a new one.
