@@ -97,10 +97,13 @@ type View struct {
 
 // MessageView is one user or assistant message of the history.
 type MessageView struct {
-	Role      Role      `json:"role"`
-	Text      string    `json:"text"`
-	TurnID    string    `json:"turn_id"`
-	CreatedAt time.Time `json:"created_at"`
+	Role Role   `json:"role"`
+	Text string `json:"text"`
+	// Attachments name a user message's files (name, type, size), never
+	// their content.
+	Attachments []AttachmentInfo `json:"attachments,omitempty"`
+	TurnID      string           `json:"turn_id"`
+	CreatedAt   time.Time        `json:"created_at"`
 }
 
 // PendingApproval is a gated call waiting for the user: what the
@@ -149,7 +152,12 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 	}
 	for _, e := range entries {
 		if (e.Role == RoleUser || e.Role == RoleAssistant) && e.Text != "" {
-			v.Messages = append(v.Messages, MessageView{Role: e.Role, Text: e.Text, TurnID: e.TurnID, CreatedAt: e.CreatedAt})
+			m := MessageView{Role: e.Role, Text: e.Text, TurnID: e.TurnID, CreatedAt: e.CreatedAt}
+			for _, info := range e.Attachments {
+				info.Text = ""
+				m.Attachments = append(m.Attachments, info)
+			}
+			v.Messages = append(v.Messages, m)
 		}
 	}
 	runs, err := a.convs.ToolRuns(ctx, conv.ID)

@@ -17,8 +17,10 @@
 // list: package askhttp), and leaves a work summary built from the saved
 // tool calls, never written by the model. What tool output reaches the
 // model is decided per team (Sharing), live and again on every replay;
-// selected items, memory and tool data reach it as untrusted data only,
-// and secrets are masked everywhere.
+// selected items, memory, tool data and attached files (SendRequest's
+// Attachments: text as <ATTACHED-FILE> blocks, images as image parts for a
+// Provider that is an ImageReader) reach it as untrusted data only, and
+// secrets are masked everywhere.
 //
 // A host supplies a Provider (package ask/provider/mock, openai,
 // anthropic), the request gate (access.Gate), the executor, and its

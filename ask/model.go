@@ -26,6 +26,10 @@ type Message struct {
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID names the call a tool message answers.
 	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Images are a user message's attached images, in the order its
+	// <ATTACHED-FILE> blocks name them. Providers send them as image parts
+	// of user messages only and drop them from any other.
+	Images []Image `json:"images,omitempty"`
 }
 
 // ToolCall is one tool call proposed by the model.

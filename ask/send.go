@@ -19,6 +19,9 @@ type SendRequest struct {
 	// Context replaces the active context when non-nil; an empty slice
 	// clears it; nil keeps it.
 	Context *[]ContextRef
+	// Attachments are files sent with the message, at most
+	// MaxAttachments (see Attachment and the limits beside it).
+	Attachments []Attachment
 	// Headless runs have no person to approve: gated tools are
 	// unavailable.
 	Headless bool
@@ -30,10 +33,13 @@ type SendRequest struct {
 // stops the model call and its queries; the turn is saved as stopped.
 //
 // The returned error is also sent as request.failed when the turn had
-// started. Errors: InvalidArgument (empty message, bad context), TooLarge
-// (message over the cap), NotFound (unknown conversation, another user's
-// conversation, context entity outside the user's reach), and the
-// provider's and executor's codes.
+// started. Errors: InvalidArgument (empty message, bad context, a
+// malformed attachment), TooLarge (message, input or an attachment over
+// its cap), Unsupported (an attachment type not allowed, data that is not
+// the image it claims, an image for a text-only model: refused before
+// anything is saved, so the client can send again without it), NotFound
+// (unknown conversation, another user's conversation, context entity
+// outside the user's reach), and the provider's and executor's codes.
 func (a *Assistant) Send(ctx context.Context, p access.Principal, req SendRequest, emit Emit) (err error) {
 	defer askbi.Wrap(&err, "ask.Assistant.Send")
 	msg := strings.TrimSpace(req.Message)
@@ -45,6 +51,10 @@ func (a *Assistant) Send(ctx context.Context, p access.Principal, req SendReques
 	case utf8.RuneCountInString(msg) > a.o.MaxMessageChars:
 		return askbi.Errorf(askbi.TooLarge, "message: at most %d characters", a.o.MaxMessageChars)
 	}
+	atts, err := a.checkInput(msg, req.Attachments)
+	if err != nil {
+		return err
+	}
 	var wanted []ContextRef
 	if req.Context != nil {
 		if wanted, err = normalizeContext(*req.Context); err != nil {
@@ -55,11 +65,19 @@ func (a *Assistant) Send(ctx context.Context, p access.Principal, req SendReques
 	if err != nil {
 		return err
 	}
+	for _, at := range atts {
+		if at.image != nil && !readsImages(a.provider) {
+			return askbi.Errorf(askbi.Unsupported, "%s", textOnlyModel)
+		}
+	}
 	conv, err := a.owned(ctx, live, req.ConversationID)
 	if err != nil {
 		return err
 	}
 	if text, ok := memory.ParseRemember(msg); ok {
+		if len(atts) > 0 {
+			return askbi.Errorf(askbi.InvalidArgument, "attachments: %s saves text only; send the files with a question", memory.Command)
+		}
 		return a.remember(ctx, live, conv, msg, text, emit)
 	}
 	level, err := a.o.Sharing.Sharing(ctx, live.TeamID)
@@ -67,7 +85,7 @@ func (a *Assistant) Send(ctx context.Context, p access.Principal, req SendReques
 		return err
 	}
 	tr := a.newTurn(live, conv, emit)
-	tr.headless, tr.level = req.Headless, level
+	tr.headless, tr.level, tr.attached = req.Headless, level, atts
 	if tr.tools, err = a.toolbox(ctx, live); err != nil {
 		return err
 	}
@@ -106,6 +124,23 @@ func (a *Assistant) Send(ctx context.Context, p access.Principal, req SendReques
 	return tr.finish(ctx, tr.loop(ctx))
 }
 
+// checkInput checks a message's attachments and that the message and
+// the attached text fit the input cap together.
+func (a *Assistant) checkInput(msg string, in []Attachment) ([]attachment, error) {
+	atts, err := checkAttachments(in, a.redact.String)
+	if err != nil {
+		return nil, err
+	}
+	n := utf8.RuneCountInString(msg)
+	for _, at := range atts {
+		n += utf8.RuneCountInString(at.text)
+	}
+	if n > a.o.MaxInputChars {
+		return nil, askbi.Errorf(askbi.TooLarge, "input: the message and attached text at most %d characters together", a.o.MaxInputChars)
+	}
+	return atts, nil
+}
+
 // remember saves a memory without a model call. The message stays in the
 // visible history as the user sent it (redacted like any message); model
 // replay leaves its text out (see turn.request), so edits and deletions
@@ -134,7 +169,9 @@ func (a *Assistant) newTurn(p access.Principal, conv Conversation, emit Emit) *t
 
 // ask saves the turn and its question (redacted) before anything is
 // generated, so a failed turn still leaves history, and names an untitled
-// conversation after its first question.
+// conversation after its first question. The turn's attachments are saved
+// as their names, types and sizes, and a text file's text only under
+// SharingRows.
 func (tr *turn) ask(ctx context.Context, question string) error {
 	a := tr.a
 	if err := a.convs.SaveTurn(ctx, tr.t); err != nil {
@@ -142,8 +179,15 @@ func (tr *turn) ask(ctx context.Context, question string) error {
 	}
 	question = a.redact.String(question)
 	tr.question = question
-	if _, err := a.convs.AppendEntry(ctx, Entry{ID: newID("ent"), ConversationID: tr.conv.ID, TurnID: tr.t.ID, Role: RoleUser,
-		Text: question, CreatedAt: tr.t.CreatedAt}); err != nil {
+	e := Entry{ID: newID("ent"), ConversationID: tr.conv.ID, TurnID: tr.t.ID, Role: RoleUser, Text: question, CreatedAt: tr.t.CreatedAt}
+	for _, at := range tr.attached {
+		info := at.info
+		if at.image == nil && tr.level == SharingRows {
+			info.Text = at.text
+		}
+		e.Attachments, e.Sharing = append(e.Attachments, info), tr.level
+	}
+	if _, err := a.convs.AppendEntry(ctx, e); err != nil {
 		return err
 	}
 	if tr.conv.Title == "" {

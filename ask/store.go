@@ -60,7 +60,11 @@ type Entry struct {
 	Tool       string          `json:"tool,omitempty"`
 	Output     json.RawMessage `json:"output,omitempty"` // redacted, never shown raw to the model
 	Sharing    Sharing         `json:"sharing,omitempty"`
-	CreatedAt  time.Time       `json:"created_at"`
+	// Attachments are a user message's files: name, type and size, and
+	// a text file's text only under SharingRows (see AttachmentInfo).
+	// Sharing is then the level they were saved at.
+	Attachments []AttachmentInfo `json:"attachments,omitempty"`
+	CreatedAt   time.Time        `json:"created_at"`
 }
 
 // ContextRef is one entity of a conversation's active context, as stored.

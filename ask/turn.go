@@ -26,7 +26,8 @@ type turn struct {
 	items    []ContextItem
 	level    Sharing
 	headless bool
-	tools    *toolbox // the registry's tools and this turn's extra ones
+	attached []attachment // this turn's attachments, images included
+	tools    *toolbox     // the registry's tools and this turn's extra ones
 	// setupNeeded is set once a tool said the data is not connected yet
 	// (Output.NeedsSetup): later model requests offer no chart tools.
 	setupNeeded bool
@@ -458,7 +459,8 @@ func (tr *turn) request(ctx context.Context) (ModelRequest, error) {
 				text = memory.Command + " [redacted]"
 			}
 			lastUser = len(msgs)
-			msgs = append(msgs, Message{Role: RoleUser, Text: text})
+			blocks, images := tr.attachments(e)
+			msgs = append(msgs, Message{Role: RoleUser, Text: blocks + text, Images: images})
 		case RoleAssistant:
 			msgs = append(msgs, Message{Role: RoleAssistant, Text: e.Text, ToolCalls: e.ToolCalls})
 			// Each call's output follows its call, as providers require;
@@ -485,6 +487,22 @@ func (tr *turn) request(ctx context.Context) (ModelRequest, error) {
 		msgs[lastUser].Text = block + msgs[lastUser].Text
 	}
 	return ModelRequest{System: systemPrompt, Messages: msgs, Tools: tr.tools.specs(tr.headless, tr.setupNeeded)}, nil
+}
+
+// attachments are the blocks and images of user entry e: this turn's
+// files as sent, an earlier turn's (or this one's resumed after an
+// approval) as history kept them, their text only while the sharing
+// level in force still allows rows.
+func (tr *turn) attachments(e Entry) (string, []Image) {
+	if e.TurnID == tr.t.ID && len(tr.attached) > 0 {
+		return attachmentBlocks(tr.attached)
+	}
+	kept := minSharing(e.Sharing, tr.level) == SharingRows
+	atts := make([]attachment, len(e.Attachments))
+	for i, info := range e.Attachments {
+		atts[i] = replayed(info, kept)
+	}
+	return attachmentBlocks(atts)
 }
 
 // modelView is what the model sees of a saved tool output: the tool's

@@ -23,6 +23,7 @@ package askhttp
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -235,20 +236,45 @@ type contextRef struct {
 }
 
 // messageBody is POST /conversations/{id}/messages. Context omitted keeps
-// the active context; [] clears it; a list replaces it.
+// the active context; [] clears it; a list replaces it. Attachments are
+// checked by package ask (ask.Attachment and its limits).
 type messageBody struct {
-	Message  string        `json:"message" validate:"required"`
-	Context  *[]contextRef `json:"context" validate:"omitnil,max=10,dive"`
-	Headless bool          `json:"headless"`
+	Message     string           `json:"message" validate:"required"`
+	Context     *[]contextRef    `json:"context" validate:"omitnil,max=10,dive"`
+	Attachments []attachmentBody `json:"attachments" validate:"dive"`
+	Headless    bool             `json:"headless"`
 }
 
+// attachmentBody is one file of a message: a text file's text, or an
+// image's media type and base64 data.
+type attachmentBody struct {
+	Name      string `json:"name" validate:"required,max=1000"`
+	MediaType string `json:"media_type" validate:"max=100"`
+	Text      string `json:"text"`
+	Data      string `json:"data"` // base64 (standard alphabet, padded)
+}
+
+// attachmentReadTimeout bounds reading a message body, which may carry
+// MaxAttachmentBodyBytes: longer than the server's ReadTimeout allows a
+// slow uplink.
+const attachmentReadTimeout = 2 * time.Minute
+
 func (h *handler) sendMessage(w http.ResponseWriter, r *http.Request, p access.Principal) {
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(attachmentReadTimeout))
 	var body messageBody
-	if err := httpjson.Decode(w, r, &body, false); err != nil {
+	if err := httpjson.DecodeMax(w, r, &body, false, ask.MaxAttachmentBodyBytes); err != nil {
 		h.error(w, r, err)
 		return
 	}
 	req := ask.SendRequest{ConversationID: r.PathValue("id"), Message: body.Message, Headless: body.Headless}
+	for i, a := range body.Attachments {
+		data, err := base64.StdEncoding.DecodeString(a.Data)
+		if err != nil {
+			h.error(w, r, askbi.Errorf(askbi.InvalidArgument, "attachments[%d].data: must be base64", i))
+			return
+		}
+		req.Attachments = append(req.Attachments, ask.Attachment{Name: a.Name, MediaType: a.MediaType, Text: a.Text, Data: data})
+	}
 	if body.Context != nil {
 		refs := make([]ask.ContextRef, len(*body.Context))
 		for i, c := range *body.Context {

@@ -130,7 +130,14 @@ func RunConversationStore(t *testing.T, newStore func(t *testing.T) ask.Conversa
 		return out
 	}
 	entry := func(convID, id string, role ask.Role, at time.Time) ask.Entry {
-		return ask.Entry{ID: id, ConversationID: convID, TurnID: "turn1", Role: role, Text: "text of " + id, CreatedAt: at}
+		e := ask.Entry{ID: id, ConversationID: convID, TurnID: "turn1", Role: role, Text: "text of " + id, CreatedAt: at}
+		if role == ask.RoleUser {
+			// A user message's attachments are kept as given.
+			e.Sharing = ask.SharingRows
+			e.Attachments = []ask.AttachmentInfo{{Name: "signups.csv", Type: "text/csv", Size: 9, Text: "a,b\n1,2\n"},
+				{Name: "big.log", Type: "text/plain", Size: 30000, Truncated: true}, {Name: "chart.png", Type: "image/png", Size: 70}}
+		}
+		return e
 	}
 	ref := func(typ access.EntityType, id string) ask.ContextRef { return ask.ContextRef{Type: typ, ID: id} }
 	run := func(convID, callID string, at time.Time) ask.ToolRun {

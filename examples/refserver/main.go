@@ -72,6 +72,7 @@ type config struct {
 	model           string
 	providerBaseURL string
 	providerKeyEnv  string
+	modelImages     bool
 	sharing         string
 	memoryPolicy    string
 	credentialsFile string
@@ -115,6 +116,7 @@ func main() {
 	flag.StringVar(&cfg.model, "model", "", "model name for -provider openai or anthropic, e.g. gpt-4o-mini or claude-sonnet-4-5")
 	flag.StringVar(&cfg.providerBaseURL, "provider-base-url", "", "API root of the provider, e.g. http://localhost:8000/v1 for vLLM or llama.cpp (default: the provider's own)")
 	flag.StringVar(&cfg.providerKeyEnv, "provider-key-env", "", "environment variable holding the provider API key (default OPENAI_API_KEY or ANTHROPIC_API_KEY)")
+	flag.BoolVar(&cfg.modelImages, "model-images", false, "the -provider openai model reads images (a vision model such as gpt-4o); anthropic models always do")
 	flag.StringVar(&cfg.sharing, "sharing", string(ask.SharingAggregates), "what tool output may reach the model: schema, aggregates or rows")
 	flag.StringVar(&cfg.memoryPolicy, "memory-policy", "allow", "whether user memories may be sent to the model: allow or deny")
 	flag.StringVar(&cfg.credentialsFile, "credentials-file", "", "write evaluator credentials (JSON) to this file")
@@ -444,7 +446,7 @@ func (a *app) newProvider(cfg config) (ask.Provider, error) {
 	case "openai":
 		keyEnv = orDefault(cfg.providerKeyEnv, openai.DefaultAPIKeyEnv)
 		if cfg.model != "" {
-			p, err = openai.New(cfg.model, &openai.Options{BaseURL: cfg.providerBaseURL, APIKeyEnv: cfg.providerKeyEnv})
+			p, err = openai.New(cfg.model, &openai.Options{BaseURL: cfg.providerBaseURL, APIKeyEnv: cfg.providerKeyEnv, Images: cfg.modelImages})
 		}
 	case "anthropic":
 		keyEnv = orDefault(cfg.providerKeyEnv, anthropic.DefaultAPIKeyEnv)

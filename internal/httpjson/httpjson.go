@@ -112,9 +112,18 @@ const MaxBodyBytes = 64 << 10
 // empty body is allowed only when emptyOK (then v keeps its zero value and
 // is still validated). A body over MaxBodyBytes is TooLarge.
 func Decode(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	return DecodeMax(w, r, v, emptyOK, MaxBodyBytes)
+}
+
+// DecodeMax is Decode for a route whose bodies may be up to max bytes
+// (a message with attachments); a larger one is TooLarge naming max.
+func DecodeMax(w http.ResponseWriter, r *http.Request, v any, emptyOK bool, max int64) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 	if mb := (*http.MaxBytesError)(nil); errors.As(err, &mb) {
-		return askbi.Errorf(askbi.TooLarge, "body: at most %d KiB", MaxBodyBytes>>10)
+		if max >= 1<<20 {
+			return askbi.Errorf(askbi.TooLarge, "body: at most %d MiB", max>>20)
+		}
+		return askbi.Errorf(askbi.TooLarge, "body: at most %d KiB", max>>10)
 	}
 	if err != nil {
 		return askbi.Errorf(askbi.InvalidArgument, "body: could not be read")

@@ -19,8 +19,10 @@
 // and tool messages become tool_result blocks of a user message, one user
 // message for each run of consecutive tool messages, as the API requires.
 // An assistant message with neither text nor tool calls is left out, since
-// the API rejects empty content. The API requires max_tokens, so a request
-// without one gets Options.MaxTokens (default 1024).
+// the API rejects empty content. A user message's images (attachments)
+// become base64 image blocks ahead of its text; images on any other
+// message are dropped. The API requires max_tokens, so a request without
+// one gets Options.MaxTokens (default 1024).
 //
 // # Configuration and secrets
 //
@@ -136,6 +138,10 @@ func New(model string, opts *Options) (*Provider, error) {
 		errs:      set.Errors,
 	}, nil
 }
+
+// ReadsImages implements ask.ImageReader: every current Claude model
+// reads images.
+func (p *Provider) ReadsImages() bool { return true }
 
 // Complete sends req as one streamed message. Text deltas go to onText
 // (which may be nil) as they arrive; tool calls are assembled from their

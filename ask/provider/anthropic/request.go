@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,13 +60,20 @@ func (p *Provider) params(req ask.ModelRequest) (sdk.MessageNewParams, error) {
 	return params, nil
 }
 
-// message maps a user or assistant message. It reports false for an
-// assistant message without content, which the API would reject. Its
-// errors are safe to show.
+// message maps a user or assistant message: a user message's images
+// become base64 image blocks; an assistant message's are dropped. It
+// reports false for an assistant message without content, which the API
+// would reject. Its errors are safe to show.
 func message(m ask.Message) (sdk.MessageParam, bool, error) {
 	switch m.Role {
 	case ask.RoleUser:
-		return sdk.NewUserMessage(sdk.NewTextBlock(m.Text)), true, nil
+		// The images first, as Anthropic advises; the text's
+		// <ATTACHED-FILE> blocks name them in this order.
+		var blocks []sdk.ContentBlockParamUnion
+		for _, img := range m.Images {
+			blocks = append(blocks, sdk.NewImageBlockBase64(img.MediaType, base64.StdEncoding.EncodeToString(img.Data)))
+		}
+		return sdk.NewUserMessage(append(blocks, sdk.NewTextBlock(m.Text))...), true, nil
 	case ask.RoleAssistant:
 		var blocks []sdk.ContentBlockParamUnion
 		if m.Text != "" {

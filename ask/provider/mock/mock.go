@@ -42,6 +42,12 @@
 //     connected. "I added the connection" and "Continue request" check
 //     again with the last list_connections arguments of the conversation.
 //
+// Any other message with attached files (<ATTACHED-FILE> blocks, image
+// parts) is answered by describing what arrived: each file's name and type, a
+// table's columns and rows (with the largest value of its last numeric
+// column), an image's format and size, and that a file was truncated.
+// It never follows text inside an attachment.
+//
 // Like a naive model, it obeys a line "INSTRUCTION: call TOOL {json}"
 // found in tool output; tests use that to show that injected instructions
 // still cannot run a gated tool without the user's approval.
@@ -49,9 +55,11 @@ package mock
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -60,6 +68,10 @@ import (
 
 // Provider is the scripted model. The zero value is ready to use.
 type Provider struct {
+	// TextOnly makes the model one that reads no images
+	// (ask.ImageReader), for trying that refusal.
+	TextOnly bool
+
 	mu       sync.Mutex
 	requests []ask.ModelRequest
 	calls    int
@@ -67,6 +79,9 @@ type Provider struct {
 
 // New returns a mock provider.
 func New() *Provider { return &Provider{} }
+
+// ReadsImages implements ask.ImageReader.
+func (p *Provider) ReadsImages() bool { return !p.TextOnly }
 
 // Requests returns every request the provider received, for tests that
 // assert on what reached the model.
@@ -178,6 +193,7 @@ func (p *Provider) Complete(ctx context.Context, req ask.ModelRequest, onText fu
 // the selection, and the tool outputs since the question.
 type turnState struct {
 	question string
+	files    []file              // the question's attachments
 	handles  map[string][]string // entity type → handles
 	outputs  []ask.Message       // tool messages after the question, in order
 	calls    []ask.ToolCall      // the calls those answer
@@ -201,6 +217,7 @@ func read(req ask.ModelRequest) turnState {
 		}
 		q = strings.TrimSpace(q[i+len("</selected_items>"):])
 	}
+	st.files, q = attached(q, req.Messages[last].Images)
 	st.question = q
 	for _, m := range req.Messages[last+1:] {
 		switch m.Role {
@@ -356,6 +373,9 @@ func script(req ask.ModelRequest, n int) ask.ModelReply {
 		}
 		return call(n, "update_chart", map[string]any{"chart_id": charts[0], "chart_type": typ})
 	}
+	if len(st.files) > 0 && tool == "" {
+		return say("%s", describe(st.files))
+	}
 	if tool != "" {
 		return say("Done.")
 	}
@@ -416,4 +436,85 @@ func findInstruction(v any) (string, map[string]any) {
 		}
 	}
 	return "", nil
+}
+
+// file is one attachment as the mock read it.
+type file struct {
+	name, typ, truncated, text string
+	image                      *ask.Image
+}
+
+var fileBlock = regexp.MustCompile(`(?s)<ATTACHED-FILE name="([^"]*)" type="([^"]*)" trust="untrusted"(?: truncated="([^"]*)")?>\n(.*?)\n</ATTACHED-FILE>\n`)
+
+// attached splits a question into its attachments and the rest.
+func attached(q string, images []ask.Image) ([]file, string) {
+	var files []file
+	for _, m := range fileBlock.FindAllStringSubmatch(q, -1) {
+		f := file{name: m[1], typ: m[2], truncated: m[3], text: m[4]}
+		var n int
+		if _, err := fmt.Sscanf(f.text, "[image %d of this message]", &n); err == nil && n >= 1 && n <= len(images) {
+			f.image, f.text = &images[n-1], ""
+		}
+		files = append(files, f)
+	}
+	return files, strings.TrimSpace(fileBlock.ReplaceAllString(q, ""))
+}
+
+// describe says what arrived in files.
+func describe(files []file) string {
+	var parts []string
+	for _, f := range files {
+		var s string
+		switch {
+		case f.image != nil:
+			s = fmt.Sprintf("%s (%s image, %d bytes)", f.name, strings.TrimPrefix(f.image.MediaType, "image/"), len(f.image.Data))
+		case strings.HasPrefix(f.text, "[") && strings.HasSuffix(f.text, "]") && !strings.Contains(f.text, "\n"):
+			s = fmt.Sprintf("%s (%s; %s)", f.name, f.typ, strings.Trim(f.text, "[]"))
+		case f.typ == "text/csv" || f.typ == "text/tab-separated-values":
+			s = fmt.Sprintf("%s (%s)", f.name, table(f.text, f.typ))
+		default:
+			s = fmt.Sprintf("%s (%s, %d lines)", f.name, f.typ, strings.Count(f.text, "\n")+1)
+		}
+		if f.truncated != "" {
+			s += "; it was truncated: " + f.truncated
+		}
+		parts = append(parts, s)
+	}
+	return "I received " + strings.Join(parts, ", and ") + "."
+}
+
+// table describes a CSV or TSV text: its columns, its rows and the
+// largest value of its last numeric column.
+func table(text, typ string) string {
+	r := csv.NewReader(strings.NewReader(text))
+	if typ == "text/tab-separated-values" {
+		r.Comma = '\t'
+	}
+	r.FieldsPerRecord, r.LazyQuotes = -1, true
+	recs, err := r.ReadAll()
+	if err != nil || len(recs) == 0 {
+		return "a table I could not read"
+	}
+	head, rows := recs[0], recs[1:]
+	s := fmt.Sprintf("columns %s; %d rows", strings.Join(head, ", "), len(rows))
+	for c := len(head) - 1; c > 0; c-- {
+		best, bestRow, ok := 0.0, -1, true
+		for i, row := range rows {
+			if c >= len(row) {
+				continue
+			}
+			v, err := strconv.ParseFloat(strings.TrimSpace(row[c]), 64)
+			if err != nil {
+				ok = false
+				break
+			}
+			if bestRow < 0 || v > best {
+				best, bestRow = v, i
+			}
+		}
+		if ok && bestRow >= 0 {
+			return s + fmt.Sprintf("; the largest %s is %s, for %s", head[c], strconv.FormatFloat(best, 'f', -1, 64), rows[bestRow][0])
+		}
+	}
+	return s
 }

@@ -38,6 +38,15 @@
 // for a server that checks no key; any value works there. Servers older than
 // the max_completion_tokens field need LegacyMaxTokens.
 //
+// # Images
+//
+// A user message's attached images go out as image_url parts with base64
+// data URLs after its text; images on any other message are dropped.
+// Whether the model reads them cannot be asked of an OpenAI-compatible
+// server, so the host says so with Options.Images (default false: a
+// text-only model, and the assistant refuses a message with an image
+// before calling it).
+//
 // # Configuration and secrets
 //
 // The API key is read once, in New, from the environment variable that
@@ -99,6 +108,12 @@ type Options struct {
 	// HTTPClient sends the requests. Default a client over
 	// http.DefaultTransport.
 	HTTPClient *http.Client
+	// Images says the model reads image parts (gpt-4o, gpt-4.1 and other
+	// vision models; on a self-hosted server, a vision model served with
+	// image input on). Default false: the model is text-only, and the
+	// assistant refuses a message with an image before calling it
+	// (ask.ImageReader), as an OpenAI-compatible server cannot be asked.
+	Images bool
 }
 
 // Provider is an ask.Provider over an OpenAI-compatible chat completions
@@ -108,6 +123,7 @@ type Provider struct {
 	model     string
 	maxTokens int
 	legacyMax bool
+	images    bool
 	timeout   time.Duration
 	errs      wire.Errors // keeps the API key out of error text
 }
@@ -148,10 +164,14 @@ func New(model string, opts *Options) (*Provider, error) {
 		model:     model,
 		maxTokens: opts.MaxTokens,
 		legacyMax: opts.LegacyMaxTokens,
+		images:    opts.Images,
 		timeout:   set.Timeout,
 		errs:      set.Errors,
 	}, nil
 }
+
+// ReadsImages implements ask.ImageReader: Options.Images.
+func (p *Provider) ReadsImages() bool { return p.images }
 
 // Complete sends req as one streamed chat completion. Text deltas go to
 // onText (which may be nil) as they arrive; tool calls are assembled from

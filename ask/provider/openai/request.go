@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,11 +50,24 @@ func (p *Provider) params(req ask.ModelRequest) (sdk.ChatCompletionNewParams, er
 	return params, nil
 }
 
-// message maps one neutral message. Its errors are safe to show.
+// message maps one neutral message: a user message's images become
+// image_url parts with data URLs; any other message's are dropped. Its
+// errors are safe to show.
 func message(m ask.Message) (sdk.ChatCompletionMessageParamUnion, error) {
 	switch m.Role {
 	case ask.RoleUser:
-		return sdk.UserMessage(m.Text), nil
+		if len(m.Images) == 0 {
+			return sdk.UserMessage(m.Text), nil
+		}
+		// The text first: its <ATTACHED-FILE> blocks name the images in
+		// the order they follow.
+		parts := []sdk.ChatCompletionContentPartUnionParam{sdk.TextContentPart(m.Text)}
+		for _, img := range m.Images {
+			parts = append(parts, sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{
+				URL: "data:" + img.MediaType + ";base64," + base64.StdEncoding.EncodeToString(img.Data),
+			}))
+		}
+		return sdk.UserMessage(parts), nil
 	case ask.RoleTool:
 		if m.ToolCallID == "" {
 			return sdk.ChatCompletionMessageParamUnion{}, errors.New("a tool message has no tool call ID")

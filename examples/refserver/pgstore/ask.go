@@ -160,7 +160,7 @@ func (r turnRow) turn() ask.Turn {
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 }
 
-const entryColumns = `conversation_id, seq, id, turn_id, role, text, tool_calls, tool_call_id, tool, output, sharing, created_at`
+const entryColumns = `conversation_id, seq, id, turn_id, role, text, tool_calls, tool_call_id, tool, output, sharing, created_at, attachments`
 
 type entryRow struct {
 	ConversationID string    `db:"conversation_id"`
@@ -175,6 +175,7 @@ type entryRow struct {
 	Output         []byte    `db:"output"`
 	Sharing        string    `db:"sharing"`
 	CreatedAt      time.Time `db:"created_at"`
+	Attachments    []byte    `db:"attachments"`
 }
 
 func (r entryRow) entry() (ask.Entry, error) {
@@ -183,6 +184,11 @@ func (r entryRow) entry() (ask.Entry, error) {
 		CreatedAt: r.CreatedAt.UTC()}
 	if r.ToolCalls != nil {
 		if err := json.Unmarshal(r.ToolCalls, &e.ToolCalls); err != nil {
+			return ask.Entry{}, err
+		}
+	}
+	if r.Attachments != nil {
+		if err := json.Unmarshal(r.Attachments, &e.Attachments); err != nil {
 			return ask.Entry{}, err
 		}
 	}
@@ -198,6 +204,12 @@ func (s *ConversationStore) AppendEntry(ctx context.Context, e ask.Entry) (ask.E
 	if !validJSON(e.Output) {
 		return ask.Entry{}, errInvalidJSON("output")
 	}
+	var atts []byte // NULL without attachments
+	if len(e.Attachments) > 0 {
+		if atts, err = json.Marshal(e.Attachments); err != nil {
+			return ask.Entry{}, err
+		}
+	}
 	err = Transact(ctx, s.db, func(tx *sqlx.Tx) error {
 		err := tx.GetContext(ctx, &e.Seq, `UPDATE conversations SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq`,
 			e.ConversationID)
@@ -208,9 +220,9 @@ func (s *ConversationStore) AppendEntry(ctx context.Context, e ask.Entry) (ask.E
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO conversation_entries (`+entryColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
 			e.ConversationID, e.Seq, e.ID, e.TurnID, e.Role, e.Text, calls, e.ToolCallID, e.Tool, jsonArg(e.Output),
-			e.Sharing, e.CreatedAt)
+			e.Sharing, e.CreatedAt, jsonArg(atts))
 		return err
 	})
 	if err != nil {

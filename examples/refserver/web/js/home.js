@@ -11,6 +11,7 @@ import { Composer } from "./composer.js";
 import { Picker } from "./picker.js";
 import { Transcript } from "./transcript.js";
 import { Charts } from "./chart-result.js";
+import { Attachments } from "./attachments.js";
 
 const SUGGESTIONS = ["Show signups by week", "Show signups by country", "Show MRR by month",
   "Delete the Revenue dashboard", "/remember I report in EUR"];
@@ -32,6 +33,10 @@ export class Home {
       onSubmit: (text) => this.submit(text),
       onAddContext: () => this.picker.open(),
       onRemove: (it) => this.setChips(this.chips.filter((c) => c !== it), true),
+    });
+    this.files = new Attachments(status.attachments, {
+      onChange: () => this.composer.sync(),
+      problem: (text) => this.composer.setNotice(text),
     });
     this.picker = new Picker({
       team: () => this.status.team_id,
@@ -125,7 +130,8 @@ export class Home {
       this.transcript.clear();
       $("conv-title").textContent = title(masked(text));
     }
-    const tv = this.transcript.ask(text);
+    const files = this.files.take();
+    const tv = this.transcript.ask(text, files.map((f) => f.name));
     this.setBusy(true);
     this.composer.live("Working…");
     this.abort = new AbortController();
@@ -133,10 +139,19 @@ export class Home {
       if (first) this.setActive((await api.create()).conversation.id);
       const body = { message: text };
       if (this.dirty) body.context = this.chips.map((c) => ({ entity_type: c.entity_type, id: c.id }));
+      if (files.length) body.attachments = Attachments.body(files);
       await api.message(this.conv, body, (e) => tv.handle(e), this.abort.signal);
       this.dirty = false;
     } catch (err) {
       if (err.name === "AbortError") return;
+      if (err.status >= 400 && files.length) {
+        // Refused before the turn began (a file over a limit, an image
+        // for a text-only model): the message and its files come back,
+        // to send again once fixed.
+        this.files.put(files);
+        if (!this.composer.input.value) this.composer.input.value = text;
+        this.composer.sync();
+      }
       tv.fail(err.message);
       this.composer.live(err.message);
       if (err.message === UNAVAILABLE) this.composer.setNotice(UNAVAILABLE);

@@ -45,9 +45,10 @@ export class Transcript {
     this.charts.clear();
   }
 
-  // ask shows a question at once, before anything is answered.
-  ask(question) {
-    const tv = new TurnView(this, question, true);
+  // ask shows a question (and the names of its files) at once, before
+  // anything is answered.
+  ask(question, files) {
+    const tv = new TurnView(this, question, true, files);
     this.column.append(tv.el);
     this.scroll(true);
     return tv;
@@ -68,13 +69,16 @@ export class Transcript {
     const pending = new Map((view.pending_approvals || []).map((p) => [p.approval_id, p]));
     const turns = new Map();
     const entry = (id, at) => {
-      if (!turns.has(id)) turns.set(id, { at, question: "", items: [] });
+      if (!turns.has(id)) turns.set(id, { at, question: "", files: [], items: [] });
       return turns.get(id);
     };
     for (const m of view.messages || []) {
       if (!m.turn_id) continue;
       const t = entry(m.turn_id, m.created_at);
-      if (m.role === "user" && !t.question) t.question = m.text;
+      if (m.role === "user" && !t.question) {
+        t.question = m.text;
+        t.files = (m.attachments || []).map((a) => a.name);
+      }
       else if (m.role === "assistant") t.items.push({ at: m.created_at, text: m.text });
     }
     for (const r of view.work_summary || []) {
@@ -83,7 +87,7 @@ export class Transcript {
     }
     const ordered = [...turns.entries()].sort((a, b) => Date.parse(a[1].at) - Date.parse(b[1].at));
     for (const [id, t] of ordered) {
-      const tv = new TurnView(this, t.question, false);
+      const tv = new TurnView(this, t.question, false, t.files);
       this.bind(id, tv);
       this.column.append(tv.el);
       t.items.sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
@@ -98,7 +102,7 @@ export class Transcript {
 }
 
 class TurnView {
-  constructor(t, question, live) {
+  constructor(t, question, live, files) {
     this.t = t;
     this.question = question;
     this.cards = new Map();
@@ -108,8 +112,11 @@ class TurnView {
     this.answer = h("div", { class: "answer" });
     this.thinking = live ? h("p", { class: "thinking" }, "Working…") : null;
     this.answer.append(...[this.thinking, this.work.el].filter(Boolean));
+    const names = (files || []).length
+      ? h("ul", { class: "question-files", "aria-label": "Attached files" }, files.map((n) => h("li", {}, masked(n))))
+      : null;
     this.el = h("article", { class: "turn" },
-      h("div", { class: "question" }, h("p", {}, masked(question))), this.answer);
+      h("div", { class: "question" }, h("p", {}, masked(question)), names), this.answer);
   }
 
   insert(node) {
