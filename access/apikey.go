@@ -70,16 +70,15 @@ const DefaultKeyCacheTTL = 30 * time.Second
 // KeyOptions configures Keys. The zero value is valid.
 type KeyOptions struct {
 	// CacheTTL is how long a successful verification is kept in memory:
-	// within it, the same key verifies without reading the KeyStore or
-	// the Directory, so a client keeps being served through a short
-	// outage of the database behind them. What is kept is the principal
-	// Verify returned (user, team, role, projects, scopes, key ID), by
-	// the SHA-256 of the key, never the key itself; failures are never
-	// kept. Revoke on this Keys clears the key at once. A revocation on
-	// another instance, or a change of the owner's membership, takes
-	// effect here within CacheTTL (access.Gate still reads live
-	// membership on every request). Default DefaultKeyCacheTTL (30 s);
-	// negative turns the cache off.
+	// within it, the same key verifies without reading (or touching) the
+	// KeyStore, so a client keeps being served through a short outage of
+	// the database behind it. What is kept is the stored key's record
+	// (ID, owner, team, scopes, projects, times) under the SHA-256 of the
+	// presented key, never the key itself; failures are never kept. The
+	// owner's membership is still read from the Directory on every
+	// Verify. Revoke on this Keys clears the key at once; a revocation on
+	// another instance takes effect here within CacheTTL. Default
+	// DefaultKeyCacheTTL (30 s); negative turns the cache off.
 	CacheTTL time.Duration
 	// MaxCached bounds the verifications kept. Default 10,000.
 	MaxCached int
@@ -104,7 +103,7 @@ type Keys struct {
 }
 
 type cachedKey struct {
-	p       Principal
+	key     Key
 	expires time.Time
 }
 
@@ -220,18 +219,53 @@ func (k *Keys) Verify(ctx context.Context, secret string) (_ Principal, err erro
 	c, hit := k.cached[sum]
 	gen := k.gen
 	k.mu.Unlock()
-	if hit && now.Before(c.expires) {
-		return c.p, nil
+	key := c.key
+	if !hit || !now.Before(c.expires) {
+		key, err = k.store.ByPrefix(ctx, prefix)
+		if askbi.ErrorCode(err) == askbi.NotFound {
+			return Principal{}, bad
+		}
+		if err != nil {
+			return Principal{}, err
+		}
+		if subtle.ConstantTimeCompare(sum[:], key.Hash) != 1 || !key.RevokedAt.IsZero() {
+			return Principal{}, bad
+		}
 	}
-	p, err := k.verify(ctx, prefix, sum, now)
-	if err == nil && k.ttl > 0 {
-		k.remember(sum, p, gen, now)
+	m, err := k.dir.Member(ctx, key.TeamID, key.UserID)
+	if askbi.ErrorCode(err) == askbi.NotFound {
+		return Principal{}, bad
 	}
-	return p, err
+	if err != nil {
+		return Principal{}, err
+	}
+	if !hit || !now.Before(c.expires) {
+		if now.Sub(key.LastUsedAt) >= touchEvery {
+			// Recorded at most once a minute per key, to spare the store a
+			// write on every call.
+			if err := k.store.Touch(ctx, key.ID, now.UTC()); err != nil {
+				return Principal{}, err
+			}
+		}
+		k.remember(sum, key, gen, now)
+	}
+	return Principal{
+		UserID:       key.UserID,
+		TeamID:       key.TeamID,
+		Role:         m.Role,
+		Projects:     key.Projects,
+		Scopes:       key.Scopes,
+		Auth:         AuthAPIKey,
+		CredentialID: key.ID,
+	}, nil
 }
 
-// remember caches p for key sum, unless a revocation happened since gen.
-func (k *Keys) remember(sum [sha256.Size]byte, p Principal, gen uint64, now time.Time) {
+// remember caches key for its hash sum, unless the cache is off or a
+// revocation happened since gen.
+func (k *Keys) remember(sum [sha256.Size]byte, key Key, gen uint64, now time.Time) {
+	if k.ttl <= 0 {
+		return
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.gen != gen {
@@ -250,44 +284,8 @@ func (k *Keys) remember(sum [sha256.Size]byte, p Principal, gen uint64, now time
 			delete(k.cached, s)
 		}
 	}
-	k.cached[sum] = cachedKey{p: p, expires: now.Add(k.ttl)}
-}
-
-func (k *Keys) verify(ctx context.Context, prefix string, sum [sha256.Size]byte, now time.Time) (Principal, error) {
-	bad := askbi.Errorf(askbi.Unauthenticated, "invalid or revoked API key")
-	key, err := k.store.ByPrefix(ctx, prefix)
-	if askbi.ErrorCode(err) == askbi.NotFound {
-		return Principal{}, bad
-	}
-	if err != nil {
-		return Principal{}, err
-	}
-	if subtle.ConstantTimeCompare(sum[:], key.Hash) != 1 || !key.RevokedAt.IsZero() {
-		return Principal{}, bad
-	}
-	m, err := k.dir.Member(ctx, key.TeamID, key.UserID)
-	if askbi.ErrorCode(err) == askbi.NotFound {
-		return Principal{}, bad
-	}
-	if err != nil {
-		return Principal{}, err
-	}
-	if now.Sub(key.LastUsedAt) >= touchEvery {
-		// Recorded at most once a minute per key, to spare the store a write
-		// on every call.
-		if err := k.store.Touch(ctx, key.ID, now.UTC()); err != nil {
-			return Principal{}, err
-		}
-	}
-	return Principal{
-		UserID:       key.UserID,
-		TeamID:       key.TeamID,
-		Role:         m.Role,
-		Projects:     key.Projects,
-		Scopes:       key.Scopes,
-		Auth:         AuthAPIKey,
-		CredentialID: key.ID,
-	}, nil
+	key.Hash, key.Name = nil, ""
+	k.cached[sum] = cachedKey{key: key, expires: now.Add(k.ttl)}
 }
 
 // Revoke revokes key id on behalf of live principal p, who must own it.
@@ -319,7 +317,7 @@ func (k *Keys) forget(id string) {
 	defer k.mu.Unlock()
 	k.gen++
 	for s, c := range k.cached {
-		if c.p.CredentialID == id {
+		if c.key.ID == id {
 			delete(k.cached, s)
 		}
 	}
