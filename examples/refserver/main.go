@@ -53,6 +53,7 @@ import (
 	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/dataexec/pgsource"
 	"github.com/askbi/askbi/examples/refserver/pgstore"
+	"github.com/askbi/askbi/httpserve"
 	"github.com/askbi/askbi/internal/httpjson"
 	"github.com/askbi/askbi/internal/oauthfake"
 	"github.com/askbi/askbi/internal/pgtest"
@@ -77,20 +78,23 @@ type config struct {
 	assistantRoles  string
 	demoSignIn      bool
 
+	// Overload bounds (zero means the SDK's default).
+	rate            float64
+	burst           int
+	maxPerPrincipal int
+	maxPerTeam      int
+	maxPerSource    int
+	mcpMaxInFlight  int
+	keyCacheTTL     time.Duration
+	// drainDelay is how long the server refuses new requests with 503
+	// before it stops (so a load balancer notices).
+	drainDelay time.Duration
+
 	// model, when set, replaces the -provider model (tests).
 	modelOverride ask.Provider
 	// limiterOverride, when set, replaces the rate limiter (tests).
 	limiterOverride access.RateLimiter
 }
-
-// Server timeouts. Chat turns outlive WriteTimeout and ReadTimeout: their
-// handlers move the deadlines per request (see package askhttp).
-const (
-	readHeaderTimeout = 10 * time.Second
-	readTimeout       = 30 * time.Second
-	writeTimeout      = 60 * time.Second
-	idleTimeout       = 2 * time.Minute
-)
 
 // turnTimeout bounds one chat turn's model and tool work.
 const turnTimeout = 2 * time.Minute
@@ -115,6 +119,14 @@ func main() {
 	flag.StringVar(&cfg.credentialsFile, "credentials-file", "", "write evaluator credentials (JSON) to this file")
 	flag.StringVar(&cfg.assistantRoles, "assistant-roles", "owner,admin,editor,viewer", "the team roles that may use the assistant")
 	flag.BoolVar(&cfg.demoSignIn, "demo-sign-in", true, "let the page sign in as a demo user without a token (turn off when the server is reachable by others)")
+	flag.Float64Var(&cfg.rate, "rate", access.DefaultRate, "requests per second each API key, OAuth grant or session regains")
+	flag.IntVar(&cfg.burst, "rate-burst", access.DefaultBurst, "requests each API key, OAuth grant or session may make at once")
+	flag.IntVar(&cfg.maxPerPrincipal, "max-queries-per-principal", dataexec.DefaultMaxPerPrincipal, "source queries one user may run at once (more are refused with rate_limited)")
+	flag.IntVar(&cfg.maxPerTeam, "max-queries-per-team", dataexec.DefaultMaxPerTeam, "source queries one team may run at once")
+	flag.IntVar(&cfg.maxPerSource, "max-queries-per-source", dataexec.DefaultMaxPerSource, "source queries one data source may run at once (keep it at or below its connection pool)")
+	flag.IntVar(&cfg.mcpMaxInFlight, "mcp-max-in-flight", mcpserver.DefaultMaxInFlight, "MCP requests one user may have in flight, answers included")
+	flag.DurationVar(&cfg.keyCacheTTL, "key-cache-ttl", access.DefaultKeyCacheTTL, "how long a verified API key is trusted without reading the database (negative: never)")
+	flag.DurationVar(&cfg.drainDelay, "drain-delay", time.Second, "on SIGINT/SIGTERM, how long to refuse new requests with 503 before stopping")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -181,23 +193,22 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer) error
 	case <-ctx.Done():
 	}
 	fmt.Fprintln(out, "shutting down")
+	// Refuse new requests cleanly (503 unavailable, /readyz failing)
+	// while the running ones finish.
+	app.drain.Start()
+	if cfg.drainDelay > 0 {
+		time.Sleep(cfg.drainDelay)
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
 }
 
-// newServer returns the HTTP server with its timeouts: no slow-loris on
-// headers or bodies, and no response held open forever.
-func newServer(h http.Handler) *http.Server {
-	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    64 << 10,
-	}
-}
+// newServer returns the HTTP server with the SDK's recommended limits: no
+// slow-loris on headers or bodies, and no response held open forever.
+// Chat turns outlive WriteTimeout and ReadTimeout: their handlers move
+// the deadlines per request (see package askhttp).
+func newServer(h http.Handler) *http.Server { return httpserve.NewServer(h, nil) }
 
 // app is the wired product.
 type app struct {
@@ -226,6 +237,9 @@ type app struct {
 	sessions  *sessions
 	// demoSignIn serves /demo/ (nil when -demo-sign-in is off).
 	demoSignIn *demoSignIn
+	// drain refuses requests during shutdown; ready answers /readyz.
+	drain *httpserve.Drain
+	ready *httpserve.Readiness
 	// streamWindow is how far each write moves an event stream's write
 	// deadline; zero means askhttp's default (tests shorten it).
 	streamWindow time.Duration
@@ -240,7 +254,7 @@ func (a *app) close() {
 }
 
 func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *app, err error) {
-	a := &app{base: base, log: log}
+	a := &app{base: base, log: log, drain: &httpserve.Drain{}}
 	defer func() {
 		if err != nil {
 			a.close()
@@ -276,6 +290,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 
 	var state *sqlx.DB
 	var warehouseOwner, warehouseReader string
+	var checks []httpserve.Check
 	a.storage = "in-memory (-in-memory)"
 	if !cfg.inMemory {
 		state, warehouseOwner, warehouseReader, err = a.openPostgres(ctx, cfg)
@@ -305,6 +320,8 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 			return nil, err
 		}
 		a.closers = append(a.closers, reader.Close)
+		checks = append(checks, httpserve.Check{Name: "the state database", Func: state.PingContext},
+			httpserve.Check{Name: "the demo warehouse", Func: reader.PingContext})
 		src, err := pgsource.New(reader, nil)
 		if err != nil {
 			return nil, err
@@ -313,13 +330,18 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		a.creds.WarehouseDatabaseURL = warehouseOwner
 	}
 
+	a.ready = httpserve.NewReadiness(append(checks, a.drain.Check()), &httpserve.ReadinessOptions{Logger: log})
 	keyring, err := a.memoryKeyring(cfg, state == nil)
 	if err != nil {
 		return nil, err
 	}
 	a.audit = access.NewMemoryAudit(10000)
 	checker := access.NewChecker(dir, &access.CheckerOptions{Withdraw: withdraw})
-	gate := access.NewGate(checker, cfg.limiterOverride)
+	var limiter access.RateLimiter = access.NewMemoryRateLimiter(&access.RateOptions{Rate: cfg.rate, Burst: cfg.burst})
+	if cfg.limiterOverride != nil {
+		limiter = cfg.limiterOverride
+	}
+	gate := access.NewGate(checker, limiter)
 	// Remote MCP connections share the memory keyring for their tokens,
 	// publish themselves into the catalog, and serve their datasets.
 	a.gate = gate
@@ -346,8 +368,9 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	verified := append(slices.Clone(connresolve.Verified), demoProvider(a.demoOAuth.MCPURL))
 	a.resolver = connresolve.New(hostConnections{catalog: catalog, conns: a.conns, verified: verified}, demoNatives,
 		&connresolve.Options{Verified: verified, LoopbackHTTP: true})
-	a.executor = dataexec.NewExecutor(catalog, a.conns.Sources(sources), &dataexec.Options{Audit: a.audit, Logger: log})
-	a.keys = access.NewKeys(keyStore, dir, nil)
+	a.executor = dataexec.NewExecutor(catalog, a.conns.Sources(sources), &dataexec.Options{Audit: a.audit, Logger: log,
+		Concurrency: dataexec.ConcurrencyOptions{MaxPerPrincipal: cfg.maxPerPrincipal, MaxPerTeam: cfg.maxPerTeam, MaxPerSource: cfg.maxPerSource}})
+	a.keys = access.NewKeys(keyStore, dir, &access.KeyOptions{CacheTTL: cfg.keyCacheTTL})
 	a.sessions = newSessions()
 	secret, err := a.oauthSecret(cfg, state == nil)
 	if err != nil {
@@ -360,7 +383,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		return nil, fmt.Errorf("%w (set -public-url to the https URL clients reach)", err)
 	}
 	a.mcp = mcpserver.New(a.executor, gate, mcpserver.AnyOf(a.oauth.Verify, a.keys.Verify), &mcpserver.Options{
-		BaseURL: base, Activity: activity, Audit: a.audit, Logger: log,
+		BaseURL: base, Activity: activity, Audit: a.audit, Logger: log, MaxInFlight: cfg.mcpMaxInFlight,
 		AuthorizationServers: []string{a.oauth.Issuer()},
 		TeamName:             func(_ context.Context, id string) string { return orDefault(teamNames[id], id) },
 	})
@@ -656,7 +679,8 @@ func (a *app) routes() http.Handler {
 	mux.Handle("/account/mcp/", as)
 	mux.HandleFunc("/signin", a.signIn)
 	a.webRoutes(mux)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /healthz", httpserve.Live)
+	mux.Handle("GET /readyz", a.ready)
 	mux.Handle("/ai/", askhttp.New(a.assistant, a.memory, a.sessions.authenticate, &askhttp.Options{
 		StreamWindow: a.streamWindow, Logger: a.log, Connections: a.conns, Resolver: a.resolver,
 		ConnectionPage: connectionPage, SecureCookies: strings.HasPrefix(a.base, "https://"),
@@ -667,7 +691,7 @@ func (a *app) routes() http.Handler {
 	// Every other path and method answers a JSON error too (404, or 405
 	// with Allow).
 	mux.Handle("/", httpjson.NoRoute(mux, "/", a.log))
-	return mux
+	return a.drain.Handler(mux)
 }
 
 // demoToken is the session token of the named demo principal.
