@@ -36,9 +36,9 @@ type ConcurrencyOptions struct {
 	// MaxPerTeam bounds the source work of one team. Default
 	// DefaultMaxPerTeam (8).
 	MaxPerTeam int
-	// MaxPerSource bounds the work on one Source (sources shared by
-	// several connections count once). Keep it at or below the source's
-	// connection pool. Default DefaultMaxPerSource (16).
+	// MaxPerSource bounds the work on one connection, and on one Source
+	// value shared by several connections (one pool). Keep it at or below
+	// the source's connection pool. Default DefaultMaxPerSource (16).
 	MaxPerSource int
 	// RetryAfter is the retry hint of a refusal. Default 1 s.
 	RetryAfter time.Duration
@@ -70,9 +70,13 @@ func newSlots(o ConcurrencyOptions) *slots {
 // done.
 func (s *slots) acquire(p access.Principal, src Source, connID string) (release func(), err error) {
 	pk, tk := p.TeamID+"/"+p.UserID, p.TeamID
-	var sk any = "conn:" + connID
+	// A source counts under its connection, and also as itself when one
+	// Source value serves several connections (a shared pool); a source
+	// made afresh per call (a remote MCP connection's) counts under its
+	// connection only.
+	sks := []any{"conn:" + connID}
 	if src != nil && reflect.TypeOf(src).Comparable() {
-		sk = src
+		sks = append(sks, src)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -81,12 +85,17 @@ func (s *slots) acquire(p access.Principal, src Source, connID string) (release 
 		return nil, access.Retry(askbi.RateLimited, s.retry, "you already have %d queries running; wait for one to finish and try again", s.perPrincipal)
 	case s.team[tk] >= s.perTeam:
 		return nil, access.Retry(askbi.RateLimited, s.retry, "your team already has %d queries running; try again in a moment", s.perTeam)
-	case s.source[sk] >= s.perSource:
-		return nil, access.Retry(askbi.RateLimited, s.retry, "this data source is busy (%d queries running); try again in a moment", s.perSource)
+	}
+	for _, sk := range sks {
+		if s.source[sk] >= s.perSource {
+			return nil, access.Retry(askbi.RateLimited, s.retry, "this data source is busy (%d queries running); try again in a moment", s.perSource)
+		}
 	}
 	s.principal[pk]++
 	s.team[tk]++
-	s.source[sk]++
+	for _, sk := range sks {
+		s.source[sk]++
+	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -94,7 +103,9 @@ func (s *slots) acquire(p access.Principal, src Source, connID string) (release 
 			defer s.mu.Unlock()
 			dec(s.principal, pk)
 			dec(s.team, tk)
-			dec(s.source, sk)
+			for _, sk := range sks {
+				dec(s.source, sk)
+			}
 		})
 	}, nil
 }
