@@ -76,9 +76,7 @@ func (s *KeyStore) Create(ctx context.Context, k access.Key) error {
 // ByPrefix implements access.KeyStore.
 func (s *KeyStore) ByPrefix(ctx context.Context, prefix string) (access.Key, error) {
 	var r keyRow
-	err := retryRead(ctx, func() error {
-		return s.db.GetContext(ctx, &r, `SELECT `+keyColumns+` FROM api_keys WHERE prefix = $1`, prefix)
-	})
+	err := s.db.GetContext(ctx, &r, `SELECT `+keyColumns+` FROM api_keys WHERE prefix = $1`, prefix)
 	if errors.Is(err, sql.ErrNoRows) {
 		return access.Key{}, errKeyNotFound()
 	}
@@ -91,11 +89,8 @@ func (s *KeyStore) ByPrefix(ctx context.Context, prefix string) (access.Key, err
 // List implements access.KeyStore.
 func (s *KeyStore) List(ctx context.Context, teamID, userID string) ([]access.Key, error) {
 	var rows []keyRow
-	err := retryRead(ctx, func() error {
-		rows = nil
-		return s.db.SelectContext(ctx, &rows, `SELECT `+keyColumns+` FROM api_keys
+	err := s.db.SelectContext(ctx, &rows, `SELECT `+keyColumns+` FROM api_keys
 		WHERE team_id = $1 AND user_id = $2 ORDER BY created_at DESC, id DESC`, teamID, userID)
-	})
 	if err != nil {
 		return nil, internal("pgstore.KeyStore.List", err)
 	}

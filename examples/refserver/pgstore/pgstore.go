@@ -166,15 +166,3 @@ func internal(op string, err error) error {
 	}
 	return &askbi.Error{Code: askbi.Internal, Op: op, Err: err}
 }
-
-// retryRead runs read, a read-only statement outside a transaction, once
-// more when the server had closed its connection (after a restart every
-// pooled connection fails so once). Only reads: a write may have
-// happened before the connection broke.
-func retryRead(ctx context.Context, read func() error) error {
-	err := read()
-	if err != nil && pgsource.ServerClosed(err) && ctx.Err() == nil {
-		err = read()
-	}
-	return err
-}
