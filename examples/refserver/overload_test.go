@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -269,5 +270,70 @@ func TestShutdownRefusesCleanly(t *testing.T) {
 	}
 	if a, err := ta.mcpPost(t.Context(), alice, "tools/list", nil); err == nil && a.status != http.StatusServiceUnavailable {
 		t.Errorf("/mcp during shutdown = %+v", a)
+	}
+}
+
+// syncBuffer is an io.Writer the test reads while run writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestRunDrainsOnShutdown: after the signal, run keeps answering for
+// -drain-delay, every request with 503 unavailable, then stops.
+func TestRunDrainsOnShutdown(t *testing.T) {
+	ctx, stop := context.WithCancel(t.Context())
+	var out syncBuffer
+	cfg := config{addr: "127.0.0.1:0", inMemory: true, provider: "mock", sharing: "aggregates", memoryPolicy: "allow",
+		dataDir: t.TempDir(), drainDelay: 3 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), &out) }()
+	var base string
+	pollUntil(t, 30*time.Second, "the server starts", func() bool {
+		for line := range strings.SplitSeq(out.String(), "\n") {
+			if u, ok := strings.CutPrefix(strings.TrimSpace(line), "web:"); ok {
+				base = strings.Fields(u)[0]
+				base = strings.TrimSuffix(base, "/")
+			}
+		}
+		return base != ""
+	})
+	get := func(path string) (int, http.Header, string) {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			return 0, nil, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header, string(b)
+	}
+	if status, _, b := get("/readyz"); status != http.StatusOK {
+		t.Fatalf("/readyz before the signal = %d %s", status, b)
+	}
+	stop()
+	pollUntil(t, 10*time.Second, "the drain starts", func() bool { s, _, _ := get("/readyz"); return s == http.StatusServiceUnavailable })
+	status, h, b := get("/healthz")
+	if status != http.StatusServiceUnavailable || h.Get("Retry-After") == "" || !strings.Contains(b, `"code":"unavailable"`) {
+		t.Errorf("a request during shutdown = %d %v %s; want 503 unavailable with Retry-After", status, h, b)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run = %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not return 30 s after the signal")
 	}
 }
