@@ -36,7 +36,10 @@ var layers = []struct {
 	{pkg: "mcpserver", may: []string{"", "access", "dataexec", "internal"},
 		never: []string{"github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go"}},
 	{pkg: "ask", may: []string{"", "access", "seal", "dataexec", "memory", "connresolve", "internal"}},
-	{pkg: "examples", may: []string{"", "access", "seal", "dataexec", "memory", "connresolve", "ask", "mcpserver", "internal", "examples"}},
+	// Serving helpers around the SDK's HTTP handlers (server limits,
+	// readiness, drain): a host imports them beside mcpserver or askhttp.
+	{pkg: "httpserve", may: []string{"", "access", "internal"}},
+	{pkg: "examples", may: []string{"", "access", "seal", "dataexec", "memory", "connresolve", "ask", "mcpserver", "internal", "httpserve", "examples"}},
 }
 
 // drivers are the database drivers; only the PostgreSQL adapters use them.

@@ -269,7 +269,7 @@ func TestKeys(t *testing.T) {
 		t.Errorf("downgraded key read of a lost project = %q, want not_found", got)
 	}
 
-	// A removed member's key is refused.
+	// A removed member's key is refused at once, cached or not.
 	dir.RemoveMember("acme", "owner")
 	if _, err := keys.Verify(ctx, secret); askbi.ErrorCode(err) != askbi.Unauthenticated {
 		t.Errorf("removed member Verify = %v, want unauthenticated", err)
@@ -289,6 +289,103 @@ func TestKeys(t *testing.T) {
 	}
 	if _, err := keys.Verify(ctx, secret); askbi.ErrorCode(err) != askbi.Unauthenticated {
 		t.Errorf("revoked Verify = %v, want unauthenticated", err)
+	}
+}
+
+// failingKeyStore fails every read with Unavailable while down.
+type failingKeyStore struct {
+	*access.MemoryKeyStore
+	down  bool
+	reads int
+}
+
+func (s *failingKeyStore) ByPrefix(ctx context.Context, prefix string) (access.Key, error) {
+	s.reads++
+	if s.down {
+		return access.Key{}, askbi.Errorf(askbi.Unavailable, "the database is unavailable")
+	}
+	return s.MemoryKeyStore.ByPrefix(ctx, prefix)
+}
+
+// TestKeyCache: a verified key is served from memory for CacheTTL, also
+// while the store is down; after that the store's failure shows as
+// Unavailable; a revocation on this Keys stops the key at once, and
+// failures are never cached.
+func TestKeyCache(t *testing.T) {
+	ctx := context.Background()
+	dir := newDirectory()
+	store := &failingKeyStore{MemoryKeyStore: access.NewMemoryKeyStore()}
+	clk := &clock{t0}
+	keys := access.NewKeys(store, dir, &access.KeyOptions{Now: clk.Now, CacheTTL: 10 * time.Second})
+	c := access.NewChecker(dir, nil)
+	owner := MustLive(t, c, "owner", "acme")
+	secret, k, err := keys.Create(ctx, owner, access.KeyRequest{Name: "agent", Scopes: []string{"data:read"}, Projects: access.AllProjects()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := keys.Verify(ctx, secret[:len(secret)-1]+"2"); askbi.ErrorCode(err) != askbi.Unauthenticated {
+		t.Fatalf("wrong secret = %v, want unauthenticated", err)
+	}
+	if _, err := keys.Verify(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	store.down = true
+	clk.advance(9 * time.Second)
+	p, err := keys.Verify(ctx, secret)
+	if err != nil || p.CredentialID != k.ID {
+		t.Fatalf("Verify within the TTL while the store is down = %+v, %v; want the key's principal", p, err)
+	}
+	if _, err := keys.Verify(ctx, secret[:len(secret)-1]+"2"); askbi.ErrorCode(err) != askbi.Unavailable {
+		t.Errorf("an unverified secret while the store is down = %v, want unavailable (failures are not cached)", err)
+	}
+	clk.advance(time.Second)
+	if _, err := keys.Verify(ctx, secret); askbi.ErrorCode(err) != askbi.Unavailable {
+		t.Errorf("Verify after the TTL while the store is down = %v, want unavailable", err)
+	}
+	store.down = false
+	if _, err := keys.Verify(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	reads := store.reads
+	if _, err := keys.Verify(ctx, secret); err != nil || store.reads != reads {
+		t.Errorf("a cached Verify read the store (%d reads, want %d), err %v", store.reads, reads, err)
+	}
+	if err := keys.Revoke(ctx, owner, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := keys.Verify(ctx, secret); askbi.ErrorCode(err) != askbi.Unauthenticated {
+		t.Errorf("Verify right after Revoke = %v, want unauthenticated", err)
+	}
+
+	off := access.NewKeys(store, dir, &access.KeyOptions{Now: clk.Now, CacheTTL: -1})
+	secret2, _, err := off.Create(ctx, owner, access.KeyRequest{Name: "nocache", Scopes: []string{"data:read"}, Projects: access.AllProjects()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := off.Verify(ctx, secret2); err != nil {
+		t.Fatal(err)
+	}
+	store.down = true
+	if _, err := off.Verify(ctx, secret2); askbi.ErrorCode(err) != askbi.Unavailable {
+		t.Errorf("Verify with the cache off and the store down = %v, want unavailable", err)
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	l := access.NewMemoryRateLimiter(&access.RateOptions{Burst: 1, Rate: 0.25})
+	ctx := context.Background()
+	if err := l.Allow(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	err := l.Allow(ctx, "k")
+	if s, ok := access.RetryAfter(err); !ok || s != 4 || askbi.ErrorCode(err) != askbi.RateLimited {
+		t.Errorf("RetryAfter(%v) = %d, %v; want 4 s", err, s, ok)
+	}
+	if s, ok := access.RetryAfter(askbi.Errorf(askbi.Unavailable, "down")); !ok || s != 1 {
+		t.Errorf("RetryAfter(unavailable) = %d, %v; want 1, true", s, ok)
+	}
+	if _, ok := access.RetryAfter(askbi.Errorf(askbi.NotFound, "x")); ok {
+		t.Errorf("RetryAfter(not_found) is ok; waiting cannot help")
 	}
 }
 

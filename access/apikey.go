@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/base32"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/askbi/askbi"
@@ -62,25 +63,66 @@ type KeyStore interface {
 	Touch(ctx context.Context, id string, t time.Time) error
 }
 
+// DefaultKeyCacheTTL is how long Keys.Verify trusts a successful
+// verification without reading the store again.
+const DefaultKeyCacheTTL = 30 * time.Second
+
 // KeyOptions configures Keys. The zero value is valid.
 type KeyOptions struct {
+	// CacheTTL is how long a successful verification is kept in memory:
+	// within it, the same key verifies without reading (or touching) the
+	// KeyStore, so a client keeps being served through a short outage of
+	// the database behind it. What is kept is the stored key's record
+	// (ID, owner, team, scopes, projects, times) under the SHA-256 of the
+	// presented key, never the key itself; failures are never kept. The
+	// owner's membership is still read from the Directory on every
+	// Verify. Revoke on this Keys clears the key at once; a revocation on
+	// another instance takes effect here within CacheTTL. Default
+	// DefaultKeyCacheTTL (30 s); negative turns the cache off.
+	CacheTTL time.Duration
+	// MaxCached bounds the verifications kept. Default 10,000.
+	MaxCached int
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 }
 
-// Keys creates, verifies and revokes API keys.
+// Keys creates, verifies and revokes API keys. It is safe for
+// concurrent use.
 type Keys struct {
 	store KeyStore
 	dir   Directory
 	now   func() time.Time
+	ttl   time.Duration
+	max   int
+
+	mu     sync.Mutex
+	cached map[[sha256.Size]byte]cachedKey
+	// gen counts revocations, so a verification that raced one is not
+	// cached.
+	gen uint64
+}
+
+type cachedKey struct {
+	key     Key
+	expires time.Time
 }
 
 // NewKeys returns a key service over store, checking live membership in dir.
 // opts may be nil.
 func NewKeys(store KeyStore, dir Directory, opts *KeyOptions) *Keys {
-	k := &Keys{store: store, dir: dir, now: time.Now}
-	if opts != nil && opts.Now != nil {
-		k.now = opts.Now
+	var o KeyOptions
+	if opts != nil {
+		o = *opts
+	}
+	k := &Keys{store: store, dir: dir, now: o.Now, ttl: o.CacheTTL, max: o.MaxCached, cached: map[[sha256.Size]byte]cachedKey{}}
+	if k.now == nil {
+		k.now = time.Now
+	}
+	if k.ttl == 0 {
+		k.ttl = DefaultKeyCacheTTL
+	}
+	if k.max <= 0 {
+		k.max = 10000
 	}
 	return k
 }
@@ -161,7 +203,9 @@ func (k *Keys) Create(ctx context.Context, owner Principal, req KeyRequest) (sec
 // Verify authenticates an API key and returns its principal, with the live
 // role of its owner. Every failure (malformed, unknown, wrong secret,
 // revoked, owner no longer a member) is Unauthenticated with the same
-// message, so a caller learns nothing about which part failed.
+// message, so a caller learns nothing about which part failed. A key
+// verified within KeyOptions.CacheTTL is answered from memory; a store
+// that cannot be reached otherwise makes it Unavailable.
 func (k *Keys) Verify(ctx context.Context, secret string) (_ Principal, err error) {
 	defer askbi.Wrap(&err, "access.Keys.Verify")
 	bad := askbi.Errorf(askbi.Unauthenticated, "invalid or revoked API key")
@@ -169,16 +213,24 @@ func (k *Keys) Verify(ctx context.Context, secret string) (_ Principal, err erro
 	if !ok {
 		return Principal{}, bad
 	}
-	key, err := k.store.ByPrefix(ctx, prefix)
-	if askbi.ErrorCode(err) == askbi.NotFound {
-		return Principal{}, bad
-	}
-	if err != nil {
-		return Principal{}, err
-	}
 	sum := sha256.Sum256([]byte(secret))
-	if subtle.ConstantTimeCompare(sum[:], key.Hash) != 1 || !key.RevokedAt.IsZero() {
-		return Principal{}, bad
+	now := k.now()
+	k.mu.Lock()
+	c, hit := k.cached[sum]
+	gen := k.gen
+	k.mu.Unlock()
+	key := c.key
+	if !hit || !now.Before(c.expires) {
+		key, err = k.store.ByPrefix(ctx, prefix)
+		if askbi.ErrorCode(err) == askbi.NotFound {
+			return Principal{}, bad
+		}
+		if err != nil {
+			return Principal{}, err
+		}
+		if subtle.ConstantTimeCompare(sum[:], key.Hash) != 1 || !key.RevokedAt.IsZero() {
+			return Principal{}, bad
+		}
 	}
 	m, err := k.dir.Member(ctx, key.TeamID, key.UserID)
 	if askbi.ErrorCode(err) == askbi.NotFound {
@@ -187,12 +239,15 @@ func (k *Keys) Verify(ctx context.Context, secret string) (_ Principal, err erro
 	if err != nil {
 		return Principal{}, err
 	}
-	if now := k.now(); now.Sub(key.LastUsedAt) >= touchEvery {
-		// Recorded at most once a minute per key, to spare the store a write
-		// on every call.
-		if err := k.store.Touch(ctx, key.ID, now.UTC()); err != nil {
-			return Principal{}, err
+	if !hit || !now.Before(c.expires) {
+		if now.Sub(key.LastUsedAt) >= touchEvery {
+			// Recorded at most once a minute per key, to spare the store a
+			// write on every call.
+			if err := k.store.Touch(ctx, key.ID, now.UTC()); err != nil {
+				return Principal{}, err
+			}
 		}
+		k.remember(sum, key, gen, now)
 	}
 	return Principal{
 		UserID:       key.UserID,
@@ -203,6 +258,34 @@ func (k *Keys) Verify(ctx context.Context, secret string) (_ Principal, err erro
 		Auth:         AuthAPIKey,
 		CredentialID: key.ID,
 	}, nil
+}
+
+// remember caches key for its hash sum, unless the cache is off or a
+// revocation happened since gen.
+func (k *Keys) remember(sum [sha256.Size]byte, key Key, gen uint64, now time.Time) {
+	if k.ttl <= 0 {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.gen != gen {
+		return
+	}
+	if len(k.cached) >= k.max {
+		for s, c := range k.cached {
+			if !now.Before(c.expires) {
+				delete(k.cached, s)
+			}
+		}
+		for s := range k.cached {
+			if len(k.cached) < k.max {
+				break
+			}
+			delete(k.cached, s)
+		}
+	}
+	key.Hash, key.Name = nil, ""
+	k.cached[sum] = cachedKey{key: key, expires: now.Add(k.ttl)}
 }
 
 // Revoke revokes key id on behalf of live principal p, who must own it.
@@ -218,10 +301,26 @@ func (k *Keys) Revoke(ctx context.Context, p Principal, id string) (err error) {
 	}
 	for _, key := range keys {
 		if key.ID == id {
-			return k.store.Revoke(ctx, id, k.now().UTC())
+			if err := k.store.Revoke(ctx, id, k.now().UTC()); err != nil {
+				return err
+			}
+			k.forget(id)
+			return nil
 		}
 	}
 	return askbi.Errorf(askbi.NotFound, "API key not found")
+}
+
+// forget drops the cached verifications of key id.
+func (k *Keys) forget(id string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.gen++
+	for s, c := range k.cached {
+		if c.key.ID == id {
+			delete(k.cached, s)
+		}
+	}
 }
 
 // parseKey checks the shape of a key and returns its prefix.

@@ -31,12 +31,13 @@ func Example() {
 	fmt.Println(askbi.ErrorCode(checker.Can(ctx, p, access.RightRead, finance)))
 	fmt.Println(askbi.ErrorCode(checker.Can(ctx, p, access.RightRefresh, growth)))
 
+	// A removed member loses access at once, although Verify may answer
+	// from its cache for KeyOptions.CacheTTL.
 	dir.RemoveMember("acme", "alice")
-	_, err := keys.Verify(ctx, secret)
-	fmt.Println(askbi.ErrorCode(err))
+	fmt.Println(askbi.ErrorCode(checker.Can(ctx, p, access.RightRead, growth)))
 	// Output:
 	// <nil>
 	// not_found
 	// scope_required
-	// unauthenticated
+	// forbidden
 }

@@ -18,8 +18,9 @@ type Gate struct {
 }
 
 // NewGate returns a gate reading membership through checker and spending
-// budgets of limiter. A nil limiter means NewMemoryRateLimiter(nil): 60
-// requests at once, then 2 per second, per principal.
+// budgets of limiter. A nil limiter means NewMemoryRateLimiter(nil):
+// DefaultBurst (120) requests at once, then DefaultRate (10) per second,
+// per principal.
 func NewGate(checker *Checker, limiter RateLimiter) *Gate {
 	if limiter == nil {
 		limiter = NewMemoryRateLimiter(nil)

@@ -22,9 +22,11 @@ type RateLimiter interface {
 
 // RateOptions configures a MemoryRateLimiter. The zero value is valid.
 type RateOptions struct {
-	// Rate is how many requests per second each key regains. Default 2.
+	// Rate is how many requests per second each key regains. Default
+	// DefaultRate (10).
 	Rate float64
-	// Burst is how many requests a key may make at once. Default 60.
+	// Burst is how many requests a key may make at once. Default
+	// DefaultBurst (120).
 	Burst int
 	// MaxKeys bounds the keys tracked. When a new key arrives at the bound,
 	// the least recently used key is forgotten, and starts with a full
@@ -34,6 +36,18 @@ type RateOptions struct {
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 }
+
+// The default rate budget of a principal: an agent doing real work makes
+// bursts of a few dozen tool calls (a search, then a run or chart per
+// hit, in parallel) between pauses to think, so a burst of 120 absorbs
+// two such rounds, and 10 per second sustains a busy agent; a runaway
+// loop is still stopped within seconds. The concurrency bounds of
+// dataexec.Executor and mcpserver, not this budget, protect the database
+// from heavy calls.
+const (
+	DefaultRate  = 10
+	DefaultBurst = 120
+)
 
 // MemoryRateLimiter is an in-memory token-bucket RateLimiter for one
 // process, with a bounded number of keys. It is safe for concurrent use.
@@ -63,10 +77,10 @@ func NewMemoryRateLimiter(opts *RateOptions) *MemoryRateLimiter {
 	m := &MemoryRateLimiter{rate: o.Rate, burst: float64(o.Burst), maxKeys: o.MaxKeys, now: o.Now,
 		lru: list.New(), buckets: map[string]*list.Element{}}
 	if m.rate <= 0 {
-		m.rate = 2
+		m.rate = DefaultRate
 	}
 	if m.burst <= 0 {
-		m.burst = 60
+		m.burst = DefaultBurst
 	}
 	if m.maxKeys <= 0 {
 		m.maxKeys = 10000
@@ -100,7 +114,7 @@ func (m *MemoryRateLimiter) Allow(_ context.Context, key string) error {
 	}
 	if b.tokens < 1 {
 		wait := math.Ceil((1 - b.tokens) / m.rate)
-		return askbi.Errorf(askbi.RateLimited, "too many requests; try again in %.0f s", wait)
+		return Retry(askbi.RateLimited, time.Duration(wait)*time.Second, "too many requests; try again in %.0f s", wait)
 	}
 	b.tokens--
 	return nil

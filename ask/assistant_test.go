@@ -659,3 +659,31 @@ func TestDeleteConversationRemovesApprovals(t *testing.T) {
 		t.Errorf("approve after delete = %v, want not_found", err)
 	}
 }
+
+// TestToolFailedRetryAfter: a tool refused for load (rate_limited with a
+// retry hint, as the executor's concurrency bounds answer) fails with
+// retry_after in its tool.failed event.
+func TestToolFailedRetryAfter(t *testing.T) {
+	e := newEnv(t, nil)
+	model := &twoStep{tool: "busy"}
+	reg, err := ask.NewRegistry(ask.Tool{
+		Name: "busy", Description: "always busy", Class: dataexec.ClassReadOnly, Label: "Busy",
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+		Run: func(context.Context, ask.Call) (ask.Output, error) {
+			return ask.Output{}, access.Retry(askbi.RateLimited, 3*time.Second, "this data source is busy; try again in a moment")
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := ask.New(model, e.gate, dataexec.NewExecutor(e.cat, dataexec.SourceMap{}, nil), e.convs, e.approvals, reg, nil)
+	conv := e.MustConversation(t, alice)
+	emit, events := ask.Collect()
+	if err := a.Send(context.Background(), alice, ask.SendRequest{ConversationID: conv, Message: "go"}, emit); err != nil {
+		t.Fatal(err)
+	}
+	ev := find(events(), ask.EventToolFailed)
+	if ev == nil || ev.Error.Code != "rate_limited" || ev.Error.RetryAfter != 3 {
+		t.Errorf("tool.failed = %+v; want rate_limited with retry_after 3", ev)
+	}
+}

@@ -82,6 +82,9 @@ type ErrorBody struct {
 	// fix_dataset, open_connection or try_again.
 	Kind   string `json:"kind,omitempty"`
 	Repair string `json:"repair,omitempty"`
+	// RetryAfter is set on rate_limited and unavailable: the seconds to
+	// wait before the same call may succeed (access.RetryAfter).
+	RetryAfter int `json:"retry_after,omitempty"`
 }
 
 // Emit receives a turn's events in order. It must not block for long; a

@@ -45,6 +45,9 @@ type Options struct {
 	InspectLimit int
 	// Cache configures the cache of fresh results.
 	Cache CacheOptions
+	// Concurrency bounds the source work running at once per principal,
+	// team and source.
+	Concurrency ConcurrencyOptions
 	// Audit records dataset saves and chart previews, changes, placements
 	// and dashboard deletions. Default none.
 	Audit access.AuditSink
@@ -92,6 +95,7 @@ type Executor struct {
 	inspectLimit int
 
 	cache *resultCache
+	slots *slots
 	audit *access.Auditor
 	now   func() time.Time
 	links Links
@@ -111,7 +115,7 @@ func NewExecutor(catalog Catalog, sources Sources, opts *Options) *Executor {
 		timeout: o.Timeout, maxRows: o.MaxRows, previewRows: o.PreviewRows, maxBytes: o.MaxBytes,
 		maxRequest: o.MaxRequestBytes, sampleRows: o.SampleRows, chartPoints: o.MaxChartPoints,
 		inspectLimit: o.InspectLimit,
-		cache:        newResultCache(o.Cache), now: o.Now, links: o.Links,
+		cache:        newResultCache(o.Cache), slots: newSlots(o.Concurrency), now: o.Now, links: o.Links,
 	}
 	if e.links == nil {
 		e.links = PublicLinks("")
@@ -228,9 +232,9 @@ type SavedDataset struct {
 // Unsupported when the connection's type has no source, or its source
 // cannot bind the SQL's variables (it is not a VariableBinder);
 // Unavailable when the connection is inactive or gone; and from the
-// source run (when no last good result can stand in): Timeout,
-// Unavailable, InvalidResult (field mapping), TooLarge (one row over the
-// byte cap).
+// source run (when no last good result can stand in): RateLimited past
+// a concurrency bound (Options.Concurrency), Timeout, Unavailable,
+// InvalidResult (field mapping), TooLarge (one row over the byte cap).
 func (e *Executor) RunDataset(ctx context.Context, p access.Principal, datasetID string, params Params) (_ *Result, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.RunDataset")
 	live, err := e.begin(p, len(datasetID)+paramsSize(params))
@@ -241,7 +245,7 @@ func (e *Executor) RunDataset(ctx context.Context, p access.Principal, datasetID
 	if err != nil {
 		return nil, err
 	}
-	res, conn, err := e.runDataset(ctx, ds, params)
+	res, conn, err := e.runDataset(ctx, live, ds, params)
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +276,7 @@ func (e *Executor) ChartData(ctx context.Context, p access.Principal, chartID st
 		return nil, err
 	}
 	params.Filters = append(slices.Clip(c.Filters), params.Filters...) // the chart's own first
-	res, conn, err := e.runDataset(ctx, ds, params)
+	res, conn, err := e.runDataset(ctx, live, ds, params)
 	if err != nil {
 		return nil, err
 	}
@@ -301,7 +305,7 @@ func (e *Executor) Preview(ctx context.Context, p access.Principal, req Request)
 	if err != nil {
 		return nil, err
 	}
-	pl, err := e.previewPlan(ctx, conn, req, len(req.Fields) == 0)
+	pl, err := e.previewPlan(ctx, live, conn, req, len(req.Fields) == 0)
 	if err != nil {
 		return nil, err
 	}
@@ -356,7 +360,7 @@ func (e *Executor) SaveDataset(ctx context.Context, p access.Principal, nd NewDa
 	if conn.ProjectID != "" && conn.ProjectID != dash.ProjectID {
 		return nil, askbi.Errorf(askbi.InvalidArgument, "dashboard_id: this connection is not available in the dashboard's project")
 	}
-	pl, err := e.previewPlan(ctx, conn, nd.Request, false) // a dataset's cells are scalars
+	pl, err := e.previewPlan(ctx, live, conn, nd.Request, false) // a dataset's cells are scalars
 	if err != nil {
 		return nil, err
 	}
@@ -415,7 +419,7 @@ func (e *Executor) CreateChartPreview(ctx context.Context, p access.Principal, s
 		return nil, err
 	}
 	target = ds.Ref()
-	data, conn, err := e.sampleChart(ctx, ds, spec)
+	data, conn, err := e.sampleChart(ctx, live, ds, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -456,7 +460,7 @@ func (e *Executor) UpdateChart(ctx context.Context, p access.Principal, chartID 
 	if err != nil {
 		return nil, err
 	}
-	data, conn, err := e.sampleChart(ctx, ds, spec)
+	data, conn, err := e.sampleChart(ctx, live, ds, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -534,6 +538,11 @@ func (e *Executor) Inspect(ctx context.Context, p access.Principal, connectionID
 	if !ok {
 		return nil, askbi.Errorf(askbi.Unsupported, "this connection's source cannot be inspected")
 	}
+	release, err := e.slots.acquire(live, src, conn.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	tctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
 	rels, err := insp.Inspect(tctx, table, e.inspectLimit)
@@ -724,11 +733,13 @@ type plan struct {
 	nested  bool // pass objects and arrays through (previews without fields)
 	filters []Filter
 	key     cacheKey
+	who     access.Principal // whose concurrency slots the run takes
+	connID  string
 }
 
 // datasetPlan validates a dataset run and builds its plan and cache key.
 // It also returns the dataset's connection.
-func (e *Executor) datasetPlan(ctx context.Context, ds Dataset, filters []Filter, vars map[string]any) (*plan, Connection, error) {
+func (e *Executor) datasetPlan(ctx context.Context, live access.Principal, ds Dataset, filters []Filter, vars map[string]any) (*plan, Connection, error) {
 	if ds.Scope != nil {
 		// A filter that repeats a declared scope condition holds by
 		// construction; its field need not be an output field.
@@ -754,7 +765,7 @@ func (e *Executor) datasetPlan(ctx context.Context, ds Dataset, filters []Filter
 	if err != nil {
 		return nil, Connection{}, err
 	}
-	pl, err := e.buildPlan(ctx, conn, ds.Request, vals, e.maxRows)
+	pl, err := e.buildPlan(ctx, live, conn, ds.Request, vals, e.maxRows)
 	if err != nil {
 		return nil, Connection{}, err
 	}
@@ -771,7 +782,7 @@ func (e *Executor) datasetPlan(ctx context.Context, ds Dataset, filters []Filter
 
 // previewPlan validates an exploration request and builds its plan;
 // nested lets object and array cells through.
-func (e *Executor) previewPlan(ctx context.Context, conn Connection, req Request, nested bool) (*plan, error) {
+func (e *Executor) previewPlan(ctx context.Context, live access.Principal, conn Connection, req Request, nested bool) (*plan, error) {
 	if err := validateRequest(req); err != nil {
 		return nil, err
 	}
@@ -779,7 +790,7 @@ func (e *Executor) previewPlan(ctx context.Context, conn Connection, req Request
 	if err != nil {
 		return nil, err
 	}
-	pl, err := e.buildPlan(ctx, conn, req, vals, e.previewRows)
+	pl, err := e.buildPlan(ctx, live, conn, req, vals, e.previewRows)
 	if err != nil {
 		return nil, err
 	}
@@ -789,7 +800,7 @@ func (e *Executor) previewPlan(ctx context.Context, conn Connection, req Request
 
 // buildPlan finds a request's source and puts its variables in place: into
 // a tool's arguments here, or for the source to bind in SQL.
-func (e *Executor) buildPlan(ctx context.Context, conn Connection, req Request, vals map[string]any, maxRows int) (*plan, error) {
+func (e *Executor) buildPlan(ctx context.Context, live access.Principal, conn Connection, req Request, vals map[string]any, maxRows int) (*plan, error) {
 	q := Query{SQL: req.SQL, Tool: req.Tool, MaxRows: maxRows, MaxBytes: e.maxBytes}
 	var err error
 	if req.SQL == "" {
@@ -806,7 +817,7 @@ func (e *Executor) buildPlan(ctx context.Context, conn Connection, req Request, 
 			return nil, err
 		}
 	}
-	return &plan{src: src, query: q, fields: req.Fields}, nil
+	return &plan{src: src, query: q, fields: req.Fields, who: live, connID: conn.ID}, nil
 }
 
 // validateRequest checks an exploration request before anything runs.
@@ -856,9 +867,14 @@ func (e *Executor) run(ctx context.Context, pl *plan, refresh bool) (*Result, er
 // fetch runs a plan on its source under the deadline, then maps, filters
 // and caps the rows. It returns the result and its estimated size.
 func (e *Executor) fetch(ctx context.Context, pl *plan) (*Result, int64, error) {
+	release, err := e.slots.acquire(pl.who, pl.src, pl.connID)
+	if err != nil {
+		return nil, 0, err
+	}
 	tctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
 	t, err := pl.src.Query(tctx, pl.query)
+	release()
 	if err != nil {
 		return nil, 0, e.sourceError(ctx, tctx, err)
 	}
@@ -915,8 +931,8 @@ func (e *Executor) sourceError(ctx, tctx context.Context, err error) error {
 
 // runDataset plans and runs one dataset (from the cache unless
 // params.Refresh) and returns its result and connection.
-func (e *Executor) runDataset(ctx context.Context, ds Dataset, params Params) (*Result, Connection, error) {
-	pl, conn, err := e.datasetPlan(ctx, ds, params.Filters, params.Variables)
+func (e *Executor) runDataset(ctx context.Context, live access.Principal, ds Dataset, params Params) (*Result, Connection, error) {
+	pl, conn, err := e.datasetPlan(ctx, live, ds, params.Filters, params.Variables)
 	if err != nil {
 		return nil, conn, err
 	}
@@ -925,8 +941,8 @@ func (e *Executor) runDataset(ctx context.Context, ds Dataset, params Params) (*
 }
 
 // sampleChart runs a dataset as chart creation does and checks its sample.
-func (e *Executor) sampleChart(ctx context.Context, ds Dataset, spec ChartSpec) (*ChartData, Connection, error) {
-	res, conn, err := e.runDataset(ctx, ds, Params{Filters: spec.Filters})
+func (e *Executor) sampleChart(ctx context.Context, live access.Principal, ds Dataset, spec ChartSpec) (*ChartData, Connection, error) {
+	res, conn, err := e.runDataset(ctx, live, ds, Params{Filters: spec.Filters})
 	if err != nil {
 		return nil, conn, err
 	}

@@ -33,6 +33,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -76,6 +77,12 @@ type Options struct {
 	// Default DefaultResultBytes (40,000, about 21,000 tokens); values
 	// below MinResultBytes are raised to it.
 	MaxResultBytes int
+	// MaxInFlight bounds the requests one principal (a user in a team,
+	// across its keys and grants) has in flight at once, from
+	// authentication until its answer is written, so clients that never
+	// read their answers pin at most this many. Past it a request is
+	// answered HTTP 429 with Retry-After. Default DefaultMaxInFlight (16).
+	MaxInFlight int
 	// DisableLocalhostProtection turns off the go-sdk's DNS-rebinding
 	// check, which refuses a non-loopback Host on a loopback listener. Set
 	// it only behind a reverse proxy on the same machine.
@@ -102,6 +109,8 @@ type Server struct {
 	mcp      *mcp.Server
 	handler  http.Handler
 	metadata string // protected resource metadata URL
+	inFlight *inFlight
+	authDown atomic.Bool // authentication cannot reach its store
 }
 
 // New returns a Server whose tools call exec, authenticating bearer tokens
@@ -130,6 +139,10 @@ func New(exec *dataexec.Executor, gate *access.Gate, authn Authenticate, opts *O
 		o.MaxResultBytes = DefaultResultBytes
 	}
 	o.MaxResultBytes = max(o.MaxResultBytes, MinResultBytes)
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = DefaultMaxInFlight
+	}
+	s.inFlight = &inFlight{max: o.MaxInFlight, n: map[string]int{}}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -159,10 +172,10 @@ func New(exec *dataexec.Executor, gate *access.Gate, authn Authenticate, opts *O
 		MaxRequestBodyBytes:        o.MaxBodyBytes,
 		DisableLocalhostProtection: o.DisableLocalhostProtection,
 	})
-	s.handler = auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
+	s.handler = s.guard(auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
 		ResourceMetadataURL:    s.metadata,
 		AllowMissingExpiration: true, // API keys do not expire; they are revoked
-	})(s.stepUp(h))
+	})(s.stepUp(h)))
 	return s
 }
 
@@ -273,13 +286,19 @@ const ActionToolCall = "mcp.tool_call"
 
 const principalKey = "askbi.principal"
 
-func (s *Server) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-	p, err := s.authn(ctx, token)
+func (s *Server) verify(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
+	var p access.Principal
+	var err error
+	if out, ok := r.Context().Value(authKey{}).(authOutcome); ok && out.token == token {
+		p, err = out.p, out.err // guard authenticated it
+	} else {
+		p, err = s.authn(ctx, token)
+	}
 	if askbi.ErrorCode(err) == askbi.Unauthenticated {
 		return nil, fmt.Errorf("%w: %s", auth.ErrInvalidToken, askbi.ErrorMessage(err))
 	}
 	if err != nil {
-		s.opts.Logger.Error("mcpserver: authenticate", "err", err)
+		s.authState(err)
 		return nil, errors.New("authentication is unavailable")
 	}
 	scopes := make([]string, len(p.Scopes))
@@ -314,6 +333,8 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			lr.Tools = visibleTools(lr.Tools, p)
 			return lr, nil
 		case "tools/call":
+			ctx, stop := withRequest(ctx)
+			defer stop()
 			call := req.(*mcp.CallToolRequest)
 			p, _ := principalOf(call.Extra)
 			name := call.Params.Name
@@ -338,6 +359,9 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 				if te, ok := r.StructuredContent.(toolError); ok {
 					outcome = askbi.E(askbi.Code(te.Code))
+					if te.RetryAfter > 0 {
+						noteRetry(ctx, access.Retry(askbi.Code(te.Code), time.Duration(te.RetryAfter)*time.Second, ""))
+					}
 				}
 			} else if err != nil {
 				outcome = err
@@ -401,12 +425,23 @@ func schemaMessage(content []mcp.Content) string {
 type toolError struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// RetryAfter is set on rate_limited and unavailable: the seconds to
+	// wait before the same call may succeed (also the answer's
+	// Retry-After header).
+	RetryAfter int `json:"retry_after,omitempty"`
+}
+
+func toolErrorOf(err error) toolError {
+	te := toolError{Code: string(askbi.ErrorCode(err)), Message: askbi.ErrorMessage(err)}
+	te.RetryAfter, _ = access.RetryAfter(err)
+	return te
 }
 
 // errorResult turns err into a tool result with isError and a structured
-// {code, message}. The message is the safe one; internals never leave.
+// {code, message} (and retry_after when waiting helps). The message is
+// the safe one; internals never leave.
 func errorResult(err error) *mcp.CallToolResult {
-	te := toolError{Code: string(askbi.ErrorCode(err)), Message: askbi.ErrorMessage(err)}
+	te := toolErrorOf(err)
 	return &mcp.CallToolResult{
 		IsError:           true,
 		Content:           []mcp.Content{&mcp.TextContent{Text: te.Code + ": " + te.Message}},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -675,9 +676,10 @@ func TestRateLimitEveryRoute(t *testing.T) {
 	ts.MustDo(t, http.StatusCreated, "POST", "/ai/memory", alice, map[string]string{"text": "I report in EUR"}, nil)
 	ts.MustDo(t, http.StatusOK, "GET", "/ai/conversations", alice, nil, nil)
 	for _, r := range []struct{ method, path string }{{"GET", "/ai/memory"}, {"DELETE", "/ai/memory"}, {"GET", "/ai/conversations"}} {
-		status, _, b := ts.Do(t, r.method, r.path, alice, nil)
-		if status != http.StatusTooManyRequests || chattest.MustError(t, b).Code != askbi.RateLimited {
-			t.Errorf("%s %s after the budget: %d %s", r.method, r.path, status, b)
+		status, h, b := ts.Do(t, r.method, r.path, alice, nil)
+		if e := chattest.MustError(t, b); status != http.StatusTooManyRequests || e.Code != askbi.RateLimited || e.RetryAfter < 1 ||
+			h.Get("Retry-After") != strconv.Itoa(e.RetryAfter) {
+			t.Errorf("%s %s after the budget: %d %v %s; want 429 with Retry-After", r.method, r.path, status, h, b)
 		}
 	}
 	// Another user has a budget of their own.
@@ -733,5 +735,35 @@ func TestChart(t *testing.T) {
 	if out.Chart.Status != dataexec.StatusUnavailable || out.Chart.Data != nil || len(out.Chart.Datasets) != 1 ||
 		out.Chart.Datasets[0].ID != "ds_weekly_signups" {
 		t.Errorf("deleted chart = %+v", out.Chart)
+	}
+}
+
+// TestHostileBodies: a 10 MB body is refused with 413 and deeply nested
+// JSON with 400, both as JSON errors, nothing is saved, and the server
+// keeps serving.
+func TestHostileBodies(t *testing.T) {
+	ts := MustServer(t, nil)
+	alice := token("alice")
+	huge := `{"text":"` + strings.Repeat("a", 10<<20) + `"}`
+	deep := `{"text":` + strings.Repeat("[", 30000) + strings.Repeat("]", 30000) + `}`
+	for _, tt := range []struct {
+		name, body string
+		status     int
+		code       askbi.Code
+	}{
+		{"10 MB", huge, http.StatusRequestEntityTooLarge, askbi.TooLarge},
+		{"nested 30,000 deep", deep, http.StatusBadRequest, askbi.InvalidArgument},
+	} {
+		status, _, b := ts.Do(t, "POST", "/ai/memory", alice, tt.body)
+		if status != tt.status || chattest.MustError(t, b).Code != tt.code {
+			t.Errorf("%s: %d %.200s; want %d %s", tt.name, status, b, tt.status, tt.code)
+		}
+	}
+	var list struct {
+		Items []any `json:"items"`
+	}
+	ts.MustDo(t, http.StatusOK, "GET", "/ai/memory", alice, nil, &list)
+	if len(list.Items) != 0 {
+		t.Errorf("hostile bodies saved %d memories", len(list.Items))
 	}
 }

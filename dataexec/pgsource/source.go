@@ -251,7 +251,21 @@ func (s *Source) session(ctx context.Context, f func(context.Context, *sqlx.Tx) 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	conn, err := s.db.Connx(ctx)
+	err = s.attempt(ctx, deadline, f, false)
+	if err != nil && ServerClosed(err) && ctx.Err() == nil {
+		// The server had closed the connection (a restart closes every
+		// pooled one), so the statements never ran. Everything here is
+		// read-only, so running it again is safe: once, on a connection
+		// that answers.
+		err = s.attempt(ctx, deadline, f, true)
+	}
+	return err
+}
+
+// attempt runs f once in a read-only transaction on one pooled
+// connection; with checked, on one that first answers a ping.
+func (s *Source) attempt(ctx context.Context, deadline time.Time, f func(context.Context, *sqlx.Tx) error, checked bool) error {
+	conn, err := s.conn(ctx, checked)
 	if err != nil {
 		return err
 	}
@@ -279,6 +293,42 @@ SELECT pg_backend_pid()`, ms)).Scan(&pid); err != nil {
 	}
 	defer s.cancelAgain(ctx, pid)()
 	return f(ctx, tx)
+}
+
+// conn takes a pooled connection; with checked, one that answers a
+// ping, discarding the dead ones a server restart left in the pool
+// (each fails its ping at once).
+func (s *Source) conn(ctx context.Context, checked bool) (*sqlx.Conn, error) {
+	if !checked {
+		return s.db.Connx(ctx)
+	}
+	for range s.db.Stats().Idle + 1 {
+		conn, err := s.db.Connx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err = conn.PingContext(ctx); err == nil {
+			return conn, nil
+		}
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn }) // the pool discards it
+		_ = conn.Close()
+		if !ServerClosed(err) {
+			return nil, err
+		}
+	}
+	return s.db.Connx(ctx)
+}
+
+// ServerClosed reports whether err says the server had closed the
+// connection: lib/pq's bad connection (it reports a FATAL message such as
+// 57P01 admin_shutdown so), an end of stream, a reset socket. A read-only
+// statement that failed so may run again; a write may have happened.
+func ServerClosed(err error) bool {
+	if pqErr, ok := errors.AsType[*pq.Error](err); ok {
+		return pqErr.Fatal() || strings.HasPrefix(string(pqErr.Code), "08")
+	}
+	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.As(err, new(*net.OpError))
 }
 
 // cancelAgain cancels backend pid from another pooled connection, every

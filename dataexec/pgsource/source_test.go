@@ -549,3 +549,54 @@ func TestQueryConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestQueryAfterServerClosedConnections: after the server closed every
+// pooled connection (as a restart does), the next query still succeeds:
+// it runs once more, on a connection that answers, instead of failing
+// with "the database is unavailable".
+func TestQueryAfterServerClosedConnections(t *testing.T) {
+	f := mustFixture(t)
+	dsn := pgtest.MustDatabase(t)
+	mustExec(t, mustOpen(t, dsn, 1), `CREATE TABLE t (id int PRIMARY KEY, v text)`, `INSERT INTO t VALUES (1, 'a')`)
+	pool := mustOpen(t, dsn+"&application_name=askbi_victim", 4)
+	pool.SetMaxIdleConns(4)
+	src, err := New(pool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []*sqlx.Conn
+	for range 4 {
+		c, err := pool.Connx(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.PingContext(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	if idle := pool.Stats().Idle; idle != 4 {
+		t.Fatalf("%d idle connections, want 4", idle)
+	}
+	for range 3 {
+		var n int
+		if err := f.admin.Get(&n, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'askbi_victim'`); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.admin.Get(&n, `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'askbi_victim'`); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for i := range 3 {
+		if _, err := query(t.Context(), src, "SELECT id, v FROM t"); err != nil {
+			t.Fatalf("query %d after the server closed the pooled connections: %v", i+1, err)
+		}
+	}
+}

@@ -54,6 +54,7 @@ import (
 	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/dataexec/pgsource"
 	"github.com/askbi/askbi/examples/refserver/pgstore"
+	"github.com/askbi/askbi/httpserve"
 	"github.com/askbi/askbi/internal/httpjson"
 	"github.com/askbi/askbi/internal/oauthfake"
 	"github.com/askbi/askbi/internal/pgtest"
@@ -80,23 +81,24 @@ type config struct {
 	demoSignIn      bool
 	mcpResultBytes  int
 	debugAddr       string
-	rateLimit       float64
-	rateBurst       int
+
+	// Overload bounds (zero means the SDK's default).
+	rate            float64
+	burst           int
+	maxPerPrincipal int
+	maxPerTeam      int
+	maxPerSource    int
+	mcpMaxInFlight  int
+	keyCacheTTL     time.Duration
+	// drainDelay is how long the server refuses new requests with 503
+	// before it stops (so a load balancer notices).
+	drainDelay time.Duration
 
 	// model, when set, replaces the -provider model (tests).
 	modelOverride ask.Provider
 	// limiterOverride, when set, replaces the rate limiter (tests).
 	limiterOverride access.RateLimiter
 }
-
-// Server timeouts. Chat turns outlive WriteTimeout and ReadTimeout: their
-// handlers move the deadlines per request (see package askhttp).
-const (
-	readHeaderTimeout = 10 * time.Second
-	readTimeout       = 30 * time.Second
-	writeTimeout      = 60 * time.Second
-	idleTimeout       = 2 * time.Minute
-)
 
 // turnTimeout bounds one chat turn's model and tool work.
 const turnTimeout = 2 * time.Minute
@@ -124,8 +126,14 @@ func main() {
 	flag.BoolVar(&cfg.demoSignIn, "demo-sign-in", true, "let the page sign in as a demo user without a token (turn off when the server is reachable by others)")
 	flag.IntVar(&cfg.mcpResultBytes, "mcp-result-bytes", mcpserver.DefaultResultBytes, "response budget of the MCP data tools, in bytes of serialized tool result (callers may lower it with max_bytes)")
 	flag.StringVar(&cfg.debugAddr, "debug-addr", "", "serve /debug/pprof/ on this loopback address (off by default)")
-	flag.Float64Var(&cfg.rateLimit, "rate-limit", 0, "requests per second each credential regains (default the gate's)")
-	flag.IntVar(&cfg.rateBurst, "rate-burst", 0, "requests a credential may make at once (default the gate's)")
+	flag.Float64Var(&cfg.rate, "rate", access.DefaultRate, "requests per second each API key, OAuth grant or session regains")
+	flag.IntVar(&cfg.burst, "rate-burst", access.DefaultBurst, "requests each API key, OAuth grant or session may make at once")
+	flag.IntVar(&cfg.maxPerPrincipal, "max-queries-per-principal", dataexec.DefaultMaxPerPrincipal, "source queries one user may run at once (more are refused with rate_limited)")
+	flag.IntVar(&cfg.maxPerTeam, "max-queries-per-team", dataexec.DefaultMaxPerTeam, "source queries one team may run at once")
+	flag.IntVar(&cfg.maxPerSource, "max-queries-per-source", dataexec.DefaultMaxPerSource, "source queries one data source may run at once (keep it at or below its connection pool)")
+	flag.IntVar(&cfg.mcpMaxInFlight, "mcp-max-in-flight", mcpserver.DefaultMaxInFlight, "MCP requests one user may have in flight, answers included")
+	flag.DurationVar(&cfg.keyCacheTTL, "key-cache-ttl", access.DefaultKeyCacheTTL, "how long a verified API key is trusted without reading the database (negative: never)")
+	flag.DurationVar(&cfg.drainDelay, "drain-delay", time.Second, "on SIGINT/SIGTERM, how long to refuse new requests with 503 before stopping")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -201,23 +209,22 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer) error
 	case <-ctx.Done():
 	}
 	fmt.Fprintln(out, "shutting down")
+	// Refuse new requests cleanly (503 unavailable, /readyz failing)
+	// while the running ones finish.
+	app.drain.Start()
+	if cfg.drainDelay > 0 {
+		time.Sleep(cfg.drainDelay)
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
 }
 
-// newServer returns the HTTP server with its timeouts: no slow-loris on
-// headers or bodies, and no response held open forever.
-func newServer(h http.Handler) *http.Server {
-	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    64 << 10,
-	}
-}
+// newServer returns the HTTP server with the SDK's recommended limits: no
+// slow-loris on headers or bodies, and no response held open forever.
+// Chat turns outlive WriteTimeout and ReadTimeout: their handlers move
+// the deadlines per request (see package askhttp).
+func newServer(h http.Handler) *http.Server { return httpserve.NewServer(h, nil) }
 
 // app is the wired product.
 type app struct {
@@ -246,6 +253,9 @@ type app struct {
 	sessions  *sessions
 	// demoSignIn serves /demo/ (nil when -demo-sign-in is off).
 	demoSignIn *demoSignIn
+	// drain refuses requests during shutdown; ready answers /readyz.
+	drain *httpserve.Drain
+	ready *httpserve.Readiness
 	// streamWindow is how far each write moves an event stream's write
 	// deadline; zero means askhttp's default (tests shorten it).
 	streamWindow time.Duration
@@ -260,7 +270,7 @@ func (a *app) close() {
 }
 
 func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *app, err error) {
-	a := &app{base: base, log: log}
+	a := &app{base: base, log: log, drain: &httpserve.Drain{}}
 	defer func() {
 		if err != nil {
 			a.close()
@@ -296,6 +306,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 
 	var state *sqlx.DB
 	var warehouseOwner, warehouseReader string
+	var checks []httpserve.Check
 	a.storage = "in-memory (-in-memory)"
 	if !cfg.inMemory {
 		state, warehouseOwner, warehouseReader, err = a.openPostgres(ctx, cfg)
@@ -325,6 +336,8 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 			return nil, err
 		}
 		a.closers = append(a.closers, reader.Close)
+		checks = append(checks, httpserve.Check{Name: "the state database", Func: state.PingContext},
+			httpserve.Check{Name: "the demo warehouse", Func: reader.PingContext})
 		src, err := pgsource.New(reader, nil)
 		if err != nil {
 			return nil, err
@@ -333,15 +346,16 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		a.creds.WarehouseDatabaseURL = warehouseOwner
 	}
 
+	a.ready = httpserve.NewReadiness(append(checks, a.drain.Check()), &httpserve.ReadinessOptions{Logger: log})
 	keyring, err := a.memoryKeyring(cfg, state == nil)
 	if err != nil {
 		return nil, err
 	}
 	a.audit = access.NewMemoryAudit(10000)
 	checker := access.NewChecker(dir, &access.CheckerOptions{Withdraw: withdraw})
-	limiter := cfg.limiterOverride
-	if limiter == nil && (cfg.rateLimit > 0 || cfg.rateBurst > 0) {
-		limiter = access.NewMemoryRateLimiter(&access.RateOptions{Rate: cfg.rateLimit, Burst: cfg.rateBurst})
+	var limiter access.RateLimiter = access.NewMemoryRateLimiter(&access.RateOptions{Rate: cfg.rate, Burst: cfg.burst})
+	if cfg.limiterOverride != nil {
+		limiter = cfg.limiterOverride
 	}
 	gate := access.NewGate(checker, limiter)
 	// Remote MCP connections share the memory keyring for their tokens,
@@ -373,8 +387,9 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	// Links: every chat result and MCP tool result links to this server's
 	// pages (web.go) under -public-url.
 	a.executor = dataexec.NewExecutor(catalog, a.conns.Sources(sources), &dataexec.Options{Audit: a.audit, Logger: log,
-		Links: dataexec.PublicLinks(base)})
-	a.keys = access.NewKeys(keyStore, dir, nil)
+		Links:       dataexec.PublicLinks(base),
+		Concurrency: dataexec.ConcurrencyOptions{MaxPerPrincipal: cfg.maxPerPrincipal, MaxPerTeam: cfg.maxPerTeam, MaxPerSource: cfg.maxPerSource}})
+	a.keys = access.NewKeys(keyStore, dir, &access.KeyOptions{CacheTTL: cfg.keyCacheTTL})
 	a.sessions = newSessions()
 	secret, err := a.oauthSecret(cfg, state == nil)
 	if err != nil {
@@ -387,7 +402,8 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		return nil, fmt.Errorf("%w (set -public-url to the https URL clients reach)", err)
 	}
 	a.mcp = mcpserver.New(a.executor, gate, mcpserver.AnyOf(a.oauth.Verify, a.keys.Verify), &mcpserver.Options{
-		BaseURL: base, Activity: activity, Audit: a.audit, Logger: log, MaxResultBytes: cfg.mcpResultBytes,
+		BaseURL: base, Activity: activity, Audit: a.audit, Logger: log, MaxInFlight: cfg.mcpMaxInFlight,
+		MaxResultBytes:       cfg.mcpResultBytes,
 		AuthorizationServers: []string{a.oauth.Issuer()},
 		TeamName:             func(_ context.Context, id string) string { return orDefault(teamNames[id], id) },
 	})
@@ -685,7 +701,8 @@ func (a *app) routes() http.Handler {
 	mux.HandleFunc("POST /signout", signOut)
 	mux.Handle("/api/", datahttp.New(a.executor, a.gate, a.dataAuth, &datahttp.Options{Logger: a.log}))
 	a.webRoutes(mux)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /healthz", httpserve.Live)
+	mux.Handle("GET /readyz", a.ready)
 	mux.Handle("/ai/", askhttp.New(a.assistant, a.memory, a.sessions.authenticate, &askhttp.Options{
 		StreamWindow: a.streamWindow, Logger: a.log, Connections: a.conns, Resolver: a.resolver,
 		ConnectionPage: connectionPage, SecureCookies: strings.HasPrefix(a.base, "https://"),
@@ -696,7 +713,7 @@ func (a *app) routes() http.Handler {
 	// Every other path and method answers a JSON error too (404, or 405
 	// with Allow).
 	mux.Handle("/", httpjson.NoRoute(mux, "/", a.log))
-	return mux
+	return a.drain.Handler(mux)
 }
 
 // dataAuth authenticates the data routes (/api/): a browser session

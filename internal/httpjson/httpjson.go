@@ -18,6 +18,7 @@ import (
 	"github.com/go-playground/validator/v10"
 
 	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
 )
 
 // statuses maps each askbi code to its HTTP status: the one table of the
@@ -59,18 +60,24 @@ type ErrorDoc struct {
 	Error ErrorBody `json:"error"`
 }
 
-// ErrorBody is a stable code and a message safe for users.
+// ErrorBody is a stable code and a message safe for users, and for
+// rate_limited and unavailable the seconds to wait before trying again.
 type ErrorBody struct {
-	Code    askbi.Code `json:"code"`
-	Message string     `json:"message"`
+	Code       askbi.Code `json:"code"`
+	Message    string     `json:"message"`
+	RetryAfter int        `json:"retry_after,omitempty"`
 }
 
 // WriteError answers err with its status and safe message. Internal
 // errors are logged with their detail; users see only the safe message.
+// A rate_limited or unavailable answer carries Retry-After.
 func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	body := Body(r, log, err)
 	if body.Code == askbi.Unauthenticated {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="askbi"`)
+	}
+	if body.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(body.RetryAfter))
 	}
 	WriteJSON(w, Status(body.Code), ErrorDoc{body})
 }
@@ -80,7 +87,9 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 // WriteError.
 func Body(r *http.Request, log *slog.Logger, err error) ErrorBody {
 	LogInternal(r, log, err)
-	return ErrorBody{Code: askbi.ErrorCode(err), Message: askbi.ErrorMessage(err)}
+	b := ErrorBody{Code: askbi.ErrorCode(err), Message: askbi.ErrorMessage(err)}
+	b.RetryAfter, _ = access.RetryAfter(err)
+	return b
 }
 
 // LogInternal logs err with its detail when it is internal.

@@ -97,7 +97,7 @@ func startTarget(ctx context.Context, bin string, extra []string) (_ *target, er
 	credsPath := filepath.Join(t.dir, "creds.json")
 	args := append([]string{"-addr", addr, "-database-url", t.cluster.URL("askbi"), "-data-dir", filepath.Join(t.dir, "data"),
 		"-credentials-file", credsPath, "-debug-addr", debugAddr, "-demo-sign-in=false",
-		"-rate-limit", "1000000", "-rate-burst", "1000000"}, extra...)
+		"-rate", "1000000", "-rate-burst", "1000000"}, extra...)
 	t.proc = exec.Command(bin, args...)
 	logf, err := os.Create(filepath.Join(t.dir, "refserver.log"))
 	if err != nil {

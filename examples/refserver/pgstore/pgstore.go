@@ -21,6 +21,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/dataexec/pgsource"
 )
 
 //go:embed migrations/*.sql
@@ -157,7 +158,11 @@ func execOne(ctx context.Context, db execer, op string, notFound error, query st
 	return nil
 }
 
-// internal wraps a database error so its text stays out of user messages.
+// internal wraps a database error so its text stays out of user messages;
+// a database that cannot be reached is Unavailable.
 func internal(op string, err error) error {
+	if pgsource.ServerClosed(err) {
+		return &askbi.Error{Code: askbi.Unavailable, Op: op, Message: "the database is unavailable; try again shortly", Err: err}
+	}
 	return &askbi.Error{Code: askbi.Internal, Op: op, Err: err}
 }

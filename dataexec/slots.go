@@ -1,0 +1,119 @@
+package dataexec
+
+import (
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+)
+
+// The default concurrency bounds, for a source whose pool holds 20 to 30
+// connections (pgsource's guidance): one source runs at most 16 queries
+// at once, leaving connections for inspections and a second instance's
+// bursts; one team takes at most half of them, so two busy teams cannot
+// starve a third; and one principal (a user, with all its keys and
+// sessions) takes at most 4, so one agent's heavy previews leave its
+// teammates room.
+const (
+	DefaultMaxPerPrincipal = 4
+	DefaultMaxPerTeam      = 8
+	DefaultMaxPerSource    = 16
+)
+
+// ConcurrencyOptions bound the source work (queries and inspections)
+// running at once. A call past any bound is refused at once with
+// RateLimited and a retry hint (access.RetryAfter), never queued: a queue
+// would only hold the caller's connection and memory while the bound's
+// owner keeps the source busy. Results served from the cache take no
+// slot. The bounds are per Executor (one process); each process of a
+// deployment has its own. The zero value is valid.
+type ConcurrencyOptions struct {
+	// MaxPerPrincipal bounds the source work of one user in one team, across
+	// its credentials. Default DefaultMaxPerPrincipal (4).
+	MaxPerPrincipal int
+	// MaxPerTeam bounds the source work of one team. Default
+	// DefaultMaxPerTeam (8).
+	MaxPerTeam int
+	// MaxPerSource bounds the work on one connection, and on one Source
+	// value shared by several connections (one pool). Keep it at or below
+	// the source's connection pool. Default DefaultMaxPerSource (16).
+	MaxPerSource int
+	// RetryAfter is the retry hint of a refusal. Default 1 s.
+	RetryAfter time.Duration
+}
+
+// slots counts the source work running per principal, team and source.
+type slots struct {
+	perPrincipal, perTeam, perSource int
+	retry                            time.Duration
+
+	mu        sync.Mutex
+	principal map[string]int
+	team      map[string]int
+	source    map[any]int
+}
+
+func newSlots(o ConcurrencyOptions) *slots {
+	s := &slots{perPrincipal: o.MaxPerPrincipal, perTeam: o.MaxPerTeam, perSource: o.MaxPerSource, retry: o.RetryAfter,
+		principal: map[string]int{}, team: map[string]int{}, source: map[any]int{}}
+	setDefault(&s.perPrincipal, DefaultMaxPerPrincipal)
+	setDefault(&s.perTeam, DefaultMaxPerTeam)
+	setDefault(&s.perSource, DefaultMaxPerSource)
+	setDefault(&s.retry, time.Second)
+	return s
+}
+
+// acquire takes one slot of p, p's team and src, or none: past a bound it
+// returns RateLimited at once. The caller calls release when the work is
+// done.
+func (s *slots) acquire(p access.Principal, src Source, connID string) (release func(), err error) {
+	pk, tk := p.TeamID+"/"+p.UserID, p.TeamID
+	// A source counts under its connection, and also as itself when one
+	// Source value serves several connections (a shared pool); a source
+	// made afresh per call (a remote MCP connection's) counts under its
+	// connection only.
+	sks := []any{"conn:" + connID}
+	if src != nil && reflect.TypeOf(src).Comparable() {
+		sks = append(sks, src)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.principal[pk] >= s.perPrincipal:
+		return nil, access.Retry(askbi.RateLimited, s.retry, "you already have %d queries running; wait for one to finish and try again", s.perPrincipal)
+	case s.team[tk] >= s.perTeam:
+		return nil, access.Retry(askbi.RateLimited, s.retry, "your team already has %d queries running; try again in a moment", s.perTeam)
+	}
+	for _, sk := range sks {
+		if s.source[sk] >= s.perSource {
+			return nil, access.Retry(askbi.RateLimited, s.retry, "this data source is busy (%d queries running); try again in a moment", s.perSource)
+		}
+	}
+	s.principal[pk]++
+	s.team[tk]++
+	for _, sk := range sks {
+		s.source[sk]++
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			dec(s.principal, pk)
+			dec(s.team, tk)
+			for _, sk := range sks {
+				dec(s.source, sk)
+			}
+		})
+	}, nil
+}
+
+func dec[K comparable](m map[K]int, k K) {
+	if m[k] <= 1 {
+		delete(m, k)
+		return
+	}
+	m[k]--
+}

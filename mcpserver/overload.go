@@ -1,0 +1,180 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+)
+
+// DefaultMaxInFlight is the default bound on one principal's MCP
+// requests in flight, from authentication until the last byte of the
+// answer is written.
+const DefaultMaxInFlight = 16
+
+// The answers of the HTTP layer are JSON-RPC errors with this code and
+// the askbi code in data.code, so an MCP client reads them as any other
+// server error.
+const codeServerError = -32000
+
+// requestKey holds the HTTP request's own context in the context the
+// go-sdk hands to tool handlers. The go-sdk detaches that context from
+// the request (a client that hangs up does not cancel it) but keeps its
+// values, so the middleware can tie the tool call to the request again.
+type requestKey struct{}
+
+// authKey holds the outcome of authenticate, for verify.
+type authKey struct{}
+
+type authOutcome struct {
+	token string
+	p     access.Principal
+	err   error
+}
+
+// retryNote is where a tool call notes its retry hint, for the
+// Retry-After header of its HTTP answer.
+type retryNote struct{ seconds atomic.Int64 }
+
+type retryKey struct{}
+
+// guard runs before the go-sdk's bearer check. It authenticates the
+// token once (verify then reads the outcome), answers 503 with
+// Retry-After while authentication cannot reach its store (logging the
+// outage once, and its end once), bounds the requests one principal has
+// in flight, and hands the request's context down to the tool handlers.
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || token == "" {
+			next.ServeHTTP(w, r) // the bearer check answers 401
+			return
+		}
+		p, err := s.authn(r.Context(), token)
+		if err != nil && askbi.ErrorCode(err) != askbi.Unauthenticated {
+			s.authState(err)
+			writeRPCError(w, http.StatusServiceUnavailable, askbi.Errorf(askbi.Unavailable, "authentication is unavailable; try again shortly"))
+			return
+		}
+		s.authState(nil)
+		ctx := context.WithValue(r.Context(), authKey{}, authOutcome{token: token, p: p, err: err})
+		if err == nil {
+			release, ok := s.inFlight.acquire(p.TeamID + "/" + p.UserID)
+			if !ok {
+				writeRPCError(w, http.StatusTooManyRequests, access.Retry(askbi.RateLimited, time.Second,
+					"too many requests in flight (at most %d at once); wait for an answer before sending more", s.inFlight.max))
+				return
+			}
+			defer release()
+		}
+		note := &retryNote{}
+		ctx = context.WithValue(ctx, retryKey{}, note)
+		ctx = context.WithValue(ctx, requestKey{}, r.Context())
+		next.ServeHTTP(&retryWriter{ResponseWriter: w, note: note}, r.WithContext(ctx))
+	})
+}
+
+// authState logs when authentication becomes unavailable and when it
+// recovers, once each, not once per request.
+func (s *Server) authState(err error) {
+	if err != nil {
+		if s.authDown.CompareAndSwap(false, true) {
+			s.opts.Logger.Error("mcpserver: authentication is unavailable; answering 503 until it recovers", "err", err)
+		}
+		return
+	}
+	if s.authDown.CompareAndSwap(true, false) {
+		s.opts.Logger.Info("mcpserver: authentication recovered")
+	}
+}
+
+// withRequest returns ctx cancelled also when the HTTP request that
+// carried the call ends (the client hung up), and the func that stops
+// watching it.
+func withRequest(ctx context.Context) (context.Context, context.CancelFunc) {
+	rc, ok := ctx.Value(requestKey{}).(context.Context)
+	if !ok {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(rc, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// noteRetry records err's retry hint for the HTTP answer.
+func noteRetry(ctx context.Context, err error) {
+	if n, ok := ctx.Value(retryKey{}).(*retryNote); ok {
+		if sec, ok := access.RetryAfter(err); ok {
+			n.seconds.Store(int64(sec))
+		}
+	}
+}
+
+// retryWriter adds Retry-After to an answer whose tool call noted one.
+type retryWriter struct {
+	http.ResponseWriter
+	note *retryNote
+	once sync.Once
+}
+
+func (w *retryWriter) header() {
+	w.once.Do(func() {
+		if sec := w.note.seconds.Load(); sec > 0 {
+			w.ResponseWriter.Header().Set("Retry-After", strconv.FormatInt(sec, 10))
+		}
+	})
+}
+
+func (w *retryWriter) WriteHeader(code int) { w.header(); w.ResponseWriter.WriteHeader(code) }
+
+func (w *retryWriter) Write(b []byte) (int, error) { w.header(); return w.ResponseWriter.Write(b) }
+
+func (w *retryWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// writeRPCError answers a request the server refuses before MCP handles
+// it: HTTP status, Retry-After when waiting helps, and a JSON-RPC error
+// whose data carries the askbi code, message and retry hint.
+func writeRPCError(w http.ResponseWriter, status int, err error) {
+	te := toolErrorOf(err)
+	if te.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(te.RetryAfter))
+	}
+	b, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": codeServerError, "message": te.Code + ": " + te.Message, "data": te},
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// inFlight counts requests in flight per principal.
+type inFlight struct {
+	max int
+	mu  sync.Mutex
+	n   map[string]int
+}
+
+func (f *inFlight) acquire(key string) (release func(), ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n[key] >= f.max {
+		return nil, false
+	}
+	f.n[key]++
+	return func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.n[key]--; f.n[key] <= 0 {
+			delete(f.n, key)
+		}
+	}, true
+}
