@@ -45,7 +45,7 @@ var layers = []struct {
 // drivers are the database drivers; only the PostgreSQL adapters use them.
 var drivers = []string{"github.com/lib/pq", "github.com/jmoiron/sqlx"}
 
-var driverUsers = []string{"dataexec/pgsource", "examples/refserver", "internal/pgtest"}
+var driverUsers = []string{"dataexec/pgsource", "examples/refserver", "internal/pgtest", "internal/mcpload"}
 
 // providerSDKs are the model providers' SDKs; only ask/provider uses them.
 var providerSDKs = []string{"github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go"}
