@@ -199,6 +199,16 @@ func newServer(h http.Handler) *http.Server {
 	}
 }
 
+// workspace is the catalog the server seeds and serves: in memory, or in
+// PostgreSQL (pgstore.Catalog) whenever the state is, so saved datasets,
+// previews and placements survive restarts and are shared by every
+// instance on the database.
+type workspace interface {
+	dataexec.Catalog
+	dataexec.CatalogWriter
+	dataexec.ConnectionWriter
+}
+
 // app is the wired product.
 type app struct {
 	storage   string
@@ -215,7 +225,7 @@ type app struct {
 	closers   []func() error
 	audit     *access.MemoryAudit
 	executor  *dataexec.Executor
-	catalog   *dataexec.MemoryCatalog
+	catalog   workspace
 	assistant *ask.Assistant
 	memory    *memory.Service
 	conns     *mcpsource.Service
@@ -262,8 +272,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	}
 	dir := access.NewMemoryDirectory()
 	a.dir = dir
-	catalog := dataexec.NewMemoryCatalog()
-	a.catalog = catalog
+	var catalog workspace
 	activity := mcpserver.NewMemoryActivity()
 	var keyStore access.KeyStore = access.NewMemoryKeyStore()
 	var convs ask.ConversationStore = ask.NewMemoryConversationStore()
@@ -288,7 +297,9 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		}
 	}
 	if state == nil {
-		seedWorkspace(dir, catalog, activity, "demo", time.Now())
+		mem := dataexec.NewMemoryCatalog()
+		putSeed(mem, seedWorkspace(dir, activity, "demo", time.Now()))
+		catalog = mem
 		demo := newDemoSource()
 		sources["conn_acme_wh"], sources["conn_globex_wh"] = demo, demo
 	} else {
@@ -298,7 +309,13 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		grants = pgstore.NewOAuthStore(state)
 		connStore = pgstore.NewConnectionStore(state)
 		flows = pgstore.NewFlowStore(state)
-		seedWorkspace(dir, catalog, activity, "postgres", time.Now())
+		// The demo workspace is seeded once per database: what users
+		// saved, placed or deleted since stays as they left it.
+		pc := pgstore.NewCatalog(state)
+		if _, err := pc.Seed(ctx, "demo", seedWorkspace(dir, activity, "postgres", time.Now())); err != nil {
+			return nil, err
+		}
+		catalog = pc
 		a.readerURL = warehouseReader
 		reader, err := sqlx.Open("postgres", warehouseReader)
 		if err != nil {
@@ -313,6 +330,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		a.creds.WarehouseDatabaseURL = warehouseOwner
 	}
 
+	a.catalog = catalog
 	keyring, err := a.memoryKeyring(cfg, state == nil)
 	if err != nil {
 		return nil, err
@@ -336,7 +354,6 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	if err := seedDemoConnection(ctx, a.conns, gate, a.demoMCP); err != nil {
 		return nil, err
 	}
-	seedDemoMCPDataset(catalog, time.Now().Add(-24*time.Hour).UTC())
 	a.creds.AnalyticsMCP = &mcpCredentials{URL: a.demoMCP.URL, Token: a.demoMCP.Token}
 	if a.demoOAuth, err = startDemoProvider(); err != nil {
 		return nil, err
