@@ -76,6 +76,7 @@ type config struct {
 	credentialsFile string
 	assistantRoles  string
 	demoSignIn      bool
+	turnTimeout     time.Duration
 
 	// model, when set, replaces the -provider model (tests).
 	modelOverride ask.Provider
@@ -92,8 +93,10 @@ const (
 	idleTimeout       = 2 * time.Minute
 )
 
-// turnTimeout bounds one chat turn's model and tool work.
-const turnTimeout = 2 * time.Minute
+// defaultTurnTimeout bounds one chat turn's model and tool work. A turn
+// still running twice that long after it started was abandoned by a
+// process that died, and shows as failed (see ask.Assistant.Open).
+const defaultTurnTimeout = 2 * time.Minute
 
 // memoryKeyEnv names the environment variable holding the memory
 // encryption key: base64 of 32 random bytes.
@@ -114,6 +117,7 @@ func main() {
 	flag.StringVar(&cfg.memoryPolicy, "memory-policy", "allow", "whether user memories may be sent to the model: allow or deny")
 	flag.StringVar(&cfg.credentialsFile, "credentials-file", "", "write evaluator credentials (JSON) to this file")
 	flag.StringVar(&cfg.assistantRoles, "assistant-roles", "owner,admin,editor,viewer", "the team roles that may use the assistant")
+	flag.DurationVar(&cfg.turnTimeout, "turn-timeout", defaultTurnTimeout, "deadline of one chat turn (model and tools); a turn running twice as long was abandoned by a process that died and shows as failed")
 	flag.BoolVar(&cfg.demoSignIn, "demo-sign-in", true, "let the page sign in as a demo user without a token (turn off when the server is reachable by others)")
 	flag.Parse()
 
@@ -387,7 +391,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		return nil, err
 	}
 	a.assistant = ask.New(model, gate, a.executor, convs, approvals, tools, &ask.Options{
-		TurnTimeout: turnTimeout, Sharing: sharing, Memory: a.memory, Logger: log, Tools: ask.RemoteTools(a.conns),
+		TurnTimeout: cfg.turnTimeout, Sharing: sharing, Memory: a.memory, Logger: log, Tools: ask.RemoteTools(a.conns),
 		Secrets: []*regexp.Regexp{sessionPattern},
 	})
 	if err := a.issueCredentials(ctx, checker, keyStore); err != nil {
