@@ -23,35 +23,20 @@ import (
 	"github.com/askbi/askbi/internal/pgtest"
 )
 
-// The tests in this file run the reference server as real processes: the
-// binary is built once per test run, and each process is started with its
-// own address on one shared -database-url.
+// The tests in this file run the reference server as real processes: each
+// test builds the binary once (the build cache makes later builds a link)
+// and starts its processes with their own addresses on one shared
+// -database-url.
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// MustBinary builds the reference server once and returns its path.
+// MustBinary builds the reference server into a folder of tb's and
+// returns its path.
 func MustBinary(tb testing.TB) string {
 	tb.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "refserver-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "refserver")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		tb.Fatal(buildErr)
+	path := filepath.Join(tb.TempDir(), "refserver")
+	if out, err := exec.Command("go", "build", "-o", path, ".").CombinedOutput(); err != nil {
+		tb.Fatalf("go build: %v\n%s", err, out)
 	}
-	return binPath
+	return path
 }
 
 // proc is one running reference-server process.
@@ -63,12 +48,12 @@ type proc struct {
 	done   chan struct{}
 }
 
-// MustStart starts the reference server on a free port with args (and
+// MustStart starts the reference server binary bin on a free port with args (and
 // -addr, -credentials-file) and waits until it serves.
-func MustStart(tb testing.TB, env []string, args ...string) *proc {
+func MustStart(tb testing.TB, bin string, env []string, args ...string) *proc {
 	tb.Helper()
 	credsFile := filepath.Join(tb.TempDir(), "creds.json")
-	cmd := exec.Command(MustBinary(tb), append([]string{"-addr", "127.0.0.1:0", "-credentials-file", credsFile}, args...)...)
+	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0", "-credentials-file", credsFile}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -197,8 +182,9 @@ func MustTwoInstances(t *testing.T) (a, b *proc, db *sqlx.DB) {
 	t.Helper()
 	dbURL := pgtest.MustDatabase(t)
 	args := []string{"-database-url", dbURL, "-data-dir", t.TempDir()}
-	a = MustStart(t, nil, args...)
-	b = MustStart(t, nil, args...)
+	bin := MustBinary(t)
+	a = MustStart(t, bin, nil, args...)
+	b = MustStart(t, bin, nil, args...)
 	db, err := sqlx.Open("postgres", dbURL)
 	if err != nil {
 		t.Fatal(err)

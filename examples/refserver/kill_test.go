@@ -83,7 +83,8 @@ func TestKillMidTurn(t *testing.T) {
 	args := []string{"-database-url", pgtest.MustDatabase(t), "-data-dir", t.TempDir(), "-provider", "openai", "-model", "m",
 		"-provider-base-url", modelURL, "-provider-key-env", "ASKBI_TEST_MODEL_KEY", "-turn-timeout", "5s"}
 	env := []string{"ASKBI_TEST_MODEL_KEY=test"}
-	p := MustStart(t, env, args...)
+	bin := MustBinary(t)
+	p := MustStart(t, bin, env, args...)
 	alice := p.session(t, "alice")
 	conv := p.MustConversation(t, alice)
 	var e ask.Event
@@ -128,7 +129,7 @@ func TestKillMidTurn(t *testing.T) {
 	p.kill()
 	wg.Wait()
 
-	q := MustStart(t, env, args...)
+	q := MustStart(t, bin, env, args...)
 	alice = q.session(t, "alice")
 	var view ask.View
 	deadline := time.Now().Add(time.Minute)
