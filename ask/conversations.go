@@ -93,6 +93,9 @@ type View struct {
 	Notice       string            `json:"notice,omitempty"`
 	WorkSummary  []ToolRun         `json:"work_summary"`
 	Pending      []PendingApproval `json:"pending_approvals"`
+	// Turns are the conversation's turns with their states, oldest
+	// first. A turn its process abandoned (see Open) shows as failed.
+	Turns []Turn `json:"turns"`
 }
 
 // MessageView is one user or assistant message of the history.
@@ -132,6 +135,15 @@ const maxViewEntries = 200
 // work summary (chart results re-resolved: a chart placed on a dashboard
 // shows as saved everywhere, a deleted one as unavailable) and pending
 // approvals.
+//
+// A turn still running twice its deadline (Options.TurnTimeout) after it
+// started or resumed was abandoned: the process running it died (kill -9,
+// a crash, a lost machine), since the deadline ends a turn's model and
+// tool work and the second half leaves an approved call time to finish
+// and be saved. Open records such a turn as failed (unavailable), with its
+// running tool calls, so it never shows as running forever. No instance
+// can tell sooner whether another instance on the same store still runs
+// a turn.
 func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ *View, err error) {
 	defer askbi.Wrap(&err, "ask.Assistant.Open")
 	live, err := a.begin(ctx, p)
@@ -143,6 +155,9 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 		return nil, err
 	}
 	v := &View{Conversation: conv, Messages: []MessageView{}, WorkSummary: []ToolRun{}, Pending: []PendingApproval{}}
+	if v.Turns, err = a.failAbandoned(ctx, conv.ID); err != nil {
+		return nil, err
+	}
 	if v.Context, v.Notice, err = a.revalidate(ctx, live, conv.ID); err != nil {
 		return nil, err
 	}
@@ -186,6 +201,44 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 			Label: t.Label, Title: t.Title, Class: t.Class, Targets: targets, Arguments: ap.Arguments, ExpiresAt: ap.ExpiresAt})
 	}
 	return v, nil
+}
+
+// failAbandoned returns the turns of a conversation after recording the
+// abandoned ones (see Open) as failed, with their running tool calls.
+func (a *Assistant) failAbandoned(ctx context.Context, conversationID string) ([]Turn, error) {
+	turns, err := a.convs.Turns(ctx, conversationID)
+	if err != nil {
+		return nil, err
+	}
+	turns = append([]Turn{}, turns...)
+	now := a.o.Now().UTC()
+	abandoned := map[string]bool{}
+	for i, t := range turns {
+		if t.State == TurnRunning && now.Sub(t.UpdatedAt) > 2*a.o.TurnTimeout {
+			t.State, t.ErrorCode, t.UpdatedAt = TurnFailed, string(askbi.Unavailable), now
+			if err := a.convs.SaveTurn(ctx, t); err != nil {
+				return nil, err
+			}
+			turns[i], abandoned[t.ID] = t, true
+		}
+	}
+	if len(abandoned) == 0 {
+		return turns, nil
+	}
+	runs, err := a.convs.ToolRuns(ctx, conversationID)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		if abandoned[r.TurnID] && r.State == RunRunning {
+			r.State, r.ErrorCode, r.UpdatedAt = RunFailed, string(askbi.Unavailable), now
+			r.ErrorMessage = "The assistant stopped before this finished."
+			if err := a.convs.SaveToolRun(ctx, r); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return turns, nil
 }
 
 // refreshCharts re-resolves the chart results of runs, all in one

@@ -18,6 +18,7 @@ package catalogtest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"sync"
 	"testing"
@@ -272,6 +273,68 @@ func runWriter(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.C
 		}
 		stored, err = c.Dataset(ctx, got.ID)
 		mustMatch(t, "Dataset after conflict", want, stored, err)
+	})
+
+	t.Run("CreateDatasetSameIDConcurrently", func(t *testing.T) {
+		// Of concurrent creates of one ID exactly one wins, and what is
+		// stored is the winner's dataset and request together, never the
+		// name of one call with the request of another.
+		c, w := newWriter(t)
+		const n = 8
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		sets := make([]dataexec.Dataset, n)
+		for i := range n {
+			sets[i] = dataexec.Dataset{ID: "ds-race", TeamID: "acme", ProjectID: "growth", Name: fmt.Sprintf("Race %d", i), Version: 1,
+				Request:   dataexec.Request{ConnectionID: "conn-wh", SQL: fmt.Sprintf("SELECT %d", i), Fields: dataexec.Fields{{Name: "n", Path: []string{"column_0"}}}},
+				CreatedAt: at(50), UpdatedAt: at(50 + i)}
+			wg.Go(func() { _, errs[i] = w.CreateDataset(ctx, sets[i]) })
+		}
+		wg.Wait()
+		winner := -1
+		for i, err := range errs {
+			switch askbi.ErrorCode(err) {
+			case "":
+				if winner >= 0 {
+					t.Errorf("creates %d and %d of one ID both succeeded", winner, i)
+				}
+				winner = i
+			case askbi.Conflict:
+			default:
+				t.Errorf("CreateDataset = %v, want success or conflict", err)
+			}
+		}
+		if winner < 0 {
+			t.Fatal("no concurrent create succeeded")
+		}
+		got, err := c.Dataset(ctx, "ds-race")
+		mustMatch(t, "Dataset", sets[winner], got, err)
+	})
+
+	t.Run("FailedCreateDatasetLeavesNothing", func(t *testing.T) {
+		// A create that fails (here: its context is already cancelled)
+		// leaves no dataset and no request behind; one that succeeds
+		// despite it stores both.
+		c, w := newWriter(t)
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		want := dataexec.Dataset{ID: "ds-cancelled", TeamID: "acme", ProjectID: "growth", Name: "Cancelled save", Version: 1,
+			Request: dataexec.Request{ConnectionID: "conn-wh", SQL: "SELECT 1"}, CreatedAt: at(60), UpdatedAt: at(60)}
+		if _, err := w.CreateDataset(cctx, want); err == nil {
+			got, err := c.Dataset(ctx, want.ID)
+			mustMatch(t, "Dataset created under a cancelled context", want, got, err)
+			return
+		}
+		if _, err := c.Dataset(ctx, want.ID); askbi.ErrorCode(err) != askbi.NotFound {
+			t.Errorf("Dataset after a failed create = %v, want not_found", err)
+		}
+		rows, err := c.Search(ctx, dataexec.CatalogQuery{TeamID: "acme", Text: "cancelled save", Projects: access.AllProjects(), Limit: 5})
+		if err != nil || len(rows) != 0 {
+			t.Errorf("Search after a failed create = %+v, %v; want nothing", rows, err)
+		}
+		if _, err := w.CreateDataset(ctx, want); err != nil {
+			t.Errorf("CreateDataset after a failed create of the same ID = %v, want it to succeed", err)
+		}
 	})
 
 	t.Run("CreateChart", func(t *testing.T) {

@@ -61,9 +61,10 @@ func mustBrowser(t *testing.T) (tools, chromium string) {
 // failed step can be seen ("show churn by plan").
 func seedBrowserFixtures(ta *testApp) {
 	at := time.Now().Add(-48 * time.Hour).UTC()
-	ta.catalog.PutConnection(dataexec.Connection{ID: "conn_legacy", TeamID: teamAcme, Name: "Legacy warehouse", Type: "postgres",
+	ctx := context.Background()
+	ta.catalog.SaveConnection(ctx, dataexec.Connection{ID: "conn_legacy", TeamID: teamAcme, Name: "Legacy warehouse", Type: "postgres",
 		Active: false, CreatedAt: at, UpdatedAt: at})
-	ta.catalog.PutDataset(dataexec.Dataset{ID: "ds_churn", TeamID: teamAcme, ProjectID: projGrowth, Name: "Churn by plan", Version: 1,
+	ta.catalog.CreateDataset(ctx, dataexec.Dataset{ID: "ds_churn", TeamID: teamAcme, ProjectID: projGrowth, Name: "Churn by plan", Version: 1,
 		Request: dataexec.Request{ConnectionID: "conn_legacy", SQL: "SELECT plan, churned FROM churn"}, CreatedAt: at, UpdatedAt: at})
 }
 

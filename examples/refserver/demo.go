@@ -10,6 +10,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/examples/refserver/pgstore"
 	"github.com/askbi/askbi/mcpserver"
 )
 
@@ -88,8 +89,10 @@ var readerSearchPath = []string{
 	`ALTER DEFAULT PRIVILEGES IN SCHEMA public REVOKE SELECT ON TABLES FROM ` + readerRole,
 }
 
-// seedWorkspace fills the directory, catalog and activity feed.
-func seedWorkspace(dir *access.MemoryDirectory, cat *dataexec.MemoryCatalog, act *mcpserver.MemoryActivity, sourceType string, now time.Time) {
+// seedWorkspace fills the directory and activity feed, and returns the
+// demo catalog (stored in memory at each start, in PostgreSQL once).
+func seedWorkspace(dir *access.MemoryDirectory, act *mcpserver.MemoryActivity, sourceType string, now time.Time) pgstore.CatalogSeed {
+	var cat pgstore.CatalogSeed
 	for _, p := range []struct{ team, project string }{{teamAcme, projGrowth}, {teamAcme, projFin}, {teamGlobex, projOps}} {
 		dir.AddProject(p.team, p.project)
 	}
@@ -107,31 +110,33 @@ func seedWorkspace(dir *access.MemoryDirectory, cat *dataexec.MemoryCatalog, act
 		}
 		return at
 	}
-	cat.PutConnection(dataexec.Connection{ID: "conn_acme_wh", TeamID: teamAcme, Name: "Acme warehouse", Type: sourceType, Active: true, CreatedAt: at, UpdatedAt: at})
-	cat.PutConnection(dataexec.Connection{ID: "conn_globex_wh", TeamID: teamGlobex, Name: "Globex warehouse", Type: sourceType, Active: true, CreatedAt: at, UpdatedAt: at})
+	cat.Connections = []dataexec.Connection{
+		{ID: "conn_acme_wh", TeamID: teamAcme, Name: "Acme warehouse", Type: sourceType, Active: true, CreatedAt: at, UpdatedAt: at},
+		{ID: "conn_globex_wh", TeamID: teamGlobex, Name: "Globex warehouse", Type: sourceType, Active: true, CreatedAt: at, UpdatedAt: at},
+	}
 	dash := func(id, team, project, name string) {
-		cat.PutDashboard(dataexec.Dashboard{ID: id, TeamID: team, ProjectID: project, Name: name, CreatedAt: at, UpdatedAt: updated(id)})
+		cat.Dashboards = append(cat.Dashboards, dataexec.Dashboard{ID: id, TeamID: team, ProjectID: project, Name: name, CreatedAt: at, UpdatedAt: updated(id)})
 	}
 	dash("dash_growth", teamAcme, projGrowth, "Growth overview")
 	dash("dash_finance", teamAcme, projFin, "Finance")
 	dash("dash_revenue", teamAcme, projFin, "Revenue")
 	dash("dash_support", teamGlobex, projOps, "Support")
 	ds := func(id, team, project, conn, name, sql string) {
-		cat.PutDataset(dataexec.Dataset{ID: id, TeamID: team, ProjectID: project, Name: name, Version: 1,
+		cat.Datasets = append(cat.Datasets, dataexec.Dataset{ID: id, TeamID: team, ProjectID: project, Name: name, Version: 1,
 			Request: dataexec.Request{ConnectionID: conn, SQL: sql}, CreatedAt: at, UpdatedAt: updated(id)})
 	}
 	ds("ds_weekly_signups", teamAcme, projGrowth, "conn_acme_wh", "Weekly signups", sqlWeeklySignups)
 	ds("ds_signups_country", teamAcme, projGrowth, "conn_acme_wh", "Signups by country", sqlByCountry)
 	// A scoped dataset: its saved filter limits it to two countries, and
 	// Ask offers Signups by country for a broader question.
-	cat.PutDataset(dataexec.Dataset{ID: "ds_signups_eu", TeamID: teamAcme, ProjectID: projGrowth, Name: "EU signups by country", Version: 1,
+	cat.Datasets = append(cat.Datasets, dataexec.Dataset{ID: "ds_signups_eu", TeamID: teamAcme, ProjectID: projGrowth, Name: "EU signups by country", Version: 1,
 		Request: dataexec.Request{ConnectionID: "conn_acme_wh", SQL: sqlByCountry,
 			Filters: []dataexec.Filter{{Field: "country", Op: dataexec.OpIn, Value: []any{"DE", "FR"}}}},
 		Scope: &dataexec.Scope{UnscopedID: "ds_signups_country"}, CreatedAt: at, UpdatedAt: updated("ds_signups_eu")})
 	ds("ds_mrr", teamAcme, projFin, "conn_acme_wh", "MRR", sqlMRR)
 	ds("ds_tickets", teamGlobex, projOps, "conn_globex_wh", "Tickets by day", sqlTickets)
 	chart := func(id, team, project, dashID, name string, typ dataexec.ChartType, dsID, x string, y ...string) {
-		cat.PutChart(dataexec.Chart{ID: id, TeamID: team, ProjectID: project, DashboardID: dashID, Name: name, Type: typ,
+		cat.Charts = append(cat.Charts, dataexec.Chart{ID: id, TeamID: team, ProjectID: project, DashboardID: dashID, Name: name, Type: typ,
 			DatasetID: dsID, XField: x, YFields: y, CreatedAt: at, UpdatedAt: updated(id)})
 	}
 	chart("chart_weekly_signups", teamAcme, projGrowth, "dash_growth", "Weekly signups", dataexec.ChartLine, "ds_weekly_signups", "week", "signups")
@@ -146,6 +151,25 @@ func seedWorkspace(dir *access.MemoryDirectory, cat *dataexec.MemoryCatalog, act
 	item(teamAcme, projFin, "metric_evaluated", 3*time.Hour, dataexec.Ref{Type: access.TypeChart, ID: "chart_mrr", Name: "MRR"}, "MRR reached 62,350 in November")
 	item(teamAcme, projGrowth, "chart_updated", 20*time.Hour, dataexec.Ref{Type: access.TypeChart, ID: "chart_signups_country", Name: "Signups by country"}, "Chart type changed to bar")
 	item(teamGlobex, projOps, "dataset_created", 5*time.Hour, dataexec.Ref{Type: access.TypeDataset, ID: "ds_tickets", Name: "Tickets by day"}, "Dataset created")
+	mcpDS, mcpChart := demoMCPDataset(at)
+	cat.Datasets, cat.Charts = append(cat.Datasets, mcpDS), append(cat.Charts, mcpChart)
+	return cat
+}
+
+// putSeed stores s in m.
+func putSeed(m *dataexec.MemoryCatalog, s pgstore.CatalogSeed) {
+	for _, c := range s.Connections {
+		m.PutConnection(c)
+	}
+	for _, d := range s.Dashboards {
+		m.PutDashboard(d)
+	}
+	for _, d := range s.Datasets {
+		m.PutDataset(d)
+	}
+	for _, c := range s.Charts {
+		m.PutChart(c)
+	}
 }
 
 // demoSource answers the demo datasets' SQL from built-in rows, for

@@ -119,7 +119,8 @@ func (d *demoMCP) close() error {
 // seedDemoConnection (re)creates Acme's analytics connection to the demo
 // server as alice, discovers its tools and approves the read-only and
 // mutating ones (the destructive one stays blocked). It is re-seeded at
-// each start, like the demo catalog: the server's port changes.
+// each start (the server's port changes); the dataset and chart on it are
+// part of the demo catalog.
 func seedDemoConnection(ctx context.Context, svc *mcpsource.Service, gate *access.Gate, d *demoMCP) error {
 	alice, err := gate.Begin(ctx, access.Principal{UserID: "alice", TeamID: teamAcme, Auth: access.AuthSession})
 	if err != nil {
@@ -145,13 +146,13 @@ func seedDemoConnection(ctx context.Context, svc *mcpsource.Service, gate *acces
 
 // demoMCPDataset is the Acme dataset and chart on the top_pages tool: its
 // tuples need field paths.
-func seedDemoMCPDataset(cat *dataexec.MemoryCatalog, at time.Time) {
+func demoMCPDataset(at time.Time) (dataexec.Dataset, dataexec.Chart) {
 	fields := dataexec.Fields{{Name: "page", Path: []string{"column_0"}}, {Name: "visitors", Path: []string{"column_1", "0"}},
 		{Name: "signups", Path: []string{"column_1", "1"}}}
-	cat.PutDataset(dataexec.Dataset{ID: demoTopPagesDS, TeamID: teamAcme, ProjectID: projGrowth, Name: "Top pages", Version: 1,
-		Request:   dataexec.Request{ConnectionID: demoMCPConn, Tool: "top_pages", Arguments: json.RawMessage(`{"days":28}`), Fields: fields},
-		CreatedAt: at, UpdatedAt: at})
-	cat.PutChart(dataexec.Chart{ID: "chart_top_pages", TeamID: teamAcme, ProjectID: projGrowth, DashboardID: "dash_growth",
-		Name: "Top pages", Type: dataexec.ChartBar, DatasetID: demoTopPagesDS, XField: "page", YFields: []string{"visitors"},
-		CreatedAt: at, UpdatedAt: at})
+	return dataexec.Dataset{ID: demoTopPagesDS, TeamID: teamAcme, ProjectID: projGrowth, Name: "Top pages", Version: 1,
+			Request:   dataexec.Request{ConnectionID: demoMCPConn, Tool: "top_pages", Arguments: json.RawMessage(`{"days":28}`), Fields: fields},
+			CreatedAt: at, UpdatedAt: at},
+		dataexec.Chart{ID: "chart_top_pages", TeamID: teamAcme, ProjectID: projGrowth, DashboardID: "dash_growth",
+			Name: "Top pages", Type: dataexec.ChartBar, DatasetID: demoTopPagesDS, XField: "page", YFields: []string{"visitors"},
+			CreatedAt: at, UpdatedAt: at}
 }

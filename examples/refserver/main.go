@@ -93,6 +93,7 @@ type config struct {
 	// drainDelay is how long the server refuses new requests with 503
 	// before it stops (so a load balancer notices).
 	drainDelay time.Duration
+	turnTimeout     time.Duration
 
 	// model, when set, replaces the -provider model (tests).
 	modelOverride ask.Provider
@@ -100,8 +101,10 @@ type config struct {
 	limiterOverride access.RateLimiter
 }
 
-// turnTimeout bounds one chat turn's model and tool work.
-const turnTimeout = 2 * time.Minute
+// defaultTurnTimeout bounds one chat turn's model and tool work. A turn
+// still running twice that long after it started was abandoned by a
+// process that died, and shows as failed (see ask.Assistant.Open).
+const defaultTurnTimeout = 2 * time.Minute
 
 // memoryKeyEnv names the environment variable holding the memory
 // encryption key: base64 of 32 random bytes.
@@ -123,6 +126,7 @@ func main() {
 	flag.StringVar(&cfg.memoryPolicy, "memory-policy", "allow", "whether user memories may be sent to the model: allow or deny")
 	flag.StringVar(&cfg.credentialsFile, "credentials-file", "", "write evaluator credentials (JSON) to this file")
 	flag.StringVar(&cfg.assistantRoles, "assistant-roles", "owner,admin,editor,viewer", "the team roles that may use the assistant")
+	flag.DurationVar(&cfg.turnTimeout, "turn-timeout", defaultTurnTimeout, "deadline of one chat turn (model and tools); a turn running twice as long was abandoned by a process that died and shows as failed")
 	flag.BoolVar(&cfg.demoSignIn, "demo-sign-in", true, "let the page sign in as a demo user without a token (turn off when the server is reachable by others)")
 	flag.IntVar(&cfg.mcpResultBytes, "mcp-result-bytes", mcpserver.DefaultResultBytes, "response budget of the MCP data tools, in bytes of serialized tool result (callers may lower it with max_bytes)")
 	flag.StringVar(&cfg.debugAddr, "debug-addr", "", "serve /debug/pprof/ on this loopback address (off by default)")
@@ -226,6 +230,16 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer) error
 // the deadlines per request (see package askhttp).
 func newServer(h http.Handler) *http.Server { return httpserve.NewServer(h, nil) }
 
+// workspace is the catalog the server seeds and serves: in memory, or in
+// PostgreSQL (pgstore.Catalog) whenever the state is, so saved datasets,
+// previews and placements survive restarts and are shared by every
+// instance on the database.
+type workspace interface {
+	dataexec.Catalog
+	dataexec.CatalogWriter
+	dataexec.ConnectionWriter
+}
+
 // app is the wired product.
 type app struct {
 	storage   string
@@ -242,7 +256,7 @@ type app struct {
 	closers   []func() error
 	audit     *access.MemoryAudit
 	executor  *dataexec.Executor
-	catalog   *dataexec.MemoryCatalog
+	catalog   workspace
 	assistant *ask.Assistant
 	memory    *memory.Service
 	conns     *mcpsource.Service
@@ -292,8 +306,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	}
 	dir := access.NewMemoryDirectory()
 	a.dir = dir
-	catalog := dataexec.NewMemoryCatalog()
-	a.catalog = catalog
+	var catalog workspace
 	activity := mcpserver.NewMemoryActivity()
 	var keyStore access.KeyStore = access.NewMemoryKeyStore()
 	var convs ask.ConversationStore = ask.NewMemoryConversationStore()
@@ -319,7 +332,9 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		}
 	}
 	if state == nil {
-		seedWorkspace(dir, catalog, activity, "demo", time.Now())
+		mem := dataexec.NewMemoryCatalog()
+		putSeed(mem, seedWorkspace(dir, activity, "demo", time.Now()))
+		catalog = mem
 		demo := newDemoSource()
 		sources["conn_acme_wh"], sources["conn_globex_wh"] = demo, demo
 	} else {
@@ -329,7 +344,13 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		grants = pgstore.NewOAuthStore(state)
 		connStore = pgstore.NewConnectionStore(state)
 		flows = pgstore.NewFlowStore(state)
-		seedWorkspace(dir, catalog, activity, "postgres", time.Now())
+		// The demo workspace is seeded once per database: what users
+		// saved, placed or deleted since stays as they left it.
+		pc := pgstore.NewCatalog(state)
+		if _, err := pc.Seed(ctx, "demo", seedWorkspace(dir, activity, "postgres", time.Now())); err != nil {
+			return nil, err
+		}
+		catalog = pc
 		a.readerURL = warehouseReader
 		reader, err := sqlx.Open("postgres", warehouseReader)
 		if err != nil {
@@ -347,6 +368,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	}
 
 	a.ready = httpserve.NewReadiness(append(checks, a.drain.Check()), &httpserve.ReadinessOptions{Logger: log})
+	a.catalog = catalog
 	keyring, err := a.memoryKeyring(cfg, state == nil)
 	if err != nil {
 		return nil, err
@@ -374,7 +396,6 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	if err := seedDemoConnection(ctx, a.conns, gate, a.demoMCP); err != nil {
 		return nil, err
 	}
-	seedDemoMCPDataset(catalog, time.Now().Add(-24*time.Hour).UTC())
 	a.creds.AnalyticsMCP = &mcpCredentials{URL: a.demoMCP.URL, Token: a.demoMCP.Token}
 	if a.demoOAuth, err = startDemoProvider(); err != nil {
 		return nil, err
@@ -413,7 +434,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		return nil, err
 	}
 	a.assistant = ask.New(model, gate, a.executor, convs, approvals, tools, &ask.Options{
-		TurnTimeout: turnTimeout, Sharing: sharing, Memory: a.memory, Logger: log, Tools: ask.RemoteTools(a.conns),
+		TurnTimeout: cfg.turnTimeout, Sharing: sharing, Memory: a.memory, Logger: log, Tools: ask.RemoteTools(a.conns),
 		Secrets: []*regexp.Regexp{sessionPattern},
 	})
 	if err := a.issueCredentials(ctx, checker, keyStore); err != nil {
@@ -668,24 +689,43 @@ func seedWarehouse(ctx context.Context, ownerURL string, shared bool) (string, e
 		return "", err
 	}
 	defer db.Close()
+	// One connection holding a lock: instances starting at once on one
+	// database seed it one after the other (concurrent CREATE ... IF NOT
+	// EXISTS can still collide).
+	conn, err := db.Connx(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, warehouseLock); err != nil {
+		return "", err
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, warehouseLock)
 	for _, q := range warehouseSchema {
-		if _, err := db.ExecContext(ctx, q); err != nil {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
 			return "", fmt.Errorf("seed warehouse: %w", err)
 		}
 	}
-	password := rand.Text()
+	// The reader's password is derived from the owner's URL (which holds
+	// the owner's own password): every instance on one database sets the
+	// same one, so none breaks the new connections of another.
+	sum := sha256.Sum256([]byte(readerRole + "\x00" + ownerURL))
+	password := hex.EncodeToString(sum[:16])
 	role := pgsource.SQLForReadOnlyRole(readerRole, password, warehouseSchemaName)
 	if shared {
 		role = role[:len(role)-1]
 	}
 	role = append(role, readerSearchPath...)
 	for _, q := range role {
-		if _, err := db.ExecContext(ctx, q); err != nil {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
 			return "", fmt.Errorf("create the read-only role: %w", err)
 		}
 	}
 	return urlWithUser(ownerURL, readerRole, password)
 }
+
+// warehouseLock is the advisory-lock key serializing seedWarehouse.
+const warehouseLock = 0x61736b6277 // "askbw"
 
 func (a *app) routes() http.Handler {
 	mux := http.NewServeMux()

@@ -51,10 +51,12 @@ type Options struct {
 // 127.0.0.1, with Unix sockets off. Its methods are safe for concurrent use.
 type Cluster struct {
 	dir      string
+	binDir   string
+	cred     *syscall.Credential
 	port     int
 	password string
-	proc     *os.Process
-	exited   chan struct{} // closed when the postmaster has exited
+	proc     *os.Process   // nil when Start found the server running
+	exited   chan struct{} // closed when proc has exited
 	logPath  string
 }
 
@@ -66,6 +68,12 @@ type Cluster struct {
 // The server stops when Stop is called, and also when the process that
 // started it dies. Start wraps ErrNotInstalled when the binaries are
 // missing; other errors include the server's log output.
+//
+// A postmaster.pid left by a postmaster that died (killed, or the machine
+// stopped) is removed first, also when its PID now belongs to another
+// process. When a postmaster is still running on dir (one restarted by
+// pg_ctl outside the process that started it, and orphaned since), Start
+// uses it, on the port it listens on, and Stop stops it.
 func Start(ctx context.Context, dir string, opts *Options) (*Cluster, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -91,7 +99,18 @@ func Start(ctx context.Context, dir string, opts *Options) (*Cluster, error) {
 			return nil, err
 		}
 	}
-	c := &Cluster{dir: dir, password: opts.Password, logPath: filepath.Join(dir, "postgres.log")}
+	c := &Cluster{dir: dir, binDir: binDir, cred: cred, password: opts.Password, logPath: filepath.Join(dir, "postgres.log")}
+	port, running, err := checkLock(data)
+	if err != nil {
+		return nil, err
+	}
+	if running {
+		c.port = port
+		if err := c.ping(ctx); err != nil {
+			return nil, fmt.Errorf("pgtest: a postgres already runs on %s (port %d) and does not answer: %w", data, port, err)
+		}
+		return c, nil
+	}
 	// A free port can be taken between our probe and the server's bind, so
 	// retry a few times when the port was ours to choose.
 	for attempt := 0; ; attempt++ {
@@ -137,8 +156,21 @@ func (c *Cluster) CreateDatabase(ctx context.Context, name string) error {
 }
 
 // Stop shuts the server down (fast mode: open sessions are ended) and waits
-// for it to exit. Stopping a stopped cluster does nothing.
+// for it to exit. It stops the postmaster running on the cluster's data
+// directory (pg_ctl stop -D), which is not the process Start ran when
+// PostgreSQL was restarted since. Stopping a stopped cluster does nothing.
 func (c *Cluster) Stop() error {
+	data := filepath.Join(c.dir, "data")
+	if _, running, err := checkLock(data); err == nil && running {
+		cmd := exec.Command(filepath.Join(c.binDir, "pg_ctl"), "stop", "-D", data, "-m", "fast", "-w", "-t", "60")
+		cmd.Dir = c.dir
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			if _, running, _ := checkLock(data); running {
+				return fmt.Errorf("pgtest: pg_ctl stop: %w\n%s", err, out)
+			}
+		}
+	}
 	if c.proc == nil {
 		return nil
 	}
@@ -210,6 +242,23 @@ func (c *Cluster) start(ctx context.Context, binDir string, port int, cred *sysc
 
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
+	return c.awaitReady(ctx, exited, logStart)
+}
+
+// ping checks that the server accepts the superuser.
+func (c *Cluster) ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	db, err := sql.Open("postgres", c.URL("postgres"))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return db.PingContext(ctx)
+}
+
+// awaitReady waits until the postmaster just started accepts connections.
+func (c *Cluster) awaitReady(ctx context.Context, exited chan struct{}, logStart int64) error {
 	db, err := sql.Open("postgres", c.URL("postgres"))
 	if err != nil {
 		return err
@@ -236,6 +285,39 @@ func (c *Cluster) start(ctx context.Context, binDir string, port int, cred *sysc
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// checkLock reads the postmaster.pid of data directory data. It reports
+// the port of a postmaster running on data, or removes a stale lock: one
+// whose PID is gone, or belongs to a process that is not a postmaster of
+// data (PIDs are reused after a crash; a postmaster's working directory is
+// its data directory). No lock file is no server.
+func checkLock(data string) (port int, running bool, err error) {
+	path := filepath.Join(data, "postmaster.pid")
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	lines := strings.Split(string(b), "\n")
+	pid, _ := strconv.Atoi(strings.TrimSpace(lines[0]))
+	if pid > 0 && syscall.Kill(pid, 0) != syscall.ESRCH {
+		cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+		if err != nil || cwd == data {
+			// A live postmaster of data, or one we cannot inspect (no
+			// /proc): leave the decision to postgres.
+			if len(lines) > 3 {
+				port, _ = strconv.Atoi(strings.TrimSpace(lines[3]))
+			}
+			return port, err == nil, nil
+		}
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return 0, false, fmt.Errorf("pgtest: remove the stale %s: %w", path, err)
+	}
+	return 0, false, nil
 }
 
 // logSince returns the server log written after offset, at most its last 8 KiB.

@@ -331,3 +331,122 @@ func mustExec(t *testing.T, dsn string, stmts ...string) {
 		}
 	}
 }
+
+// pgCtl runs pg_ctl on c's data directory as the server user.
+func pgCtl(t *testing.T, c *Cluster, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(c.binDir, "pg_ctl"), append(args, "-D", filepath.Join(c.dir, "data"))...)
+	cmd.Dir = c.dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// postmasterPID returns the PID in c's postmaster.pid, or 0.
+func postmasterPID(c *Cluster) int {
+	b, _ := os.ReadFile(filepath.Join(c.dir, "data", "postmaster.pid"))
+	pid, _ := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
+	return pid
+}
+
+// TestStopAfterOutsideRestart: PostgreSQL restarted by pg_ctl outside the
+// process that started it is another postmaster. Start uses it while it
+// runs, and Stop stops it (by data directory), so nothing is orphaned and
+// the next Start works.
+func TestStopAfterOutsideRestart(t *testing.T) {
+	mustServer(t) // skips where PostgreSQL is not installed
+	dir := serverDir(t)
+	opts := &Options{Password: "pw", NoSync: true}
+	c, err := Start(t.Context(), dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Stop() })
+	if out, err := pgCtl(t, c, "restart", "-m", "fast", "-w", "-l", filepath.Join(c.dir, "data", "outside.log")); err != nil {
+		t.Fatalf("pg_ctl restart: %v\n%s", err, out)
+	}
+	outside := postmasterPID(c)
+	if outside == 0 || outside == c.proc.Pid {
+		t.Fatalf("postmaster after the restart = %d, want a new one (was %d)", outside, c.proc.Pid)
+	}
+
+	// A second Start while it runs (the owner was killed) uses it.
+	again, err := Start(t.Context(), dir, opts)
+	if err != nil {
+		t.Fatalf("Start with a postmaster running on the folder: %v", err)
+	}
+	if err := mustOpen(t, again.URL("postgres")).Ping(); err != nil {
+		t.Errorf("the running postmaster, as Start returned it: %v", err)
+	}
+
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	// pg_ctl stop waits for the lock file to go; the process itself may
+	// take a moment more to exit and be reaped.
+	for deadline := time.Now().Add(30 * time.Second); alive(outside); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			syscall.Kill(outside, syscall.SIGKILL)
+			t.Fatalf("the restarted postmaster (pid %d) outlived Stop", outside)
+		}
+	}
+	if out, err := pgCtl(t, c, "status"); err == nil {
+		t.Errorf("pg_ctl status after Stop: server running\n%s", out)
+	}
+	c, err = Start(t.Context(), dir, opts)
+	if err != nil {
+		t.Fatalf("Start after Stop: %v", err)
+	}
+}
+
+// TestStartStaleLock: a postmaster.pid left by a dead postmaster, even one
+// whose PID now belongs to another process, does not stop the next Start.
+func TestStartStaleLock(t *testing.T) {
+	mustServer(t) // skips where PostgreSQL is not installed
+	dir := serverDir(t)
+	c, err := Start(t.Context(), dir, &Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Stop() })
+	lock := filepath.Join(dir, "data", "postmaster.pid")
+	b, err := os.ReadFile(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.proc.Kill() // kill -9: the lock file stays
+	<-c.exited
+	c.Stop()
+	// The dead postmaster's PID reused by an unrelated process of the
+	// server's user (postgres itself ignores a PID it may not signal).
+	other := exec.Command("sleep", "60")
+	other.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Process.Kill(); other.Wait() })
+	lines := strings.SplitN(string(b), "\n", 2)
+	if err := os.WriteFile(lock, []byte(strconv.Itoa(other.Process.Pid)+"\n"+lines[1]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		chown(lock, c.cred)
+	}
+	c, err = Start(t.Context(), dir, &Options{NoSync: true})
+	if err != nil {
+		t.Fatalf("Start with a stale postmaster.pid: %v", err)
+	}
+	if err := mustOpen(t, c.URL("postgres")).Ping(); err != nil {
+		t.Errorf("after recovering the stale lock: %v", err)
+	}
+}
+
+// alive reports whether process pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil
+	}
+	_, after, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(after, "Z")
+}

@@ -1,5 +1,6 @@
 // Package pgstore keeps the state askbi owns (API keys, conversations,
-// approvals, memory, remote MCP connections, and later OAuth grants) in
+// approvals, memory, remote MCP connections, OAuth grants) and the reference
+// server's workspace catalog in
 // PostgreSQL, on sqlx and lib/pq. Schema changes are embedded SQL migrations applied in order by
 // Migrate.
 //

@@ -1,0 +1,337 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/askbi/askbi/ask"
+	"github.com/askbi/askbi/internal/chattest"
+	"github.com/askbi/askbi/internal/pgtest"
+)
+
+// The tests in this file run the reference server as real processes: each
+// test builds the binary once (the build cache makes later builds a link)
+// and starts its processes with their own addresses on one shared
+// -database-url.
+
+// MustBinary builds the reference server into a folder of tb's and
+// returns its path.
+func MustBinary(tb testing.TB) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "refserver")
+	if out, err := exec.Command("go", "build", "-o", path, ".").CombinedOutput(); err != nil {
+		tb.Fatalf("go build: %v\n%s", err, out)
+	}
+	return path
+}
+
+// proc is one running reference-server process.
+type proc struct {
+	chattest.Client
+	cmd    *exec.Cmd
+	creds  credentials
+	stderr *bytes.Buffer
+	done   chan struct{}
+}
+
+// MustStart starts the reference server binary bin on a free port with args (and
+// -addr, -credentials-file) and waits until it serves.
+func MustStart(tb testing.TB, bin string, env []string, args ...string) *proc {
+	tb.Helper()
+	credsFile := filepath.Join(tb.TempDir(), "creds.json")
+	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0", "-credentials-file", credsFile}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := &proc{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan struct{})}
+	cmd.Stderr = &syncWriter{w: p.stderr}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	lines := make(chan string, 100) // the startup lines; later ones are dropped
+	go func() {
+		defer close(p.done)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			default:
+			}
+		}
+		cmd.Wait()
+	}()
+	tb.Cleanup(func() { p.stop() })
+	timeout := time.After(2 * time.Minute)
+	for {
+		select {
+		case line := <-lines:
+			if !strings.Contains(line, "credentials: "+credsFile) {
+				continue
+			}
+			b, err := os.ReadFile(credsFile)
+			if err == nil {
+				err = json.Unmarshal(b, &p.creds)
+			}
+			if err != nil {
+				tb.Fatalf("credentials file: %v", err)
+			}
+			p.Client = chattest.Client{URL: p.creds.BaseURL, HTTP: &http.Client{Timeout: time.Minute}}
+			for range 200 {
+				if resp, err := http.Get(p.URL + "/healthz"); err == nil {
+					resp.Body.Close()
+					return p
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			tb.Fatalf("the server at %s does not answer", p.URL)
+		case <-p.done:
+			tb.Fatalf("refserver exited during startup:\n%s", p.stderrText())
+		case <-timeout:
+			tb.Fatalf("refserver did not start:\n%s", p.stderrText())
+		}
+	}
+}
+
+// stop ends the process with SIGTERM (a clean shutdown) and waits.
+func (p *proc) stop() {
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// kill ends the process with SIGKILL (kill -9) and waits.
+func (p *proc) kill() {
+	p.cmd.Process.Kill()
+	<-p.done
+}
+
+func (p *proc) stderrText() string {
+	w := p.cmd.Stderr.(*syncWriter)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return p.stderr.String()
+}
+
+// session returns the session token of the named demo principal on p.
+func (p *proc) session(tb testing.TB, name string) string {
+	tb.Helper()
+	for _, c := range p.creds.Principals {
+		if c.Name == name {
+			return c.SessionToken
+		}
+	}
+	tb.Fatalf("no demo principal %q", name)
+	return ""
+}
+
+// post sends a JSON request from any goroutine and returns the status
+// and body.
+func (p *proc) post(path, token string, body any) (int, []byte, error) {
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequest("POST", p.URL+path, bytes.NewReader(b))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := p.HTTP.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, out, err
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(b)
+}
+
+// MustTwoInstances starts two reference-server processes on one new
+// database, one after the other, sharing a data folder (so they share the
+// development memory key and OAuth secret, as instances behind one load
+// balancer share ASKBI_MEMORY_KEY).
+func MustTwoInstances(t *testing.T) (a, b *proc, db *sqlx.DB) {
+	t.Helper()
+	dbURL := pgtest.MustDatabase(t)
+	args := []string{"-database-url", dbURL, "-data-dir", t.TempDir()}
+	bin := MustBinary(t)
+	a = MustStart(t, bin, nil, args...)
+	b = MustStart(t, bin, nil, args...)
+	db, err := sqlx.Open("postgres", dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return a, b, db
+}
+
+// TestTwoInstances runs two processes on one database.
+func TestTwoInstances(t *testing.T) {
+	a, b, db := MustTwoInstances(t)
+
+	// An approval approved 100 times at once, half through each process,
+	// runs its call once, and every caller gets the same receipt.
+	t.Run("ApprovalOnce", func(t *testing.T) {
+		tokA, tokB := a.session(t, "alice"), b.session(t, "alice")
+		conv := a.MustConversation(t, tokA)
+		e := a.MustStartDelete(t, tokA, conv)
+		// Count the DELETE statements on the catalog: a sequence, since a
+		// DeleteDashboard that finds nothing rolls back, and sequences do
+		// not. One DeleteDashboard issues two (dashboard, then charts).
+		for _, q := range []string{
+			`CREATE SEQUENCE test_catalog_deletes`,
+			`CREATE FUNCTION test_count_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+			 BEGIN PERFORM nextval('test_catalog_deletes'); RETURN NULL; END $$`,
+			`CREATE TRIGGER test_count_delete AFTER DELETE ON catalog_entities
+			 FOR EACH STATEMENT EXECUTE FUNCTION test_count_delete()`,
+		} {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		path := "/ai/conversations/" + conv + "/approvals/" + e.Tool.ApprovalID + "/approve"
+		body := map[string]any{"tool": "delete_dashboard", "arguments": e.Tool.Arguments}
+		const n = 100
+		type answer struct {
+			status int
+			body   []byte
+			err    error
+		}
+		answers := make([]answer, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			p, tok := a, tokA
+			if i%2 == 1 {
+				p, tok = b, tokB
+			}
+			wg.Go(func() {
+				var r answer
+				r.status, r.body, r.err = p.post(path, tok, body)
+				answers[i] = r
+			})
+		}
+		wg.Wait()
+		var first *ask.ToolEvent
+		for i, r := range answers {
+			if r.err != nil || r.status != http.StatusOK {
+				t.Errorf("approve %d (process %d): %d %s %v", i, i%2, r.status, r.body, r.err)
+				continue
+			}
+			var out struct{ Events []ask.Event }
+			json.Unmarshal(r.body, &out)
+			var got *ask.ToolEvent
+			for _, ev := range out.Events {
+				if ev.Type == ask.EventToolCompleted && ev.Tool.Name == "delete_dashboard" {
+					got = ev.Tool
+				}
+			}
+			switch {
+			case got == nil:
+				t.Errorf("approve %d: no tool.completed for delete_dashboard in %s", i, r.body)
+			case first == nil:
+				first = got
+			case got.Summary != first.Summary || !bytes.Equal(got.Result, first.Result) || got.State != first.State:
+				t.Errorf("approve %d saw receipt %+v, approve before saw %+v", i, got, first)
+			}
+		}
+		var calls struct {
+			LastValue int64 `db:"last_value"`
+			IsCalled  bool  `db:"is_called"`
+		}
+		if err := db.Get(&calls, `SELECT last_value, is_called FROM test_catalog_deletes`); err != nil {
+			t.Fatal(err)
+		}
+		if !calls.IsCalled || calls.LastValue != 2 {
+			t.Errorf("the catalog saw %d DELETE statements (called %v), want 2: the call ran once", calls.LastValue, calls.IsCalled)
+		}
+	})
+
+	// The memory limits (50 per user) hold across both processes: 60
+	// adds at once, half through each, store exactly 50.
+	t.Run("MemoryLimits", func(t *testing.T) {
+		tokA, tokB := a.session(t, "bob"), b.session(t, "bob")
+		const n = 60
+		statuses := make([]int, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			p, tok := a, tokA
+			if i%2 == 1 {
+				p, tok = b, tokB
+			}
+			wg.Go(func() {
+				status, body, err := p.post("/ai/memory", tok, map[string]string{"text": fmt.Sprintf("Note %d", i)})
+				if err != nil {
+					t.Errorf("add %d: %v", i, err)
+				}
+				if status != http.StatusCreated && !strings.Contains(string(body), `"code":"too_large"`) {
+					t.Errorf("add %d: %d %s, want 201 or too_large (the limit)", i, status, body)
+				}
+				statuses[i] = status
+			})
+		}
+		wg.Wait()
+		created := 0
+		for _, s := range statuses {
+			if s == http.StatusCreated {
+				created++
+			}
+		}
+		var list struct{ Items []json.RawMessage }
+		b.MustDo(t, http.StatusOK, "GET", "/ai/memory", tokB, nil, &list)
+		if created != 50 || len(list.Items) != 50 {
+			t.Errorf("%d adds answered 201 and %d memories are stored, want 50 and 50", created, len(list.Items))
+		}
+	})
+
+	// The per-principal rate limit is per process (see the README): once
+	// one process answers rate_limited, the other still serves the same
+	// user.
+	t.Run("RateLimitPerProcess", func(t *testing.T) {
+		tokA, tokB := a.session(t, "carol"), b.session(t, "carol")
+		limited := false
+		for range 1000 {
+			status, _, _ := a.Do(t, "GET", "/ai/memory", tokA, nil)
+			if status == http.StatusTooManyRequests {
+				limited = true
+				break
+			}
+		}
+		if !limited {
+			t.Fatal("1,000 requests in a row were never rate limited")
+		}
+		if status, _, body := a.Do(t, "GET", "/ai/memory", tokA, nil); status != http.StatusTooManyRequests {
+			t.Errorf("process A right after: %d %s, want 429", status, body)
+		}
+		if status, _, body := b.Do(t, "GET", "/ai/memory", tokB, nil); status != http.StatusOK {
+			t.Errorf("process B while A limits carol: %d %s, want 200 (the limit is per process)", status, body)
+		}
+	})
+}

@@ -1,0 +1,372 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/dataexec"
+)
+
+// Catalog is the workspace catalog in PostgreSQL: a dataexec.Catalog,
+// CatalogWriter and ConnectionWriter that passes catalogtest.Run. Each
+// entity is one row of catalog_entities holding the whole value as JSON
+// (so fields dataexec adds later are kept) beside the columns search and
+// keys need. Every change is one transaction: a write that fails leaves
+// nothing behind. Placing a chart locks the chart row and holds the
+// dashboard row, so concurrent placements and a concurrent delete of the
+// dashboard settle in the database, across processes. It is safe for
+// concurrent use.
+type Catalog struct {
+	db *sqlx.DB
+}
+
+var (
+	_ dataexec.Catalog          = (*Catalog)(nil)
+	_ dataexec.CatalogWriter    = (*Catalog)(nil)
+	_ dataexec.ConnectionWriter = (*Catalog)(nil)
+)
+
+// NewCatalog returns a Catalog on a migrated database.
+func NewCatalog(db *sqlx.DB) *Catalog { return &Catalog{db: db} }
+
+// CatalogSeed is a set of entities Seed stores once.
+type CatalogSeed struct {
+	Connections []dataexec.Connection
+	Dashboards  []dataexec.Dashboard
+	Datasets    []dataexec.Dataset
+	Charts      []dataexec.Chart
+}
+
+// catalogRow is one catalog_entities row.
+type catalogRow struct {
+	Type         string    `db:"type"`
+	ID           string    `db:"id"`
+	TeamID       string    `db:"team_id"`
+	ProjectID    string    `db:"project_id"`
+	Name         string    `db:"name"`
+	UpdatedAt    time.Time `db:"updated_at"`
+	DashboardID  string    `db:"dashboard_id"`
+	ConnectionID string    `db:"connection_id"`
+	Doc          string    `db:"doc"`
+}
+
+// rowOf returns the row that stores v.
+func rowOf(v any) (catalogRow, error) {
+	var r catalogRow
+	var e access.Entity
+	switch v := v.(type) {
+	case dataexec.Dashboard:
+		e, r.Name, r.UpdatedAt = v.Ref(), v.Name, v.UpdatedAt
+	case dataexec.Chart:
+		e, r.Name, r.UpdatedAt, r.DashboardID = v.Ref(), v.Name, v.UpdatedAt, v.DashboardID
+	case dataexec.Dataset:
+		e, r.Name, r.UpdatedAt, r.ConnectionID = v.Ref(), v.Name, v.UpdatedAt, v.Request.ConnectionID
+	case dataexec.Connection:
+		e, r.Name, r.UpdatedAt = v.Ref(), v.Name, v.UpdatedAt
+	default:
+		panic("pgstore: not a catalog entity")
+	}
+	r.Type, r.ID, r.TeamID, r.ProjectID = string(e.Type), e.ID, e.TeamID, e.ProjectID
+	doc, err := json.Marshal(v)
+	if err != nil {
+		return catalogRow{}, askbi.Errorf(askbi.InvalidArgument, "%s: %v", e.Type, err)
+	}
+	r.Doc = string(doc)
+	return r, nil
+}
+
+const catalogColumns = `type, id, team_id, project_id, name, updated_at, dashboard_id, connection_id, doc`
+
+// insert stores r; with replace, it overwrites the row of the same type
+// and ID, else a taken ID is Conflict.
+func insert(ctx context.Context, db execer, r catalogRow, replace bool) error {
+	q := `INSERT INTO catalog_entities (` + catalogColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+	if replace {
+		q += ` ON CONFLICT (type, id) DO UPDATE SET team_id = EXCLUDED.team_id, project_id = EXCLUDED.project_id,
+			name = EXCLUDED.name, updated_at = EXCLUDED.updated_at, dashboard_id = EXCLUDED.dashboard_id,
+			connection_id = EXCLUDED.connection_id, doc = EXCLUDED.doc`
+	}
+	return write(ctx, db, "pgstore.Catalog.insert", askbi.Errorf(askbi.Conflict, "%s already exists", r.Type), q,
+		r.Type, r.ID, r.TeamID, r.ProjectID, r.Name, r.UpdatedAt, r.DashboardID, r.ConnectionID, r.Doc)
+}
+
+// getter reads rows: the database or a transaction.
+type getter interface {
+	GetContext(ctx context.Context, dest any, query string, args ...any) error
+}
+
+// get reads entity typ id into a T; lock appends a row-lock clause.
+func get[T any](ctx context.Context, db getter, typ access.EntityType, id, lock string) (T, error) {
+	var v T
+	var doc string
+	err := db.GetContext(ctx, &doc, `SELECT doc FROM catalog_entities WHERE type = $1 AND id = $2`+lock, typ, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return v, askbi.Errorf(askbi.NotFound, "%s not found", typ)
+	}
+	if err != nil {
+		return v, internal("pgstore.Catalog.get", err)
+	}
+	if err := json.Unmarshal([]byte(doc), &v); err != nil {
+		return v, internal("pgstore.Catalog.get", err)
+	}
+	return v, nil
+}
+
+// Dashboard implements dataexec.Catalog.
+func (c *Catalog) Dashboard(ctx context.Context, id string) (dataexec.Dashboard, error) {
+	return get[dataexec.Dashboard](ctx, c.db, access.TypeDashboard, id, "")
+}
+
+// Chart implements dataexec.Catalog.
+func (c *Catalog) Chart(ctx context.Context, id string) (dataexec.Chart, error) {
+	return get[dataexec.Chart](ctx, c.db, access.TypeChart, id, "")
+}
+
+// Dataset implements dataexec.Catalog.
+func (c *Catalog) Dataset(ctx context.Context, id string) (dataexec.Dataset, error) {
+	return get[dataexec.Dataset](ctx, c.db, access.TypeDataset, id, "")
+}
+
+// Connection implements dataexec.Catalog.
+func (c *Catalog) Connection(ctx context.Context, id string) (dataexec.Connection, error) {
+	return get[dataexec.Connection](ctx, c.db, access.TypeConnection, id, "")
+}
+
+// Search implements dataexec.Catalog, in one query: the text matches
+// literally (strpos, not LIKE), and ties in updated_at order by ID in
+// byte order, as Go compares strings.
+func (c *Catalog) Search(ctx context.Context, q dataexec.CatalogQuery) ([]dataexec.SearchRow, error) {
+	types := make([]string, len(q.Types))
+	for i, t := range q.Types {
+		types[i] = string(t)
+	}
+	var rows []struct {
+		catalogRow
+		ChartCount     int    `db:"chart_count"`
+		ChartType      string `db:"chart_type"`
+		DashboardName  string `db:"dashboard_name"`
+		ConnectionName string `db:"connection_name"`
+		ConnectionType string `db:"connection_type"`
+		Active         bool   `db:"active"`
+	}
+	err := c.db.SelectContext(ctx, &rows, `SELECT e.type, e.id, e.team_id, e.project_id, e.name, e.updated_at,
+			e.dashboard_id, e.connection_id, '' AS doc,
+			CASE WHEN e.type = 'dashboard' THEN (SELECT count(*) FROM catalog_entities ch
+				WHERE ch.type = 'chart' AND ch.dashboard_id = e.id) ELSE 0 END AS chart_count,
+			CASE WHEN e.type = 'chart' THEN COALESCE(e.doc->>'chart_type', '') ELSE '' END AS chart_type,
+			COALESCE(d.name, '') AS dashboard_name,
+			COALESCE(cn.name, '') AS connection_name,
+			COALESCE(cn.doc->>'type', '') AS connection_type,
+			COALESCE((cn.doc->>'active')::boolean, false) AS active
+		FROM catalog_entities e
+		LEFT JOIN catalog_entities d ON e.type = 'chart' AND d.type = 'dashboard' AND d.id = e.dashboard_id
+		LEFT JOIN catalog_entities cn ON cn.type = 'connection'
+			AND ((e.type = 'dataset' AND cn.id = e.connection_id) OR (e.type = 'connection' AND cn.id = e.id))
+		WHERE e.team_id = $1
+		  AND strpos(lower(e.name), lower($2)) > 0
+		  AND (cardinality($3::text[]) = 0 OR e.type = ANY($3::text[]))
+		  AND (e.project_id = '' OR $4 OR e.project_id = ANY($5::text[]))
+		ORDER BY e.updated_at DESC, e.id
+		LIMIT GREATEST($6, 0)`,
+		q.TeamID, q.Text, pq.Array(types), q.Projects.All, pq.Array(q.Projects.IDs), q.Limit)
+	if err != nil {
+		return nil, internal("pgstore.Catalog.Search", err)
+	}
+	out := make([]dataexec.SearchRow, len(rows))
+	for i, r := range rows {
+		out[i] = dataexec.SearchRow{
+			Entity:     access.Entity{Type: access.EntityType(r.Type), ID: r.ID, TeamID: r.TeamID, ProjectID: r.ProjectID},
+			Name:       r.Name,
+			UpdatedAt:  r.UpdatedAt.UTC(),
+			ChartCount: r.ChartCount, ChartType: dataexec.ChartType(r.ChartType), DashboardName: r.DashboardName,
+			ConnectionName: r.ConnectionName, ConnectionType: r.ConnectionType, Active: r.Active,
+		}
+	}
+	return out, nil
+}
+
+// CreateChart implements dataexec.CatalogWriter.
+func (c *Catalog) CreateChart(ctx context.Context, ch dataexec.Chart) (dataexec.Chart, error) {
+	if ch.ID == "" {
+		ch.ID = newCatalogID("chart")
+	}
+	ch.YFields = slices.Clone(ch.YFields)
+	r, err := rowOf(ch)
+	if err != nil {
+		return dataexec.Chart{}, err
+	}
+	if err := insert(ctx, c.db, r, false); err != nil {
+		return dataexec.Chart{}, err
+	}
+	return ch, nil
+}
+
+// UpdateChart implements dataexec.CatalogWriter, under the chart's row
+// lock.
+func (c *Catalog) UpdateChart(ctx context.Context, ch dataexec.Chart) (dataexec.Chart, error) {
+	var out dataexec.Chart
+	err := c.transact(ctx, "pgstore.Catalog.UpdateChart", func(tx *sqlx.Tx) error {
+		old, err := get[dataexec.Chart](ctx, tx, access.TypeChart, ch.ID, " FOR UPDATE")
+		if err != nil {
+			return err
+		}
+		old.Name, old.Type, old.DatasetID, old.XField = ch.Name, ch.Type, ch.DatasetID, ch.XField
+		old.YFields, old.UpdatedAt = slices.Clone(ch.YFields), ch.UpdatedAt
+		r, err := rowOf(old)
+		if err != nil {
+			return err
+		}
+		out = old
+		return insert(ctx, tx, r, true)
+	})
+	return out, err
+}
+
+// PlaceChart implements dataexec.CatalogWriter. The chart row is locked
+// and the dashboard row share-locked: a concurrent placement waits and
+// then sees a saved chart (Conflict), and a concurrent DeleteDashboard
+// either runs first (NotFound here) or waits and deletes the placed chart
+// with its dashboard.
+func (c *Catalog) PlaceChart(ctx context.Context, chartID, dashboardID string, at time.Time) (dataexec.Chart, error) {
+	var out dataexec.Chart
+	err := c.transact(ctx, "pgstore.Catalog.PlaceChart", func(tx *sqlx.Tx) error {
+		ch, err := get[dataexec.Chart](ctx, tx, access.TypeChart, chartID, " FOR UPDATE")
+		if err != nil {
+			return err
+		}
+		d, err := get[dataexec.Dashboard](ctx, tx, access.TypeDashboard, dashboardID, " FOR SHARE")
+		if err != nil {
+			return err
+		}
+		if ch.Status() != dataexec.StatusPreview {
+			return askbi.Errorf(askbi.Conflict, "the chart is already on a dashboard")
+		}
+		ch.DashboardID, ch.ProjectID, ch.UpdatedAt = d.ID, d.ProjectID, at
+		r, err := rowOf(ch)
+		if err != nil {
+			return err
+		}
+		out = ch
+		return insert(ctx, tx, r, true)
+	})
+	return out, err
+}
+
+// CreateDataset implements dataexec.CatalogWriter. The dataset and its
+// request are one row, written by one statement: both or neither.
+func (c *Catalog) CreateDataset(ctx context.Context, d dataexec.Dataset) (dataexec.Dataset, error) {
+	if d.ID == "" {
+		d.ID = newCatalogID("dataset")
+	}
+	r, err := rowOf(d)
+	if err != nil {
+		return dataexec.Dataset{}, err
+	}
+	if err := insert(ctx, c.db, r, false); err != nil {
+		return dataexec.Dataset{}, err
+	}
+	return d, nil
+}
+
+// DeleteDashboard implements dataexec.CatalogWriter: the dashboard and its
+// charts go in one transaction.
+func (c *Catalog) DeleteDashboard(ctx context.Context, id string) error {
+	return c.transact(ctx, "pgstore.Catalog.DeleteDashboard", func(tx *sqlx.Tx) error {
+		if err := execOne(ctx, tx, "pgstore.Catalog.DeleteDashboard", askbi.Errorf(askbi.NotFound, "dashboard not found"),
+			`DELETE FROM catalog_entities WHERE type = 'dashboard' AND id = $1`, id); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM catalog_entities WHERE type = 'chart' AND dashboard_id = $1`, id)
+		return err
+	})
+}
+
+// SaveConnection implements dataexec.ConnectionWriter.
+func (c *Catalog) SaveConnection(ctx context.Context, conn dataexec.Connection) error {
+	r, err := rowOf(conn)
+	if err != nil {
+		return err
+	}
+	return insert(ctx, c.db, r, true)
+}
+
+// DeleteConnection implements dataexec.ConnectionWriter.
+func (c *Catalog) DeleteConnection(ctx context.Context, id string) error {
+	if _, err := c.db.ExecContext(ctx, `DELETE FROM catalog_entities WHERE type = 'connection' AND id = $1`, id); err != nil {
+		return internal("pgstore.Catalog.DeleteConnection", err)
+	}
+	return nil
+}
+
+// Seed stores s under name once: the first call for a name, in any
+// process sharing the database, stores every entity in one transaction
+// (leaving any entity that already exists as it is) and reports true;
+// later calls change nothing and report false. A concurrent call waits
+// for the first to commit.
+func (c *Catalog) Seed(ctx context.Context, name string, s CatalogSeed) (bool, error) {
+	var seeded bool
+	err := c.transact(ctx, "pgstore.Catalog.Seed", func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO catalog_seeds (name) VALUES ($1) ON CONFLICT DO NOTHING`, name)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		var all []any
+		for _, v := range s.Connections {
+			all = append(all, v)
+		}
+		for _, v := range s.Dashboards {
+			all = append(all, v)
+		}
+		for _, v := range s.Datasets {
+			all = append(all, v)
+		}
+		for _, v := range s.Charts {
+			all = append(all, v)
+		}
+		for _, v := range all {
+			r, err := rowOf(v)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO catalog_entities (`+catalogColumns+`)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
+				r.Type, r.ID, r.TeamID, r.ProjectID, r.Name, r.UpdatedAt, r.DashboardID, r.ConnectionID, r.Doc); err != nil {
+				return err
+			}
+		}
+		seeded = true
+		return nil
+	})
+	return seeded, err
+}
+
+// transact runs fn in a transaction; an *askbi.Error from fn passes
+// through, any other error is Internal for op.
+func (c *Catalog) transact(ctx context.Context, op string, fn func(tx *sqlx.Tx) error) error {
+	err := Transact(ctx, c.db, fn)
+	var ae *askbi.Error
+	if err == nil || errors.As(err, &ae) {
+		return err
+	}
+	return internal(op, err)
+}
+
+// newCatalogID returns a random ID "<prefix>_<16 chars>", as
+// dataexec.MemoryCatalog assigns them.
+func newCatalogID(prefix string) string {
+	return prefix + "_" + strings.ToLower(rand.Text()[:16])
+}
