@@ -161,7 +161,8 @@ func (c *Catalog) Search(ctx context.Context, q dataexec.CatalogQuery) ([]dataex
 		Active         bool   `db:"active"`
 	}
 	err := c.db.SelectContext(ctx, &rows, `SELECT e.type, e.id, e.team_id, e.project_id, e.name, e.updated_at,
-			e.dashboard_id, e.connection_id, '' AS doc,
+			e.dashboard_id, e.connection_id,
+			CASE WHEN e.type = 'dataset' THEN e.doc::text ELSE '' END AS doc,
 			CASE WHEN e.type = 'dashboard' THEN (SELECT count(*) FROM catalog_entities ch
 				WHERE ch.type = 'chart' AND ch.dashboard_id = e.id) ELSE 0 END AS chart_count,
 			CASE WHEN e.type = 'chart' THEN COALESCE(e.doc->>'chart_type', '') ELSE '' END AS chart_type,
@@ -185,7 +186,16 @@ func (c *Catalog) Search(ctx context.Context, q dataexec.CatalogQuery) ([]dataex
 	}
 	out := make([]dataexec.SearchRow, len(rows))
 	for i, r := range rows {
-		out[i] = dataexec.SearchRow{
+		var scope []dataexec.Filter
+		if r.Type == string(access.TypeDataset) {
+			// A dataset's info line names its scope (dataexec.DatasetScope).
+			var d dataexec.Dataset
+			if err := json.Unmarshal([]byte(r.Doc), &d); err != nil {
+				return nil, internal("pgstore.Catalog.Search", err)
+			}
+			scope = dataexec.DatasetScope(d)
+		}
+		out[i] = dataexec.SearchRow{Scope: scope,
 			Entity:     access.Entity{Type: access.EntityType(r.Type), ID: r.ID, TeamID: r.TeamID, ProjectID: r.ProjectID},
 			Name:       r.Name,
 			UpdatedAt:  r.UpdatedAt.UTC(),
