@@ -8,6 +8,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -27,8 +28,34 @@ import (
 // dashboard row, so concurrent placements and a concurrent delete of the
 // dashboard settle in the database, across processes. It is safe for
 // concurrent use.
+//
+// While the database cannot be reached, a single-entity read (Dashboard,
+// Chart, Dataset, Connection) answers with this value's last successful
+// read of that entity when it is at most StaleFor old, so a result the
+// executor still has cached is served, under the same access checks, on
+// the definitions of a moment ago. Any write through this value forgets
+// every last read at once, so nothing it deleted or changed comes back.
+// Search and writes are never served stale.
 type Catalog struct {
 	db *sqlx.DB
+
+	mu   sync.Mutex
+	gen  uint64              // bumped by every write, before and after
+	last map[string]lastRead // by type and ID
+}
+
+// StaleFor is how old a Catalog's last read of an entity may be to stand
+// in for a read while the database is unavailable: the API-key cache's
+// 30 s (access.DefaultKeyCacheTTL), the same bound on a change made by
+// another instance.
+const StaleFor = access.DefaultKeyCacheTTL
+
+// maxLastReads bounds the last reads a Catalog keeps.
+const maxLastReads = 10000
+
+type lastRead struct {
+	doc string
+	at  time.Time
 }
 
 var (
@@ -38,7 +65,7 @@ var (
 )
 
 // NewCatalog returns a Catalog on a migrated database.
-func NewCatalog(db *sqlx.DB) *Catalog { return &Catalog{db: db} }
+func NewCatalog(db *sqlx.DB) *Catalog { return &Catalog{db: db, last: map[string]lastRead{}} }
 
 // CatalogSeed is a set of entities Seed stores once.
 type CatalogSeed struct {
@@ -109,13 +136,9 @@ type getter interface {
 // get reads entity typ id into a T; lock appends a row-lock clause.
 func get[T any](ctx context.Context, db getter, typ access.EntityType, id, lock string) (T, error) {
 	var v T
-	var doc string
-	err := db.GetContext(ctx, &doc, `SELECT doc FROM catalog_entities WHERE type = $1 AND id = $2`+lock, typ, id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return v, askbi.Errorf(askbi.NotFound, "%s not found", typ)
-	}
+	doc, err := getDoc(ctx, db, typ, id, lock)
 	if err != nil {
-		return v, internal("pgstore.Catalog.get", err)
+		return v, err
 	}
 	if err := json.Unmarshal([]byte(doc), &v); err != nil {
 		return v, internal("pgstore.Catalog.get", err)
@@ -123,24 +146,81 @@ func get[T any](ctx context.Context, db getter, typ access.EntityType, id, lock 
 	return v, nil
 }
 
+// getDoc reads entity typ id's document.
+func getDoc(ctx context.Context, db getter, typ access.EntityType, id, lock string) (string, error) {
+	var doc string
+	err := db.GetContext(ctx, &doc, `SELECT doc FROM catalog_entities WHERE type = $1 AND id = $2`+lock, typ, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", askbi.Errorf(askbi.NotFound, "%s not found", typ)
+	}
+	if err != nil {
+		return "", internal("pgstore.Catalog.get", err)
+	}
+	return doc, nil
+}
+
+// read is a single-entity read that falls back to the last one while the
+// database is unavailable (see Catalog).
+func read[T any](ctx context.Context, c *Catalog, typ access.EntityType, id string) (T, error) {
+	var v T
+	key := string(typ) + "/" + id
+	c.mu.Lock()
+	gen := c.gen
+	c.mu.Unlock()
+	doc, err := getDoc(ctx, c.db, typ, id, "")
+	c.mu.Lock()
+	switch {
+	case err == nil && gen == c.gen:
+		if len(c.last) >= maxLastReads {
+			clear(c.last)
+		}
+		c.last[key] = lastRead{doc: doc, at: time.Now()}
+	case askbi.ErrorCode(err) == askbi.Unavailable && ctx.Err() == nil:
+		if l, ok := c.last[key]; ok && time.Since(l.at) <= StaleFor {
+			doc, err = l.doc, nil
+		}
+	}
+	c.mu.Unlock()
+	if err != nil {
+		return v, err
+	}
+	if err := json.Unmarshal([]byte(doc), &v); err != nil {
+		return v, internal("pgstore.Catalog.get", err)
+	}
+	return v, nil
+}
+
+// wrote forgets every last read; writes call it before and after they
+// run (defer c.wrote()()), so no read that raced a write is kept.
+func (c *Catalog) wrote() func() {
+	forget := func() {
+		c.mu.Lock()
+		c.gen++
+		clear(c.last)
+		c.mu.Unlock()
+	}
+	forget()
+	return forget
+}
+
 // Dashboard implements dataexec.Catalog.
 func (c *Catalog) Dashboard(ctx context.Context, id string) (dataexec.Dashboard, error) {
-	return get[dataexec.Dashboard](ctx, c.db, access.TypeDashboard, id, "")
+	return read[dataexec.Dashboard](ctx, c, access.TypeDashboard, id)
 }
 
 // Chart implements dataexec.Catalog.
 func (c *Catalog) Chart(ctx context.Context, id string) (dataexec.Chart, error) {
-	return get[dataexec.Chart](ctx, c.db, access.TypeChart, id, "")
+	return read[dataexec.Chart](ctx, c, access.TypeChart, id)
 }
 
 // Dataset implements dataexec.Catalog.
 func (c *Catalog) Dataset(ctx context.Context, id string) (dataexec.Dataset, error) {
-	return get[dataexec.Dataset](ctx, c.db, access.TypeDataset, id, "")
+	return read[dataexec.Dataset](ctx, c, access.TypeDataset, id)
 }
 
 // Connection implements dataexec.Catalog.
 func (c *Catalog) Connection(ctx context.Context, id string) (dataexec.Connection, error) {
-	return get[dataexec.Connection](ctx, c.db, access.TypeConnection, id, "")
+	return read[dataexec.Connection](ctx, c, access.TypeConnection, id)
 }
 
 // Search implements dataexec.Catalog, in one query: the text matches
@@ -208,6 +288,7 @@ func (c *Catalog) Search(ctx context.Context, q dataexec.CatalogQuery) ([]dataex
 
 // CreateChart implements dataexec.CatalogWriter.
 func (c *Catalog) CreateChart(ctx context.Context, ch dataexec.Chart) (dataexec.Chart, error) {
+	defer c.wrote()()
 	if ch.ID == "" {
 		ch.ID = newCatalogID("chart")
 	}
@@ -225,6 +306,7 @@ func (c *Catalog) CreateChart(ctx context.Context, ch dataexec.Chart) (dataexec.
 // UpdateChart implements dataexec.CatalogWriter, under the chart's row
 // lock.
 func (c *Catalog) UpdateChart(ctx context.Context, ch dataexec.Chart) (dataexec.Chart, error) {
+	defer c.wrote()()
 	var out dataexec.Chart
 	err := c.transact(ctx, "pgstore.Catalog.UpdateChart", func(tx *sqlx.Tx) error {
 		old, err := get[dataexec.Chart](ctx, tx, access.TypeChart, ch.ID, " FOR UPDATE")
@@ -249,6 +331,7 @@ func (c *Catalog) UpdateChart(ctx context.Context, ch dataexec.Chart) (dataexec.
 // either runs first (NotFound here) or waits and deletes the placed chart
 // with its dashboard.
 func (c *Catalog) PlaceChart(ctx context.Context, chartID, dashboardID string, at time.Time) (dataexec.Chart, error) {
+	defer c.wrote()()
 	var out dataexec.Chart
 	err := c.transact(ctx, "pgstore.Catalog.PlaceChart", func(tx *sqlx.Tx) error {
 		ch, err := get[dataexec.Chart](ctx, tx, access.TypeChart, chartID, " FOR UPDATE")
@@ -276,6 +359,7 @@ func (c *Catalog) PlaceChart(ctx context.Context, chartID, dashboardID string, a
 // CreateDataset implements dataexec.CatalogWriter. The dataset and its
 // request are one row, written by one statement: both or neither.
 func (c *Catalog) CreateDataset(ctx context.Context, d dataexec.Dataset) (dataexec.Dataset, error) {
+	defer c.wrote()()
 	if d.ID == "" {
 		d.ID = newCatalogID("dataset")
 	}
@@ -292,6 +376,7 @@ func (c *Catalog) CreateDataset(ctx context.Context, d dataexec.Dataset) (dataex
 // DeleteDashboard implements dataexec.CatalogWriter: the dashboard and its
 // charts go in one transaction.
 func (c *Catalog) DeleteDashboard(ctx context.Context, id string) error {
+	defer c.wrote()()
 	return c.transact(ctx, "pgstore.Catalog.DeleteDashboard", func(tx *sqlx.Tx) error {
 		if err := execOne(ctx, tx, "pgstore.Catalog.DeleteDashboard", askbi.Errorf(askbi.NotFound, "dashboard not found"),
 			`DELETE FROM catalog_entities WHERE type = 'dashboard' AND id = $1`, id); err != nil {
@@ -304,6 +389,7 @@ func (c *Catalog) DeleteDashboard(ctx context.Context, id string) error {
 
 // SaveConnection implements dataexec.ConnectionWriter.
 func (c *Catalog) SaveConnection(ctx context.Context, conn dataexec.Connection) error {
+	defer c.wrote()()
 	r, err := rowOf(conn)
 	if err != nil {
 		return err
@@ -313,6 +399,7 @@ func (c *Catalog) SaveConnection(ctx context.Context, conn dataexec.Connection) 
 
 // DeleteConnection implements dataexec.ConnectionWriter.
 func (c *Catalog) DeleteConnection(ctx context.Context, id string) error {
+	defer c.wrote()()
 	if _, err := c.db.ExecContext(ctx, `DELETE FROM catalog_entities WHERE type = 'connection' AND id = $1`, id); err != nil {
 		return internal("pgstore.Catalog.DeleteConnection", err)
 	}
@@ -325,6 +412,7 @@ func (c *Catalog) DeleteConnection(ctx context.Context, id string) error {
 // later calls change nothing and report false. A concurrent call waits
 // for the first to commit.
 func (c *Catalog) Seed(ctx context.Context, name string, s CatalogSeed) (bool, error) {
+	defer c.wrote()()
 	var seeded bool
 	err := c.transact(ctx, "pgstore.Catalog.Seed", func(tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO catalog_seeds (name) VALUES ($1) ON CONFLICT DO NOTHING`, name)
