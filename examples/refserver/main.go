@@ -92,8 +92,8 @@ type config struct {
 	keyCacheTTL     time.Duration
 	// drainDelay is how long the server refuses new requests with 503
 	// before it stops (so a load balancer notices).
-	drainDelay time.Duration
-	turnTimeout     time.Duration
+	drainDelay  time.Duration
+	turnTimeout time.Duration
 
 	// model, when set, replaces the -provider model (tests).
 	modelOverride ask.Provider
