@@ -19,6 +19,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/internal/pgpool"
 )
 
 // Limits used when a Query leaves MaxRows or MaxBytes zero.
@@ -33,6 +34,12 @@ type Options struct {
 	DefaultTimeout time.Duration
 	// MaxSQLBytes is the longest SQL text accepted. Zero means 64 KiB.
 	MaxSQLBytes int
+	// MaxConns is the most connections the pool opens, and keeps idle so
+	// that busy callers reuse them instead of paying a new connection's
+	// authentication each call. Zero means 16. Run at most MaxConns-1
+	// queries at once (bound them above, per team or source): a cancel the
+	// server missed is repeated through a spare connection.
+	MaxConns int
 }
 
 // Source runs bounded, read-only SQL on PostgreSQL. It implements
@@ -53,13 +60,8 @@ var (
 // New returns a Source over db, which should connect as a SELECT-only role
 // (see SQLForReadOnlyRole) and be used by this Source alone: every
 // connection is reset with DISCARD ALL when it goes back to the pool, which
-// would drop prepared statements of other users. Leave the pool one
-// connection more than the queries it runs at once (database/sql's default
-// has no limit): a cancel the server missed is repeated through it.
-// opts may be nil.
-//
-// New loads the SQL parser (about two seconds, once per process) so that
-// the first query does not pay for it.
+// would drop prepared statements of other users. New sizes db's pool (see
+// Options.MaxConns). opts may be nil.
 func New(db *sqlx.DB, opts *Options) (*Source, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -71,9 +73,7 @@ func New(db *sqlx.DB, opts *Options) (*Source, error) {
 	if s.maxSQL <= 0 {
 		s.maxSQL = 64 << 10
 	}
-	if _, err := parse("SELECT 1"); err != nil {
-		return nil, fmt.Errorf("pgsource: load the SQL parser: %w", err)
-	}
+	pgpool.Size(db.DB, opts.MaxConns)
 	return s, nil
 }
 

@@ -55,6 +55,7 @@ import (
 	"github.com/askbi/askbi/examples/refserver/pgstore"
 	"github.com/askbi/askbi/internal/httpjson"
 	"github.com/askbi/askbi/internal/oauthfake"
+	"github.com/askbi/askbi/internal/pgpool"
 	"github.com/askbi/askbi/internal/pgtest"
 	"github.com/askbi/askbi/mcpserver"
 	"github.com/askbi/askbi/mcpserver/oauth"
@@ -76,6 +77,7 @@ type config struct {
 	credentialsFile string
 	assistantRoles  string
 	demoSignIn      bool
+	dbMaxConns      int
 
 	// model, when set, replaces the -provider model (tests).
 	modelOverride ask.Provider
@@ -115,6 +117,7 @@ func main() {
 	flag.StringVar(&cfg.credentialsFile, "credentials-file", "", "write evaluator credentials (JSON) to this file")
 	flag.StringVar(&cfg.assistantRoles, "assistant-roles", "owner,admin,editor,viewer", "the team roles that may use the assistant")
 	flag.BoolVar(&cfg.demoSignIn, "demo-sign-in", true, "let the page sign in as a demo user without a token (turn off when the server is reachable by others)")
+	flag.IntVar(&cfg.dbMaxConns, "db-max-conns", pgpool.DefaultMaxConns, "PostgreSQL connections each pool (warehouse reader, state) opens at most and keeps for reuse; keep twice this within the server's max_connections")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -305,7 +308,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 			return nil, err
 		}
 		a.closers = append(a.closers, reader.Close)
-		src, err := pgsource.New(reader, nil)
+		src, err := pgsource.New(reader, &pgsource.Options{MaxConns: cfg.dbMaxConns})
 		if err != nil {
 			return nil, err
 		}
@@ -574,7 +577,7 @@ func (a *app) openPostgres(ctx context.Context, cfg config) (state *sqlx.DB, own
 	} else {
 		a.storage = "PostgreSQL at -database-url"
 	}
-	state, err = pgstore.Open(ctx, stateURL)
+	state, err = pgstore.Open(ctx, stateURL, cfg.dbMaxConns)
 	if err != nil {
 		return nil, "", "", err
 	}
