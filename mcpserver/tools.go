@@ -188,27 +188,50 @@ func handle[In any](s *Server, f func(ctx context.Context, p access.Principal, i
 			}
 			return errorResult(err), nil, nil
 		}
+		var team *teamOut
 		if p.Auth == access.AuthOAuth {
-			r = s.withTeam(ctx, p.TeamID, r)
+			team = &teamOut{ID: p.TeamID, Name: s.opts.TeamName(ctx, p.TeamID)}
+			r.summary = "Team " + team.Name + ": " + r.summary
+		}
+		data, err := encodeData(r.data, team)
+		if err != nil {
+			s.opts.Logger.Error("mcpserver: encode tool result", "tool", req.Params.Name, "err", err)
+			return errorResult(err), nil, nil
 		}
 		content := append([]mcp.Content{&mcp.TextContent{Text: r.summary}}, r.extra...)
-		return &mcp.CallToolResult{Content: content, StructuredContent: r.data}, nil, nil
+		return &mcp.CallToolResult{Content: content, StructuredContent: data}, nil, nil
 	}
 }
 
-// withTeam names the authorized team in an OAuth call's result: a grant
-// is for one team, and the client should see which.
-func (s *Server) withTeam(ctx context.Context, teamID string, r reply) reply {
-	name := s.opts.TeamName(ctx, teamID)
-	b, err := json.Marshal(r.data)
-	var m map[string]any
-	if err != nil || json.Unmarshal(b, &m) != nil {
-		return r
+// teamOut names the authorized team in an OAuth call's result: a grant is
+// for one team, and the client should see which.
+type teamOut struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// encodeData encodes a result's structured content, once: the SDK writes a
+// json.RawMessage as it is (see docs/go-sdk-raw-structured-content.md for
+// the compaction it still does), and the OAuth team is spliced into the
+// object rather than decoded and encoded again.
+func encodeData(data any, team *teamOut) (json.RawMessage, error) {
+	b, err := json.Marshal(data)
+	if err != nil {
+		askbi.Wrap(&err, "mcpserver.encodeData")
+		return nil, err
 	}
-	m["team"] = map[string]string{"id": teamID, "name": name}
-	r.data = m
-	r.summary = "Team " + name + ": " + r.summary
-	return r
+	if team == nil || len(b) < 2 || b[0] != '{' {
+		return b, nil
+	}
+	t, err := json.Marshal(team)
+	if err != nil {
+		return nil, err
+	}
+	body := b[:len(b)-1] // without the closing brace
+	if len(body) > 1 {
+		body = append(body, ',')
+	}
+	return append(append(append(body, `"team":`...), t...), '}'), nil
 }
 
 type refOut struct {
