@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -142,6 +144,109 @@ func BenchmarkRunDataset(b *testing.B) {
 		b.Run("mcp/miss/N="+strconv.Itoa(n), func(b *testing.B) { measure(b, n, pg, base, func() int { return call(true) }) })
 	}
 	b.Run("mcp/hit", func(b *testing.B) { measure(b, 1, pg, base, func() int { return call(false) }) })
+	peer := startServerPostgres(b, dsn)
+	for _, n := range []int{8, 32} {
+		b.Run("server-postgres/N="+strconv.Itoa(n), func(b *testing.B) {
+			if peer == nil {
+				b.Skip("SKIPPING server-postgres: set ASKBI_SERVER_POSTGRES to its dist/index.js (npm install @modelcontextprotocol/server-postgres in a scratch folder)")
+			}
+			cpu0 := peer.cpu()
+			measure(b, n, pg, base, func() int { return peer.call(b, benchSQL) })
+			b.ReportMetric(float64(peer.cpu()-cpu0)/float64(time.Millisecond)/float64(b.N), "peer-cpu-ms/op")
+		})
+	}
+}
+
+// stdioPeer is @modelcontextprotocol/server-postgres, a Node process
+// spoken to over stdio: JSON-RPC messages one a line, answers matched by
+// id, so that N calls can be outstanding at once.
+type stdioPeer struct {
+	cmd     *exec.Cmd
+	mu      sync.Mutex // guards in and waiting
+	in      io.Writer
+	waiting map[int64]chan int
+	nextID  atomic.Int64
+}
+
+// startServerPostgres starts the peer named by ASKBI_SERVER_POSTGRES, or
+// returns nil when it is not set.
+func startServerPostgres(b *testing.B, dsn string) *stdioPeer {
+	script := os.Getenv("ASKBI_SERVER_POSTGRES")
+	if script == "" {
+		b.Log("SKIPPING the server-postgres comparison: ASKBI_SERVER_POSTGRES is not set")
+		return nil
+	}
+	cmd := exec.Command("node", script, dsn)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
+	p := &stdioPeer{cmd: cmd, in: in, waiting: map[int64]chan int{}}
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for sc.Scan() {
+			var m struct {
+				ID    *int64          `json:"id"`
+				Error json.RawMessage `json:"error"`
+			}
+			if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
+				continue
+			}
+			n := len(sc.Bytes())
+			if m.Error != nil {
+				n = -1
+			}
+			p.mu.Lock()
+			ch := p.waiting[*m.ID]
+			delete(p.waiting, *m.ID)
+			p.mu.Unlock()
+			if ch != nil {
+				ch <- n
+			}
+		}
+	}()
+	if n := p.send(`"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`); n < 0 {
+		b.Fatal("server-postgres: initialize failed")
+	}
+	p.mu.Lock()
+	fmt.Fprintln(p.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	p.mu.Unlock()
+	return p
+}
+
+// send writes a request with the given members after its id and returns
+// the answer's size, or -1 for an error answer.
+func (p *stdioPeer) send(members string) int {
+	id := p.nextID.Add(1)
+	ch := make(chan int, 1)
+	p.mu.Lock()
+	p.waiting[id] = ch
+	fmt.Fprintf(p.in, `{"jsonrpc":"2.0","id":%d,%s}`+"\n", id, members)
+	p.mu.Unlock()
+	return <-ch
+}
+
+func (p *stdioPeer) call(b *testing.B, sql string) int {
+	q, _ := json.Marshal(sql)
+	n := p.send(`"method":"tools/call","params":{"name":"query","arguments":{"sql":` + string(q) + `}}`)
+	if n < 20000 {
+		b.Fatalf("server-postgres answered %d bytes", n)
+	}
+	return n
+}
+
+// cpu returns the peer process's CPU time.
+func (p *stdioPeer) cpu() time.Duration {
+	return time.Duration(ticks(p.cmd.Process.Pid, true)) * (time.Second / 100)
 }
 
 // measure runs b.N calls of f over n goroutines and reports the metrics

@@ -193,7 +193,7 @@ func handle[In any](s *Server, f func(ctx context.Context, p access.Principal, i
 			team = &teamOut{ID: p.TeamID, Name: s.opts.TeamName(ctx, p.TeamID)}
 			r.summary = "Team " + team.Name + ": " + r.summary
 		}
-		data, err := encodeData(r.data, team)
+		data, err := structured(r.data, team)
 		if err != nil {
 			s.opts.Logger.Error("mcpserver: encode tool result", "tool", req.Params.Name, "err", err)
 			return errorResult(err), nil, nil
@@ -210,10 +210,22 @@ type teamOut struct {
 	Name string `json:"name"`
 }
 
-// encodeData encodes a result's structured content, once: the SDK writes a
-// json.RawMessage as it is (see docs/go-sdk-raw-structured-content.md for
-// the compaction it still does), and the OAuth team is spliced into the
-// object rather than decoded and encoded again.
+// structured returns a result's structured content, encoded at most once
+// in this package. Without a team it is the value itself: go-sdk v1.8.0
+// compacts a json.RawMessage once more than the JSON it encodes itself
+// (docs/go-sdk-raw-structured-content.md has the change that would let a
+// pre-encoded result through untouched; with it, this returns
+// encodeData's JSON always). With the OAuth team, the JSON is encoded once
+// and the team spliced into it, instead of a decode and a second encode.
+func structured(data any, team *teamOut) (any, error) {
+	if team == nil {
+		return data, nil
+	}
+	return encodeData(data, team)
+}
+
+// encodeData encodes data, an object, with team (when set) as its member
+// "team".
 func encodeData(data any, team *teamOut) (json.RawMessage, error) {
 	b, err := json.Marshal(data)
 	if err != nil {
