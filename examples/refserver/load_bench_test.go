@@ -40,18 +40,32 @@ func BenchmarkServerRSS(b *testing.B) {
 	}
 	addr := l.Addr().String()
 	l.Close()
+	// The private cluster may run as the postgres user, who must reach
+	// its folder: b.TempDir is private to us.
+	dataDir, err := os.MkdirTemp("", "askbi-rss-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(dataDir)
+	if err := os.Chmod(dataDir, 0o711); err != nil {
+		b.Fatal(err)
+	}
 	credsFile := filepath.Join(dir, "creds.json")
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-addr", addr, "-data-dir", filepath.Join(dir, "data"), "-credentials-file", credsFile)
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	cmd := exec.CommandContext(ctx, bin, "-addr", addr, "-data-dir", filepath.Join(dataDir, "data"), "-credentials-file", credsFile)
+	logFile, err := os.Create(filepath.Join(dir, "server.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer logFile.Close()
+	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	defer cmd.Wait()
+	defer func() { cancel(); cmd.Wait() }() // SIGINT: the server stops its cluster
 	var creds credentials
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(4 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
 		if raw, err := os.ReadFile(credsFile); err == nil && json.Unmarshal(raw, &creds) == nil {
 			if resp, err := http.Get("http://" + addr + "/"); err == nil {
 				resp.Body.Close()
@@ -59,7 +73,8 @@ func BenchmarkServerRSS(b *testing.B) {
 			}
 		}
 		if time.Now().After(deadline) {
-			b.Fatal("the reference server did not start")
+			out, _ := os.ReadFile(logFile.Name())
+			b.Fatalf("the reference server did not start:\n%s", out)
 		}
 	}
 	if creds.WarehouseDatabaseURL == "" {
