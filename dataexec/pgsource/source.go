@@ -249,10 +249,11 @@ func describe(ctx context.Context, tx *sqlx.Tx, sql string, params []any) ([]*sq
 // message whole into memory before we see it, so a row holding a 200 MB
 // value would cost 200 MB here; the WHERE clause makes the server refuse
 // such a row instead: the sum of its variable-length values' text sizes
-// must fit in maxBytes. Values of fixed-length types (numbers, dates,
-// booleans, UUIDs, ...) have a small bounded text and are not counted, and
-// text, varchar and bytea are measured from their stored length, without
-// converting (or detoasting) them. The refusal is an integer cast error
+// must fit in maxBytes. Values whose text is short and bounded (integers,
+// floats, dates and times, booleans, UUIDs, network addresses) are not
+// counted; text, varchar and bytea are measured from their stored length,
+// without converting (or detoasting) them; numeric, jsonb, arrays and any
+// other type are converted to text, as the client receives them. The refusal is an integer cast error
 // carrying the marker, evaluated only for an oversized row. OFFSET 0 keeps
 // the check above the user's query (after its ORDER BY), so it runs only on
 // rows that are returned. The columns are renamed askbi_1, askbi_2, ... so
@@ -288,7 +289,8 @@ func wrap(sql string, cols []*sql.ColumnType, params []any, maxRows int, maxByte
 }
 
 // fixedTypes are the types (as lib/pq names them) whose text form is
-// short and bounded, so the row-size check leaves them out.
+// short and bounded, so the row-size check leaves them out. All are of
+// fixed length but inet and cidr, whose text is at most 43 bytes.
 var fixedTypes = map[string]bool{
 	"BOOL": true, "INT2": true, "INT4": true, "INT8": true, "FLOAT4": true, "FLOAT8": true, "OID": true,
 	"DATE": true, "TIME": true, "TIMETZ": true, "TIMESTAMP": true, "TIMESTAMPTZ": true, "INTERVAL": true,
