@@ -13,7 +13,6 @@ require (
 	github.com/openai/openai-go/v3 v3.98.0
 	github.com/ory/fosite v0.49.0
 	github.com/pganalyze/pg_query_go/v6 v6.2.2
-	github.com/wasilibs/go-pgquery v0.0.0-20260728010200-155ebad2880e
 	golang.org/x/image v0.30.0
 	golang.org/x/oauth2 v0.35.0
 	gonum.org/v1/plot v0.17.0
@@ -82,12 +81,10 @@ require (
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect
 	github.com/stretchr/testify v1.11.1 // indirect
 	github.com/subosito/gotenv v1.4.2 // indirect
-	github.com/tetratelabs/wazero v1.12.0 // indirect
 	github.com/tidwall/gjson v1.20.0 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.2.1 // indirect
 	github.com/tidwall/sjson v1.2.5 // indirect
-	github.com/wasilibs/wazero-helpers v0.0.0-20250123031827-cd30c44769bb // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	go.opentelemetry.io/auto/sdk v1.1.0 // indirect
 	go.opentelemetry.io/contrib/instrumentation/net/http/httptrace/otelhttptrace v0.46.1 // indirect

@@ -113,9 +113,9 @@ func (a *Auditor) Track(ctx context.Context, p Principal, action string, target 
 // entries, for tests and the embedded default. It is safe for concurrent
 // use.
 type MemoryAudit struct {
-	max     int
 	mu      sync.Mutex
-	entries []AuditEntry
+	entries []AuditEntry // a ring of cap max once full
+	next    int          // where the next entry goes once full: the oldest
 }
 
 // NewMemoryAudit returns a sink keeping the last max entries; max <= 0
@@ -124,7 +124,7 @@ func NewMemoryAudit(max int) *MemoryAudit {
 	if max <= 0 {
 		max = 1000
 	}
-	return &MemoryAudit{max: max}
+	return &MemoryAudit{entries: make([]AuditEntry, 0, max)}
 }
 
 // Record implements AuditSink. It never fails.
@@ -132,10 +132,12 @@ func (a *MemoryAudit) Record(_ context.Context, e AuditEntry) error {
 	e.Details = maps.Clone(e.Details)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if len(a.entries) == a.max {
-		a.entries = slices.Delete(a.entries, 0, 1)
+	if len(a.entries) < cap(a.entries) {
+		a.entries = append(a.entries, e)
+		return nil
 	}
-	a.entries = append(a.entries, e)
+	a.entries[a.next] = e
+	a.next = (a.next + 1) % len(a.entries)
 	return nil
 }
 
@@ -143,7 +145,7 @@ func (a *MemoryAudit) Record(_ context.Context, e AuditEntry) error {
 func (a *MemoryAudit) Entries() []AuditEntry {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := slices.Clone(a.entries)
+	out := slices.Concat(a.entries[a.next:], a.entries[:a.next])
 	for i := range out {
 		out[i].Details = maps.Clone(out[i].Details)
 	}

@@ -9,17 +9,17 @@ import (
 	"github.com/askbi/askbi/access"
 )
 
-// The default concurrency bounds, for a source whose pool holds 20 to 30
-// connections (pgsource's guidance): one source runs at most 16 queries
-// at once, leaving connections for inspections and a second instance's
-// bursts; one team takes at most half of them, so two busy teams cannot
+// The default concurrency bounds, for a source whose pool holds 16
+// connections (pgsource's default, internal/pgpool): one source runs at
+// most 15 queries at once, leaving a connection for a query's cancel
+// request; one team takes at most half of them, so two busy teams cannot
 // starve a third; and one principal (a user, with all its keys and
 // sessions) takes at most 4, so one agent's heavy previews leave its
 // teammates room.
 const (
 	DefaultMaxPerPrincipal = 4
 	DefaultMaxPerTeam      = 8
-	DefaultMaxPerSource    = 16
+	DefaultMaxPerSource    = 15
 )
 
 // ConcurrencyOptions bound the source work (queries and inspections)
@@ -38,7 +38,7 @@ type ConcurrencyOptions struct {
 	MaxPerTeam int
 	// MaxPerSource bounds the work on one connection, and on one Source
 	// value shared by several connections (one pool). Keep it at or below
-	// the source's connection pool. Default DefaultMaxPerSource (16).
+	// the source's connection pool. Default DefaultMaxPerSource (15).
 	MaxPerSource int
 	// RetryAfter is the retry hint of a refusal. Default 1 s.
 	RetryAfter time.Duration

@@ -1,13 +1,24 @@
 package mcpserver_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
@@ -18,28 +29,50 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-const benchSQL = "SELECT id, name, value, created FROM bench ORDER BY id"
+const benchSQL = "SELECT id, name, country, value, created, active FROM bench ORDER BY id"
 
-// BenchmarkRunDataset measures run_dataset on a 1,000-row PostgreSQL
-// dataset: plain sqlx (the baseline), the same dataexec call in process,
-// and the MCP tool over HTTP, each with a cache miss (refresh) and a hit.
-// Each case reports its time as a multiple of the sqlx baseline
-// (x-sqlx); throughput relative to sqlx is 1/x-sqlx. The MCP cases
-// post raw JSON-RPC and read the whole answer without decoding it.
+// BenchmarkRunDataset measures run_dataset on a 1,000-row, 6-column
+// PostgreSQL dataset against plain SQL: lib/pq (through sqlx) reading the
+// same rows and encoding them with encoding/json, the work a hand-written
+// endpoint would do. Cases, each at N concurrent calls:
 //
-//	go test -run '^$' -bench RunDataset -benchmem ./mcpserver
+//   - plain/N: the baseline;
+//   - dataexec/miss: the executor in process, refresh (N=1);
+//   - mcp/miss/N: the MCP tool over HTTP with refresh: true (a cache miss);
+//   - mcp/hit: the MCP tool over HTTP from the cache (N=1).
+//
+// Metrics: x-plain is the time per call as a multiple of plain at the same
+// N (throughput relative to plain is 1/x-plain); proc-cpu-ms/op is this
+// process's CPU per call (getrusage: the server and, for the MCP cases, the
+// load client reading the answer); pg-cpu-ms/op is PostgreSQL's (its
+// processes' /proc stat, exited backends included); resp-B/op is the
+// answer's size. The MCP cases post raw JSON-RPC and read the whole answer
+// without decoding it.
+//
+//	go test -run '^$' -bench RunDataset -benchmem -benchtime 2s ./mcpserver
 func BenchmarkRunDataset(b *testing.B) {
 	ctx := context.Background()
-	db := pgtest.MustDB(b)
-	db.MustExec(`CREATE TABLE bench AS SELECT g AS id, 'name ' || g AS name, g * 1.5 AS value, now() AS created FROM generate_series(1, 1000) g`)
-	src, err := pgsource.New(db, nil)
+	dsn := pgtest.MustDatabase(b)
+	db, readerDB := sqlx.MustOpen("postgres", dsn), sqlx.MustOpen("postgres", dsn) // the Source's own pool, as its docs ask
+	defer db.Close()
+	defer readerDB.Close()
+	db.MustExec(`CREATE TABLE bench AS SELECT g AS id, 'name ' || g AS name, (ARRAY['DE','FR','US','BR'])[g % 4 + 1] AS country,
+		g * 1.5 AS value, timestamptz '2026-01-01' + g * interval '1 hour' AS created, g % 3 = 0 AS active
+		FROM generate_series(1, 1000) g`)
+	db.SetMaxOpenConns(64)
+	db.SetMaxIdleConns(64)
+	src, err := pgsource.New(readerDB, &pgsource.Options{MaxConns: 64})
 	if err != nil {
 		b.Fatal(err)
 	}
 	e := newEnv(b, src, "postgres")
 	e.catalog.PutDataset(dataexec.Dataset{ID: "ds_bench", TeamID: "acme", ProjectID: "growth", Name: "Bench", Version: 1,
 		Request: dataexec.Request{ConnectionID: "conn_acme", SQL: benchSQL}})
-	exec := dataexec.NewExecutor(e.catalog, dataexec.SourceMap{"conn_acme": src}, nil)
+	// The bounds a server sets against overload (concurrency, in-flight
+	// requests, the MCP response budget) are lifted: this measures the
+	// cost of a whole 1,000-row answer at N concurrent calls.
+	exec := dataexec.NewExecutor(e.catalog, dataexec.SourceMap{"conn_acme": src}, &dataexec.Options{
+		Concurrency: dataexec.ConcurrencyOptions{MaxPerPrincipal: 1 << 10, MaxPerTeam: 1 << 10, MaxPerSource: 1 << 10}})
 	gate := access.NewGate(e.checker, access.NewMemoryRateLimiter(&access.RateOptions{Burst: 1 << 30, Rate: 1 << 30}))
 	token := e.MustKey(b, "alice", "acme", access.AllProjects(), access.AllScopes...)
 	verified, err := e.keys.Verify(ctx, token)
@@ -50,66 +83,277 @@ func BenchmarkRunDataset(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := mcpserver.New(exec, gate, e.keys.Verify, nil)
+	srv := mcpserver.New(exec, gate, e.keys.Verify, &mcpserver.Options{MaxResultBytes: 1 << 20, MaxInFlight: 1 << 10})
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	pg := newPGCPU(b, db)
 
-	// base is the sqlx time per op of its last (largest) run.
-	var base float64
-	perOp := func(b *testing.B) float64 { return float64(b.Elapsed().Nanoseconds()) / float64(b.N) }
-	ratio := func(b *testing.B) { b.ReportMetric(perOp(b)/base, "x-sqlx") }
-	b.Run("sqlx", func(b *testing.B) {
-		for b.Loop() {
-			rows, err := db.QueryxContext(ctx, benchSQL)
+	plain := func() int {
+		rows, err := db.QueryxContext(ctx, benchSQL)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		out := [][]any{}
+		for rows.Next() {
+			r, err := rows.SliceScan()
 			if err != nil {
 				b.Fatal(err)
 			}
-			var out [][]any
-			for rows.Next() {
-				r, err := rows.SliceScan()
-				if err != nil {
-					b.Fatal(err)
-				}
-				out = append(out, r)
-			}
-			rows.Close()
-			if len(out) != 1000 {
-				b.Fatalf("%d rows", len(out))
-			}
+			out = append(out, r)
 		}
-		base = perOp(b)
-	})
-	for _, refresh := range []bool{true, false} {
-		name := map[bool]string{true: "miss", false: "hit"}[refresh]
-		b.Run("dataexec/"+name, func(b *testing.B) {
-			for b.Loop() {
-				res, err := exec.RunDataset(ctx, p, "ds_bench", dataexec.Params{Refresh: refresh})
-				if err != nil || res.RowCount != 1000 {
-					b.Fatal(err)
-				}
+		rows.Close()
+		if len(out) != 1000 {
+			b.Fatalf("%d rows", len(out))
+		}
+		body, err := json.Marshal(map[string]any{"columns": cols, "rows": out, "row_count": len(out)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return len(body)
+	}
+	call := func(refresh bool) int {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_dataset","arguments":{"dataset_id":"ds_bench","refresh":%v}}}`, refresh)
+		req, _ := http.NewRequestWithContext(ctx, "POST", hs.URL, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || n < 20000 {
+			b.Fatalf("status %d, %d bytes", resp.StatusCode, n)
+		}
+		return int(n)
+	}
+
+	base := map[int]float64{} // plain's time per call, by N
+	for _, n := range []int{1, 8, 32} {
+		b.Run("plain/N="+strconv.Itoa(n), func(b *testing.B) { base[n] = measure(b, n, pg, nil, plain) })
+	}
+	b.Run("dataexec/miss", func(b *testing.B) {
+		measure(b, 1, pg, base, func() int {
+			res, err := exec.RunDataset(ctx, p, "ds_bench", dataexec.Params{Refresh: true})
+			if err != nil || res.RowCount != 1000 {
+				b.Fatal(err)
 			}
-			ratio(b)
+			return 0
 		})
-		b.Run("mcp/"+name, func(b *testing.B) {
-			// A raw JSON-RPC POST, reading the whole answer: the cost of
-			// the endpoint, not of a particular client's JSON decoding.
-			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_dataset","arguments":{"dataset_id":"ds_bench","refresh":%v}}}`, refresh)
-			for b.Loop() {
-				req, _ := http.NewRequestWithContext(ctx, "POST", hs.URL, strings.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+token)
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
-				resp, err := hs.Client().Do(req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				n, _ := io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK || n < 20000 {
-					b.Fatalf("status %d, %d bytes", resp.StatusCode, n)
-				}
+	})
+	for _, n := range []int{1, 8, 32} {
+		b.Run("mcp/miss/N="+strconv.Itoa(n), func(b *testing.B) { measure(b, n, pg, base, func() int { return call(true) }) })
+	}
+	b.Run("mcp/hit", func(b *testing.B) { measure(b, 1, pg, base, func() int { return call(false) }) })
+	peer := startServerPostgres(b, dsn)
+	for _, n := range []int{8, 32} {
+		b.Run("server-postgres/N="+strconv.Itoa(n), func(b *testing.B) {
+			if peer == nil {
+				b.Skip("SKIPPING server-postgres: set ASKBI_SERVER_POSTGRES to its dist/index.js (npm install @modelcontextprotocol/server-postgres in a scratch folder)")
 			}
-			ratio(b)
+			cpu0 := peer.cpu()
+			measure(b, n, pg, base, func() int { return peer.call(b, benchSQL) })
+			b.ReportMetric(float64(peer.cpu()-cpu0)/float64(time.Millisecond)/float64(b.N), "peer-cpu-ms/op")
 		})
 	}
+}
+
+// stdioPeer is @modelcontextprotocol/server-postgres, a Node process
+// spoken to over stdio: JSON-RPC messages one a line, answers matched by
+// id, so that N calls can be outstanding at once.
+type stdioPeer struct {
+	cmd     *exec.Cmd
+	mu      sync.Mutex // guards in and waiting
+	in      io.Writer
+	waiting map[int64]chan int
+	nextID  atomic.Int64
+}
+
+// startServerPostgres starts the peer named by ASKBI_SERVER_POSTGRES, or
+// returns nil when it is not set.
+func startServerPostgres(b *testing.B, dsn string) *stdioPeer {
+	script := os.Getenv("ASKBI_SERVER_POSTGRES")
+	if script == "" {
+		b.Log("SKIPPING the server-postgres comparison: ASKBI_SERVER_POSTGRES is not set")
+		return nil
+	}
+	cmd := exec.Command("node", script, dsn)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
+	p := &stdioPeer{cmd: cmd, in: in, waiting: map[int64]chan int{}}
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for sc.Scan() {
+			var m struct {
+				ID    *int64          `json:"id"`
+				Error json.RawMessage `json:"error"`
+			}
+			if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
+				continue
+			}
+			n := len(sc.Bytes())
+			if m.Error != nil {
+				n = -1
+			}
+			p.mu.Lock()
+			ch := p.waiting[*m.ID]
+			delete(p.waiting, *m.ID)
+			p.mu.Unlock()
+			if ch != nil {
+				ch <- n
+			}
+		}
+	}()
+	if n := p.send(`"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`); n < 0 {
+		b.Fatal("server-postgres: initialize failed")
+	}
+	p.mu.Lock()
+	fmt.Fprintln(p.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	p.mu.Unlock()
+	return p
+}
+
+// send writes a request with the given members after its id and returns
+// the answer's size, or -1 for an error answer.
+func (p *stdioPeer) send(members string) int {
+	id := p.nextID.Add(1)
+	ch := make(chan int, 1)
+	p.mu.Lock()
+	p.waiting[id] = ch
+	fmt.Fprintf(p.in, `{"jsonrpc":"2.0","id":%d,%s}`+"\n", id, members)
+	p.mu.Unlock()
+	return <-ch
+}
+
+func (p *stdioPeer) call(b *testing.B, sql string) int {
+	q, _ := json.Marshal(sql)
+	n := p.send(`"method":"tools/call","params":{"name":"query","arguments":{"sql":` + string(q) + `}}`)
+	if n < 20000 {
+		b.Fatalf("server-postgres answered %d bytes", n)
+	}
+	return n
+}
+
+// cpu returns the peer process's CPU time.
+func (p *stdioPeer) cpu() time.Duration {
+	return time.Duration(ticks(p.cmd.Process.Pid, true)) * (time.Second / 100)
+}
+
+// measure runs b.N calls of f over n goroutines and reports the metrics
+// BenchmarkRunDataset describes; it returns the time per call. base, when
+// set, holds plain's time per call by n.
+func measure(b *testing.B, n int, pg *pgCPU, base map[int]float64, f func() int) float64 {
+	b.Helper()
+	f() // warm the pools and the cache
+	var left atomic.Int64
+	left.Store(int64(b.N))
+	var bytes atomic.Int64
+	cpu0, pg0 := procCPU(), pg.read()
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			for left.Add(-1) >= 0 {
+				bytes.Add(int64(f()))
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	perOp := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	b.ReportMetric(float64(procCPU()-cpu0)/float64(time.Millisecond)/float64(b.N), "proc-cpu-ms/op")
+	if pg != nil {
+		b.ReportMetric(float64(pg.read()-pg0)/float64(time.Millisecond)/float64(b.N), "pg-cpu-ms/op")
+	}
+	if bytes.Load() > 0 {
+		b.ReportMetric(float64(bytes.Load())/float64(b.N), "resp-B/op")
+	}
+	if base != nil && base[n] > 0 {
+		b.ReportMetric(perOp/base[n], "x-plain")
+	}
+	return perOp
+}
+
+// procCPU returns this process's user and system CPU time.
+func procCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// pgCPU reads the CPU time of a local PostgreSQL from /proc: the
+// postmaster's own and its exited children's (cutime, cstime), plus its
+// live children's.
+type pgCPU struct{ postmaster int }
+
+// newPGCPU finds db's postmaster, or returns nil (no pg-cpu metric) when
+// PostgreSQL is not a local process this user can read.
+func newPGCPU(b *testing.B, db *sqlx.DB) *pgCPU {
+	var backend int
+	if err := db.Get(&backend, "SELECT pg_backend_pid()"); err != nil {
+		b.Fatal(err)
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", backend))
+	if err != nil {
+		b.Logf("no PostgreSQL CPU figures: %v", err)
+		return nil
+	}
+	for line := range strings.SplitSeq(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "PPid:"); ok {
+			pm, _ := strconv.Atoi(strings.TrimSpace(v))
+			return &pgCPU{postmaster: pm}
+		}
+	}
+	return nil
+}
+
+func (c *pgCPU) read() time.Duration {
+	if c == nil {
+		return 0
+	}
+	total := ticks(c.postmaster, true)
+	children, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", c.postmaster, c.postmaster))
+	for f := range strings.FieldsSeq(string(children)) {
+		pid, _ := strconv.Atoi(f)
+		total += ticks(pid, false)
+	}
+	return time.Duration(total) * (time.Second / 100) // USER_HZ
+}
+
+// ticks returns pid's utime+stime, and with reaped its children's too.
+func ticks(pid int, reaped bool) int64 {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command's closing parenthesis; utime is field 14.
+	i := strings.LastIndexByte(string(stat), ')')
+	fields := strings.Fields(string(stat[i+1:]))
+	sum := func(idx ...int) (n int64) {
+		for _, k := range idx {
+			v, _ := strconv.ParseInt(fields[k-3], 10, 64)
+			n += v
+		}
+		return n
+	}
+	if reaped {
+		return sum(14, 15, 16, 17)
+	}
+	return sum(14, 15)
 }

@@ -204,19 +204,52 @@ func handle[In any](s *Server, f func(ctx context.Context, p access.Principal, i
 	}
 }
 
-// withTeam names the authorized team in an OAuth call's result: a grant
-// is for one team, and the client should see which.
+// teamOut names the authorized team in an OAuth call's result: a grant is
+// for one team, and the client should see which.
+type teamOut struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// withTeam labels r with the OAuth team, in its summary and as the member
+// "team" of its data. The data is encoded once and the team spliced into
+// it, instead of a decode and a second encode. Without a team the data
+// stays the value itself: go-sdk v1.8.0 compacts a json.RawMessage once
+// more than the JSON it encodes itself
+// (docs/go-sdk-raw-structured-content.md has the change that would let a
+// pre-encoded result through untouched).
 func (s *Server) withTeam(ctx context.Context, teamID string, r reply) reply {
-	name := s.opts.TeamName(ctx, teamID)
-	b, err := json.Marshal(r.data)
-	var m map[string]any
-	if err != nil || json.Unmarshal(b, &m) != nil {
-		return r
+	team := &teamOut{ID: teamID, Name: s.opts.TeamName(ctx, teamID)}
+	if data, err := encodeData(r.data, team); err == nil {
+		r.data = data
+	} else {
+		s.opts.Logger.Error("mcpserver: encode tool result", "err", err)
 	}
-	m["team"] = map[string]string{"id": teamID, "name": name}
-	r.data = m
-	r.summary = "Team " + name + ": " + r.summary
+	r.summary = "Team " + team.Name + ": " + r.summary
+	r.teamed = true
 	return r
+}
+
+// encodeData encodes data, an object, with team (when set) as its member
+// "team".
+func encodeData(data any, team *teamOut) (json.RawMessage, error) {
+	b, err := json.Marshal(data)
+	if err != nil {
+		askbi.Wrap(&err, "mcpserver.encodeData")
+		return nil, err
+	}
+	if team == nil || len(b) < 2 || b[0] != '{' {
+		return b, nil
+	}
+	t, err := json.Marshal(team)
+	if err != nil {
+		return nil, err
+	}
+	body := b[:len(b)-1] // without the closing brace
+	if len(body) > 1 {
+		body = append(body, ',')
+	}
+	return append(append(append(body, `"team":`...), t...), '}'), nil
 }
 
 type refOut struct {

@@ -2,8 +2,11 @@ package pgsource
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"runtime/metrics"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -81,4 +84,113 @@ func peakHeap(f func()) uint64 {
 	close(done)
 	<-stopped
 	return max(peak.Load(), heapBytes())
+}
+
+// BenchmarkRowCheck measures the server-side row-size check alone, as
+// PostgreSQL CPU per 1,000-row read (pg-cpu-ms/op, from the backend's
+// /proc stat): the query with its LIMIT and no check (none), the check of
+// the row's whole text that pgsource used before (row-text), and wrap's
+// per-column check of the variable-length columns (per-column; and
+// per-column+describe with the describe and its transaction's BEGIN and
+// ROLLBACK, which the other cases do not pay). The table is BenchmarkRunDataset's.
+//
+//	go test -run '^$' -bench RowCheck ./dataexec/pgsource
+func BenchmarkRowCheck(b *testing.B) {
+	f := mustFixture(b)
+	mustExec(b, f.admin, `CREATE TABLE bench AS SELECT g AS id, 'name ' || g AS name, (ARRAY['DE','FR','US','BR'])[g % 4 + 1] AS country,
+		g * 1.5 AS value, timestamptz '2026-01-01' + g * interval '1 hour' AS created, g % 3 = 0 AS active
+		FROM generate_series(1, 1000) g`)
+	const inner = "SELECT id, name, country, value, created, active FROM bench ORDER BY id"
+	conn, err := f.admin.Connx(b.Context())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	var pid int
+	if err := conn.GetContext(b.Context(), &pid, "SELECT pg_backend_pid()"); err != nil {
+		b.Fatal(err)
+	}
+	read := func(q string, args ...any) {
+		rows, err := conn.QueryContext(b.Context(), q, args...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for rows.Next() {
+			n++
+		}
+		if err := rows.Err(); err != nil || n != 1000 {
+			b.Fatalf("%d rows, %v", n, err)
+		}
+		rows.Close()
+	}
+	tx, err := conn.BeginTxx(b.Context(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cols, err := describe(b.Context(), tx, inner, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tx.Rollback()
+	checked, checkedArgs := wrap(inner, cols, nil, 1000, 1<<20)
+	cases := []struct {
+		name string
+		run  func()
+	}{
+		{"none", func() { read("SELECT * FROM (\n"+inner+"\n) AS askbi_q LIMIT $1", 1001) }},
+		{"row-text", func() {
+			read("SELECT * FROM (SELECT * FROM (\n"+inner+"\n) AS askbi_q OFFSET 0) AS askbi_q"+
+				" WHERE CASE WHEN octet_length((askbi_q.*)::text) > $2"+
+				" THEN (octet_length((askbi_q.*)::text)::text || ' "+rowTooLarge+"')::int = 0 ELSE true END LIMIT $1", 1001, 1<<20)
+		}},
+		{"per-column", func() { read(checked, checkedArgs...) }},
+		{"per-column+describe", func() {
+			tx, err := conn.BeginTxx(b.Context(), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer tx.Rollback()
+			cols, err := describe(b.Context(), tx, inner, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			q, args := wrap(inner, cols, nil, 1000, 1<<20)
+			rows, err := tx.QueryContext(b.Context(), q, args...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := 0
+			for rows.Next() {
+				n++
+			}
+			if err := rows.Err(); err != nil || n != 1000 {
+				b.Fatalf("%d rows, %v", n, err)
+			}
+			rows.Close()
+		}},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			tc.run()
+			before := backendCPU(b, pid)
+			for b.Loop() {
+				tc.run()
+			}
+			b.ReportMetric(float64(backendCPU(b, pid)-before)/float64(time.Millisecond)/float64(b.N), "pg-cpu-ms/op")
+		})
+	}
+}
+
+// backendCPU returns the user and system CPU time of PostgreSQL backend
+// pid, from /proc (a local server).
+func backendCPU(b *testing.B, pid int) time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Skipf("SKIPPING: no /proc stat of the PostgreSQL backend: %v", err)
+	}
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(utime+stime) * (time.Second / 100)
 }

@@ -15,7 +15,8 @@
 //
 // Each query passes, in order:
 //
-//  1. A guard using PostgreSQL's own parser: exactly one SELECT (VALUES
+//  1. A guard using PostgreSQL's own parser (libpg_query, linked through
+//     cgo by pg_query_go, so building needs a C compiler): exactly one SELECT (VALUES
 //     and TABLE included) or EXPLAIN without ANALYZE; anywhere in the tree
 //     no other statement, no SELECT INTO, no FOR UPDATE/SHARE, no
 //     data-modifying WITH, no $n parameters but the ones bound for
@@ -34,8 +35,11 @@
 //     the cancel is repeated from a spare pooled connection until the query
 //     stops.
 //  3. The statement alone through the extended protocol (which refuses a
-//     second statement), wrapped so that the server stops after MaxRows+1
-//     rows and refuses a row larger than MaxBytes.
+//     second statement), first described (its columns, reading no row),
+//     then wrapped so that the server stops after MaxRows+1 rows and
+//     refuses a row whose variable-length values' text is larger than
+//     MaxBytes; text, varchar and bytea are measured from their stored
+//     length, without detoasting.
 //  4. Reading with the row and byte caps: Truncated is set with
 //     dataexec.TruncatedRows or dataexec.TruncatedBytes; a first row alone
 //     over the byte cap is TooLarge.

@@ -3,11 +3,9 @@ package pgsource
 import (
 	"fmt"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
-	pgquery "github.com/wasilibs/go-pgquery"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -20,38 +18,21 @@ type statement struct {
 	explain bool   // an EXPLAIN (without ANALYZE) of a SELECT
 }
 
-// parseMu serializes parsing: the parser compiles a new WebAssembly module
-// (about 2 s and tens of MiB) for every concurrent caller, while one parse
-// takes well under a millisecond.
-var (
-	parseMu     sync.Mutex
-	parserFault error // set when the parser panicked; it is not trusted again
-)
-
-// maxDepth bounds depthEstimate. The WebAssembly parser overflows its stack
-// (and then parses wrongly ever after) at about 3,500 nested levels, reached
-// by 7 KB of "1+1+1...", so deeper input must not reach it.
+// maxDepth bounds depthEstimate. libpg_query stops at its own stack limit
+// (100 kB) with a "stack depth limit exceeded" error; this bound answers
+// first, with a message that says what to change, and keeps the Go walk of
+// the tree (and protobuf's decoding of it) shallow.
 const maxDepth = 1000
 
-// parse parses sql with PostgreSQL's parser. (Its JSON output would be
-// three times faster to get, but it needs far more stack: it crashes or
-// hangs at a few hundred nested levels, well within maxDepth.)
-func parse(sql string) (_ *pg_query.ParseResult, err error) {
-	parseMu.Lock()
-	defer parseMu.Unlock()
-	if parserFault != nil {
-		return nil, &askbi.Error{Code: askbi.Internal, Err: parserFault}
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			parserFault = fmt.Errorf("pgsource: the SQL parser panicked: %v", r)
-			err = &askbi.Error{Code: askbi.Internal, Err: parserFault}
-		}
-	}()
+// parse parses sql with PostgreSQL's parser: libpg_query's C code, linked
+// through cgo, which is safe for concurrent use (its memory contexts are
+// per thread). (Its JSON output would be faster to get, but needs far more
+// stack: it gives up at a few hundred nested levels, well within maxDepth.)
+func parse(sql string) (*pg_query.ParseResult, error) {
 	// Each level the estimate counts takes at least one byte, so shorter
 	// SQL needs no scan.
 	if len(sql) > maxDepth {
-		scan, err := pgquery.Scan(sql)
+		scan, err := pg_query.Scan(sql)
 		if err != nil {
 			return nil, syntaxError(err)
 		}
@@ -59,7 +40,7 @@ func parse(sql string) (_ *pg_query.ParseResult, err error) {
 			return nil, askbi.Errorf(askbi.InvalidArgument, "the SQL is too deeply nested to check (about %d levels, at most %d); split long chains of operators, JOINs or UNIONs, or nest fewer parentheses", d, maxDepth)
 		}
 	}
-	tree, err := pgquery.Parse(sql)
+	tree, err := pg_query.Parse(sql)
 	if err != nil {
 		return nil, syntaxError(err)
 	}

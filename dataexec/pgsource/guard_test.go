@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
-	pgquery "github.com/wasilibs/go-pgquery"
 
 	"github.com/askbi/askbi"
 )
@@ -249,9 +248,7 @@ func TestDepthEstimate(t *testing.T) {
 
 func mustScan(tb testing.TB, sql string) []*pg_query.ScanToken {
 	tb.Helper()
-	parseMu.Lock()
-	defer parseMu.Unlock()
-	scan, err := pgquery.Scan(sql)
+	scan, err := pg_query.Scan(sql)
 	if err != nil {
 		tb.Fatal(err)
 	}

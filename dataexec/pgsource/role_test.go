@@ -108,7 +108,7 @@ func TestSQLForReadOnlyRole(t *testing.T) {
 
 func TestInspect(t *testing.T) {
 	f := mustRoleFixture(t)
-	src, err := New(f.reader, nil)
+	src, err := New(f.reader, &Options{MaxConns: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/internal/pgpool"
 )
 
 // Limits used when a Query leaves MaxRows or MaxBytes zero.
@@ -33,6 +34,12 @@ type Options struct {
 	DefaultTimeout time.Duration
 	// MaxSQLBytes is the longest SQL text accepted. Zero means 64 KiB.
 	MaxSQLBytes int
+	// MaxConns is the most connections the pool opens, and keeps idle so
+	// that busy callers reuse them instead of paying a new connection's
+	// authentication each call. Zero means 16. Run at most MaxConns-1
+	// queries at once (bound them above, per team or source): a cancel the
+	// server missed is repeated through a spare connection.
+	MaxConns int
 }
 
 // Source runs bounded, read-only SQL on PostgreSQL. It implements
@@ -53,13 +60,8 @@ var (
 // New returns a Source over db, which should connect as a SELECT-only role
 // (see SQLForReadOnlyRole) and be used by this Source alone: every
 // connection is reset with DISCARD ALL when it goes back to the pool, which
-// would drop prepared statements of other users. Leave the pool one
-// connection more than the queries it runs at once (database/sql's default
-// has no limit): a cancel the server missed is repeated through it.
-// opts may be nil.
-//
-// New loads the SQL parser (about two seconds, once per process) so that
-// the first query does not pay for it.
+// would drop prepared statements of other users. New sizes db's pool (see
+// Options.MaxConns). opts may be nil.
 func New(db *sqlx.DB, opts *Options) (*Source, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -71,9 +73,7 @@ func New(db *sqlx.DB, opts *Options) (*Source, error) {
 	if s.maxSQL <= 0 {
 		s.maxSQL = 64 << 10
 	}
-	if _, err := parse("SELECT 1"); err != nil {
-		return nil, fmt.Errorf("pgsource: load the SQL parser: %w", err)
-	}
+	pgpool.Size(db.DB, opts.MaxConns)
 	return s, nil
 }
 
@@ -122,23 +122,17 @@ const rowTooLarge = "askbi_row_too_large"
 // result.
 func read(ctx context.Context, tx *sqlx.Tx, st statement, params []any, maxRows int, maxBytes int64) (*dataexec.Table, error) {
 	query, args := st.sql, params
+	var names []string // the columns' names, when the wrapper renames them
 	if !st.explain {
-		// LIMIT makes the server stop after maxRows+1 rows. lib/pq reads
-		// each row message whole into memory before we see it, so a row
-		// holding a 200 MB value would cost 200 MB here; the WHERE clause
-		// makes the server refuse such a row instead (its text form, which
-		// is close to its JSON size, must fit in maxBytes). The refusal is
-		// an integer cast error carrying the marker, evaluated only for an
-		// oversized row. OFFSET 0 keeps the check above the user's query
-		// (after its ORDER BY), so it runs only on rows that are returned.
-		// The newlines end a trailing "--" comment in st.sql. The caps
-		// take the parameter numbers after those of st's variables.
-		n := len(params)
-		query = "SELECT * FROM (SELECT * FROM (\n" + st.sql + "\n) AS askbi_q OFFSET 0) AS askbi_q" +
-			" WHERE CASE WHEN octet_length((askbi_q.*)::text) > $" + strconv.Itoa(n+2) +
-			" THEN (octet_length((askbi_q.*)::text)::text || ' " + rowTooLarge + "')::int = 0 ELSE true END" +
-			" LIMIT $" + strconv.Itoa(n+1)
-		args = append(slices.Clip(params), int64(maxRows)+1, maxBytes)
+		cols, err := describe(ctx, tx, st.sql, params)
+		if err != nil {
+			return nil, err
+		}
+		names = make([]string, len(cols))
+		for i, c := range cols {
+			names[i] = c.Name()
+		}
+		query, args = wrap(st.sql, cols, params, maxRows, maxBytes)
 	}
 	// The statement goes alone through the extended protocol, which
 	// accepts one statement only: lib/pq sends a query with arguments as
@@ -172,10 +166,17 @@ func read(ctx context.Context, tx *sqlx.Tx, st statement, params []any, maxRows 
 	if err != nil {
 		return nil, err
 	}
+	if names != nil && len(names) != len(cols) {
+		// The tables' locks, taken by describe, hold their columns still.
+		return nil, fmt.Errorf("pgsource: the query described %d columns and returned %d", len(names), len(cols))
+	}
 	t := &dataexec.Table{Columns: make([]string, len(cols)), Rows: [][]any{}}
 	types := make([]string, len(cols))
 	for i, c := range cols {
 		t.Columns[i], types[i] = c.Name(), c.DatabaseTypeName()
+		if names != nil {
+			t.Columns[i] = names[i]
+		}
 	}
 	vals := make([]any, len(cols))
 	ptrs := make([]any, len(cols))
@@ -220,6 +221,97 @@ func read(ctx context.Context, tx *sqlx.Tx, st statement, params []any, maxRows 
 		return nil, err
 	}
 	return t, nil
+}
+
+// describe returns the result columns of sql with params, reading no row.
+// The locks it takes on the tables and views sql reads last until the
+// transaction ends, so their columns cannot change before the query runs.
+// (A LIMIT parameter keeps it in the extended protocol, which runs one
+// statement only.)
+func describe(ctx context.Context, tx *sqlx.Tx, sql string, params []any) ([]*sql.ColumnType, error) {
+	q := "SELECT * FROM (\n" + sql + "\n) AS askbi_q LIMIT $" + strconv.Itoa(len(params)+1)
+	rows, err := tx.QueryContext(ctx, q, append(slices.Clip(params), 0)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.ColumnTypes()
+	if err != nil {
+		return nil, err
+	}
+	return cols, rows.Close()
+}
+
+// wrap returns sql wrapped in the row cap and the row-size check, and the
+// arguments it takes.
+//
+// LIMIT makes the server stop after maxRows+1 rows. lib/pq reads each row
+// message whole into memory before we see it, so a row holding a 200 MB
+// value would cost 200 MB here; the WHERE clause makes the server refuse
+// such a row instead: the sum of its variable-length values' text sizes
+// must fit in maxBytes. Values whose text is short and bounded (integers,
+// floats, dates and times, booleans, UUIDs, network addresses) are not
+// counted; text, varchar and bytea are measured from their stored length,
+// without converting (or detoasting) them; numeric, jsonb, arrays and any
+// other type are converted to text, as the client receives them. The refusal is an integer cast error
+// carrying the marker, evaluated only for an oversized row. OFFSET 0 keeps
+// the check above the user's query (after its ORDER BY), so it runs only on
+// rows that are returned. The columns are renamed askbi_1, askbi_2, ... so
+// that the check can name each one, whatever the query called them
+// (duplicates, "?column?"). The newlines end a trailing "--" comment in
+// sql. The caps take the parameter numbers after those of the variables.
+func wrap(sql string, cols []*sql.ColumnType, params []any, maxRows int, maxBytes int64) (string, []any) {
+	n := len(params)
+	var aliases, sizes []string
+	for i, c := range cols {
+		name := "askbi_" + strconv.Itoa(i+1)
+		aliases = append(aliases, name)
+		if e := textSize(name, c.DatabaseTypeName()); e != "" {
+			sizes = append(sizes, "coalesce("+e+", 0)")
+		}
+	}
+	var b strings.Builder
+	b.WriteString("SELECT * FROM (SELECT * FROM (\n" + sql + "\n) AS askbi_q OFFSET 0) AS askbi_q")
+	if len(aliases) > 0 {
+		b.WriteString("(" + strings.Join(aliases, ", ") + ")")
+	}
+	if len(sizes) > 0 {
+		size := "(" + strings.Join(sizes, " + ") + ")"
+		b.WriteString(" WHERE CASE WHEN " + size + " > $" + strconv.Itoa(n+2) +
+			" THEN (" + size + "::text || ' " + rowTooLarge + "')::int = 0 ELSE true END")
+	}
+	b.WriteString(" LIMIT $" + strconv.Itoa(n+1))
+	args := append(slices.Clip(params), int64(maxRows)+1)
+	if len(sizes) > 0 {
+		args = append(args, maxBytes)
+	}
+	return b.String(), args
+}
+
+// fixedTypes are the types (as lib/pq names them) whose text form is
+// short and bounded, so the row-size check leaves them out. All are of
+// fixed length but inet and cidr, whose text is at most 43 bytes.
+var fixedTypes = map[string]bool{
+	"BOOL": true, "INT2": true, "INT4": true, "INT8": true, "FLOAT4": true, "FLOAT8": true, "OID": true,
+	"DATE": true, "TIME": true, "TIMETZ": true, "TIMESTAMP": true, "TIMESTAMPTZ": true, "INTERVAL": true,
+	"UUID": true, "MONEY": true, "CHAR": true, "INET": true, "CIDR": true, "MACADDR": true,
+}
+
+// textSize returns the SQL for the size of column col's text form, of
+// type typ, or "" for a fixed-length type. octet_length of a text, varchar
+// or bytea reads the stored length without detoasting the value (bytea's
+// text is hex: two characters a byte, and "\x"); any other type is
+// converted to text, as the client will receive it.
+func textSize(col, typ string) string {
+	switch {
+	case fixedTypes[typ]:
+		return ""
+	case typ == "TEXT" || typ == "VARCHAR" || typ == "BPCHAR" || typ == "NAME":
+		return "octet_length(" + col + ")::int8"
+	case typ == "BYTEA":
+		return "2 * octet_length(" + col + ")::int8 + 2"
+	}
+	return "octet_length(" + col + "::text)::int8"
 }
 
 // isRowTooLarge reports whether err is the wrapped query refusing a row.

@@ -44,7 +44,7 @@ func mustFixture(tb testing.TB) *fixture {
 		`CREATE SEQUENCE s`,
 	)
 	pool := mustOpen(tb, dsn, 1)
-	src, err := New(pool, nil)
+	src, err := New(pool, &Options{MaxConns: 1})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -443,21 +443,37 @@ func TestQueryCaps(t *testing.T) {
 
 // TestQueryRowTooLarge checks that a first row over the byte cap is
 // TooLarge, whether the server refuses it (its text is over the cap) or the
-// reader does (its JSON is: each '<' becomes \u003c).
+// reader does (its JSON is: each '<' becomes \u003c), and that a 200 MB
+// value never reaches this process, whatever its type and however it is
+// stored (the stored one compresses to about 2 MB: its stored size would
+// pass).
 func TestQueryRowTooLarge(t *testing.T) {
 	tests := []struct {
 		name string
 		sql  string
 	}{
 		{"200 MB value", "SELECT repeat('x', 200 * 1024 * 1024) AS v"},
+		{"200 MB stored beside fixed-length columns", "SELECT id, now() AS at, true AS ok, v FROM huge"},
+		// Smaller values of other types, still far over the cap and over
+		// what the test lets the query allocate here.
+		{"48 MB of bytea text (24 MB stored)", "SELECT 1 AS id, decode(repeat('ab', 24 * 1024 * 1024), 'hex') AS v"},
+		{"48 MB jsonb", "SELECT to_jsonb(repeat('x', 48 * 1024 * 1024)) AS v"},
+		{"48 MB in an array", "SELECT ARRAY[repeat('x', 48 * 1024 * 1024)] AS v"},
+		{"48 MB under a duplicated column name", "SELECT 1 AS v, repeat('x', 48 * 1024 * 1024) AS v"},
+		{"columns over the cap together", "SELECT repeat('a', 600000) AS a, repeat('b', 600000) AS b"},
 		{"JSON escapes", "SELECT repeat('<', 300000) AS v"},
 	}
 	f := mustFixture(t)
+	mustExec(t, f.admin, `CREATE TABLE huge (id int, v text)`, `INSERT INTO huge VALUES (1, repeat('x', 200 * 1024 * 1024))`)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			_, err := f.src.Query(t.Context(), dataexec.Query{SQL: tc.sql, MaxRows: 10, MaxBytes: 1 << 20})
+			// Building a 200 MB constant takes PostgreSQL seconds on a
+			// loaded machine, twice (describe plans the query too).
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			_, err := f.src.Query(ctx, dataexec.Query{SQL: tc.sql, MaxRows: 10, MaxBytes: 1 << 20})
 			runtime.ReadMemStats(&after)
 			if got := askbi.ErrorCode(err); got != askbi.TooLarge {
 				t.Fatalf("Query code = %q (%v), want %q", got, err, askbi.TooLarge)

@@ -57,6 +57,7 @@ import (
 	"github.com/askbi/askbi/httpserve"
 	"github.com/askbi/askbi/internal/httpjson"
 	"github.com/askbi/askbi/internal/oauthfake"
+	"github.com/askbi/askbi/internal/pgpool"
 	"github.com/askbi/askbi/internal/pgtest"
 	"github.com/askbi/askbi/mcpserver"
 	"github.com/askbi/askbi/mcpserver/oauth"
@@ -94,6 +95,7 @@ type config struct {
 	// before it stops (so a load balancer notices).
 	drainDelay  time.Duration
 	turnTimeout time.Duration
+	dbMaxConns  int
 
 	// model, when set, replaces the -provider model (tests).
 	modelOverride ask.Provider
@@ -138,6 +140,7 @@ func main() {
 	flag.IntVar(&cfg.mcpMaxInFlight, "mcp-max-in-flight", mcpserver.DefaultMaxInFlight, "MCP requests one user may have in flight, answers included")
 	flag.DurationVar(&cfg.keyCacheTTL, "key-cache-ttl", access.DefaultKeyCacheTTL, "how long a verified API key is trusted without reading the database (negative: never)")
 	flag.DurationVar(&cfg.drainDelay, "drain-delay", time.Second, "on SIGINT/SIGTERM, how long to refuse new requests with 503 before stopping")
+	flag.IntVar(&cfg.dbMaxConns, "db-max-conns", pgpool.DefaultMaxConns, "PostgreSQL connections each pool (warehouse reader, state) opens at most and keeps for reuse; keep twice this within the server's max_connections")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -359,7 +362,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		a.closers = append(a.closers, reader.Close)
 		checks = append(checks, httpserve.Check{Name: "the state database", Func: state.PingContext},
 			httpserve.Check{Name: "the demo warehouse", Func: reader.PingContext})
-		src, err := pgsource.New(reader, nil)
+		src, err := pgsource.New(reader, &pgsource.Options{MaxConns: cfg.dbMaxConns})
 		if err != nil {
 			return nil, err
 		}
@@ -638,7 +641,7 @@ func (a *app) openPostgres(ctx context.Context, cfg config) (state *sqlx.DB, own
 	} else {
 		a.storage = "PostgreSQL at -database-url"
 	}
-	state, err = pgstore.Open(ctx, stateURL)
+	state, err = pgstore.Open(ctx, stateURL, cfg.dbMaxConns)
 	if err != nil {
 		return nil, "", "", err
 	}

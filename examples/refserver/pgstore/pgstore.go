@@ -23,6 +23,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/dataexec/pgsource"
+	"github.com/askbi/askbi/internal/pgpool"
 )
 
 //go:embed migrations/*.sql
@@ -33,12 +34,14 @@ var migrations embed.FS
 const migrateLock = 0x61736b6269 // "askbi"
 
 // Open connects to the database at url (a lib/pq URL or DSN) and applies
-// pending migrations.
-func Open(ctx context.Context, url string) (*sqlx.DB, error) {
+// pending migrations. The pool opens at most maxConns connections and keeps
+// them idle for reuse; zero means 16.
+func Open(ctx context.Context, url string, maxConns int) (*sqlx.DB, error) {
 	db, err := sqlx.Open("postgres", url)
 	if err != nil {
 		return nil, err
 	}
+	pgpool.Size(db.DB, maxConns)
 	if err := Migrate(ctx, db); err != nil {
 		db.Close()
 		return nil, err
