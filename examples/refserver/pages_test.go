@@ -64,6 +64,13 @@ func TestProductPages(t *testing.T) {
 			t.Errorf("GET %s signed in: %d %s", p, res.StatusCode, res.Header.Get("Content-Type"))
 		}
 	}
+	// A page of what bob cannot read is a 404 too: another project's
+	// chart, dashboard and dataset, another team's chart, one that is gone.
+	for _, p := range []string{"/previews/chart_mrr", "/charts/chart_mrr", "/dashboards/dash_finance", "/datasets/ds_mrr", "/charts/chart_tickets", "/charts/nope"} {
+		if res := get(t, c, ta.url+p); res.StatusCode != http.StatusNotFound || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
+			t.Errorf("GET %s as bob: %d %s, want the page with 404", p, res.StatusCode, res.Header.Get("Content-Type"))
+		}
+	}
 	// The page's data, by the cookie alone; what bob cannot reach is 404.
 	for p, want := range map[string]int{
 		"/api/charts/chart_weekly_signups": 200, "/api/datasets/ds_weekly_signups/data": 200, "/api/dashboards/dash_growth": 200,

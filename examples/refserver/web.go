@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/internal/httpjson"
 )
@@ -53,14 +54,56 @@ func (a *app) webRoutes(mux *http.ServeMux) {
 }
 
 // productPage serves a page behind a link to a signed-in browser; any
-// other is sent to sign in, and from there back to the page.
+// other is sent to sign in, and from there back to the page. A page of an
+// entity the user cannot read (another team's, out of their projects, or
+// gone) answers 404, with the same page, which then says "Not found": the
+// two are not told apart. The data routes check every read again.
 func (a *app) productPage(w http.ResponseWriter, r *http.Request) {
-	if _, err := a.sessions.browser(r); err != nil {
+	p, err := a.sessions.browser(r)
+	if err != nil {
 		w.Header().Set("Cache-Control", "no-store")
 		http.Redirect(w, r, "/signin?return="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 		return
 	}
+	typ := access.TypeChart // previews and charts
+	switch dataexec.Page(strings.Split(r.URL.Path, "/")[1]) {
+	case dataexec.PageDashboard:
+		typ = access.TypeDashboard
+	case dataexec.PageDataset:
+		typ = access.TypeDataset
+	}
+	live, err := a.gate.Begin(r.Context(), p)
+	var refs []*dataexec.Ref
+	if err == nil {
+		refs, err = a.executor.Resolve(r.Context(), live, []access.Entity{{Type: typ, ID: r.PathValue("id")}})
+	}
+	if err != nil {
+		httpjson.WriteError(w, r, a.log, err)
+		return
+	}
+	if refs[0] == nil {
+		a.webFileStatus(w, r, "web/product.html", http.StatusNotFound)
+		return
+	}
 	a.webFile(w, r, "web/product.html")
+}
+
+// webFileStatus answers an embedded page with a status other than 200,
+// uncached.
+func (a *app) webFileStatus(w http.ResponseWriter, r *http.Request, name string, status int) {
+	b, err := fs.ReadFile(webFiles, name)
+	if err != nil {
+		httpjson.WriteError(w, r, a.log, askbi.Errorf(askbi.NotFound, "not found"))
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Security-Policy", webCSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(b)
 }
 
 // webFile answers one embedded file with the page's security headers.
