@@ -39,6 +39,7 @@ func main() {
 	fault := flag.String("fault", "", "fault to inject during the load: pg-restart, slow-readers or slow-loris")
 	slow := flag.Int("slow", 200, "slow readers or slow-loris connections (-fault)")
 	resultBytes := flag.Int("mcp-result-bytes", 0, "the server's -mcp-result-bytes (0: its default)")
+	inFlight := flag.Int("mcp-max-in-flight", 0, "the server's -mcp-max-in-flight, MCP requests per user (0: its default, 16)")
 	settle := flag.Duration("settle", 5*time.Second, "wait after the run before the after figures")
 	bin := flag.String("refserver", "", "a built reference server (default: go build ./examples/refserver)")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write the server's CPU profile over the middle half of the load to this file")
@@ -46,14 +47,17 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *clients, *duration, *fault, *slow, *resultBytes, *settle, *bin); err != nil {
+	if err := run(ctx, *clients, *duration, *fault, *slow, *resultBytes, *inFlight, *settle, *bin); err != nil {
 		fmt.Fprintln(os.Stderr, "mcpload:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, clients int, d time.Duration, fault string, slow, resultBytes int, settle time.Duration, bin string) error {
+func run(ctx context.Context, clients int, d time.Duration, fault string, slow, resultBytes, inFlight int, settle time.Duration, bin string) error {
 	var extra []string
+	if inFlight > 0 {
+		extra = append(extra, "-mcp-max-in-flight", fmt.Sprint(inFlight))
+	}
 	if resultBytes > 0 {
 		extra = append(extra, "-mcp-result-bytes", fmt.Sprint(resultBytes))
 	}
