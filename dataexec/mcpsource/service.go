@@ -873,8 +873,9 @@ func (s *Service) publish(ctx context.Context, c Connection) {
 }
 
 // SyncCatalog publishes every stored connection to the catalog, for a
-// host whose catalog starts empty (such as the reference server's, seeded
-// in memory at each start).
+// host whose catalog does not keep them itself (such as the reference
+// server's in-memory catalog, seeded at each start) or may have missed a
+// change (a catalog write that failed after the connection was saved).
 func (s *Service) SyncCatalog(ctx context.Context) error {
 	if s.o.Catalog == nil {
 		return nil
