@@ -354,7 +354,7 @@ func TestWebPage(t *testing.T) {
 	}
 	status, h, index := ta.Do(t, "GET", "/", "", nil)
 	check("/", index, status, h)
-	for _, p := range []string{"/previews/chart_x", "/charts/chart_x", "/datasets/ds_x", "/dashboards/dash_x"} {
+	for _, p := range []string{"/previews/chart_weekly_signups", "/charts/chart_weekly_signups", "/datasets/ds_weekly_signups", "/dashboards/dash_growth"} {
 		status, h, b := ta.Do(t, "GET", p, ta.session(t, "alice"), nil)
 		check(p, b, status, h)
 	}
