@@ -37,7 +37,8 @@ var webStart = time.Now()
 // (dataexec.PublicLinks): /previews/{id} (the chart and the dashboard
 // selector), /charts/{id}, /dashboards/{id} and /datasets/{id}, read-only.
 // They draw from the data routes (/api/, package datahttp), which check
-// access. /connections/new stands in for a host's own form. A file that
+// access. /web/entity.html?type= stands in for a host's own form that
+// sets up a native source (the chat's setup card opens it). A file that
 // does not exist answers a JSON 404 like every other route; folders are
 // not listed.
 func (a *app) webRoutes(mux *http.ServeMux) {
@@ -48,9 +49,6 @@ func (a *app) webRoutes(mux *http.ServeMux) {
 	for _, page := range []dataexec.Page{dataexec.PagePreview, dataexec.PageChart, dataexec.PageDashboard, dataexec.PageDataset} {
 		mux.HandleFunc("GET /"+string(page)+"/{id}", a.productPage)
 	}
-	// /connections/new?type= stands in for the host's own form that sets
-	// up a native source (the chat's setup card opens it).
-	mux.HandleFunc("GET /connections/{id}", func(w http.ResponseWriter, r *http.Request) { a.webFile(w, r, "web/entity.html") })
 }
 
 // productPage serves a page behind a link to a signed-in browser; any

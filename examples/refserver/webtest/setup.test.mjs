@@ -80,7 +80,8 @@ test("Native setup opens the host's form in a new tab; I added the connection ch
   const [tab] = await Promise.all([page.context().waitForEvent("page"),
     card(page).getByRole("button", { name: "Set up connection" }).click()]);
   await tab.waitForLoadState();
-  assert.match(tab.url(), /\/connections\/new\?type=mysql$/);
+  assert.match(tab.url(), /\/web\/entity\.html\?type=mysql$/);
+  assert.match(await tab.locator("h1").innerText(), /mysql connection setup form/);
   await tab.close();
   assert.ok(await page.locator("#focus").isVisible(), "the chat stays available");
   await card(page).getByRole("button", { name: "I added the connection" }).click();

@@ -1,5 +1,6 @@
-// The stand-in for a product page the chat links to.
-const kind = location.pathname.split("/")[1];
-const name = { charts: "chart", datasets: "dataset", dashboards: "dashboard", connections: "connection setup form" }[kind] || "item";
+// The stand-in for the host product's own form that sets up a native
+// source (the chat's setup card opens it with ?type=).
+const type = new URLSearchParams(location.search).get("type") || "";
+const name = (type ? type + " " : "") + "connection setup form";
 document.getElementById("kind").textContent = name;
 document.title = "askbi: " + name;

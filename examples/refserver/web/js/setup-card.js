@@ -65,7 +65,7 @@ export class SetupCard {
         break;
       case "native_setup":
         kind = "Connects directly, without MCP";
-        action = h("button", { type: "button", class: "primary", onclick: () => this.open("/connections/new?type=" + encodeURIComponent(o.source_type || "")) },
+        action = h("button", { type: "button", class: "primary", onclick: () => this.open("/web/entity.html?type=" + encodeURIComponent(o.source_type || "")) },
           "Set up connection");
         break;
       case "mcp_oauth_setup":
