@@ -53,8 +53,12 @@ const benchSQL = "SELECT id, name, country, value, created, active FROM bench OR
 func BenchmarkRunDataset(b *testing.B) {
 	ctx := context.Background()
 	dsn := pgtest.MustDatabase(b)
-	db, readerDB := sqlx.MustOpen("postgres", dsn), sqlx.MustOpen("postgres", dsn) // the Source's own pool, as its docs ask
+	db := sqlx.MustOpen("postgres", dsn)
 	defer db.Close()
+	readerDB, err := pgsource.OpenDB(dsn) // the Source's own pool, as its docs ask
+	if err != nil {
+		b.Fatal(err)
+	}
 	defer readerDB.Close()
 	db.MustExec(`CREATE TABLE bench AS SELECT g AS id, 'name ' || g AS name, (ARRAY['DE','FR','US','BR'])[g % 4 + 1] AS country,
 		g * 1.5 AS value, timestamptz '2026-01-01' + g * interval '1 hour' AS created, g % 3 = 0 AS active

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/sourcetest"
@@ -26,7 +25,7 @@ func TestSourceConformance(t *testing.T) {
 	mustExec(t, admin, `CREATE FUNCTION slow() RETURNS int LANGUAGE sql AS 'SELECT 1 FROM pg_sleep(600)'`)
 	var blocks atomic.Int64
 	sourcetest.Run(t, func(t *testing.T) (dataexec.Source, sourcetest.Fixture) {
-		connector, err := pq.NewConnector(dsn)
+		connector, err := connector(dsn)
 		if err != nil {
 			t.Fatal(err)
 		}

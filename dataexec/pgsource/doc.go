@@ -2,7 +2,7 @@
 // read-only SELECT at a time through sqlx and lib/pq, and describes what its
 // role may read (dataexec.Inspector).
 //
-//	db, err := sqlx.Open("postgres", "postgres://askbi_reader:...@db:5432/warehouse")
+//	db, err := pgsource.OpenDB("postgres://askbi_reader:...@db:5432/warehouse")
 //	...
 //	src, err := pgsource.New(db, nil)
 //	...
@@ -30,7 +30,7 @@
 //  2. A dedicated pooled connection, a READ ONLY transaction, and
 //     statement_timeout, lock_timeout and idle_in_transaction_session_timeout
 //     set for the time left before ctx's deadline (Options.DefaultTimeout
-//     without one). A cancelled ctx cancels the query on the server; as
+//     without one), all in one round trip. A cancelled ctx cancels the query on the server; as
 //     PostgreSQL drops a cancel that arrives between two protocol messages,
 //     the cancel is repeated from a spare pooled connection until the query
 //     stops.
@@ -39,7 +39,12 @@
 //     then wrapped so that the server stops after MaxRows+1 rows and
 //     refuses a row whose variable-length values' text is larger than
 //     MaxBytes; text, varchar and bytea are measured from their stored
-//     length, without detoasting.
+//     length, without detoasting. Values whose text has a bound (numeric:
+//     147,457 bytes, numeric(p, s) and varchar(n) less) are counted only
+//     when their bounds add up to more than MaxBytes: a row the server
+//     lets through holds at most twice MaxBytes, and step 4 refuses it.
+//     With a pool from OpenDB, the describe and the query take one round
+//     trip each.
 //  4. Reading with the row and byte caps: Truncated is set with
 //     dataexec.TruncatedRows or dataexec.TruncatedBytes; a first row alone
 //     over the byte cap is TooLarge.

@@ -35,11 +35,11 @@ func (s *Source) Inspect(ctx context.Context, table string, limit int) (_ []data
 		limit = DefaultInspectLimit
 	}
 	var rels []dataexec.Relation
-	err = s.session(ctx, func(ctx context.Context, tx *sqlx.Tx) (err error) {
+	err = s.session(ctx, func(ctx context.Context, conn *sqlx.Conn) (err error) {
 		if table == "" {
-			rels, err = listRelations(ctx, tx, limit)
+			rels, err = listRelations(ctx, conn, limit)
 		} else {
-			rels, err = describeRelation(ctx, tx, table, limit)
+			rels, err = describeRelation(ctx, conn, table, limit)
 		}
 		return err
 	})
@@ -67,9 +67,9 @@ func (r relationRow) relation() dataexec.Relation {
 	return dataexec.Relation{Schema: r.Schema, Name: r.Name, Kind: kind}
 }
 
-func listRelations(ctx context.Context, tx *sqlx.Tx, limit int) ([]dataexec.Relation, error) {
+func listRelations(ctx context.Context, conn *sqlx.Conn, limit int) ([]dataexec.Relation, error) {
 	var rows []relationRow
-	if err := tx.SelectContext(ctx, &rows, `SELECT c.oid, n.nspname, c.relname, c.relkind::text `+
+	if err := conn.SelectContext(ctx, &rows, `SELECT c.oid, n.nspname, c.relname, c.relkind::text `+
 		readableRelations+` ORDER BY n.nspname, c.relname LIMIT $1`, limit); err != nil {
 		return nil, err
 	}
@@ -80,11 +80,11 @@ func listRelations(ctx context.Context, tx *sqlx.Tx, limit int) ([]dataexec.Rela
 	return rels, nil
 }
 
-func describeRelation(ctx context.Context, tx *sqlx.Tx, table string, limit int) ([]dataexec.Relation, error) {
+func describeRelation(ctx context.Context, conn *sqlx.Conn, table string, limit int) ([]dataexec.Relation, error) {
 	// An exact "schema.name" wins over a visible relation whose own name
 	// contains the dot.
 	var rows []relationRow
-	if err := tx.SelectContext(ctx, &rows, `SELECT c.oid, n.nspname, c.relname, c.relkind::text `+
+	if err := conn.SelectContext(ctx, &rows, `SELECT c.oid, n.nspname, c.relname, c.relkind::text `+
 		readableRelations+`
   AND (n.nspname || '.' || c.relname = $1 OR (c.relname = $1 AND pg_catalog.pg_table_is_visible(c.oid)))
 ORDER BY n.nspname || '.' || c.relname = $1 DESC
@@ -96,7 +96,7 @@ LIMIT 1`, table); err != nil {
 	}
 	rel := rows[0].relation()
 	rel.Columns = []dataexec.Column{}
-	if err := tx.SelectContext(ctx, &rel.Columns, `
+	if err := conn.SelectContext(ctx, &rel.Columns, `
 SELECT a.attname AS name, pg_catalog.format_type(a.atttypid, a.atttypmod) AS type
 FROM pg_catalog.pg_attribute a
 WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped

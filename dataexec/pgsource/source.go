@@ -60,8 +60,9 @@ var (
 // New returns a Source over db, which should connect as a SELECT-only role
 // (see SQLForReadOnlyRole) and be used by this Source alone: every
 // connection is reset with DISCARD ALL when it goes back to the pool, which
-// would drop prepared statements of other users. New sizes db's pool (see
-// Options.MaxConns). opts may be nil.
+// would drop prepared statements of other users. Open db with OpenDB (or
+// binary_parameters=yes in its DSN), or each query takes two more round
+// trips. New sizes db's pool (see Options.MaxConns). opts may be nil.
 func New(db *sqlx.DB, opts *Options) (*Source, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -75,6 +76,30 @@ func New(db *sqlx.DB, opts *Options) (*Source, error) {
 	}
 	pgpool.Size(db.DB, opts.MaxConns)
 	return s, nil
+}
+
+// OpenDB opens a pool of connections to dsn (a lib/pq connection string
+// or URL, for a role as New asks) set up as the Source wants it: with
+// lib/pq's binary_parameters, which sends a statement that has parameters
+// together with their values, in one round trip where lib/pq otherwise
+// takes two. That setting also sends []byte parameters in binary; the
+// Source sends none. Pass the pool to New, and close it when done.
+func OpenDB(dsn string) (*sqlx.DB, error) {
+	c, err := connector(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return sqlx.NewDb(sql.OpenDB(c), "postgres"), nil
+}
+
+// connector is OpenDB's lib/pq connector.
+func connector(dsn string) (*pq.Connector, error) {
+	cfg, err := pq.NewConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg.BinaryParameters = true
+	return pq.NewConnectorConfig(cfg)
 }
 
 // Query runs q.SQL, which must be one read-only SELECT (or EXPLAIN without
@@ -105,8 +130,8 @@ func (s *Source) Query(ctx context.Context, q dataexec.Query) (_ *dataexec.Table
 		maxBytes = DefaultMaxBytes
 	}
 	var t *dataexec.Table
-	err = s.session(ctx, func(ctx context.Context, tx *sqlx.Tx) (err error) {
-		t, err = read(ctx, tx, st, b.args, maxRows, maxBytes)
+	err = s.session(ctx, func(ctx context.Context, conn *sqlx.Conn) (err error) {
+		t, err = read(ctx, conn, st, b.args, maxRows, maxBytes)
 		return err
 	})
 	if err != nil {
@@ -120,11 +145,11 @@ const rowTooLarge = "askbi_row_too_large"
 
 // read runs st with the values of its parameters and reads its capped
 // result.
-func read(ctx context.Context, tx *sqlx.Tx, st statement, params []any, maxRows int, maxBytes int64) (*dataexec.Table, error) {
+func read(ctx context.Context, conn *sqlx.Conn, st statement, params []any, maxRows int, maxBytes int64) (*dataexec.Table, error) {
 	query, args := st.sql, params
 	var names []string // the columns' names, when the wrapper renames them
 	if !st.explain {
-		cols, err := describe(ctx, tx, st.sql, params)
+		cols, err := describe(ctx, conn, st.sql, params)
 		if err != nil {
 			return nil, err
 		}
@@ -146,14 +171,14 @@ func read(ctx context.Context, tx *sqlx.Tx, st statement, params []any, maxRows 
 	var rows *sql.Rows
 	var err error
 	if st.explain {
-		stmt, perr := tx.PrepareContext(ctx, query)
+		stmt, perr := conn.PrepareContext(ctx, query)
 		if perr != nil {
 			return nil, perr
 		}
 		defer stmt.Close()
 		rows, err = stmt.QueryContext(qctx, args...)
 	} else {
-		rows, err = tx.QueryContext(qctx, query, args...)
+		rows, err = conn.QueryContext(qctx, query, args...)
 	}
 	if isRowTooLarge(err) {
 		return nil, errRowTooLarge(maxBytes)
@@ -228,9 +253,9 @@ func read(ctx context.Context, tx *sqlx.Tx, st statement, params []any, maxRows 
 // transaction ends, so their columns cannot change before the query runs.
 // (A LIMIT parameter keeps it in the extended protocol, which runs one
 // statement only.)
-func describe(ctx context.Context, tx *sqlx.Tx, sql string, params []any) ([]*sql.ColumnType, error) {
+func describe(ctx context.Context, conn *sqlx.Conn, sql string, params []any) ([]*sql.ColumnType, error) {
 	q := "SELECT * FROM (\n" + sql + "\n) AS askbi_q LIMIT $" + strconv.Itoa(len(params)+1)
-	rows, err := tx.QueryContext(ctx, q, append(slices.Clip(params), 0)...)
+	rows, err := conn.QueryContext(ctx, q, append(slices.Clip(params), 0)...)
 	if err != nil {
 		return nil, err
 	}
@@ -249,26 +274,41 @@ func describe(ctx context.Context, tx *sqlx.Tx, sql string, params []any) ([]*sq
 // message whole into memory before we see it, so a row holding a 200 MB
 // value would cost 200 MB here; the WHERE clause makes the server refuse
 // such a row instead: the sum of its variable-length values' text sizes
-// must fit in maxBytes. Values whose text is short and bounded (integers,
-// floats, dates and times, booleans, UUIDs, network addresses) are not
-// counted; text, varchar and bytea are measured from their stored length,
-// without converting (or detoasting) them; numeric, jsonb, arrays and any
-// other type are converted to text, as the client receives them. The refusal is an integer cast error
-// carrying the marker, evaluated only for an oversized row. OFFSET 0 keeps
-// the check above the user's query (after its ORDER BY), so it runs only on
-// rows that are returned. The columns are renamed askbi_1, askbi_2, ... so
-// that the check can name each one, whatever the query called them
-// (duplicates, "?column?"). The newlines end a trailing "--" comment in
-// sql. The caps take the parameter numbers after those of the variables.
+// must fit in maxBytes. text, varchar and bytea are measured from their
+// stored length, without converting (or detoasting) them; jsonb, arrays
+// and any other type are converted to text, as the client receives them.
+// Left out are the values whose text is short and bounded (fixedTypes),
+// and those whose text has a bound (textBound: numeric, varchar(n)) while
+// their bounds add up to at most maxBytes: a row the server lets through
+// then holds at most twice maxBytes, and read refuses it. The refusal is
+// an integer cast error carrying the marker, evaluated only for an
+// oversized row. OFFSET 0 keeps the check above the user's query (after
+// its ORDER BY), so it runs only on rows that are returned. The columns
+// are renamed askbi_1, askbi_2, ... so that the check can name each one,
+// whatever the query called them (duplicates, "?column?"). The newlines
+// end a trailing "--" comment in sql. The caps take the parameter numbers
+// after those of the variables.
 func wrap(sql string, cols []*sql.ColumnType, params []any, maxRows int, maxBytes int64) (string, []any) {
 	n := len(params)
-	var aliases, sizes []string
+	var aliases, sizes, boundedSizes []string
+	var bounds int64
 	for i, c := range cols {
 		name := "askbi_" + strconv.Itoa(i+1)
 		aliases = append(aliases, name)
-		if e := textSize(name, c.DatabaseTypeName()); e != "" {
-			sizes = append(sizes, "coalesce("+e+", 0)")
+		typ := c.DatabaseTypeName()
+		if fixedTypes[typ] {
+			continue
 		}
+		size := "coalesce(" + textSize(name, typ) + ", 0)"
+		if b := textBound(c); b > 0 {
+			bounds += b
+			boundedSizes = append(boundedSizes, size)
+			continue
+		}
+		sizes = append(sizes, size)
+	}
+	if bounds > maxBytes {
+		sizes = append(sizes, boundedSizes...)
 	}
 	var b strings.Builder
 	b.WriteString("SELECT * FROM (SELECT * FROM (\n" + sql + "\n) AS askbi_q OFFSET 0) AS askbi_q")
@@ -297,18 +337,42 @@ var fixedTypes = map[string]bool{
 	"UUID": true, "MONEY": true, "CHAR": true, "INET": true, "CIDR": true, "MACADDR": true,
 }
 
+// maxNumericText is the longest text of a numeric: a sign, 131,072 digits
+// before the point and 16,383 after it, PostgreSQL's limits.
+const maxNumericText = 1 + 131072 + 1 + 16383
+
+// textBound returns the most bytes the text of a value of column c can
+// take, or 0 when its type sets no bound: numeric (numeric(p, s) at most
+// p digits, a sign, a point and a leading zero), and varchar(n) or
+// char(n) (n characters of up to 4 bytes). lib/pq reports a numeric
+// without precision as 65535 digits, and a varchar without length as
+// math.MaxInt64 characters: past the types' own limits (1,000 digits,
+// 10,485,760 characters), a size means none.
+func textBound(c *sql.ColumnType) int64 {
+	switch c.DatabaseTypeName() {
+	case "NUMERIC":
+		if p, _, ok := c.DecimalSize(); ok && p > 0 && p <= 1000 {
+			return p + 3
+		}
+		return maxNumericText
+	case "VARCHAR", "BPCHAR":
+		if n, ok := c.Length(); ok && n > 0 && n <= 10485760 {
+			return 4 * n
+		}
+	}
+	return 0
+}
+
 // textSize returns the SQL for the size of column col's text form, of
-// type typ, or "" for a fixed-length type. octet_length of a text, varchar
-// or bytea reads the stored length without detoasting the value (bytea's
-// text is hex: two characters a byte, and "\x"); any other type is
-// converted to text, as the client will receive it.
+// type typ. octet_length of a text, varchar or bytea reads the stored
+// length without detoasting the value (bytea's text is hex: two characters
+// a byte, and "\x"); any other type is converted to text, as the client
+// will receive it.
 func textSize(col, typ string) string {
-	switch {
-	case fixedTypes[typ]:
-		return ""
-	case typ == "TEXT" || typ == "VARCHAR" || typ == "BPCHAR" || typ == "NAME":
+	switch typ {
+	case "TEXT", "VARCHAR", "BPCHAR", "NAME":
 		return "octet_length(" + col + ")::int8"
-	case typ == "BYTEA":
+	case "BYTEA":
 		return "2 * octet_length(" + col + ")::int8 + 2"
 	}
 	return "octet_length(" + col + "::text)::int8"
@@ -326,8 +390,9 @@ func errRowTooLarge(maxBytes int64) error {
 
 // session runs f in a READ ONLY transaction on a connection of its own, with
 // server-side timeouts that end with ctx's deadline. It always rolls back,
-// then resets the connection before the pool may reuse it.
-func (s *Source) session(ctx context.Context, f func(context.Context, *sqlx.Tx) error) (err error) {
+// then resets the connection before the pool may reuse it. f must not end
+// the transaction.
+func (s *Source) session(ctx context.Context, f func(context.Context, *sqlx.Conn) error) (err error) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(s.defaultTimeout)
@@ -356,27 +421,28 @@ func (s *Source) session(ctx context.Context, f func(context.Context, *sqlx.Tx) 
 
 // attempt runs f once in a read-only transaction on one pooled
 // connection; with checked, on one that first answers a ping.
-func (s *Source) attempt(ctx context.Context, deadline time.Time, f func(context.Context, *sqlx.Tx) error, checked bool) error {
+func (s *Source) attempt(ctx context.Context, deadline time.Time, f func(context.Context, *sqlx.Conn) error, checked bool) error {
 	conn, err := s.conn(ctx, checked)
 	if err != nil {
 		return err
 	}
 	defer release(conn)
-	tx, err := conn.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
+	// One round trip opens the transaction, sets its limits and reads the
+	// backend's pid: without arguments lib/pq sends the batch through the
+	// simple protocol and returns the rows of its last statement. The
+	// batch is ours alone (the user's SQL never goes through the simple
+	// protocol). BEGIN starts a transaction block that outlives the batch;
+	// release rolls it back.
+	//
 	// Zero would mean no timeout; keep a floor. SET, unlike set_config,
 	// needs no EXECUTE privilege (SQLForReadOnlyRole revokes it); its value
-	// cannot be a parameter, so it is our own formatted integer. Without
-	// arguments, lib/pq sends the batch in one round trip and returns the
-	// rows of its last statement.
-	ms := max(time.Until(deadline), 100*time.Millisecond).Milliseconds()
+	// cannot be a parameter, so it is our own formatted integer.
 	// standard_conforming_strings is what the guard's parser assumes; with
 	// it off, backslashes in literals would split the text differently.
+	ms := max(time.Until(deadline), 100*time.Millisecond).Milliseconds()
 	var pid int
-	if err := tx.QueryRowxContext(ctx, fmt.Sprintf(`SET LOCAL statement_timeout = %[1]d;
+	if err := conn.QueryRowxContext(ctx, fmt.Sprintf(`BEGIN READ ONLY;
+SET LOCAL statement_timeout = %[1]d;
 SET LOCAL lock_timeout = %[1]d;
 SET LOCAL idle_in_transaction_session_timeout = %[1]d;
 SET LOCAL standard_conforming_strings = on;
@@ -384,7 +450,7 @@ SELECT pg_backend_pid()`, ms)).Scan(&pid); err != nil {
 		return err
 	}
 	defer s.cancelAgain(ctx, pid)()
-	return f(ctx, tx)
+	return f(ctx, conn)
 }
 
 // conn takes a pooled connection; with checked, one that answers a
@@ -461,14 +527,18 @@ func (s *Source) cancelAgain(ctx context.Context, pid int) (stop func()) {
 	}
 }
 
-// release resets the session (settings, prepared statements, cursors,
-// LISTEN, advisory locks, temporary tables) and returns conn to the pool,
-// or makes the pool discard it when the reset fails.
+// release ends the transaction, resets the session (settings, prepared
+// statements, cursors, LISTEN, advisory locks, temporary tables) and
+// returns conn to the pool, or makes the pool discard it when either
+// fails. DISCARD ALL cannot run in a transaction block, nor in a batch
+// with the ROLLBACK: two round trips.
 func release(conn *sqlx.Conn) {
 	// ctx may be over by now; the reset needs its own short deadline.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := conn.ExecContext(ctx, "DISCARD ALL"); err != nil {
+	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	} else if _, err := conn.ExecContext(ctx, "DISCARD ALL"); err != nil {
 		// database/sql closes a connection that reports ErrBadConn.
 		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 	}

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -53,7 +56,7 @@ func mustFixture(tb testing.TB) *fixture {
 
 func mustOpen(tb testing.TB, dsn string, conns int) *sqlx.DB {
 	tb.Helper()
-	db, err := sqlx.Open("postgres", dsn)
+	db, err := OpenDB(dsn)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -462,6 +465,9 @@ func TestQueryRowTooLarge(t *testing.T) {
 		{"48 MB under a duplicated column name", "SELECT 1 AS v, repeat('x', 48 * 1024 * 1024) AS v"},
 		{"columns over the cap together", "SELECT repeat('a', 600000) AS a, repeat('b', 600000) AS b"},
 		{"JSON escapes", "SELECT repeat('<', 300000) AS v"},
+		// Numerics' text is bounded (147 KB each); eight of them are
+		// over the cap, so the check counts them again.
+		{"numerics over the cap together", "SELECT " + strings.Repeat("1e131071::numeric + 0.5 AS n, ", 7) + "1e131071::numeric + 0.5 AS n"},
 	}
 	f := mustFixture(t)
 	mustExec(t, f.admin, `CREATE TABLE huge (id int, v text)`, `INSERT INTO huge VALUES (1, repeat('x', 200 * 1024 * 1024))`)
@@ -488,6 +494,50 @@ func TestQueryRowTooLarge(t *testing.T) {
 			}
 			f.assertClean(t)
 		})
+	}
+}
+
+// TestWrapBoundedColumns checks which columns the row-size check counts:
+// never fixed-length ones; numeric and varchar(n) ones only when their
+// bounds add up to more than the cap.
+func TestWrapBoundedColumns(t *testing.T) {
+	f := mustFixture(t)
+	conn, err := f.pool.Connx(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	const sql = "SELECT 1 AS i, now() AS at, 'x'::text AS t, 1.5 AS n, 2.5::numeric(10, 2) AS p, 'y'::varchar(10) AS v, 'z'::varchar AS w"
+	cols, err := describe(t.Context(), conn, sql, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		maxBytes int64
+		counted  []string // the columns the check measures
+	}{
+		{1 << 20, []string{"askbi_3", "askbi_7"}},
+		// The bounds are 147,457 + 13 + 40 bytes; varchar without a
+		// length has none.
+		{147510, []string{"askbi_3", "askbi_7"}},
+		{147509, []string{"askbi_3", "askbi_4", "askbi_5", "askbi_6", "askbi_7"}},
+	}
+	for _, tc := range tests {
+		q, args := wrap(sql, cols, nil, 10, tc.maxBytes)
+		for i := 1; i <= len(cols); i++ {
+			name := "askbi_" + strconv.Itoa(i)
+			counted := strings.Contains(q, "octet_length("+name+")") || strings.Contains(q, "octet_length("+name+"::text)")
+			if counted != slices.Contains(tc.counted, name) {
+				t.Errorf("maxBytes %d: %s counted = %v, want %v in\n%s", tc.maxBytes, name, counted, !counted, q)
+			}
+		}
+		if len(args) != 2 {
+			t.Errorf("maxBytes %d: args = %v, want the row and byte caps", tc.maxBytes, args)
+		}
+		var n int
+		if err := conn.GetContext(t.Context(), &n, "SELECT count(*) FROM ("+q+") AS w", args...); err != nil || n != 1 {
+			t.Errorf("maxBytes %d: the wrapped query read %d rows, %v", tc.maxBytes, n, err)
+		}
 	}
 }
 
@@ -614,5 +664,36 @@ func TestQueryAfterServerClosedConnections(t *testing.T) {
 		if _, err := query(t.Context(), src, "SELECT id, v FROM t"); err != nil {
 			t.Fatalf("query %d after the server closed the pooled connections: %v", i+1, err)
 		}
+	}
+}
+
+// TestPlainPool checks a Source over a pool opened without OpenDB (lib/pq's
+// two round trips a statement): variables, the row cap and the size check
+// work the same.
+func TestPlainPool(t *testing.T) {
+	db, err := sqlx.Open("postgres", pgtest.MustDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	src, err := New(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := src.Query(t.Context(), dataexec.Query{
+		SQL:       "SELECT g AS id, 'row ' || g AS name FROM generate_series(1, {{n}}) g WHERE 'row ' || g <> {{skip}} ORDER BY g",
+		Variables: map[string]dataexec.VariableValue{"n": {Type: dataexec.VarNumber, Value: json.Number("5")}, "skip": {Type: dataexec.VarString, Value: "row 2"}},
+		MaxRows:   3,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]any{{int64(1), "row 1"}, {int64(3), "row 3"}, {int64(4), "row 4"}}
+	if !reflect.DeepEqual(tab.Rows, want) || !tab.Truncated || tab.TruncatedReason != dataexec.TruncatedRows {
+		t.Errorf("rows = %v (truncated %v %q), want %v cut at the row cap", tab.Rows, tab.Truncated, tab.TruncatedReason, want)
+	}
+	_, err = src.Query(t.Context(), dataexec.Query{SQL: "SELECT repeat('x', 2000000) AS v"})
+	if got := askbi.ErrorCode(err); got != askbi.TooLarge {
+		t.Errorf("a 2 MB row: code %q (%v), want %q", got, err, askbi.TooLarge)
 	}
 }

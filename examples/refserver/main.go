@@ -355,7 +355,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		}
 		catalog = pc
 		a.readerURL = warehouseReader
-		reader, err := sqlx.Open("postgres", warehouseReader)
+		reader, err := pgsource.OpenDB(warehouseReader)
 		if err != nil {
 			return nil, err
 		}
