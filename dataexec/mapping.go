@@ -76,8 +76,10 @@ func validName(s string) bool {
 func mapTable(t *Table, fields Fields, allowNested bool) (columns []string, rows [][]any, err error) {
 	if len(fields) == 0 {
 		rows = make([][]any, len(t.Rows))
+		width := len(t.Columns)
+		cells := make([]any, len(t.Rows)*width) // one allocation for all rows
 		for i, row := range t.Rows {
-			out := make([]any, len(t.Columns))
+			out := cells[i*width : (i+1)*width : (i+1)*width]
 			for j := range t.Columns {
 				var v any
 				if j < len(row) {

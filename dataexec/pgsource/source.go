@@ -209,6 +209,7 @@ func read(ctx context.Context, conn *sqlx.Conn, st statement, params []any, maxR
 		ptrs[i] = &vals[i]
 	}
 	var total int64
+	var cells []any // rows are cut from it, a chunk at a time
 	for rows.Next() {
 		if len(t.Rows) == maxRows {
 			t.Truncated, t.TruncatedReason = true, dataexec.TruncatedRows
@@ -217,7 +218,11 @@ func read(ctx context.Context, conn *sqlx.Conn, st statement, params []any, maxR
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, err
 		}
-		row := make([]any, len(vals))
+		if len(cells) < len(vals) || len(vals) == 0 {
+			cells = make([]any, len(vals)*min(64, maxRows-len(t.Rows)))
+		}
+		row := cells[:len(vals):len(vals)]
+		cells = cells[len(vals):]
 		size := int64(2) // [ and ]
 		for i, v := range vals {
 			cell, n, err := normalize(v, types[i])

@@ -697,3 +697,16 @@ func TestPlainPool(t *testing.T) {
 		t.Errorf("a 2 MB row: code %q (%v), want %q", got, err, askbi.TooLarge)
 	}
 }
+
+// TestQueryNoColumns checks that rows without columns are empty rows,
+// not nil ones (JSON [] rather than null).
+func TestQueryNoColumns(t *testing.T) {
+	f := mustFixture(t)
+	tab, err := query(t.Context(), f.src, "SELECT FROM generate_series(1, 2)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tab.Rows) != 2 || tab.Rows[0] == nil || tab.Rows[1] == nil || len(tab.Rows[0]) != 0 {
+		t.Errorf("rows = %#v, want two empty rows", tab.Rows)
+	}
+}
