@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -13,7 +14,8 @@ import (
 // the bytes json.Marshal(rows) writes (HTML-safe escapes, invalid UTF-8 as
 // \ufffd, U+2028 and U+2029 escaped, floats as encoding/json formats them),
 // and the same error cases (NaN and ±Inf: *json.UnsupportedValueError; an
-// invalid json.Number: an error). On error it returns dst as it was.
+// invalid json.Number: an error). On error it returns dst cut back to its
+// original length.
 //
 // The cells of a Result (nil, bool, int64, float64, json.Number, string)
 // take a path without reflection; any other cell, such as a nested
@@ -43,6 +45,12 @@ func AppendRowsJSON(dst []byte, rows [][]any) ([]byte, error) {
 			}
 		}
 		dst = append(dst, ']')
+		if i == 0 {
+			// The rows of a result are alike: size dst for all of them from
+			// the first, up to the executor's default result cap so that
+			// one wide first row cannot make it reserve far more.
+			dst = slices.Grow(dst, min((len(dst)-start+1)*(len(rows)-1), 1<<20))
+		}
 	}
 	return append(dst, ']'), nil
 }
@@ -99,6 +107,15 @@ func appendFloatJSON(dst []byte, f float64) ([]byte, error) {
 
 const hexDigits = "0123456789abcdef"
 
+// jsonSafe holds the ASCII bytes a JSON string holds as they are with HTML
+// escaping on: not a control byte, " \ < > or &.
+var jsonSafe = func() (safe [utf8.RuneSelf]bool) {
+	for b := byte(0x20); b < utf8.RuneSelf; b++ {
+		safe[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
+	}
+	return safe
+}()
+
 // appendStringJSON quotes s as encoding/json does with HTML escaping on:
 // short escapes for \ " \b \f \n \r \t, \u00XX for the other control bytes
 // and for < > &, \ufffd for each invalid UTF-8 byte, and \u2028, \u2029.
@@ -108,7 +125,7 @@ func appendStringJSON(dst []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		b := s[i]
 		if b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+			if jsonSafe[b] {
 				i++
 				continue
 			}

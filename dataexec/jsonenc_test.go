@@ -115,14 +115,16 @@ func FuzzAppendRowsJSON(f *testing.F) {
 	f.Add("\x00\x1f\\\u2029😀", []byte{0xed, 0xa0, 0x80}, 1e-7, int64(-1), "-0.5E+3", true)
 	f.Add("", []byte(nil), math.Copysign(0, -1), int64(0), "01", false)
 	f.Add("\t\b\f\r", []byte("é"), 123456789.125, int64(math.MaxInt64), "1e", true)
+	f.Add("\u2028", []byte("\x7f"), 1e300, int64(1)<<62, "2E-", false)
 	f.Fuzz(func(t *testing.T, s string, raw []byte, fl float64, i int64, num string, b bool) {
-		_ = checkRowsJSON(t, [][]any{
-			{s, string(raw), fl, i, json.Number(num), b, nil},
-			// The int's bits as a float reach every exponent, NaNs and infinities.
-			{math.Float64frombits(uint64(i)), json.Number(strconv.FormatInt(i, 10) + num)},
-			nil,
-			{},
-		})
+		// The int's bits as a float reach every exponent, NaNs and infinities.
+		bits := math.Float64frombits(uint64(i))
+		// Each cell alone first, so that one failing cell does not hide
+		// another's bytes, then all in ragged rows.
+		for _, cell := range []any{s, string(raw), fl, bits, i, json.Number(num), json.Number(strconv.FormatInt(i, 10) + num)} {
+			_ = checkRowsJSON(t, [][]any{{cell}})
+		}
+		_ = checkRowsJSON(t, [][]any{{s, string(raw), fl, i, json.Number(num), b, nil}, {bits}, nil, {}})
 	})
 }
 
