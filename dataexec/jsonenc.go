@@ -107,9 +107,10 @@ func appendFloatJSON(dst []byte, f float64) ([]byte, error) {
 
 const hexDigits = "0123456789abcdef"
 
-// jsonSafe holds the ASCII bytes a JSON string holds as they are with HTML
-// escaping on: not a control byte, " \ < > or &.
-var jsonSafe = func() (safe [utf8.RuneSelf]bool) {
+// jsonSafe holds the bytes a JSON string holds as they are with HTML
+// escaping on: ASCII but not a control byte, " \ < > or &. The other bytes
+// of multi-byte runes are false, to be decoded.
+var jsonSafe = func() (safe [256]bool) {
 	for b := byte(0x20); b < utf8.RuneSelf; b++ {
 		safe[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
 	}
@@ -124,11 +125,11 @@ func appendStringJSON(dst []byte, s string) []byte {
 	start := 0 // s[start:i] is pending, needing no escape
 	for i := 0; i < len(s); {
 		b := s[i]
+		if jsonSafe[b] {
+			i++
+			continue
+		}
 		if b < utf8.RuneSelf {
-			if jsonSafe[b] {
-				i++
-				continue
-			}
 			dst = append(dst, s[start:i]...)
 			switch b {
 			case '"', '\\':
