@@ -178,11 +178,11 @@ func fitReply[In, Out any](ctx context.Context, s *Server, p access.Principal, b
 // sized returns r with its data encoded, and the size of the tool result
 // it makes, as the SDK writes it: the data goes in verbatim.
 func sized(r reply) (reply, int) {
-	data, err := json.Marshal(r.data)
+	data, err := encodeData(r.data, nil)
 	if err != nil {
 		return r, 0 // the SDK reports the same error when it encodes r
 	}
-	r.data = json.RawMessage(data)
+	r.data = data
 	frame, err := json.Marshal(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.summary}}, StructuredContent: json.RawMessage("0")})
 	if err != nil {
 		return r, 0

@@ -3,8 +3,12 @@ package mcpserver
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/askbi/askbi/dataexec"
 )
 
 // TestEncodeData checks the OAuth team spliced into a result's object.
@@ -34,4 +38,71 @@ func TestEncodeData(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEncodeTable checks that a table's structured content, its rows
+// spliced in, is what encoding/json writes for the same members.
+func TestEncodeTable(t *testing.T) {
+	res := &dataexec.Result{Columns: []string{"id", "name"}, Rows: [][]any{{int64(1), "<a & b>"}, {nil, json.Number("2.5")}},
+		Meta: dataexec.Meta{RowCount: 2, Truncated: true, TruncatedReason: dataexec.TruncatedRows, DataDate: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}}
+	head := struct {
+		Dataset refOut `json:"dataset"`
+	}{refOut{Type: "dataset", ID: "ds_1", Name: "Signups"}}
+	want, err := json.Marshal(struct {
+		Dataset refOut   `json:"dataset"`
+		Columns []string `json:"columns"`
+		Rows    [][]any  `json:"rows"`
+		dataexec.Meta
+		Team *teamOut `json:"team"`
+	}{head.Dataset, res.Columns, res.Rows, res.Meta, &teamOut{ID: "acme", Name: "Acme"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := encodeData(table{head, res}, &teamOut{ID: "acme", Name: "Acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(decodeJSON(t, want), decodeJSON(t, got)); diff != "" {
+		t.Errorf("encodeData mismatch (-encoding/json +got):\n%s\ngot %s", diff, got)
+	}
+}
+
+// TestPreEncode checks that a result handed to the SDK pre-encoded
+// encodes as the SDK's own encoding of it does.
+func TestPreEncode(t *testing.T) {
+	for _, r := range []*mcp.CallToolResult{
+		{Content: []mcp.Content{&mcp.TextContent{Text: "Dataset \"x\": 2 rows <ok>."}}, StructuredContent: json.RawMessage(`{"rows":[[1,"\u003c"]],"n":2}`)},
+		{Content: []mcp.Content{&mcp.TextContent{Text: "t"}, &mcp.ImageContent{Data: []byte{1, 2}, MIMEType: "image/png"}},
+			StructuredContent: json.RawMessage(`{}`), Meta: mcp.Meta{"k": "v"}},
+	} {
+		want, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc := preEncode(r)
+		if _, ok := enc.(*encodedResult); !ok {
+			t.Fatalf("preEncode = %T, want *encodedResult", enc)
+		}
+		got, err := json.Marshal(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(decodeJSON(t, want), decodeJSON(t, got)); diff != "" {
+			t.Errorf("preEncode mismatch (-SDK +got):\n%s\ngot %s", diff, got)
+		}
+	}
+	// Structured content that is not encoded yet (an error's) stays.
+	r := &mcp.CallToolResult{IsError: true, StructuredContent: toolError{Code: "x", Message: "y"}}
+	if got := preEncode(r); got != mcp.Result(r) {
+		t.Errorf("preEncode of an unencoded result = %T, want it unchanged", got)
+	}
+}
+
+func decodeJSON(t *testing.T, b []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return v
 }

@@ -366,6 +366,9 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			} else if err != nil {
 				outcome = err
 			}
+			if r, ok := res.(*mcp.CallToolResult); ok && err == nil {
+				res = preEncode(r)
+			}
 			return res, err
 		}
 		if undeclared(method) {
@@ -447,4 +450,41 @@ func errorResult(err error) *mcp.CallToolResult {
 		Content:           []mcp.Content{&mcp.TextContent{Text: te.Code + ": " + te.Message}},
 		StructuredContent: te,
 	}
+}
+
+// encodedResult is a tool result with its JSON built once: the
+// structured content, encoded by the tool (see sized), spliced into the
+// SDK's own encoding of the rest. go-sdk v1.8.0 would encode the result
+// and so compact those bytes once more; it still compacts them twice
+// after (docs/go-sdk-raw-structured-content.md has the change upstream
+// that would end that). The embedded result gives it the methods of a
+// Result.
+type encodedResult struct {
+	*mcp.CallToolResult
+	json []byte
+}
+
+func (r *encodedResult) MarshalJSON() ([]byte, error) { return r.json, nil }
+
+// preEncode returns r as an encodedResult when its structured content is
+// already encoded, and r itself otherwise.
+func preEncode(r *mcp.CallToolResult) mcp.Result {
+	raw, ok := r.StructuredContent.(json.RawMessage)
+	if !ok || len(raw) == 0 {
+		return r
+	}
+	rest := *r
+	rest.StructuredContent = nil
+	frame, err := rest.MarshalJSON()
+	if err != nil || len(frame) < 2 || frame[len(frame)-1] != '}' {
+		return r // the SDK encodes it, and reports the error
+	}
+	b := make([]byte, 0, len(frame)+len(raw)+24)
+	b = append(b, frame[:len(frame)-1]...)
+	if len(frame) > 2 {
+		b = append(b, ',')
+	}
+	b = append(b, `"structuredContent":`...)
+	b = append(append(b, raw...), '}')
+	return &encodedResult{r, b}
 }

@@ -231,25 +231,76 @@ func (s *Server) withTeam(ctx context.Context, teamID string, r reply) reply {
 }
 
 // encodeData encodes data, an object, with team (when set) as its member
-// "team".
-func encodeData(data any, team *teamOut) (json.RawMessage, error) {
-	b, err := json.Marshal(data)
-	if err != nil {
-		askbi.Wrap(&err, "mcpserver.encodeData")
-		return nil, err
+// "team". A json.RawMessage is taken as it is, and a table's rows are
+// written by dataexec.AppendRowsJSON, without reflection.
+func encodeData(data any, team *teamOut) (_ json.RawMessage, err error) {
+	defer askbi.Wrap(&err, "mcpserver.encodeData")
+	var b []byte
+	switch d := data.(type) {
+	case json.RawMessage:
+		b = d
+	case table:
+		head, err := json.Marshal(d.head)
+		if err != nil {
+			return nil, err
+		}
+		meta, err := json.Marshal(tableMeta{d.res.Columns, d.res.Meta})
+		if err != nil {
+			return nil, err
+		}
+		rows, err := dataexec.AppendRowsJSON([]byte(`{"rows":`), d.res.Rows)
+		if err != nil {
+			return nil, err
+		}
+		b = joinObjects(head, meta, append(rows, '}'))
+	default:
+		if b, err = json.Marshal(data); err != nil {
+			return nil, err
+		}
 	}
 	if team == nil || len(b) < 2 || b[0] != '{' {
 		return b, nil
 	}
-	t, err := json.Marshal(team)
+	t, err := json.Marshal(struct {
+		Team *teamOut `json:"team"`
+	}{team})
 	if err != nil {
 		return nil, err
 	}
-	body := b[:len(b)-1] // without the closing brace
-	if len(body) > 1 {
-		body = append(body, ',')
+	return joinObjects(b, t), nil
+}
+
+// joinObjects returns one JSON object holding the members of objs, in
+// order; each is an encoded object ("{...}"), or null (no members).
+func joinObjects(objs ...[]byte) []byte {
+	n := 2
+	for _, o := range objs {
+		n += len(o)
 	}
-	return append(append(append(body, `"team":`...), t...), '}'), nil
+	out := append(make([]byte, 0, n), '{')
+	for _, o := range objs {
+		if len(o) <= 2 || o[0] != '{' {
+			continue // {} or null
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, o[1:len(o)-1]...)
+	}
+	return append(out, '}')
+}
+
+// table is the structured content of a result's rows: the members of
+// head (a struct: the dataset, the operation), then columns, the Meta
+// members and rows.
+type table struct {
+	head any
+	res  *dataexec.Result
+}
+
+type tableMeta struct {
+	Columns []string `json:"columns"`
+	dataexec.Meta
 }
 
 type refOut struct {
@@ -371,14 +422,6 @@ func (s *Server) workspaceActivity(ctx context.Context, p access.Principal, in a
 
 // run_dataset and get_chart_data
 
-type tableOut struct {
-	Columns []string `json:"columns"`
-	Rows    [][]any  `json:"rows"`
-	dataexec.Meta
-}
-
-func tableOf(res *dataexec.Result) tableOut { return tableOut{res.Columns, res.Rows, res.Meta} }
-
 func summarizeMeta(n string, m dataexec.Meta) string {
 	var b strings.Builder
 	b.WriteString(n)
@@ -401,10 +444,9 @@ func summarizeMeta(n string, m dataexec.Meta) string {
 func datasetReply(s *Server, _ dataexec.DatasetRun, res *dataexec.Result) reply {
 	return reply{
 		summary: summarizeMeta(fmt.Sprintf("Dataset %q%s: %d rows, %d columns.", res.Dataset.Name, scopeNote(*res.Dataset), res.RowCount, len(res.Columns)), res.Meta),
-		data: struct {
+		data: table{struct {
 			Dataset refOut `json:"dataset"`
-			tableOut
-		}{s.link(*res.Dataset, dataexec.PageDataset), tableOf(res)},
+		}{s.link(*res.Dataset, dataexec.PageDataset)}, res},
 	}
 }
 
@@ -517,19 +559,17 @@ func exploreReply(s *Server, _ dataexec.Exploration, ex *dataexec.Explored) repl
 		ds := s.link(*ex.Dataset, dataexec.PageDataset)
 		return reply{
 			summary: fmt.Sprintf("Saved dataset %q (%d preview rows): %s", ex.Dataset.Name, ex.Preview.RowCount, ds.URL),
-			data: struct {
+			data: table{struct {
 				Operation dataexec.ExploreOp `json:"operation"`
 				Dataset   refOut             `json:"dataset"`
-				tableOut
-			}{op, ds, tableOf(ex.Preview)},
+			}{op, ds}, ex.Preview},
 		}
 	case ex.Preview != nil:
 		return reply{
 			summary: summarizeMeta(fmt.Sprintf("Preview: %d rows, %d columns.", ex.Preview.RowCount, len(ex.Preview.Columns)), ex.Preview.Meta),
-			data: struct {
+			data: table{struct {
 				Operation dataexec.ExploreOp `json:"operation"`
-				tableOut
-			}{op, tableOf(ex.Preview)},
+			}{op}, ex.Preview},
 		}
 	case ex.Tables != nil:
 		return reply{summary: fmt.Sprintf("%d tables.", len(ex.Tables)), data: map[string]any{"operation": op, "tables": ex.Tables}}
