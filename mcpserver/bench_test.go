@@ -39,7 +39,9 @@ const benchSQL = "SELECT id, name, country, value, created, active FROM bench OR
 //   - plain/N: the baseline;
 //   - dataexec/miss: the executor in process, refresh (N=1);
 //   - mcp/miss/N: the MCP tool over HTTP with refresh: true (a cache miss);
-//   - mcp/hit: the MCP tool over HTTP from the cache (N=1).
+//   - mcp/hit: the MCP tool over HTTP from the cache (N=1);
+//   - http/static/N=8: the HTTP floor, an answer of the same size written
+//     ready-made by a plain handler, fetched by the same client.
 //
 // Metrics: x-plain is the time per call as a multiple of plain at the same
 // N (throughput relative to plain is 1/x-plain); proc-cpu-ms/op is this
@@ -63,6 +65,9 @@ func BenchmarkRunDataset(b *testing.B) {
 	db.MustExec(`CREATE TABLE bench AS SELECT g AS id, 'name ' || g AS name, (ARRAY['DE','FR','US','BR'])[g % 4 + 1] AS country,
 		g * 1.5 AS value, timestamptz '2026-01-01' + g * interval '1 hour' AS created, g % 3 = 0 AS active
 		FROM generate_series(1, 1000) g`)
+	// Settle the new table (hint bits, visibility, statistics) before any
+	// case reads it, so that the first case does not pay for that.
+	db.MustExec(`VACUUM ANALYZE bench`)
 	db.SetMaxOpenConns(64)
 	db.SetMaxIdleConns(64)
 	src, err := pgsource.New(readerDB, &pgsource.Options{MaxConns: 64})
@@ -152,6 +157,28 @@ func BenchmarkRunDataset(b *testing.B) {
 		b.Run("mcp/miss/N="+strconv.Itoa(n), func(b *testing.B) { measure(b, n, pg, base, func() int { return call(true) }) })
 	}
 	b.Run("mcp/hit", func(b *testing.B) { measure(b, 1, pg, base, func() int { return call(false) }) })
+	// The HTTP floor: the same client fetching an answer of the same size
+	// from a handler that writes it ready-made. Its process CPU is what
+	// the MCP cases pay for HTTP alone, the load client's share included.
+	answer := make([]byte, 56745)
+	static := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(answer)
+	}))
+	defer static.Close()
+	b.Run("http/static/N=8", func(b *testing.B) {
+		measure(b, 8, pg, base, func() int {
+			req, _ := http.NewRequestWithContext(ctx, "POST", static.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`))
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n, _ := io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			return int(n)
+		})
+	})
 	peer := startServerPostgres(b, dsn)
 	for _, n := range []int{8, 32} {
 		b.Run("server-postgres/N="+strconv.Itoa(n), func(b *testing.B) {
