@@ -347,17 +347,18 @@ var fixedTypes = map[string]bool{
 const maxNumericText = 1 + 131072 + 1 + 16383
 
 // textBound returns the most bytes the text of a value of column c can
-// take, or 0 when its type sets no bound: numeric (numeric(p, s) at most
-// p digits, a sign, a point and a leading zero), and varchar(n) or
-// char(n) (n characters of up to 4 bytes). lib/pq reports a numeric
-// without precision as 65535 digits, and a varchar without length as
-// math.MaxInt64 characters: past the types' own limits (1,000 digits,
-// 10,485,760 characters), a size means none.
+// take, or 0 when its type sets no bound: numeric (numeric(p, s): a sign,
+// a point, at most p-s digits before it, or one zero, and s after it),
+// and varchar(n) or char(n) (n characters of up to 4 bytes). lib/pq
+// reports a numeric without precision as 65535 digits (past PostgreSQL's
+// 1,000: none), a negative scale (PostgreSQL 15's) as a large positive
+// one, which overstates the bound, and a varchar without length as a
+// negative one.
 func textBound(c *sql.ColumnType) int64 {
 	switch c.DatabaseTypeName() {
 	case "NUMERIC":
-		if p, _, ok := c.DecimalSize(); ok && p > 0 && p <= 1000 {
-			return p + 3
+		if p, sc, ok := c.DecimalSize(); ok && p > 0 && p <= 1000 {
+			return 2 + max(p-sc, 1) + max(sc, 0)
 		}
 		return maxNumericText
 	case "VARCHAR", "BPCHAR":

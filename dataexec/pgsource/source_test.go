@@ -517,10 +517,10 @@ func TestWrapBoundedColumns(t *testing.T) {
 		counted  []string // the columns the check measures
 	}{
 		{1 << 20, []string{"askbi_3", "askbi_7"}},
-		// The bounds are 147,457 + 13 + 40 bytes; varchar without a
+		// The bounds are 147,457 + 12 + 40 bytes; varchar without a
 		// length has none.
-		{147510, []string{"askbi_3", "askbi_7"}},
-		{147509, []string{"askbi_3", "askbi_4", "askbi_5", "askbi_6", "askbi_7"}},
+		{147509, []string{"askbi_3", "askbi_7"}},
+		{147508, []string{"askbi_3", "askbi_4", "askbi_5", "askbi_6", "askbi_7"}},
 	}
 	for _, tc := range tests {
 		q, args := wrap(sql, cols, nil, 10, tc.maxBytes)
@@ -708,5 +708,43 @@ func TestQueryNoColumns(t *testing.T) {
 	}
 	if len(tab.Rows) != 2 || tab.Rows[0] == nil || tab.Rows[1] == nil || len(tab.Rows[0]) != 0 {
 		t.Errorf("rows = %#v, want two empty rows", tab.Rows)
+	}
+}
+
+// TestTextBound checks textBound against the longest text values of
+// bounded columns, as the server writes them.
+func TestTextBound(t *testing.T) {
+	f := mustFixture(t)
+	conn, err := f.pool.Connx(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	const sql = `SELECT -99999999.99::numeric(10, 2) AS a, -0.00999::numeric(3, 5) AS b, -99000::numeric(2, -3) AS c,
+		-0.9::numeric(1, 1) AS d, repeat('é', 10)::varchar(10) AS e, 'ü'::char(3) AS f, -1e131071::numeric - 0.1 AS g`
+	cols, err := describe(t.Context(), conn, sql, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := conn.QueryContext(t.Context(), "SELECT a::text, b::text, c::text, d::text, e::text, f::text, g::text FROM ("+sql+") AS q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	texts := make([]string, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range texts {
+		ptrs[i] = &texts[i]
+	}
+	if !rows.Next() {
+		t.Fatal(rows.Err())
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cols {
+		if b := textBound(c); b < int64(len(texts[i])) || b == 0 {
+			t.Errorf("%s (%s): bound %d, but its text takes %d bytes", c.Name(), c.DatabaseTypeName(), b, len(texts[i]))
+		}
 	}
 }
