@@ -720,8 +720,8 @@ func TestTextBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	const sql = `SELECT -99999999.99::numeric(10, 2) AS a, -0.00999::numeric(3, 5) AS b, -99000::numeric(2, -3) AS c,
-		-0.9::numeric(1, 1) AS d, repeat('é', 10)::varchar(10) AS e, 'ü'::char(3) AS f, -1e131071::numeric - 0.1 AS g`
+	const sql = `SELECT (-99999999.99)::numeric(10, 2) AS a, (-0.00999)::numeric(3, 5) AS b, (-99000)::numeric(2, -3) AS c,
+		(-0.9)::numeric(1, 1) AS d, repeat('é', 10)::varchar(10) AS e, 'ü'::char(3) AS f, -1e131071::numeric - 0.1 AS g`
 	cols, err := describe(t.Context(), conn, sql, nil)
 	if err != nil {
 		t.Fatal(err)
