@@ -41,7 +41,10 @@ const benchSQL = "SELECT id, name, country, value, created, active FROM bench OR
 //   - mcp/miss/N: the MCP tool over HTTP with refresh: true (a cache miss);
 //   - mcp/hit: the MCP tool over HTTP from the cache (N=1);
 //   - http/static/N=8: the HTTP floor, an answer of the same size written
-//     ready-made by a plain handler, fetched by the same client.
+//     ready-made by a plain handler, fetched by the same client;
+//   - paired/plain/N and paired/server-postgres/N: mcp/miss/N against
+//     plain or server-postgres in alternating batches (see paired), the
+//     figures to quote for the ratios.
 //
 // Metrics: x-plain is the time per call as a multiple of plain at the same
 // N (throughput relative to plain is 1/x-plain); proc-cpu-ms/op is this
@@ -190,6 +193,67 @@ func BenchmarkRunDataset(b *testing.B) {
 			b.ReportMetric(float64(peer.cpu()-cpu0)/float64(time.Millisecond)/float64(b.N), "peer-cpu-ms/op")
 		})
 	}
+	// The ratios, measured in alternating batches so that the machine's
+	// drifting speed cancels out.
+	miss := func() int { return call(true) }
+	for _, n := range []int{1, 8, 32} {
+		b.Run("paired/plain/N="+strconv.Itoa(n), func(b *testing.B) { paired(b, n, pg, nil, plain, miss) })
+	}
+	for _, n := range []int{8, 32} {
+		b.Run("paired/server-postgres/N="+strconv.Itoa(n), func(b *testing.B) {
+			if peer == nil {
+				b.Skip("SKIPPING server-postgres: set ASKBI_SERVER_POSTGRES (above)")
+			}
+			paired(b, n, pg, peer.cpu, func() int { return peer.call(b, benchSQL) }, miss)
+		})
+	}
+}
+
+// paired runs b.N calls of base and b.N of f (an MCP cache miss) over n
+// goroutines, in alternating batches of 16n calls, and reports f's time
+// and CPU (this process, PostgreSQL, and baseCPU's process when set) per
+// call as multiples of base's: x-wall (so throughput is 1/x-wall) and
+// x-cpu. Both come from the same stretch of time, batch by batch, which
+// cancels the machine's drifting speed that separate cases measure.
+func paired(b *testing.B, n int, pg *pgCPU, baseCPU func() time.Duration, base, f func() int) {
+	cpu := func() time.Duration {
+		c := procCPU() + pg.read()
+		if baseCPU != nil {
+			c += baseCPU()
+		}
+		return c
+	}
+	run := func(g func() int, k int) (wall, used time.Duration) {
+		c0, t0 := cpu(), time.Now()
+		var left atomic.Int64
+		left.Store(int64(k))
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				for left.Add(-1) >= 0 {
+					g()
+				}
+			})
+		}
+		wg.Wait()
+		return time.Since(t0), cpu() - c0
+	}
+	base()
+	f()
+	var wall, used [2]time.Duration
+	b.ResetTimer()
+	for done := 0; done < b.N; done += 16 * n {
+		k := min(16*n, b.N-done)
+		w, c := run(base, k)
+		wall[0], used[0] = wall[0]+w, used[0]+c
+		w, c = run(f, k)
+		wall[1], used[1] = wall[1]+w, used[1]+c
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(wall[1])/float64(wall[0]), "x-wall")
+	b.ReportMetric(float64(used[1])/float64(used[0]), "x-cpu")
+	b.ReportMetric(float64(used[0])/float64(time.Millisecond)/float64(b.N), "base-cpu-ms/op")
+	b.ReportMetric(float64(used[1])/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 }
 
 // stdioPeer is @modelcontextprotocol/server-postgres, a Node process

@@ -24,7 +24,7 @@ import (
 // once it answers, peak-rss-MB (VmHWM) after the load. Each op is one wave
 // of 32 concurrent MCP explore_data previews of a 20,000-row table of
 // 3 KB rows (capped by the executor), split between alice (Acme) and carol
-// (Globex) so that the default rate limit (burst 60 per key) lets three
+// (Globex) so that the default rate limit (burst 120 per key) lets three
 // waves through:
 //
 //	go test -run '^$' -bench ServerRSS -benchtime 3x ./examples/refserver
@@ -52,7 +52,10 @@ func BenchmarkServerRSS(b *testing.B) {
 	}
 	credsFile := filepath.Join(dir, "creds.json")
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "-addr", addr, "-data-dir", filepath.Join(dataDir, "data"), "-credentials-file", credsFile)
+	// The overload bounds are lifted so that every preview of a wave
+	// runs (the pool queues them): the worst case for memory.
+	cmd := exec.CommandContext(ctx, bin, "-addr", addr, "-data-dir", filepath.Join(dataDir, "data"), "-credentials-file", credsFile,
+		"-max-queries-per-principal", "64", "-max-queries-per-team", "64", "-max-queries-per-source", "64", "-mcp-max-in-flight", "64")
 	logFile, err := os.Create(filepath.Join(dir, "server.log"))
 	if err != nil {
 		b.Fatal(err)
