@@ -293,7 +293,8 @@ func valueSize(v any) int64 {
 	case json.Number:
 		return int64(len(x))
 	case int64:
-		return int64(len(strconv.FormatInt(x, 10)))
+		var buf [20]byte
+		return int64(len(strconv.AppendInt(buf[:0], x, 10)))
 	case float64:
 		return 24
 	case time.Time:

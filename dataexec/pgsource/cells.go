@@ -15,21 +15,26 @@ import (
 // (see dataexec.Table) and estimates its size as JSON. typ is the column's
 // type name as lib/pq reports it ("NUMERIC", "JSONB", ...; "" when lib/pq
 // does not know the type).
-func normalize(v any, typ string) (any, int64, error) {
-	switch v := v.(type) {
+//
+// A value that stays as it is returns cell, the interface it came in, so
+// that it is not boxed again.
+func normalize(cell any, typ string) (any, int64, error) {
+	switch v := cell.(type) {
 	case nil:
 		return nil, 4, nil
 	case bool:
 		if v {
-			return v, 4, nil
+			return cell, 4, nil
 		}
-		return v, 5, nil
+		return cell, 5, nil
 	case int64:
-		return v, int64(len(strconv.AppendInt(nil, v, 10))), nil
+		var buf [20]byte
+		return cell, int64(len(strconv.AppendInt(buf[:0], v, 10))), nil
 	case float64:
 		// NaN and ±Inf stay float64: JSON has no form for them, and the
 		// chart layer rejects them with a message.
-		return v, int64(len(strconv.AppendFloat(nil, v, 'g', -1, 64))), nil
+		var buf [32]byte
+		return cell, int64(len(strconv.AppendFloat(buf[:0], v, 'g', -1, 64))), nil
 	case time.Time:
 		switch typ {
 		case "TIME":
@@ -37,7 +42,7 @@ func normalize(v any, typ string) (any, int64, error) {
 		case "TIMETZ":
 			return v.Format("15:04:05.999999Z07:00"), 23, nil
 		}
-		return v, 37, nil // quoted RFC 3339 with nanoseconds and offset
+		return cell, 37, nil // quoted RFC 3339 with nanoseconds and offset
 	case []byte:
 		switch typ {
 		case "NUMERIC":
@@ -68,9 +73,9 @@ func normalize(v any, typ string) (any, int64, error) {
 		s := string(v)
 		return s, stringSize(s), nil
 	case string:
-		return v, stringSize(v), nil
+		return cell, stringSize(v), nil
 	}
-	return nil, 0, fmt.Errorf("pgsource: unexpected %T value for a %s column", v, typ)
+	return nil, 0, fmt.Errorf("pgsource: unexpected %T value for a %s column", cell, typ)
 }
 
 // stringSize estimates the length of s as a JSON string, as encoding/json
