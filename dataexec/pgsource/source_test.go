@@ -2,6 +2,7 @@ package pgsource
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -501,17 +502,8 @@ func TestQueryRowTooLarge(t *testing.T) {
 // never fixed-length ones; numeric and varchar(n) ones only when their
 // bounds add up to more than the cap.
 func TestWrapBoundedColumns(t *testing.T) {
-	f := mustFixture(t)
-	conn, err := f.pool.Connx(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
 	const sql = "SELECT 1 AS i, now() AS at, 'x'::text AS t, 1.5 AS n, 2.5::numeric(10, 2) AS p, 'y'::varchar(10) AS v, 'z'::varchar AS w"
-	cols, err := describe(t.Context(), conn, sql, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn, cols := describeOnFixture(t, sql)
 	tests := []struct {
 		maxBytes int64
 		counted  []string // the columns the check measures
@@ -714,18 +706,9 @@ func TestQueryNoColumns(t *testing.T) {
 // TestTextBound checks textBound against the longest text values of
 // bounded columns, as the server writes them.
 func TestTextBound(t *testing.T) {
-	f := mustFixture(t)
-	conn, err := f.pool.Connx(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
 	const sql = `SELECT (-99999999.99)::numeric(10, 2) AS a, (-0.00999)::numeric(3, 5) AS b, (-99000)::numeric(2, -3) AS c,
 		(-0.9)::numeric(1, 1) AS d, repeat('é', 10)::varchar(10) AS e, 'ü'::char(3) AS f, -1e131071::numeric - 0.1 AS g`
-	cols, err := describe(t.Context(), conn, sql, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn, cols := describeOnFixture(t, sql)
 	rows, err := conn.QueryContext(t.Context(), "SELECT a::text, b::text, c::text, d::text, e::text, f::text, g::text FROM ("+sql+") AS q")
 	if err != nil {
 		t.Fatal(err)
@@ -747,4 +730,20 @@ func TestTextBound(t *testing.T) {
 			t.Errorf("%s (%s): bound %d, but its text takes %d bytes", c.Name(), c.DatabaseTypeName(), b, len(texts[i]))
 		}
 	}
+}
+
+// describeOnFixture describes sql on a connection of a new fixture's pool,
+// which it returns for more statements; the test closes it.
+func describeOnFixture(t *testing.T, sql string) (*sqlx.Conn, []*sql.ColumnType) {
+	t.Helper()
+	conn, err := mustFixture(t).pool.Connx(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	cols, err := describe(t.Context(), conn, sql, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conn, cols
 }
