@@ -304,10 +304,16 @@ func wholeImage(format string, b []byte) bool {
 // (fullwidth ＜, small ﹤).
 var markers = regexp.MustCompile(`(?i)[<\x{FF1C}\x{FE64}]\s*[/\x{FF0F}]?\s*(?:attached[\s_-]*file|tool_output|selected_items|user_memory)`)
 
+// markerStarts are the runes a marker can start with (markers' first
+// class, which has no other case). A text without any holds no marker and
+// skips the expression, whose unanchored search would otherwise walk the
+// whole text rune by rune.
+const markerStarts = "<\uFF1C\uFE64"
+
 // stripMarkers removes block markers from s until none is left, so that
 // removing one cannot join the text around it into a new one.
 func stripMarkers(s string) string {
-	for markers.MatchString(s) {
+	for strings.ContainsAny(s, markerStarts) && markers.MatchString(s) {
 		s = markers.ReplaceAllString(s, "")
 	}
 	return s
