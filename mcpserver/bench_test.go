@@ -127,11 +127,7 @@ func BenchmarkRunDataset(b *testing.B) {
 	}
 	call := func(refresh bool) int {
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_dataset","arguments":{"dataset_id":"ds_bench","refresh":%v}}}`, refresh)
-		req, _ := http.NewRequestWithContext(ctx, "POST", hs.URL, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := client.Do(req)
+		resp, err := client.Do(mcpRequest(ctx, hs.URL, token, body))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -54,11 +54,7 @@ func (r toolResult) rows() []any {
 func mustCallRaw(t *testing.T, url, token, tool string, args map[string]any) toolResult {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": tool, "arguments": args}})
-	req, _ := http.NewRequest("POST", url, strings.NewReader(string(body)))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(mcpRequest(t.Context(), url, token, string(body)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -335,11 +335,7 @@ func TestToolsListBudget(t *testing.T) {
 	e := newEnv(t, nil, "")
 	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
-	req, _ := http.NewRequest("POST", e.url, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(mcpRequest(t.Context(), e.url, token, body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,9 +376,7 @@ func TestUnauthenticated(t *testing.T) {
 		"revoked":    "Bearer " + revoked,
 	} {
 		t.Run(name, func(t *testing.T) {
-			req, _ := http.NewRequest("POST", e.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
+			req := mcpRequest(t.Context(), e.url, "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 			if header != "" {
 				req.Header.Set("Authorization", header)
 			}
@@ -609,16 +603,23 @@ func TestTokenInQuery(t *testing.T) {
 	}
 }
 
-// postMCP posts one JSON-RPC message with token.
-func postMCP(t *testing.T, url, token, body string) (int, http.Header, []byte) {
-	t.Helper()
-	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+// mcpRequest is a POST of one JSON-RPC message to the MCP endpoint url,
+// with the headers Streamable HTTP asks for and, unless token is empty,
+// the bearer token.
+func mcpRequest(ctx context.Context, url, token, body string) *http.Request {
+	req, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	return req
+}
+
+// postMCP posts one JSON-RPC message with token.
+func postMCP(t *testing.T, url, token, body string) (int, http.Header, []byte) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(mcpRequest(t.Context(), url, token, body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -686,11 +687,7 @@ func TestBadInput(t *testing.T) {
 	// A body over the limit is refused before it is parsed.
 	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
 	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_workspace","arguments":{"query":"` + strings.Repeat("a", 2<<20) + `"}}}`
-	req, _ := http.NewRequest("POST", e.url, strings.NewReader(big))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(mcpRequest(t.Context(), e.url, token, big))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -706,10 +703,7 @@ func TestDiscover(t *testing.T) {
 	e := newEnv(t, nil, "")
 	token := e.MustKey(t, "vic", "acme", access.AllProjects(), access.ScopeDataRead)
 	body := `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-	req, _ := http.NewRequest("POST", e.url, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	req := mcpRequest(t.Context(), e.url, token, body)
 	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
 	req.Header.Set("Mcp-Method", "server/discover")
 	resp, err := http.DefaultClient.Do(req)

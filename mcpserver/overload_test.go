@@ -62,11 +62,7 @@ func (e *env) serve(t *testing.T, authn mcpserver.Authenticate, opts *mcpserver.
 // body.
 func post(t *testing.T, ctx context.Context, url, token, body string) (*http.Response, []byte) {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(mcpRequest(ctx, url, token, body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,11 +143,7 @@ func TestClientHangUpCancelsTheQuery(t *testing.T) {
 	url := e.serve(t, nil, nil, nil)
 	ctx, hangUp := context.WithCancel(context.Background())
 	go func() {
-		req, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(runSignups))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if resp, err := http.DefaultClient.Do(req); err == nil {
+		if resp, err := http.DefaultClient.Do(mcpRequest(ctx, url, token, runSignups)); err == nil {
 			resp.Body.Close()
 		}
 	}()
