@@ -3,6 +3,7 @@ package access
 import (
 	"container/list"
 	"context"
+	"log/slog"
 	"math"
 	"sync"
 	"time"
@@ -118,4 +119,80 @@ func (m *MemoryRateLimiter) Allow(_ context.Context, key string) error {
 	}
 	b.tokens--
 	return nil
+}
+
+// FallbackRateLimiter spends budgets of a shared limiter (one across
+// instances, in PostgreSQL or Redis) and, while the shared one answers
+// Unavailable, of a per-process one, so an outage of the shared store
+// neither stops every request nor lifts the limit. Each change between
+// the two is logged once. After a failure the shared limiter is tried
+// again only once Retry has passed, so an outage costs one failed round
+// trip per Retry, not one per request. It is safe for concurrent use.
+type FallbackRateLimiter struct {
+	shared, local RateLimiter
+	retry         time.Duration
+	log           *slog.Logger
+	now           func() time.Time
+
+	mu     sync.Mutex
+	downAt time.Time // zero while the shared limiter answers
+}
+
+// FallbackOptions configures a FallbackRateLimiter. The zero value is
+// valid.
+type FallbackOptions struct {
+	// Retry is how long the per-process limiter serves after the shared
+	// one failed, before the shared one is tried again. Default 5 s.
+	Retry time.Duration
+	// Logger logs each change once. Default slog.Default().
+	Logger *slog.Logger
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// NewFallbackRateLimiter returns a limiter on shared, falling back to
+// local. opts may be nil.
+func NewFallbackRateLimiter(shared, local RateLimiter, opts *FallbackOptions) *FallbackRateLimiter {
+	f := &FallbackRateLimiter{shared: shared, local: local, retry: 5 * time.Second, log: slog.Default(), now: time.Now}
+	if opts != nil {
+		if opts.Retry > 0 {
+			f.retry = opts.Retry
+		}
+		if opts.Logger != nil {
+			f.log = opts.Logger
+		}
+		if opts.Now != nil {
+			f.now = opts.Now
+		}
+	}
+	return f
+}
+
+// Allow implements RateLimiter. A request cancelled while the shared
+// limiter answers is refused as cancelled, never passed to the local one.
+func (f *FallbackRateLimiter) Allow(ctx context.Context, key string) error {
+	f.mu.Lock()
+	down := !f.downAt.IsZero() && f.now().Sub(f.downAt) < f.retry
+	f.mu.Unlock()
+	if down {
+		return f.local.Allow(ctx, key)
+	}
+	err := f.shared.Allow(ctx, key)
+	if ctx.Err() != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if askbi.ErrorCode(err) != askbi.Unavailable {
+		if !f.downAt.IsZero() {
+			f.downAt = time.Time{}
+			f.log.InfoContext(ctx, "rate limit: the shared limiter answers again; one limit across instances")
+		}
+		return err
+	}
+	if f.downAt.IsZero() {
+		f.log.WarnContext(ctx, "rate limit: the shared limiter is unavailable; each instance limits on its own until it answers", "err", err)
+	}
+	f.downAt = f.now()
+	return f.local.Allow(ctx, key)
 }

@@ -166,3 +166,59 @@ func RunKeyStore(t *testing.T, newStore func(t *testing.T) access.KeyStore) {
 		}
 	})
 }
+
+// RunRateLimiter proves that the limiters made by newLimiter, each with a
+// budget of burst requests at once and rate per second after that, behave
+// as access.RateLimiter documents: a key's burst is spent once, however
+// many goroutines (or, for a shared limiter, instances: newLimiter may
+// return a second view of one store) spend it at once; the refusal is
+// RateLimited with a retry hint; keys do not share budgets. A test of
+// refilling needs the limiter's clock and stays with each limiter.
+func RunRateLimiter(t *testing.T, newLimiter func(t *testing.T, rate float64, burst int) access.RateLimiter) {
+	ctx := context.Background()
+	t.Run("Burst", func(t *testing.T) {
+		l := newLimiter(t, 0.001, 5)
+		for i := range 5 {
+			if err := l.Allow(ctx, "k"); err != nil {
+				t.Fatalf("call %d within the burst = %v", i+1, err)
+			}
+		}
+		err := l.Allow(ctx, "k")
+		if askbi.ErrorCode(err) != askbi.RateLimited {
+			t.Fatalf("call past the burst = %v, want rate_limited", err)
+		}
+		if s, ok := access.RetryAfter(err); !ok || s <= 0 {
+			t.Errorf("rate_limited without a retry hint: %v", err)
+		}
+		if err := l.Allow(ctx, "other"); err != nil {
+			t.Errorf("another key = %v, want its own budget", err)
+		}
+	})
+	t.Run("Concurrent", func(t *testing.T) {
+		l := newLimiter(t, 0.001, 5)
+		var mu sync.Mutex
+		allowed, refused := 0, 0
+		var wg sync.WaitGroup
+		for range 36 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := l.Allow(ctx, "k")
+				mu.Lock()
+				defer mu.Unlock()
+				switch askbi.ErrorCode(err) {
+				case "":
+					allowed++
+				case askbi.RateLimited:
+					refused++
+				default:
+					t.Errorf("Allow = %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+		if allowed != 5 || refused != 31 {
+			t.Errorf("36 concurrent calls on a burst of 5: %d allowed, %d refused; want 5 and 31", allowed, refused)
+		}
+	})
+}

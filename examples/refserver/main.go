@@ -273,6 +273,8 @@ type app struct {
 	// drain refuses requests during shutdown; ready answers /readyz.
 	drain *httpserve.Drain
 	ready *httpserve.Readiness
+	// purges are the retention steps purgeLoop runs.
+	purges []purge
 	// streamWindow is how far each write moves an event stream's write
 	// deadline; zero means askhttp's default (tests shorten it).
 	streamWindow time.Duration
@@ -378,7 +380,15 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	}
 	a.audit = access.NewMemoryAudit(10000)
 	checker := access.NewChecker(dir, &access.CheckerOptions{Withdraw: withdraw})
-	var limiter access.RateLimiter = access.NewMemoryRateLimiter(&access.RateOptions{Rate: cfg.rate, Burst: cfg.burst})
+	rates := &access.RateOptions{Rate: cfg.rate, Burst: cfg.burst}
+	var limiter access.RateLimiter = access.NewMemoryRateLimiter(rates)
+	if state != nil {
+		// One budget a principal across every instance on the database;
+		// this instance's own while the database cannot be reached.
+		shared := pgstore.NewRateLimiter(state, rates)
+		a.purges = append(a.purges, purge{"rate limit buckets", shared.Purge})
+		limiter = access.NewFallbackRateLimiter(shared, limiter, &access.FallbackOptions{Logger: log})
+	}
 	if cfg.limiterOverride != nil {
 		limiter = cfg.limiterOverride
 	}

@@ -98,23 +98,27 @@ func parseOAuthSecret(s string) ([]byte, error) {
 	return k, nil
 }
 
-// purgeLoop runs the OAuth retention step now and every purgeEvery until
-// ctx ends.
+// purge is one retention step: it deletes what expired and says how
+// many it deleted.
+type purge struct {
+	what string
+	run  func(context.Context) (int, error)
+}
+
+// purgeLoop runs the retention steps now and every purgeEvery until ctx
+// ends: OAuth grants and tokens, sign-ins of remote connections that were
+// started and never completed, and those of a.purges.
 func (a *app) purgeLoop(ctx context.Context) {
 	t := time.NewTicker(purgeEvery)
 	defer t.Stop()
+	steps := append([]purge{{"OAuth retention", a.oauth.Purge}, {"connection sign-in retention", a.conns.PurgeOAuth}}, a.purges...)
 	for {
-		if n, err := a.oauth.Purge(ctx); err != nil {
-			a.log.Error("refserver: OAuth retention", "err", err)
-		} else if n > 0 {
-			a.log.Info("refserver: OAuth retention", "deleted", n)
-		}
-		// Sign-ins of remote connections that were started and never
-		// completed.
-		if n, err := a.conns.PurgeOAuth(ctx); err != nil {
-			a.log.Error("refserver: connection sign-in retention", "err", err)
-		} else if n > 0 {
-			a.log.Info("refserver: connection sign-in retention", "deleted", n)
+		for _, p := range steps {
+			if n, err := p.run(ctx); err != nil {
+				a.log.Error("refserver: "+p.what, "err", err)
+			} else if n > 0 {
+				a.log.Info("refserver: "+p.what, "deleted", n)
+			}
 		}
 		select {
 		case <-ctx.Done():
