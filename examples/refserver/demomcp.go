@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -37,13 +36,14 @@ type demoMCP struct {
 
 func ro() *mcp.ToolAnnotations { return &mcp.ToolAnnotations{ReadOnlyHint: true} }
 
-// startDemoMCP starts the analytics server on 127.0.0.1, on a free port.
-func startDemoMCP() (*demoMCP, error) {
+// startDemoMCP starts the analytics server on 127.0.0.1, on a free port,
+// accepting token.
+func startDemoMCP(token string) (*demoMCP, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	d := &demoMCP{URL: "http://" + ln.Addr().String() + "/mcp", Token: "demo-" + rand.Text()}
+	d := &demoMCP{URL: "http://" + ln.Addr().String() + "/mcp", Token: token}
 	s := mcp.NewServer(&mcp.Implementation{Name: "acme-analytics", Version: "1.0.0"}, nil)
 	days := json.RawMessage(`{"type":"object","properties":{"days":{"type":"integer","minimum":1,"maximum":90,"description":"Look-back window in days."}},"additionalProperties":false}`)
 	structured := func(v any) *mcp.CallToolResult {
@@ -116,30 +116,52 @@ func (d *demoMCP) close() error {
 	return d.srv.Shutdown(ctx)
 }
 
-// seedDemoConnection (re)creates Acme's analytics connection to the demo
-// server as alice, discovers its tools and approves the read-only and
-// mutating ones (the destructive one stays blocked). It is re-seeded at
-// each start (the server's port changes); the dataset and chart on it are
-// part of the demo catalog.
+// seedDemoConnection makes sure Acme's analytics connection reaches a
+// demo server, as alice. The first start on a database creates it,
+// discovers its tools and allows the read-only and mutating ones (the
+// destructive one stays blocked). A later start, or one beside it on the
+// same database, keeps it as it stands, the tools users allowed or
+// turned off included, while its server answers: every instance's demo
+// server accepts the one token claimed for the database (see
+// demoCreds). Only when it does not answer (its instance has stopped) is
+// it pointed at this instance's server.
 func seedDemoConnection(ctx context.Context, svc *mcpsource.Service, gate *access.Gate, d *demoMCP) error {
 	alice, err := gate.Begin(ctx, access.Principal{UserID: "alice", TeamID: teamAcme, Auth: access.AuthSession})
 	if err != nil {
 		return err
 	}
-	if err := svc.Delete(ctx, alice, demoMCPConn); err != nil && askbi.ErrorCode(err) != askbi.NotFound {
-		return err
+	_, err = svc.Get(ctx, alice, demoMCPConn)
+	if askbi.ErrorCode(err) == askbi.NotFound {
+		c, err := svc.Create(ctx, alice, mcpsource.Input{ID: demoMCPConn, Name: demoMCPName, URL: d.URL, Token: d.Token})
+		if askbi.ErrorCode(err) == askbi.Conflict {
+			if _, gerr := svc.Get(ctx, alice, demoMCPConn); gerr == nil {
+				return nil // another instance created it just now, and seeds it
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := svc.Discover(ctx, alice, c.ID, nil); err != nil {
+			return fmt.Errorf("discover the demo MCP server: %w", err)
+		}
+		for _, t := range []string{"top_pages", "weekly_active_users", "traffic_summary", "create_annotation"} {
+			if _, err := svc.SetAccess(ctx, alice, c.ID, t, true); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	c, err := svc.Create(ctx, alice, mcpsource.Input{ID: demoMCPConn, Name: demoMCPName, URL: d.URL, Token: d.Token})
 	if err != nil {
 		return err
 	}
-	if _, err := svc.Discover(ctx, alice, c.ID, nil); err != nil {
-		return fmt.Errorf("discover the demo MCP server: %w", err)
+	if _, err := svc.Discover(ctx, alice, demoMCPConn, nil); err == nil {
+		return nil
 	}
-	for _, t := range []string{"top_pages", "weekly_active_users", "traffic_summary", "create_annotation"} {
-		if _, err := svc.SetAccess(ctx, alice, c.ID, t, true); err != nil {
-			return err
-		}
+	if _, err := svc.Update(ctx, alice, demoMCPConn, mcpsource.Patch{URL: &d.URL, Token: &d.Token}); err != nil {
+		return err
+	}
+	if _, err := svc.Discover(ctx, alice, demoMCPConn, nil); err != nil {
+		return fmt.Errorf("discover the demo MCP server: %w", err)
 	}
 	return nil
 }

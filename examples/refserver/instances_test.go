@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/jmoiron/sqlx"
 
 	"github.com/askbi/askbi/ask"
@@ -52,17 +53,26 @@ type proc struct {
 // -addr, -credentials-file) and waits until it serves.
 func MustStart(tb testing.TB, bin string, env []string, args ...string) *proc {
 	tb.Helper()
+	p, err := start(tb, bin, env, args...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// start is MustStart for any goroutine: it returns what went wrong.
+func start(tb testing.TB, bin string, env []string, args ...string) (*proc, error) {
 	credsFile := filepath.Join(tb.TempDir(), "creds.json")
 	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0", "-credentials-file", credsFile}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
 	p := &proc{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = &syncWriter{w: p.stderr}
 	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
 	lines := make(chan string, 100) // the startup lines; later ones are dropped
 	go func() {
@@ -89,21 +99,21 @@ func MustStart(tb testing.TB, bin string, env []string, args ...string) *proc {
 				err = json.Unmarshal(b, &p.creds)
 			}
 			if err != nil {
-				tb.Fatalf("credentials file: %v", err)
+				return nil, fmt.Errorf("credentials file: %v", err)
 			}
 			p.Client = chattest.Client{URL: p.creds.BaseURL, HTTP: &http.Client{Timeout: time.Minute}}
 			for range 200 {
 				if resp, err := http.Get(p.URL + "/healthz"); err == nil {
 					resp.Body.Close()
-					return p
+					return p, nil
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
-			tb.Fatalf("the server at %s does not answer", p.URL)
+			return nil, fmt.Errorf("the server at %s does not answer", p.URL)
 		case <-p.done:
-			tb.Fatalf("refserver exited during startup:\n%s", p.stderrText())
+			return nil, fmt.Errorf("refserver exited during startup:\n%s", p.stderrText())
 		case <-timeout:
-			tb.Fatalf("refserver did not start:\n%s", p.stderrText())
+			return nil, fmt.Errorf("refserver did not start:\n%s", p.stderrText())
 		}
 	}
 }
@@ -348,4 +358,51 @@ func TestTwoInstances(t *testing.T) {
 			t.Errorf("vic on B: %d %s, want 200", status, body)
 		}
 	})
+}
+
+// TestInstancesShareDemo: three instances started at the same moment on
+// one database hand out the same demo credentials, claimed once; each
+// accepts the others' sessions and keys; and an instance started later
+// hands out the same ones again, revoking nothing the running ones
+// handed out.
+func TestInstancesShareDemo(t *testing.T) {
+	dbURL := pgtest.MustDatabase(t)
+	args := []string{"-database-url", dbURL, "-data-dir", t.TempDir()}
+	bin := MustBinary(t)
+	procs := make([]*proc, 3)
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for i := range procs {
+		wg.Go(func() { procs[i], errs[i] = start(t, bin, nil, args...) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("instance %d: %v", i, err)
+		}
+	}
+	late := MustStart(t, bin, nil, args...)
+	all := append(procs, late)
+	for i, p := range all[1:] {
+		if diff := cmp.Diff(all[0].creds.Principals, p.creds.Principals); diff != "" {
+			t.Errorf("instance %d hands out other demo credentials than instance 0 (-0 +%d):\n%s", i+1, i+1, diff)
+		}
+	}
+	for _, issuer := range all {
+		for j, p := range all {
+			if status, _, body := p.Do(t, "GET", "/ai/memory", issuer.session(t, "alice"), nil); status != http.StatusOK {
+				t.Errorf("a session of %s on instance %d: %d %s", issuer.URL, j, status, body)
+			}
+			key := ""
+			for _, c := range issuer.creds.Principals {
+				if c.Name == "bob" {
+					key = c.APIKey
+				}
+			}
+			body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
+			if status, _, b := p.Do(t, "POST", "/mcp", key, json.RawMessage(body), "Accept", "application/json, text/event-stream"); status != http.StatusOK {
+				t.Errorf("bob's key from %s on instance %d: %d %s", issuer.URL, j, status, b)
+			}
+		}
+	}
 }

@@ -320,6 +320,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	var grants oauth.Store = oauth.NewMemoryStore()
 	var connStore mcpsource.Store = mcpsource.NewMemoryStore()
 	var flows mcpsource.FlowStore = mcpsource.NewMemoryFlowStore()
+	var demo demoStore = &memDemoStore{}
 	sources := dataexec.SourceMap{}
 
 	var state *sqlx.DB
@@ -349,6 +350,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		grants = pgstore.NewOAuthStore(state)
 		connStore = pgstore.NewConnectionStore(state)
 		flows = pgstore.NewFlowStore(state)
+		demo = pgstore.NewDemoStore(state)
 		// The demo workspace is seeded once per database: what users
 		// saved, placed or deleted since stays as they left it.
 		pc := pgstore.NewCatalog(state)
@@ -402,7 +404,13 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	if err := a.conns.SyncCatalog(ctx); err != nil {
 		return nil, err
 	}
-	if a.demoMCP, err = startDemoMCP(); err != nil {
+	creds := demoCreds{store: demo, keys: keyring}
+	token, err := creds.secret(ctx, "analytics-mcp-token", func(string) bool { return true },
+		func() (string, error) { return "demo-" + rand.Text(), nil }, func(string) {})
+	if err != nil {
+		return nil, err
+	}
+	if a.demoMCP, err = startDemoMCP(token); err != nil {
 		return nil, err
 	}
 	a.closers = append(a.closers, a.demoMCP.close)
@@ -424,12 +432,12 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		Links:       dataexec.PublicLinks(base),
 		Concurrency: dataexec.ConcurrencyOptions{MaxPerPrincipal: cfg.maxPerPrincipal, MaxPerTeam: cfg.maxPerTeam, MaxPerSource: cfg.maxPerSource}})
 	a.keys = access.NewKeys(keyStore, dir, &access.KeyOptions{CacheTTL: cfg.keyCacheTTL})
-	a.sessions = newSessions()
+	a.sessions = newSessions(demo)
 	secret, err := a.oauthSecret(cfg, state == nil)
 	if err != nil {
 		return nil, err
 	}
-	a.oauth, err = oauth.New(base, grants, oauthUsers{a.sessions}, checker, &oauth.Options{
+	a.oauth, err = oauth.New(base, grants, oauthUsers{s: a.sessions, dir: dir}, checker, &oauth.Options{
 		Secret: secret, Audit: a.audit, Logger: log,
 	})
 	if err != nil {
@@ -450,7 +458,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		TurnTimeout: cfg.turnTimeout, Sharing: sharing, Memory: a.memory, Logger: log, Tools: ask.RemoteTools(a.conns),
 		Secrets: []*regexp.Regexp{sessionPattern},
 	})
-	if err := a.issueCredentials(ctx, checker, keyStore); err != nil {
+	if err := a.issueCredentials(ctx, checker, creds); err != nil {
 		return nil, err
 	}
 	if cfg.demoSignIn {
@@ -827,29 +835,23 @@ type credentialEntry struct {
 	SessionToken string   `json:"session_token"`
 }
 
-// issueCredentials revokes the demo keys of earlier runs and creates one
-// key per demo principal, and one chat session per demo user (alice-read
-// shares alice's: a session is not scope-limited).
-func (a *app) issueCredentials(ctx context.Context, checker *access.Checker, store access.KeyStore) error {
+// issueCredentials hands out one API key per demo principal and one
+// chat session per demo user (alice-read shares alice's: a session is not
+// scope-limited), claimed once per store (see demoCreds): every instance
+// on one database hands out the same ones, and a start revokes nothing
+// another instance handed out.
+func (a *app) issueCredentials(ctx context.Context, checker *access.Checker, creds demoCreds) error {
 	a.creds.BaseURL, a.creds.MCPURL = a.base, a.base+"/mcp"
 	for _, dp := range demoPrincipals {
 		owner, err := checker.Live(ctx, access.Principal{UserID: dp.User, TeamID: dp.Team, Auth: access.AuthSession})
 		if err != nil {
 			return err
 		}
-		name := "demo:" + dp.Name
-		old, err := store.List(ctx, dp.Team, dp.User)
+		secret, err := creds.apiKey(ctx, a.keys, owner, dp)
 		if err != nil {
 			return err
 		}
-		for _, k := range old {
-			if k.Name == name && k.RevokedAt.IsZero() {
-				if err := a.keys.Revoke(ctx, owner, k.ID); err != nil {
-					return err
-				}
-			}
-		}
-		secret, _, err := a.keys.Create(ctx, owner, access.KeyRequest{Name: name, Scopes: dp.Scopes, Projects: dp.Projects})
+		tok, err := creds.session(ctx, a.sessions, dp.Team, dp.User)
 		if err != nil {
 			return err
 		}
@@ -863,7 +865,7 @@ func (a *app) issueCredentials(ctx context.Context, checker *access.Checker, sto
 		}
 		a.creds.Principals = append(a.creds.Principals, credentialEntry{
 			Name: dp.Name, User: dp.User, Team: dp.Team, Role: string(dp.Role), Projects: projects, Scopes: dp.Scopes, APIKey: secret,
-			SessionToken: a.sessions.open(dp.Team, dp.User),
+			SessionToken: tok,
 		})
 	}
 	return nil

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/mcpserver/oauth"
 )
 
@@ -34,29 +36,36 @@ var teamNames = map[string]string{teamAcme: "Acme", teamGlobex: "Globex"}
 // oauthUsers is oauth.Users over the reference server's sessions: a
 // session token in the askbi_session cookie (set by /signin) or in the
 // Authorization header.
-type oauthUsers struct{ s *sessions }
+type oauthUsers struct {
+	s   *sessions
+	dir access.Directory
+}
 
 func (u oauthUsers) SignedIn(r *http.Request) (string, error) {
-	if p, err := u.s.authenticate(r); err == nil {
+	p, err := u.s.browser(r)
+	switch askbi.ErrorCode(err) {
+	case "":
 		return p.UserID, nil
+	case askbi.Unauthenticated:
+		return "", nil
 	}
-	if c, err := r.Cookie(sessionCookie); err == nil {
-		if p, ok := u.s.lookup(c.Value); ok {
-			return p.UserID, nil
-		}
-	}
-	return "", nil
+	return "", err
 }
 
 func (u oauthUsers) SignInURL(returnTo string) string {
 	return "/signin?return=" + url.QueryEscape(returnTo)
 }
 
-func (u oauthUsers) Teams(_ context.Context, user string) ([]oauth.Team, error) {
+func (u oauthUsers) Teams(ctx context.Context, user string) ([]oauth.Team, error) {
 	var out []oauth.Team
 	for _, team := range []string{teamAcme, teamGlobex} {
-		if _, ok := u.s.byUser[[2]string{team, user}]; ok {
+		_, err := u.dir.Member(ctx, team, user)
+		switch askbi.ErrorCode(err) {
+		case "":
 			out = append(out, oauth.Team{ID: team, Name: teamNames[team]})
+		case askbi.NotFound:
+		default:
+			return nil, err
 		}
 	}
 	return out, nil
@@ -152,13 +161,18 @@ func (a *app) signIn(w http.ResponseWriter, r *http.Request) {
 	ret := a.localReturn(r.FormValue("return"))
 	if r.Method == http.MethodPost {
 		tok := strings.TrimSpace(r.PostFormValue("token"))
-		if _, ok := a.sessions.lookup(tok); ok {
+		_, err := a.sessions.lookup(r.Context(), tok)
+		switch askbi.ErrorCode(err) {
+		case "":
 			setCookie(w, tok, strings.HasPrefix(a.base, "https://"))
 			http.Redirect(w, r, ret, http.StatusSeeOther)
-			return
+		case askbi.Unauthenticated:
+			w.WriteHeader(http.StatusUnauthorized)
+			signInPage.Execute(w, map[string]string{"Return": ret, "Error": "That is not a session token of this server."})
+		default:
+			w.WriteHeader(http.StatusServiceUnavailable)
+			signInPage.Execute(w, map[string]string{"Return": ret, "Error": "Sign-in cannot be checked right now. Try again in a moment."})
 		}
-		w.WriteHeader(http.StatusUnauthorized)
-		signInPage.Execute(w, map[string]string{"Return": ret, "Error": "That is not a session token of this server."})
 		return
 	}
 	signInPage.Execute(w, map[string]string{"Return": ret})

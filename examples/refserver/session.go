@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"log/slog"
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
@@ -23,51 +25,97 @@ const sessionPrefix = "askbi_session_"
 // pasted into the chat like any other credential.
 var sessionPattern = regexp.MustCompile(`askbi_session_[A-Z2-7]{26}`)
 
-// sessions maps session tokens, by their SHA-256, to users. It is filled
-// at start and only read afterwards, so it needs no lock.
+// sessionStore keeps sessions by the SHA-256 of their token:
+// pgstore.DemoStore when the state is in PostgreSQL (every instance then
+// accepts every instance's sessions), memSessions otherwise.
+type sessionStore interface {
+	CreateSession(ctx context.Context, hash []byte, team, user string) error
+	// Session returns NotFound for an unknown hash.
+	Session(ctx context.Context, hash []byte) (team, user string, err error)
+}
+
+// sessions authenticates the reference server's session tokens. Found
+// sessions are kept in memory: a session lasts as long as its store.
 type sessions struct {
-	byHash map[[sha256.Size]byte]access.Principal
-	byUser map[[2]string]string
+	store sessionStore
+	known sync.Map // [sha256.Size]byte → access.Principal
 }
 
-func newSessions() *sessions {
-	return &sessions{byHash: map[[sha256.Size]byte]access.Principal{}, byUser: map[[2]string]string{}}
+func newSessions(store sessionStore) *sessions { return &sessions{store: store} }
+
+// newToken returns a new session token.
+func newToken() string { return sessionPrefix + rand.Text() }
+
+// create stores a session of user in team with token tok.
+func (s *sessions) create(ctx context.Context, tok, team, user string) error {
+	h := sha256.Sum256([]byte(tok))
+	return s.store.CreateSession(ctx, h[:], team, user)
 }
 
-// open returns the session token of user in team, creating it on first
-// use. Tokens last until the server stops.
-func (s *sessions) open(team, user string) string {
-	if tok, ok := s.byUser[[2]string{team, user}]; ok {
-		return tok
+// lookup returns the session principal of token tok: Unauthenticated
+// for a token that is not a session, Unavailable when the store cannot
+// be read.
+func (s *sessions) lookup(ctx context.Context, tok string) (access.Principal, error) {
+	bad := askbi.Errorf(askbi.Unauthenticated, "not a session token of this server")
+	if !strings.HasPrefix(tok, sessionPrefix) || len(tok) > 64 {
+		return access.Principal{}, bad
 	}
-	tok := sessionPrefix + rand.Text()
-	s.byUser[[2]string{team, user}] = tok
-	s.byHash[sha256.Sum256([]byte(tok))] = access.Principal{UserID: user, TeamID: team, Auth: access.AuthSession}
-	return tok
-}
-
-// lookup returns the session principal of token tok.
-func (s *sessions) lookup(tok string) (access.Principal, bool) {
-	if !strings.HasPrefix(tok, sessionPrefix) {
-		return access.Principal{}, false
+	h := sha256.Sum256([]byte(tok))
+	if p, ok := s.known.Load(h); ok {
+		return p.(access.Principal), nil
 	}
-	p, ok := s.byHash[sha256.Sum256([]byte(tok))]
-	return p, ok
+	team, user, err := s.store.Session(ctx, h[:])
+	if askbi.ErrorCode(err) == askbi.NotFound {
+		return access.Principal{}, bad
+	}
+	if err != nil {
+		return access.Principal{}, askbi.Errorf(askbi.Unavailable, "sign-in cannot be checked right now; try again")
+	}
+	p := access.Principal{UserID: user, TeamID: team, Auth: access.AuthSession}
+	s.known.Store(h, p)
+	return p, nil
 }
 
 // authenticate returns the session principal of r's bearer token. Any
-// failure is Unauthenticated with the same message.
+// refused token is Unauthenticated with the same message.
 func (s *sessions) authenticate(r *http.Request) (access.Principal, error) {
 	bad := askbi.Errorf(askbi.Unauthenticated, "sign in: send Authorization: Bearer <session_token>")
 	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return access.Principal{}, bad
 	}
-	p, ok := s.lookup(strings.TrimSpace(tok))
-	if !ok {
+	p, err := s.lookup(r.Context(), strings.TrimSpace(tok))
+	if askbi.ErrorCode(err) == askbi.Unauthenticated {
 		return access.Principal{}, bad
 	}
-	return p, nil
+	return p, err
+}
+
+// memSessions is a sessionStore in memory, for a server without
+// PostgreSQL.
+type memSessions struct {
+	mu   sync.Mutex
+	byID map[string]access.Principal
+}
+
+func (m *memSessions) CreateSession(_ context.Context, hash []byte, team, user string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.byID == nil {
+		m.byID = map[string]access.Principal{}
+	}
+	m.byID[string(hash)] = access.Principal{UserID: user, TeamID: team}
+	return nil
+}
+
+func (m *memSessions) Session(_ context.Context, hash []byte) (string, string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.byID[string(hash)]
+	if !ok {
+		return "", "", askbi.Errorf(askbi.NotFound, "no such session")
+	}
+	return p.TeamID, p.UserID, nil
 }
 
 // browser returns the session principal of a browser: a bearer session
@@ -80,8 +128,9 @@ func (s *sessions) browser(r *http.Request) (access.Principal, error) {
 		return s.authenticate(r)
 	}
 	if c, err := r.Cookie(sessionCookie); err == nil {
-		if p, ok := s.lookup(c.Value); ok {
-			return p, nil
+		p, err := s.lookup(r.Context(), c.Value)
+		if askbi.ErrorCode(err) != askbi.Unauthenticated {
+			return p, err
 		}
 	}
 	return access.Principal{}, askbi.Errorf(askbi.Unauthenticated, "sign in at /signin, or send Authorization: Bearer <session_token>")

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"strings"
+	"sync"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/seal"
+)
+
+// demoStore keeps the demo's sessions and credentials: pgstore.DemoStore
+// when the state is in PostgreSQL, so that every instance on the
+// database accepts the same sessions and hands out the same credentials,
+// and memDemoStore otherwise.
+type demoStore interface {
+	sessionStore
+	// Secret returns NotFound for an unknown name.
+	Secret(ctx context.Context, name string) (string, error)
+	// Claim stores value under name unless one is there, and returns
+	// the value stored.
+	Claim(ctx context.Context, name, value string) (string, error)
+	// Replace stores value in place of old, unless another caller
+	// replaced old first, and returns the value stored.
+	Replace(ctx context.Context, name, old, value string) (string, error)
+}
+
+// memDemoStore is a demoStore in memory.
+type memDemoStore struct {
+	memSessions
+	mu      sync.Mutex
+	secrets map[string]string
+}
+
+func (m *memDemoStore) Secret(_ context.Context, name string) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.secrets[name]
+	if !ok {
+		return "", askbi.Errorf(askbi.NotFound, "no such secret")
+	}
+	return v, nil
+}
+
+func (m *memDemoStore) Claim(_ context.Context, name, value string) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.secrets == nil {
+		m.secrets = map[string]string{}
+	}
+	if v, ok := m.secrets[name]; ok {
+		return v, nil
+	}
+	m.secrets[name] = value
+	return value, nil
+}
+
+func (m *memDemoStore) Replace(_ context.Context, name, old, value string) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.secrets[name] == old {
+		m.secrets[name] = value
+	}
+	return m.secrets[name], nil
+}
+
+// demoCreds hands out the demo's credentials once per store: the first
+// instance to start creates each and claims it; every later one, and any
+// started at the same time, reuses what was claimed. A start never
+// revokes what another instance handed out. Secrets are stored sealed
+// with the server's keyring, bound to their name.
+type demoCreds struct {
+	store demoStore
+	keys  seal.Keyring
+}
+
+func (d demoCreds) seal(name, plain string) (string, error) {
+	b, err := seal.Seal(d.keys, []byte(plain), seal.Context("demo-secret", name))
+	if err != nil {
+		return "", err
+	}
+	return b.KeyID + "." + base64.RawStdEncoding.EncodeToString(b.Nonce) + "." + base64.RawStdEncoding.EncodeToString(b.Ciphertext), nil
+}
+
+// open returns the secret sealed in v, or false when it cannot be opened
+// (another keyring, a damaged value).
+func (d demoCreds) open(name, v string) (string, bool) {
+	parts := strings.Split(v, ".")
+	if len(parts) != 3 {
+		return "", false
+	}
+	nonce, err1 := base64.RawStdEncoding.DecodeString(parts[1])
+	data, err2 := base64.RawStdEncoding.DecodeString(parts[2])
+	if err1 != nil || err2 != nil {
+		return "", false
+	}
+	plain, err := seal.Open(d.keys, seal.Box{KeyID: parts[0], Nonce: nonce, Ciphertext: data}, seal.Context("demo-secret", name))
+	return string(plain), err == nil
+}
+
+// secret returns the secret claimed under name: the stored one when
+// valid says it still works, else a new one from create, claimed in its
+// place. discard undoes a created secret that lost the claim to another
+// instance's.
+func (d demoCreds) secret(ctx context.Context, name string, valid func(string) bool, create func() (string, error), discard func(string)) (string, error) {
+	for range 3 {
+		stored, err := d.store.Secret(ctx, name)
+		if err != nil && askbi.ErrorCode(err) != askbi.NotFound {
+			return "", err
+		}
+		if err == nil {
+			if plain, ok := d.open(name, stored); ok && valid(plain) {
+				return plain, nil
+			}
+		}
+		plain, err := create()
+		if err != nil {
+			return "", err
+		}
+		sealed, err := d.seal(name, plain)
+		if err != nil {
+			return "", err
+		}
+		var won string
+		if stored == "" {
+			won, err = d.store.Claim(ctx, name, sealed)
+		} else {
+			won, err = d.store.Replace(ctx, name, stored, sealed)
+		}
+		if err != nil {
+			return "", err
+		}
+		if won == sealed {
+			return plain, nil
+		}
+		discard(plain) // another instance claimed first: use its secret
+	}
+	return "", errors.New("demo credentials: could not claim " + name)
+}
+
+// session returns the demo session token of user in team.
+func (d demoCreds) session(ctx context.Context, s *sessions, team, user string) (string, error) {
+	return d.secret(ctx, "session:"+team+"/"+user,
+		func(tok string) bool { _, err := s.lookup(ctx, tok); return err == nil },
+		func() (string, error) {
+			tok := newToken()
+			return tok, s.create(ctx, tok, team, user)
+		},
+		func(string) {}) // an unclaimed session is never handed out
+}
+
+// apiKey returns the demo API key of principal dp, owned by owner.
+func (d demoCreds) apiKey(ctx context.Context, keys *access.Keys, owner access.Principal, dp demoPrincipal) (string, error) {
+	name := "demo:" + dp.Name
+	return d.secret(ctx, "key:"+dp.Name,
+		func(secret string) bool {
+			p, err := keys.Verify(ctx, secret)
+			return err == nil && p.UserID == dp.User && p.TeamID == dp.Team
+		},
+		func() (string, error) {
+			secret, _, err := keys.Create(ctx, owner, access.KeyRequest{Name: name, Scopes: dp.Scopes, Projects: dp.Projects})
+			return secret, err
+		},
+		func(secret string) {
+			if p, err := keys.Verify(ctx, secret); err == nil {
+				keys.Revoke(ctx, owner, p.CredentialID)
+			}
+		})
+}
+
