@@ -170,4 +170,3 @@ func (d demoCreds) apiKey(ctx context.Context, keys *access.Keys, owner access.P
 			}
 		})
 }
-
