@@ -89,16 +89,32 @@ var readerSearchPath = []string{
 	`ALTER DEFAULT PRIVILEGES IN SCHEMA public REVOKE SELECT ON TABLES FROM ` + readerRole,
 }
 
-// seedWorkspace fills the directory and activity feed, and returns the
-// demo catalog (stored in memory at each start, in PostgreSQL once).
-func seedWorkspace(dir *access.MemoryDirectory, act *mcpserver.MemoryActivity, sourceType string, now time.Time) pgstore.CatalogSeed {
-	var cat pgstore.CatalogSeed
-	for _, p := range []struct{ team, project string }{{teamAcme, projGrowth}, {teamAcme, projFin}, {teamGlobex, projOps}} {
-		dir.AddProject(p.team, p.project)
-	}
+// demoDirectory is the demo's teams: their projects and members (stored
+// in memory at each start, in PostgreSQL once).
+func demoDirectory() pgstore.DirectorySeed {
+	s := pgstore.DirectorySeed{Projects: [][2]string{{teamAcme, projGrowth}, {teamAcme, projFin}, {teamGlobex, projOps}}}
 	for _, p := range demoPrincipals {
-		dir.SetMember(p.Team, p.User, p.Role, p.Projects)
+		s.Members = append(s.Members, pgstore.SeedMember{Team: p.Team, User: p.User, Role: p.Role, Projects: p.Projects})
 	}
+	return s
+}
+
+// memoryDirectory is a directory in memory holding s.
+func memoryDirectory(s pgstore.DirectorySeed) *access.MemoryDirectory {
+	dir := access.NewMemoryDirectory()
+	for _, p := range s.Projects {
+		dir.AddProject(p[0], p[1])
+	}
+	for _, m := range s.Members {
+		dir.SetMember(m.Team, m.User, m.Role, m.Projects)
+	}
+	return dir
+}
+
+// seedWorkspace fills the activity feed, and returns the demo catalog
+// (stored in memory at each start, in PostgreSQL once).
+func seedWorkspace(act *mcpserver.MemoryActivity, sourceType string, now time.Time) pgstore.CatalogSeed {
+	var cat pgstore.CatalogSeed
 	at := now.Add(-24 * time.Hour).UTC()
 	// When items last changed, as the activity feed below tells it, so
 	// that "recent" means something in the context picker.

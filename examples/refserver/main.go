@@ -254,7 +254,7 @@ type app struct {
 	gate      *access.Gate
 	mcp       *mcpserver.Server
 	oauth     *oauth.Server
-	dir       *access.MemoryDirectory
+	dir       access.Directory
 	creds     credentials
 	closers   []func() error
 	audit     *access.MemoryAudit
@@ -309,8 +309,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 			return nil, err
 		}
 	}
-	dir := access.NewMemoryDirectory()
-	a.dir = dir
+	var dir access.Directory
 	var catalog workspace
 	activity := mcpserver.NewMemoryActivity()
 	var keyStore access.KeyStore = access.NewMemoryKeyStore()
@@ -339,7 +338,8 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	}
 	if state == nil {
 		mem := dataexec.NewMemoryCatalog()
-		putSeed(mem, seedWorkspace(dir, activity, "demo", time.Now()))
+		dir = memoryDirectory(demoDirectory())
+		putSeed(mem, seedWorkspace(activity, "demo", time.Now()))
 		catalog = mem
 		demo := newDemoSource()
 		sources["conn_acme_wh"], sources["conn_globex_wh"] = demo, demo
@@ -354,9 +354,14 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		// The demo workspace is seeded once per database: what users
 		// saved, placed or deleted since stays as they left it.
 		pc := pgstore.NewCatalog(state)
-		if _, err := pc.Seed(ctx, "demo", seedWorkspace(dir, activity, "postgres", time.Now())); err != nil {
+		if _, err := pc.Seed(ctx, "demo", seedWorkspace(activity, "postgres", time.Now())); err != nil {
 			return nil, err
 		}
+		pd := pgstore.NewDirectory(state)
+		if _, err := pd.Seed(ctx, "demo", demoDirectory()); err != nil {
+			return nil, err
+		}
+		dir = pd
 		catalog = pc
 		a.readerURL = warehouseReader
 		reader, err := pgsource.OpenDB(warehouseReader)
@@ -374,6 +379,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		a.creds.WarehouseDatabaseURL = warehouseOwner
 	}
 
+	a.dir = dir
 	a.ready = httpserve.NewReadiness(append(checks, a.drain.Check()), &httpserve.ReadinessOptions{Logger: log})
 	a.catalog = catalog
 	keyring, err := a.memoryKeyring(cfg, state == nil)

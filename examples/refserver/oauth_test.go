@@ -24,6 +24,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/askbi/askbi/access"
 )
 
 var noFollow = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -298,7 +300,7 @@ func TestOAuthTools(t *testing.T) {
 		if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "search_workspace", Arguments: map[string]any{}}); err != nil {
 			t.Fatal(err)
 		}
-		ta.dir.RemoveMember(teamAcme, "vic")
+		ta.dir.(*access.MemoryDirectory).RemoveMember(teamAcme, "vic")
 		status, _, _ := ta.Do(t, "POST", "/mcp", token, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Accept", "application/json, text/event-stream")
 		if status != http.StatusUnauthorized {
 			t.Errorf("removed member's OAuth token: status %d, want 401", status)

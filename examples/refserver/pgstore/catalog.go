@@ -413,15 +413,7 @@ func (c *Catalog) DeleteConnection(ctx context.Context, id string) error {
 // for the first to commit.
 func (c *Catalog) Seed(ctx context.Context, name string, s CatalogSeed) (bool, error) {
 	defer c.wrote()()
-	var seeded bool
-	err := c.transact(ctx, "pgstore.Catalog.Seed", func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO catalog_seeds (name) VALUES ($1) ON CONFLICT DO NOTHING`, name)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return err
-		}
+	return seedOnce(ctx, c.db, "pgstore.Catalog.Seed", name, func(tx *sqlx.Tx) error {
 		var all []any
 		for _, v := range s.Connections {
 			all = append(all, v)
@@ -446,10 +438,32 @@ func (c *Catalog) Seed(ctx context.Context, name string, s CatalogSeed) (bool, e
 				return err
 			}
 		}
-		seeded = true
 		return nil
 	})
-	return seeded, err
+}
+
+// seedOnce runs fn in a transaction the first time any process calls it
+// with name on the database, and reports whether it ran; a concurrent
+// call waits for the first to commit. Names are shared by every kind of
+// seed.
+func seedOnce(ctx context.Context, db *sqlx.DB, op, name string, fn func(tx *sqlx.Tx) error) (bool, error) {
+	var seeded bool
+	err := Transact(ctx, db, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO catalog_seeds (name) VALUES ($1) ON CONFLICT DO NOTHING`, name)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		seeded = true
+		return fn(tx)
+	})
+	var ae *askbi.Error
+	if err != nil && !errors.As(err, &ae) {
+		err = internal(op, err)
+	}
+	return seeded && err == nil, err
 }
 
 // transact runs fn in a transaction; an *askbi.Error from fn passes
