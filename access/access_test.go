@@ -384,6 +384,12 @@ func TestRetryAfter(t *testing.T) {
 	if s, ok := access.RetryAfter(askbi.Errorf(askbi.Unavailable, "down")); !ok || s != 1 {
 		t.Errorf("RetryAfter(unavailable) = %d, %v; want 1, true", s, ok)
 	}
+	// A lasting cause, wrapped as a method's error is: waiting cannot help.
+	err = access.NoRetry(askbi.Unavailable, "the model is not configured")
+	askbi.Wrap(&err, "op")
+	if s, ok := access.RetryAfter(err); ok || askbi.ErrorCode(err) != askbi.Unavailable {
+		t.Errorf("RetryAfter(%v) = %d, %v; want no retry for a lasting cause", err, s, ok)
+	}
 	if _, ok := access.RetryAfter(askbi.Errorf(askbi.NotFound, "x")); ok {
 		t.Errorf("RetryAfter(not_found) is ok; waiting cannot help")
 	}
