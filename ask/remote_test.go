@@ -363,3 +363,43 @@ func TestRemoteFailureRepair(t *testing.T) {
 		t.Errorf("a bad argument = %+v; want invalid_argument without a repair", ev)
 	}
 }
+
+// Seed 002 B5: approving a call whose tool was turned off after it was
+// proposed answers that the action is no longer available, runs nothing,
+// and leaves the approval pending: once the tool is allowed again, the
+// same approval runs it.
+func TestRemoteToolTurnedOffBeforeApprove(t *testing.T) {
+	r := newMCPRemote(t)
+	r.set(remoteTool("create_note", "Adds a note.", annMutating))
+	e, svc, connID := remoteEnv(t, r, "create_note")
+	conv := e.MustConversation(t, alice)
+	ev := find(e.MustSend(t, alice, conv, "use the create_note tool with {\"days\": 1}", nil), ask.EventToolApprovalRequired)
+	if ev == nil {
+		t.Fatal("no approval asked")
+	}
+	te := ev.Tool
+	if _, err := svc.SetAccess(t.Context(), alice, connID, "create_note", false); err != nil {
+		t.Fatal(err)
+	}
+	events, err := approve(e, alice, conv, te, string(te.Arguments))
+	mustCode(t, err, askbi.Unavailable)
+	if msg := askbi.ErrorMessage(err); msg != "This action is no longer available." {
+		t.Errorf("message = %q, want that the action is no longer available", msg)
+	}
+	if s, ok := access.RetryAfter(err); ok {
+		t.Errorf("retry after %d s; waiting does not bring the tool back", s)
+	}
+	if r.called("create_note") != 0 || find(events, ask.EventToolRunning) != nil {
+		t.Fatalf("a tool turned off ran: %v", types(events))
+	}
+	if ap, err := e.approvals.Approval(t.Context(), te.ApprovalID); err != nil || ap.State != ask.ApprovalPending {
+		t.Fatalf("approval = %+v, %v; want it still pending", ap, err)
+	}
+	if _, err := svc.SetAccess(t.Context(), alice, connID, "create_note", true); err != nil {
+		t.Fatal(err)
+	}
+	events, err = approve(e, alice, conv, te, string(te.Arguments))
+	if err != nil || find(events, ask.EventToolCompleted) == nil || r.called("create_note") != 1 {
+		t.Errorf("approve once allowed again = %v, %v; want the call run once", types(events), err)
+	}
+}

@@ -166,7 +166,7 @@ func (r *Registry) lookup(name string) (Tool, bool) {
 	}
 	return Tool{Name: name, Label: "Unknown tool", Title: "Unknown tool", Class: dataexec.ClassUnknown, Filter: withheld,
 		Run: func(context.Context, Call) (Output, error) {
-			return Output{}, askbi.Errorf(askbi.Unavailable, "this action is no longer available")
+			return Output{}, errNoLongerAvailable()
 		}}, false
 }
 
