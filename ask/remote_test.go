@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -59,6 +60,11 @@ func newMCPRemote(t *testing.T) *mcpRemote {
 					case <-httpCtx.Done():
 					case <-time.After(5 * time.Second):
 					}
+				}
+				if tl.Name == "big" {
+					// Over the 20,000-character cap: text and structured content both.
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "BEGIN" + strings.Repeat("é", 30000) + "END"}},
+						StructuredContent: map[string]any{"rows": []any{map[string]any{"note": strings.Repeat("x", 30000)}}}}, nil
 				}
 				if tl.Name == "injected" {
 					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
@@ -401,5 +407,44 @@ func TestRemoteToolTurnedOffBeforeApprove(t *testing.T) {
 	events, err = approve(e, alice, conv, te, string(te.Arguments))
 	if err != nil || find(events, ask.EventToolCompleted) == nil || r.called("create_note") != 1 {
 		t.Errorf("approve once allowed again = %v, %v; want the call run once", types(events), err)
+	}
+}
+
+// Seed 002: a remote answer is capped at 20,000 characters before it is
+// kept: the text is cut with a mark, structured content over the cap is
+// left out and says so.
+func TestRemoteResultCap(t *testing.T) {
+	r := newMCPRemote(t)
+	r.set(remoteTool("big", "A big answer.", annReadOnly))
+	e, _, _ := remoteEnv(t, r, "big")
+	conv := e.MustConversation(t, alice)
+	e.MustSend(t, alice, conv, "use the big tool", nil)
+	entries, err := e.convs.Entries(t.Context(), conv, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept *ask.Entry
+	for i := range entries {
+		if entries[i].Role == ask.RoleTool && entries[i].Tool == "Analytics__big" {
+			kept = &entries[i]
+		}
+	}
+	if kept == nil {
+		t.Fatal("the remote answer was not kept")
+	}
+	var out struct {
+		Text       string          `json:"text"`
+		Structured json.RawMessage `json:"structured"`
+		Truncated  bool            `json:"structured_truncated"`
+	}
+	if err := json.Unmarshal(kept.Output, &out); err != nil {
+		t.Fatal(err)
+	}
+	text, cut := strings.CutSuffix(out.Text, "…")
+	if n := utf8.RuneCountInString(text); !cut || n != 20000 || !strings.HasPrefix(text, "BEGIN") {
+		t.Errorf("kept %d characters of the text (cut %v); want the first 20,000, marked", n, cut)
+	}
+	if out.Structured != nil || !out.Truncated {
+		t.Errorf("kept %d bytes of structured content (truncated %v); want none over the cap, and the flag", len(out.Structured), out.Truncated)
 	}
 }
