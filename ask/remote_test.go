@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbi/askbi"
@@ -60,6 +62,11 @@ func newMCPRemote(t *testing.T) *mcpRemote {
 					case <-httpCtx.Done():
 					case <-time.After(5 * time.Second):
 					}
+				}
+				if tl.Name == "visits" {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Visits rose 12% on /pricing."}},
+						StructuredContent: map[string]any{"rows": []any{map[string]any{"page": "/pricing", "visitors": 120},
+							map[string]any{"page": "/docs", "visitors": 80}}}}, nil
 				}
 				if tl.Name == "big" {
 					// Over the 20,000-character cap: text and structured content both.
@@ -446,5 +453,65 @@ func TestRemoteResultCap(t *testing.T) {
 	}
 	if out.Structured != nil || !out.Truncated {
 		t.Errorf("kept %d bytes of structured content (truncated %v); want none over the cap, and the flag", len(out.Structured), out.Truncated)
+	}
+}
+
+// Seed 004: remote answers pass the sharing filter like product results;
+// the remote server's read-only setting does not replace it. Below the
+// rows level the model sees the structured content summarised as a
+// product table is (columns, counts, numeric aggregates) and no text,
+// live and on replay, at the level stamped on the answer.
+func TestRemoteSharing(t *testing.T) {
+	// withheld is the model's view below the rows level, and extra what
+	// the level adds to the summary of the structured content.
+	withheld := func(level string, extra map[string]any) map[string]any {
+		structured := map[string]any{"columns": []any{"page", "visitors"}, "row_count": 2.0,
+			"rows_withheld": fmt.Sprintf("rows are not shared with the model at the %q level", level)}
+		for k, v := range extra {
+			structured[k] = v
+		}
+		return map[string]any{"connection": "Analytics", "tool": "visits", "structured": structured,
+			"text_withheld": fmt.Sprintf("the text of the answer is not shared with the model at the %q level", level)}
+	}
+	for _, tc := range []struct {
+		level ask.Sharing
+		want  map[string]any // what the model sees; nil for the whole answer
+	}{
+		{ask.SharingSchema, withheld("schema", nil)},
+		{ask.SharingAggregates, withheld("aggregates", map[string]any{
+			"aggregates": map[string]any{"visitors": map[string]any{"count": 2.0, "min": 80.0, "max": 120.0, "sum": 200.0}}})},
+		{ask.SharingRows, nil},
+	} {
+		t.Run(string(tc.level), func(t *testing.T) {
+			r := newMCPRemote(t)
+			r.set(remoteTool("visits", "Visits by page.", annReadOnly))
+			e, _, _ := remoteEnv(t, r, "visits")
+			e.sharing.set(tc.level)
+			conv := e.MustConversation(t, alice)
+			e.MustSend(t, alice, conv, "use the visits tool", nil)
+			check := func(when string) {
+				t.Helper()
+				var got map[string]any
+				if err := json.Unmarshal([]byte(toolOutputSeen(t, e, "Analytics__visits")), &got); err != nil {
+					t.Fatalf("%s: %v", when, err)
+				}
+				if tc.want == nil {
+					b, _ := json.Marshal(got)
+					if s := string(b); !strings.Contains(s, "Visits rose 12%") || !strings.Contains(s, "/pricing") {
+						t.Errorf("%s: the rows level hid the answer: %s", when, s)
+					}
+					return
+				}
+				if diff := cmp.Diff(tc.want, got); diff != "" {
+					t.Errorf("%s: what the model saw mismatch (-want +got):\n%s", when, diff)
+				}
+			}
+			check("live")
+			// Raising the level later never exposes what was collected
+			// under a lower one.
+			e.sharing.set(ask.SharingRows)
+			e.MustSend(t, alice, conv, "thanks", nil)
+			check("on replay")
+		})
 	}
 }

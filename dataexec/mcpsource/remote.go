@@ -346,6 +346,18 @@ func toTable(res *mcp.CallToolResult, maxRows int, maxBytes int64) (*dataexec.Ta
 	return t, nil
 }
 
+// Table returns r's structured content as rows, read the way a dataset on
+// the tool reads them (see toTable), with no row or size cap: how Ask
+// summarises a remote answer for a model that may not see its rows. An
+// answer without structured content, or whose content is no object or
+// array, is InvalidResult.
+func (r CallResult) Table() (*dataexec.Table, error) {
+	if r.Structured == nil {
+		return nil, askbi.Errorf(askbi.InvalidResult, "the answer has no structured content")
+	}
+	return toTable(&mcp.CallToolResult{StructuredContent: r.Structured}, 0, 0)
+}
+
 // rowsOf finds the rows of an answer, and the columns known up front.
 func rowsOf(v any) ([]any, []string) {
 	switch x := v.(type) {
