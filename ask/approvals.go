@@ -106,7 +106,9 @@ func errApprovalInvalid() error {
 // user, team, conversation, tool and arguments; otherwise ApprovalInvalid
 // and nothing runs. A tool that is no longer offered (a remote tool turned
 // off since the call was proposed) answers Unavailable ("no longer
-// available"), runs nothing and leaves the approval pending.
+// available"), runs nothing and leaves the approval pending; so does a
+// user whose role may not approve the call (Tool.ApproveRight), with
+// Forbidden.
 //
 // An approval is used only when its call runs: every check that can fail
 // for a transient reason happens first, and a store failure between using
@@ -124,6 +126,12 @@ func (a *Assistant) Approve(ctx context.Context, p access.Principal, req Approve
 	}
 	if !d.registered {
 		return errNoLongerAvailable()
+	}
+	// A role that may not approve the call leaves the approval as it is:
+	// someone else cannot use it (it is bound to this user), and the user
+	// may still reject it.
+	if err := mayApprove(d.tr.p, d.tool); err != nil {
+		return err
 	}
 	if ctx.Err() != nil {
 		return askbi.Errorf(askbi.Unavailable, "the request was cancelled")

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/mcpsource"
 )
 
@@ -54,9 +55,10 @@ func (r remoteTools) tool(at mcpsource.ApprovedTool) Tool {
 		name, conn, at.Tool.Description)
 	return Tool{
 		Name: at.ModelName, Description: desc, InputSchema: at.Tool.InputSchema, Class: at.Tool.Class,
-		Label:  capChars("Used "+conn+": "+name, 120),
-		Filter: remoteFilter,
-		Target: "mcp:" + connID + "/" + name + "@" + fp,
+		Label:        capChars("Used "+conn+": "+name, 120),
+		Filter:       remoteFilter,
+		ApproveRight: callRight(at.Tool.Class),
+		Target:       "mcp:" + connID + "/" + name + "@" + fp,
 		Run: func(ctx context.Context, call Call) (Output, error) {
 			res, err := r.svc.Call(ctx, call.Principal, connID, name, fp, call.Arguments)
 			if err != nil {
@@ -76,6 +78,20 @@ func (r remoteTools) tool(at mcpsource.ApprovedTool) Tool {
 			return Output{Summary: "Answer from " + capChars(conn, 60), Data: data}, nil
 		},
 	}
+}
+
+// callRight is the right approving a call of a remote tool of class c
+// needs: an owner or admin for a destructive tool, an editor or above for
+// one that may change something else (mutating, unknown); none for a
+// read-only tool, which needs no approval.
+func callRight(c dataexec.Class) access.Right {
+	switch c {
+	case dataexec.ClassReadOnly:
+		return ""
+	case dataexec.ClassDestructive:
+		return access.RightCallDestructiveTool
+	}
+	return access.RightCallMutatingTool
 }
 
 // remoteFilter is the sharing filter of remote answers: the remote

@@ -515,3 +515,66 @@ func TestRemoteSharing(t *testing.T) {
 		})
 	}
 }
+
+// Seed 000: a mutating or unknown remote call needs an editor or above
+// (access.RightCallMutatingTool). Below that the approval says so, so the
+// card offers no Approve and says "Ask an admin"; the server refuses an
+// approve (forbidden), runs nothing and keeps the approval pending. The
+// user can still reject it.
+func TestRemoteCallNeedsRole(t *testing.T) {
+	for _, tc := range []struct {
+		name, tool string
+		ann        *mcp.ToolAnnotations
+		p          access.Principal
+		may        bool
+	}{
+		{"viewer, mutating", "create_note", annMutating, vic, false},
+		{"viewer, unknown", "mystery", nil, vic, false},
+		{"editor, mutating", "create_note", annMutating, bob, true},
+		{"editor, unknown", "mystery", nil, bob, true},
+		{"owner, mutating", "create_note", annMutating, alice, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newMCPRemote(t)
+			r.set(remoteTool(tc.tool, "Changes something.", tc.ann))
+			e, _, _ := remoteEnv(t, r, tc.tool)
+			conv := e.MustConversation(t, tc.p)
+			ev := find(e.MustSend(t, tc.p, conv, "use the "+tc.tool+" tool with {\"days\": 1}", nil), ask.EventToolApprovalRequired)
+			if ev == nil {
+				t.Fatal("no approval asked")
+			}
+			te := ev.Tool
+			if te.CanApprove == nil || *te.CanApprove != tc.may {
+				t.Errorf("approval_required can_approve = %v (set: %v), want %v", te.CanApprove != nil && *te.CanApprove, te.CanApprove != nil, tc.may)
+			}
+			if v := e.MustOpen(t, tc.p, conv); len(v.Pending) != 1 || v.Pending[0].CanApprove != tc.may {
+				t.Errorf("pending approvals = %+v, want one with can_approve %v", v.Pending, tc.may)
+			}
+			events, err := approve(e, tc.p, conv, te, string(te.Arguments))
+			if tc.may {
+				if err != nil || find(events, ask.EventToolCompleted) == nil || r.called(tc.tool) != 1 {
+					t.Errorf("approve = %v, %v; want the call run once", types(events), err)
+				}
+				return
+			}
+			mustCode(t, err, askbi.Forbidden)
+			if !strings.Contains(askbi.ErrorMessage(err), "Ask an admin") {
+				t.Errorf("message %q does not say to ask an admin", askbi.ErrorMessage(err))
+			}
+			if r.called(tc.tool) != 0 || find(events, ask.EventToolRunning) != nil {
+				t.Fatalf("a viewer's approve reached the remote server: %v", types(events))
+			}
+			if ap, err := e.approvals.Approval(t.Context(), te.ApprovalID); err != nil || ap.State != ask.ApprovalPending {
+				t.Errorf("approval = %+v, %v; want it still pending", ap, err)
+			}
+			emit, got := ask.Collect()
+			if err := e.a.Reject(t.Context(), tc.p, ask.ApproveRequest{ConversationID: conv, ApprovalID: te.ApprovalID, Tool: te.Name, Arguments: te.Arguments}, emit); err != nil ||
+				find(got(), ask.EventToolRejected) == nil {
+				t.Errorf("reject = %v, %v; want the call rejected", types(got()), err)
+			}
+			if r.called(tc.tool) != 0 {
+				t.Error("the rejected call ran")
+			}
+		})
+	}
+}

@@ -249,6 +249,8 @@ func (tr *turn) call(ctx context.Context, c ToolCall) (paused bool, err error) {
 	te := toolEvent(tool, run)
 	te.Title, te.Targets = tool.Title, targets
 	te.Arguments, te.ExpiresAt = json.RawMessage(tr.a.redact.String(string(canon))), &ap.ExpiresAt
+	can := mayApprove(tr.p, tool) == nil
+	te.CanApprove = &can
 	tr.send(Event{Type: EventToolApprovalRequired, Tool: te})
 	return true, nil
 }
