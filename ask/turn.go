@@ -162,6 +162,8 @@ func (tr *turn) loop(ctx context.Context) error {
 			saved[i] = calls[i]
 			saved[i].Arguments = tr.redactJSON(c.Arguments)
 		}
+		// reply.Reasoning, the model's private reasoning, is dropped here:
+		// it is never streamed, saved, shown or sent back.
 		text := tr.a.redact.String(reply.Text)
 		if _, err := tr.a.convs.AppendEntry(ctx, Entry{ID: newID("ent"), ConversationID: tr.conv.ID, TurnID: tr.t.ID,
 			Role: RoleAssistant, Text: text, ToolCalls: saved, CreatedAt: tr.a.o.Now().UTC()}); err != nil {
