@@ -60,10 +60,9 @@ type ToolEvent struct {
 	State  RunState       `json:"state"`
 	Class  dataexec.Class `json:"class"`
 	// ApprovalID, Title, Targets, Arguments, ExpiresAt and CanApprove are
-	// set on
-	// tool.approval_required: the user sees what they approve, in words
-	// (Title, and the entities the arguments name, by name), and a client
-	// sends Arguments back as they are.
+	// set on tool.approval_required: the user sees what they approve, in
+	// words (Title, and the entities the arguments name, by name), and a
+	// client sends Arguments back as they are.
 	ApprovalID string          `json:"approval_id,omitempty"`
 	Title      string          `json:"title,omitempty"`
 	Targets    []dataexec.Ref  `json:"targets,omitempty"`
