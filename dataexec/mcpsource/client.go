@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,6 +23,9 @@ type probe struct {
 	mu       sync.Mutex
 	status   int // the first non-2xx status
 	tooLarge bool
+	// otherOrigin is set when a request (a redirect) left the
+	// connection's origin and was refused.
+	otherOrigin bool
 	// challenge is the WWW-Authenticate of the first 401 or 403.
 	challenge http.Header
 }
@@ -45,19 +49,40 @@ func (p *probe) get() (int, bool) {
 	return p.status, p.tooLarge
 }
 
+func (p *probe) leftOrigin() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.otherOrigin
+}
+
+// errOtherOrigin refuses a request outside the connection's origin.
+var errOtherOrigin = errors.New("mcpsource: a request to another origin than the connection's")
+
 // authTransport adds the connection's own bearer token (never the user's
 // product credential: requests are built here, from nothing the user
 // sent) and feeds the probe. For an OAuth connection the MCP transport
 // sets the header from the connection's tokens (oauthSession), and it is
 // kept.
+//
+// Every request must be to origin, the connection URL's: the token (or
+// the OAuth access token, which Go's client forwards on a redirect to
+// another port of the same host) belongs to that server alone, so a
+// redirect elsewhere is refused here, before anything is sent.
 type authTransport struct {
-	next  http.RoundTripper
-	token string
-	oauth bool
-	probe *probe
+	next   http.RoundTripper
+	origin string
+	token  string
+	oauth  bool
+	probe  *probe
 }
 
 func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if outbound.Origin(req.URL) != t.origin {
+		t.probe.mu.Lock()
+		t.probe.otherOrigin = true
+		t.probe.mu.Unlock()
+		return nil, errOtherOrigin
+	}
 	req = req.Clone(req.Context())
 	if !t.oauth {
 		req.Header.Del("Authorization")
@@ -121,13 +146,17 @@ type credential struct {
 
 // connect opens a session to url, authenticated with cred, under the
 // outbound policy with response cap limit.
-func (s *Service) connect(ctx context.Context, url string, cred credential, limit int64) (*session, error) {
+func (s *Service) connect(ctx context.Context, rawURL string, cred credential, limit int64) (*session, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, &askbi.Error{Code: askbi.Internal, Message: "the connection's URL cannot be read", Err: err}
+	}
 	pr := &probe{}
 	base := s.pool.Client(limit, max(s.o.DiscoveryTimeout, s.o.CallTimeout))
-	hc := &http.Client{Transport: &authTransport{next: base.Transport, token: cred.bearer, oauth: cred.oauth != nil, probe: pr},
+	hc := &http.Client{Transport: &authTransport{next: base.Transport, origin: outbound.Origin(u), token: cred.bearer, oauth: cred.oauth != nil, probe: pr},
 		CheckRedirect: base.CheckRedirect, Timeout: base.Timeout}
 	client := mcp.NewClient(&mcp.Implementation{Name: "askbi", Version: "1"}, nil)
-	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true,
+	tr := &mcp.StreamableClientTransport{Endpoint: rawURL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true,
 		MaxEventSize: int(limit)}
 	if cred.oauth != nil {
 		cred.oauth.probe = pr
@@ -168,6 +197,9 @@ func (se *session) fail(ctx context.Context, err error) error {
 		return dataexec.Fail(dataexec.FailTimeout, askbi.Timeout, err, "the MCP server did not answer in time; try again, or ask for less")
 	case ctx.Err() != nil:
 		return &askbi.Error{Code: askbi.Unavailable, Message: "the request was cancelled", Err: err}
+	case se.probe.leftOrigin():
+		return dataexec.Fail(dataexec.FailAccess, askbi.Forbidden, err,
+			"the MCP server redirected to another origin (scheme, host or port) than the connection's URL; askbi sends the connection's credentials to its own origin only, so it stopped. If the server moved, change the connection's URL")
 	case outbound.Refused(err):
 		return dataexec.Fail(dataexec.FailAccess, askbi.Forbidden, err,
 			"the connection's URL leads to an address askbi may not call (link-local, cloud metadata, private, or too many redirects)")

@@ -19,7 +19,12 @@
 //     credentials in URLs, no link-local, cloud-metadata or private
 //     targets after DNS resolution (loopback is allowed on purpose, so an
 //     owner can run a server on the same machine; Options.DenyLoopback
-//     refuses it), bounded redirects, timeouts, response byte caps.
+//     refuses it), bounded redirects, timeouts, response byte caps. The
+//     connection's token (bearer, or the OAuth access token of an MCP
+//     request) goes to the origin of its URL only (scheme, host and
+//     port): a redirect to another origin is refused, and a URL changed
+//     to another origin drops a bearer token, to be entered again (an
+//     OAuth connection signs in again after any URL change).
 //
 //   - Discovery is bounded in time, pages, bytes and count. Up to 250
 //     usable tools are all shown; larger lists are matched against the

@@ -80,6 +80,9 @@ type remote struct {
 	auths    []string
 	// raw, when set, answers every request instead of the MCP server.
 	raw http.HandlerFunc
+	// front, when set, sees each request first and answers it when it
+	// returns true.
+	front func(w http.ResponseWriter, req *http.Request) bool
 	// before, when set, sees each request body before it is served.
 	before func(body []byte)
 	// callCtx is the HTTP request context of the latest tools/call: the
@@ -116,8 +119,11 @@ func newRemote(t *testing.T) *remote {
 		r.requests.Add(1)
 		r.mu.Lock()
 		r.auths = append(r.auths, req.Header.Get("Authorization"))
-		token, raw, before := r.token, r.raw, r.before
+		token, raw, before, front := r.token, r.raw, r.before, r.front
 		r.mu.Unlock()
+		if front != nil && front(w, req) {
+			return
+		}
 		b, _ := io.ReadAll(req.Body)
 		req.Body = io.NopCloser(bytes.NewReader(b))
 		if bytes.Contains(b, []byte(`"tools/call"`)) {

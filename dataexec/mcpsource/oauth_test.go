@@ -46,12 +46,22 @@ type oauthEnv struct {
 
 func newOAuthEnv(t *testing.T, fo *oauthfake.Options) *oauthEnv {
 	t.Helper()
+	return newOAuthEnvWrapped(t, fo, nil)
+}
+
+// newOAuthEnvWrapped is newOAuthEnv with the MCP server's handler
+// wrapped (nil: as it is), behind the fake's token check.
+func newOAuthEnvWrapped(t *testing.T, fo *oauthfake.Options, wrap func(http.Handler) http.Handler) *oauthEnv {
+	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "fake-analytics", Version: "1"}, nil)
 	for _, name := range []string{"top_pages", "visitors"} {
 		s.AddTool(&mcp.Tool{Name: name, Annotations: readOnly, InputSchema: objectSchema(`"days":{"type":"integer"}`)},
 			answer(map[string]any{"rows": []any{map[string]any{"page": "/", "visitors": 3}}}))
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	if wrap != nil {
+		h = wrap(h)
+	}
 	fake, err := oauthfake.New(h, fo)
 	if err != nil {
 		t.Fatal(err)

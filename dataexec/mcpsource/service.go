@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"log/slog"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -302,6 +303,7 @@ func (s *Service) create(ctx context.Context, p access.Principal, in Input, conv
 // apply validates patch and applies it to st (not yet stored).
 func (s *Service) apply(st *State, pt Patch) error {
 	bad := func(format string, args ...any) error { return askbi.Errorf(askbi.InvalidArgument, format, args...) }
+	dropped := false // a bearer token dropped by a move to another origin
 	if pt.Name != nil {
 		name := strings.TrimSpace(*pt.Name)
 		if !validName(name) {
@@ -327,6 +329,15 @@ func (s *Service) apply(st *State, pt Patch) error {
 			if st.Auth == AuthOAuth {
 				st.Token, st.HasToken = seal.Box{}, false
 				st.SignIn = &SignIn{State: SignInNeeded}
+			}
+			// A bearer token belongs to its origin's server: another
+			// origin gets none of it, so it is dropped and must be
+			// entered again (in the same change, or the change is
+			// refused below: bearer auth needs a token).
+			if old, err := url.Parse(st.URL); err != nil || outbound.Origin(old) != outbound.Origin(u) {
+				if st.Auth != AuthOAuth && st.HasToken {
+					st.Token, st.HasToken, dropped = seal.Box{}, false, true
+				}
 			}
 		}
 		st.URL = u.String()
@@ -377,6 +388,8 @@ func (s *Service) apply(st *State, pt Patch) error {
 		st.ToolFocus = f
 	}
 	switch {
+	case st.Auth == AuthBearer && !st.HasToken && dropped:
+		return bad("token: the new URL is on another origin (scheme, host or port), where the stored token is not sent; enter the token again")
 	case st.Auth == AuthBearer && !st.HasToken:
 		return bad("token: required for bearer auth")
 	case st.Auth == AuthNone && st.HasToken:
@@ -390,6 +403,9 @@ func (s *Service) apply(st *State, pt Patch) error {
 // Update changes a connection under its lock. A new URL turns the
 // connection inactive and every approval off (reapprove) until the next
 // discovery and an admin's approval: another URL may be another server.
+// A URL on another origin (scheme, host or port) drops a bearer token:
+// the same patch must carry the token again (InvalidArgument otherwise,
+// and nothing changes), so a stored token never reaches another server.
 // It needs access.RightManageConnections; errors as Create's, and
 // NotFound. It stops the Ask turns that use the team's remote tools.
 func (s *Service) Update(ctx context.Context, p access.Principal, id string, pt Patch) (_ Connection, err error) {

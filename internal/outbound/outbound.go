@@ -192,6 +192,23 @@ func CheckURL(raw string, o *Options) (*url.URL, error) {
 	return u, nil
 }
 
+// Origin is u's origin (RFC 6454): scheme, host and port, lower-cased,
+// with the scheme's default port made explicit, so that
+// "https://Example.com/a" and "https://example.com:443/b" share one. A
+// credential that belongs to a server goes to its origin only.
+func Origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		switch u.Scheme {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		}
+	}
+	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
 // NewClient returns an http.Client that enforces the policy on every
 // request, redirect and dial. opts may be nil. Wrap its Transport to add
 // headers; the policy stays underneath.

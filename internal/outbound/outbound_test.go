@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -206,5 +207,28 @@ func TestPoolSharesConnections(t *testing.T) {
 	}
 	if n := conns.Load(); n != 1 {
 		t.Errorf("%d connections for three requests; want one, shared", n)
+	}
+}
+
+func TestOrigin(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{"https://mcp.example.com/mcp", "https://MCP.example.com:443/other?x=1", true},
+		{"http://127.0.0.1/mcp", "http://127.0.0.1:80/", true},
+		{"http://[::1]:9000/mcp", "http://[::1]:9000/x", true},
+		{"http://127.0.0.1:9000/mcp", "http://127.0.0.1:9001/mcp", false},
+		{"http://127.0.0.1:9000/mcp", "http://127.0.0.2:9000/mcp", false},
+		{"http://127.0.0.1:9000/mcp", "http://localhost:9000/mcp", false},
+		{"https://mcp.example.com/mcp", "http://mcp.example.com/mcp", false},
+		{"https://mcp.example.com/mcp", "https://mcp.example.com:8443/mcp", false},
+		{"https://mcp.example.com/mcp", "https://evil.mcp.example.com/mcp", false},
+	} {
+		a, _ := url.Parse(tc.a)
+		b, _ := url.Parse(tc.b)
+		if got := outbound.Origin(a) == outbound.Origin(b); got != tc.same {
+			t.Errorf("Origin(%s) == Origin(%s) is %v (%s, %s); want %v", tc.a, tc.b, got, outbound.Origin(a), outbound.Origin(b), tc.same)
+		}
 	}
 }
