@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -26,6 +29,10 @@ type probe struct {
 	// otherOrigin is set when a request (a redirect) left the
 	// connection's origin and was refused.
 	otherOrigin bool
+	// timedOut is set when the transport's own timers (the client's
+	// timeout, the response header timeout, the context's deadline)
+	// ended a request or the reading of its body.
+	timedOut bool
 	// challenge is the WWW-Authenticate of the first 401 or 403.
 	challenge http.Header
 }
@@ -53,6 +60,44 @@ func (p *probe) leftOrigin() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.otherOrigin
+}
+
+// note records what a transport error says: the response cap or a
+// timeout.
+func (p *probe) note(err error) {
+	large, late := outbound.TooLarge(err), isTimeout(err)
+	if !large && !late {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.tooLarge = p.tooLarge || large
+	p.timedOut = p.timedOut || late
+}
+
+func (p *probe) late() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.timedOut
+}
+
+// isTimeout reports whether err is a timeout of the transport.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
+
+// timedOut reports whether a session failed by running out of time: the
+// transport saw a timeout, or ctx's deadline has passed. The deadline is
+// read, not only ctx.Err: the transport's own timer, set for about the
+// same instant, can end a request a moment before ctx's timer fires, and
+// the MCP client does not always keep the error's chain.
+func (se *session) timedOut(ctx context.Context) bool {
+	if se.probe.late() || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
 }
 
 // errOtherOrigin refuses a request outside the connection's origin.
@@ -93,11 +138,7 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {
-		if outbound.TooLarge(err) {
-			t.probe.mu.Lock()
-			t.probe.tooLarge = true
-			t.probe.mu.Unlock()
-		}
+		t.probe.note(err)
 		return nil, err
 	}
 	if resp.StatusCode >= 300 {
@@ -121,10 +162,8 @@ type probedBody struct {
 
 func (b *probedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if err != nil && outbound.TooLarge(err) {
-		b.probe.mu.Lock()
-		b.probe.tooLarge = true
-		b.probe.mu.Unlock()
+	if err != nil && err != io.EOF {
+		b.probe.note(err)
 	}
 	return n, err
 }
@@ -193,7 +232,7 @@ func (se *session) fail(ctx context.Context, err error) error {
 	case tooLarge || outbound.TooLarge(err):
 		return dataexec.Fail(dataexec.FailInvalidResult, askbi.TooLarge, err,
 			"the MCP server's answer is larger than %d MiB; ask for less (fewer rows, a shorter period)", max(se.limit>>20, 1))
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case se.timedOut(ctx) || isTimeout(err):
 		return dataexec.Fail(dataexec.FailTimeout, askbi.Timeout, err, "the MCP server did not answer in time; try again, or ask for less")
 	case ctx.Err() != nil:
 		return &askbi.Error{Code: askbi.Unavailable, Message: "the request was cancelled", Err: err}

@@ -747,3 +747,75 @@ func TestListingCanManage(t *testing.T) {
 		t.Errorf("Create with the right withdrawn = %v; want forbidden, as Listing said", err)
 	}
 }
+
+// TestTransportTimeoutIsTimeout: when the transport's own timer ends a
+// request first (a dataset run whose deadline is longer than the
+// service's), the failure is a timeout, not unavailable.
+func TestTransportTimeoutIsTimeout(t *testing.T) {
+	e := newEnv(t, &mcpsource.Options{DiscoveryTimeout: 200 * time.Millisecond, CallTimeout: 200 * time.Millisecond})
+	r := newRemote(t)
+	r.set(tool("hang", "", readOnly, nil, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		<-r.httpContext().Done() // until the client goes away
+		return nil, context.Canceled
+	}))
+	c := e.mustConnection(t, "Analytics", r, "")
+	e.mustAllow(t, c.ID, "hang")
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	_, err := e.svc.NewSource(c.ID).Query(ctx, dataexec.Query{Tool: "hang", Arguments: json.RawMessage(`{}`), MaxRows: 10, MaxBytes: 1 << 20})
+	if kind, _ := dataexec.FailureOf(err); askbi.ErrorCode(err) != askbi.Timeout || kind != dataexec.FailTimeout {
+		t.Errorf("a hung tool stopped by the transport's timer = %v (kind %q); want timeout", err, kind)
+	}
+}
+
+// TestHungDiscoveryIsTimeout: a server that hangs anywhere in a
+// discovery (before its headers, in a JSON body, in an event stream, at
+// the handshake or at the tool list) fails it as timeout.
+func TestHungDiscoveryIsTimeout(t *testing.T) {
+	hang := func(w http.ResponseWriter, req *http.Request, contentType string, partial string) {
+		if contentType != "" {
+			w.Header().Set("Content-Type", contentType)
+			w.WriteHeader(http.StatusOK)
+			io.WriteString(w, partial)
+			w.(http.Flusher).Flush()
+		}
+		<-req.Context().Done()
+	}
+	for _, tc := range []struct {
+		name   string
+		method string // the request that hangs
+		ct     string // "" hangs before the headers
+		body   string
+	}{
+		{"handshake, no headers", "server/discover", "", ""},
+		{"tool list, no headers", "tools/list", "", ""},
+		{"handshake, JSON body", "server/discover", "application/json", `{"jsonrpc":"2.0",`},
+		{"tool list, JSON body", "tools/list", "application/json", `{"jsonrpc":"2.0","id":`},
+		{"tool list, event stream", "tools/list", "text/event-stream", ": waiting\n\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, &mcpsource.Options{DiscoveryTimeout: 300 * time.Millisecond})
+			r := newRemote(t)
+			r.set(tool("top_pages", "", readOnly, nil, nil))
+			c, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "Hangs", URL: r.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.mu.Lock()
+			r.front = func(w http.ResponseWriter, req *http.Request) bool {
+				b, _ := io.ReadAll(req.Body)
+				req.Body = io.NopCloser(bytes.NewReader(b))
+				if !bytes.Contains(b, []byte(`"method":"`+tc.method+`"`)) {
+					return false
+				}
+				hang(w, req, tc.ct, tc.body)
+				return true
+			}
+			r.mu.Unlock()
+			_, err = e.svc.Discover(t.Context(), alice, c.ID, nil)
+			if askbi.ErrorCode(err) != askbi.Timeout {
+				t.Errorf("Discover of a server hanging at %s = %v; want timeout", tc.name, err)
+			}
+		})
+	}
+}
