@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"log/slog"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -47,13 +48,21 @@ type Options struct {
 	// context picker and the data executor know them. Default none: the
 	// host's catalog must learn them itself.
 	Catalog dataexec.ConnectionWriter
-	// DenyLoopback refuses servers on loopback addresses. Default false:
-	// an owner may run an MCP server on the same machine, on purpose.
+	// DenyLoopback refuses servers on loopback addresses: when a URL is
+	// saved, a host that is loopback without asking a resolver (127.1,
+	// 2130706433, 0x7f000001, [::ffff:127.0.0.1], localhost, names under
+	// localhost, ...), and where it is dialled, every address a name
+	// resolves to. Default false: an owner may run an MCP server on the
+	// same machine, on purpose.
 	DenyLoopback bool
 	// AllowPrivateNetworks allows servers on private addresses (10/8,
-	// 172.16/12, 192.168/16, 100.64/10, fc00::/7). Default false.
-	// Link-local and cloud-metadata addresses are always refused.
+	// 172.16/12, 192.168/16, 100.64/10, 198.18/15, fc00::/7, fec0::/10).
+	// Default false. Link-local and cloud-metadata addresses are always
+	// refused.
 	AllowPrivateNetworks bool
+	// Resolver resolves server names. Default the system's. Each address
+	// it answers passes the outbound policy where it is dialled.
+	Resolver Resolver
 	// DiscoveryTimeout bounds one discovery, all pages. Default 30 s.
 	DiscoveryTimeout time.Duration
 	// CallTimeout bounds one tool call from Ask. Default 30 s. (Dataset
@@ -86,6 +95,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+}
+
+// Resolver resolves a host name to its addresses; *net.Resolver is one.
+// It must be safe for concurrent use.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
 // Service manages a team's remote MCP connections: creating, changing
@@ -149,7 +164,7 @@ func NewService(store Store, keys seal.Keyring, gate *access.Gate, opts *Options
 	s.audit = access.NewAuditor(o.Audit, o.Logger, o.Now)
 	s.oauthDefaults()
 	s.pool = outbound.NewPool(&outbound.Options{DenyLoopback: o.DenyLoopback, AllowPrivate: o.AllowPrivateNetworks,
-		Timeout: max(o.DiscoveryTimeout, o.CallTimeout, o.OAuth.Timeout)})
+		Timeout: max(o.DiscoveryTimeout, o.CallTimeout, o.OAuth.Timeout), Resolver: o.Resolver})
 	return s
 }
 

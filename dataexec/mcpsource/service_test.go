@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -695,13 +697,26 @@ func TestURLChangeNeedsReapproval(t *testing.T) {
 	_ = http.StatusOK
 }
 
+// memResolver is an in-memory resolver: no test asks a DNS server.
+type memResolver map[string][]netip.Addr
+
+func (m memResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if a, ok := m[host]; ok {
+		return a, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
 // The outbound policy holds where the name is dialled: a host name that
-// resolves to a refused address fails discovery with its own message.
+// resolves to a refused address (here through an in-memory resolver:
+// without it the name would not resolve, which is unavailable, not a
+// refusal) fails discovery with its own message.
 func TestOutboundPolicyOnResolvedName(t *testing.T) {
-	e := newEnv(t, &mcpsource.Options{DenyLoopback: true})
+	e := newEnv(t, &mcpsource.Options{DenyLoopback: true,
+		Resolver: memResolver{"mcp.internal.test": {netip.MustParseAddr("127.0.0.1")}}})
 	r := newRemote(t)
 	r.set(tool("top_pages", "", readOnly, nil, nil))
-	url := strings.Replace(r.URL, "127.0.0.1", "localhost", 1)
+	url := strings.Replace(r.URL, "127.0.0.1", "mcp.internal.test", 1)
 	c, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "Local", URL: url})
 	if err != nil {
 		t.Fatalf("Create(%s): %v (a name passes until it is dialled)", url, err)
@@ -712,6 +727,34 @@ func TestOutboundPolicyOnResolvedName(t *testing.T) {
 	}
 	if n := r.requests.Load(); n != 0 {
 		t.Errorf("the refused server got %d requests", n)
+	}
+}
+
+// TestCreateRefusesLoopbackForms: with loopback refused, a URL whose
+// host is this machine in any spelling is refused when it is saved, with
+// invalid_argument, by Create, Update and Connect alike.
+func TestCreateRefusesLoopbackForms(t *testing.T) {
+	e := newEnv(t, &mcpsource.Options{DenyLoopback: true, OAuth: mcpsource.OAuthOptions{RedirectURL: callbackURL}})
+	ok, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "Fine", URL: "https://mcp.example.com/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, host := range []string{"2130706433", "0x7f000001", "localhost.", "localhost", "127.1", "0177.0.0.1", "127.0.0.1.",
+		"[::ffff:127.0.0.1]", "[::1]", "LOCALHOST", "foo.localhost", "0", "[64:ff9b::7f00:1]", "[::ffff:0:7f00:1]"} {
+		url := "http://" + host + ":8080/mcp"
+		if _, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "Local", URL: url}); askbi.ErrorCode(err) != askbi.InvalidArgument ||
+			!strings.HasPrefix(askbi.ErrorMessage(err), "url:") {
+			t.Errorf("Create(%s) = %v; want invalid_argument naming the url", url, err)
+		}
+		if _, err := e.svc.Update(t.Context(), alice, ok.ID, mcpsource.Patch{URL: &url}); askbi.ErrorCode(err) != askbi.InvalidArgument {
+			t.Errorf("Update(url %s) = %v; want invalid_argument", url, err)
+		}
+		if _, _, err := e.svc.Connect(t.Context(), alice, mcpsource.Input{Name: "Local", URL: url}, ""); askbi.ErrorCode(err) != askbi.InvalidArgument {
+			t.Errorf("Connect(%s) = %v; want invalid_argument", url, err)
+		}
+	}
+	if all, _ := e.store.List(t.Context(), ""); len(all) != 1 {
+		t.Errorf("the store holds %d connections; want only the fine one", len(all))
 	}
 }
 
