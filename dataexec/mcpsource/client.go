@@ -254,34 +254,32 @@ func (se *session) fail(ctx context.Context, err error) error {
 	return dataexec.Fail(dataexec.FailUnavailableTool, askbi.Unavailable, err, "the MCP server could not be reached or did not speak MCP; check the URL and try again")
 }
 
-// listTools lists the server's tools within the discovery bounds: time
-// (ctx), pages, total bytes and count. Past a bound it fails whole:
-// nothing partial is saved.
-func (se *session) listTools(ctx context.Context, o *Options) ([]*mcp.Tool, error) {
-	var tools []*mcp.Tool
+// listTools reads the server's tool list within the discovery bounds,
+// page by page, handing each page to each: time (ctx), pages and total
+// bytes. Past the page or byte bound it stops reading, and unread says
+// that pages were left (how many tools they hold is not known). A
+// response over the cap fails whole.
+func (se *session) listTools(ctx context.Context, o *Options, each func([]*mcp.Tool)) (unread bool, err error) {
 	var size int64
 	cursor := ""
 	for page := 0; ; page++ {
 		if page == o.MaxPages {
-			return nil, askbi.Errorf(askbi.TooLarge, "the MCP server's tool list runs over more than %d pages; narrow it on the server", o.MaxPages)
+			return true, nil
 		}
 		res, err := se.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
-			return nil, se.fail(ctx, err)
+			return false, se.fail(ctx, err)
 		}
 		for _, t := range res.Tools {
 			b, _ := json.Marshal(t)
 			size += int64(len(b))
 		}
-		tools = append(tools, res.Tools...)
-		switch {
-		case len(tools) > o.MaxTools:
-			return nil, askbi.Errorf(askbi.TooLarge, "the MCP server lists more than %d tools; narrow it on the server (many servers take a tool filter in their URL)", o.MaxTools)
-		case size > o.MaxListBytes:
-			return nil, askbi.Errorf(askbi.TooLarge, "the MCP server's tool list is larger than %d MiB", o.MaxListBytes>>20)
-		}
+		each(res.Tools)
 		if res.NextCursor == "" || res.NextCursor == cursor {
-			return tools, nil
+			return false, nil
+		}
+		if size > o.MaxListBytes {
+			return true, nil
 		}
 		cursor = res.NextCursor
 	}

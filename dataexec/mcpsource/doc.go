@@ -26,7 +26,11 @@
 //     to another origin drops a bearer token, to be entered again (an
 //     OAuth connection signs in again after any URL change).
 //
-//   - Discovery is bounded in time, pages, bytes and count. Up to 250
+//   - Discovery is bounded in time, pages, bytes and count, and a large
+//     count alone never fails it: past Options.MaxTools the tools kept
+//     are the approved ones and the best matches of the tool focus, and
+//     the connection says how many were left out (Discovery.LeftOut;
+//     Unread when pages were past the page or byte bound). Up to 250
 //     usable tools are all shown; larger lists are matched against the
 //     tool focus (the saved question) plus basic schema, documentation and
 //     query helpers, and approved tools are never dropped. Tools failing

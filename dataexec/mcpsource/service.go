@@ -16,6 +16,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
@@ -68,13 +70,17 @@ type Options struct {
 	// CallTimeout bounds one tool call from Ask. Default 30 s. (Dataset
 	// runs take the executor's deadline.)
 	CallTimeout time.Duration
-	// MaxTools is the most tools a discovery accepts; more is TooLarge and
-	// changes nothing. Default 1,000.
+	// MaxTools is the most tools a discovery keeps, of a list of any
+	// length: those approved before, then the best matches of Tool
+	// focus; the rest are counted (Discovery.LeftOut). A large count
+	// alone never fails setup. Default 1,000.
 	MaxTools int
-	// MaxPages bounds the pages of one tool list. Default 20.
+	// MaxPages bounds the pages of one tool list read; the pages past it
+	// are left unread (Discovery.Unread). Default 20.
 	MaxPages int
-	// MaxListBytes bounds the tool list's size, each response and in
-	// total. Default 8 MiB.
+	// MaxListBytes bounds the tool list's size: each response (a larger
+	// one is TooLarge and changes nothing) and the total read, past which
+	// the pages left are unread. Default 8 MiB.
 	MaxListBytes int64
 	// FullListLimit is the most tools shown without Tool focus. Default
 	// 250.
@@ -524,11 +530,15 @@ func (s *Service) Listing(ctx context.Context, p access.Principal) (Listing, err
 // (focus, when given, replaces the saved one). The first success makes
 // the connection active.
 //
+// More than MaxTools tools are not a failure: the approved ones and the
+// best matches of the focus are kept, the rest counted
+// (Discovery.LeftOut, Unread).
+//
 // It needs access.RightManageConnections. On failure (an unreachable
-// server, a bad token: distinct codes and messages; TooLarge past a
-// bound; InvalidResult when no listed tool is usable) the previous tool
-// list and approvals stay, the failure is recorded on the connection, and
-// the error is returned.
+// server, a bad token: distinct codes and messages; TooLarge for a
+// response over the cap; InvalidResult when no listed tool is usable)
+// the previous tool list and approvals stay, the failure is recorded on
+// the connection, and the error is returned.
 func (s *Service) Discover(ctx context.Context, p access.Principal, id string, focus *string) (_ Connection, err error) {
 	target := access.Entity{Type: access.TypeConnection, ID: id}
 	details := map[string]string{}
@@ -541,10 +551,14 @@ func (s *Service) Discover(ctx context.Context, p access.Principal, id string, f
 	if focus != nil && utf8.RuneCountInString(*focus) > 500 {
 		return Connection{}, askbi.Errorf(askbi.InvalidArgument, "tool_focus: at most 500 characters")
 	}
-	found, excluded, derr := s.discover(ctx, cur)
+	f := cur.ToolFocus
+	if focus != nil {
+		f = strings.TrimSpace(*focus)
+	}
+	l, derr := s.discover(ctx, cur, f)
 	usable := 0
 	if derr == nil {
-		usable, derr = usableOf(found, excluded)
+		usable, derr = usableOf(l)
 	}
 	now := s.o.Now().UTC()
 	if derr != nil {
@@ -560,10 +574,8 @@ func (s *Service) Discover(ctx context.Context, p access.Principal, id string, f
 			// The URL changed while we listed: this list is of the old one.
 			return askbi.Errorf(askbi.Conflict, "the connection's URL changed during discovery; discover again")
 		}
-		if focus != nil {
-			st.ToolFocus = strings.TrimSpace(*focus)
-		}
-		changed = s.applyDiscovery(st, found, excluded, usable, now)
+		st.ToolFocus = f
+		changed = s.applyDiscovery(st, l, usable, now)
 		return nil
 	})
 	if err != nil {
@@ -577,8 +589,6 @@ func (s *Service) Discover(ctx context.Context, p access.Principal, id string, f
 	return st.Connection, nil
 }
 
-// discover lists and inspects the tools of st's server; excluded counts
-// the tools with invalid names, which are not returned.
 // updateQuietly is an Update that outlives the request and that nobody
 // waits on (a failure recorded, a registration kept): fn may decline
 // with errNotOAuth or errNewerGrant, a connection deleted meanwhile is
@@ -600,9 +610,9 @@ func errorInfo(err error, at time.Time) *ErrorInfo {
 // usableOf counts the usable tools of a discovery; none is an
 // InvalidResult that says whether the server listed no tools or none
 // that passed the schema safety checks.
-func usableOf(found []Tool, excluded int) (int, error) {
+func usableOf(l listing) (int, error) {
 	usable := 0
-	for _, t := range found {
+	for _, t := range l.found {
 		if t.Excluded == "" {
 			usable++
 		}
@@ -610,54 +620,58 @@ func usableOf(found []Tool, excluded int) (int, error) {
 	switch {
 	case usable > 0:
 		return usable, nil
-	case len(found) == 0 && excluded == 0:
+	case len(l.found) == 0 && l.invalid == 0:
 		return 0, askbi.Errorf(askbi.InvalidResult, "the MCP server lists no tools")
 	}
-	return 0, askbi.Errorf(askbi.InvalidResult, "none of the server's %d tools passed the schema safety checks, so none can be used", len(found)+excluded)
+	return 0, askbi.Errorf(askbi.InvalidResult, "none of the server's %d tools passed the schema safety checks, so none can be used", len(l.found)+l.invalid)
 }
 
 // applyDiscovery puts a successful discovery on st (under its lock): the
 // tools merged, the counts, active, a new version. It reports whether
 // the tools changed.
-func (s *Service) applyDiscovery(st *State, found []Tool, excluded, usable int, now time.Time) bool {
-	changed := merge(st, found, st.ToolFocus, s.o.FullListLimit)
+func (s *Service) applyDiscovery(st *State, l listing, usable int, now time.Time) bool {
+	changed := merge(st, l.found, st.ToolFocus, s.o.FullListLimit)
 	st.Discovery.At, st.Discovery.Error = now, nil
-	st.Discovery.Tools, st.Discovery.Excluded = usable, excluded+len(found)-usable
+	st.Discovery.Tools, st.Discovery.Excluded = usable, l.invalid+len(l.found)-usable
+	st.Discovery.LeftOut, st.Discovery.Unread = l.leftOut, l.unread
 	st.Active = true
 	st.Version++
 	st.UpdatedAt = now
 	return changed
 }
 
-func (s *Service) discover(ctx context.Context, st State) (found []Tool, excluded int, err error) {
+// discover lists and inspects the tools of st's server, keeping at most
+// MaxTools of them: those approved before, then the best matches of
+// focus.
+func (s *Service) discover(ctx context.Context, st State, focus string) (listing, error) {
 	cred, err := s.credential(ctx, st)
 	if err != nil {
-		return nil, 0, err
+		return listing{}, err
 	}
-	return s.discoverWith(ctx, st.URL, cred)
+	return s.discoverWith(ctx, st, focus, cred)
 }
 
-// discoverWith lists the tools at url with cred.
-func (s *Service) discoverWith(ctx context.Context, url string, cred credential) (found []Tool, excluded int, err error) {
+// discoverWith lists the tools at st's URL with cred.
+func (s *Service) discoverWith(ctx context.Context, st State, focus string, cred credential) (listing, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.o.DiscoveryTimeout)
 	defer cancel()
-	se, err := s.connect(ctx, url, cred, s.o.MaxListBytes)
+	se, err := s.connect(ctx, st.URL, cred, s.o.MaxListBytes)
 	if err != nil {
-		return nil, 0, err
+		return listing{}, err
 	}
 	defer se.close()
-	listed, err := se.listTools(ctx, &s.o)
-	if err != nil {
-		return nil, 0, err
-	}
-	for _, t := range listed {
-		if tool, ok := inspect(t, &s.o); ok {
-			found = append(found, tool)
-		} else {
-			excluded++
+	approved := map[string]bool{}
+	for _, t := range st.Tools {
+		if t.Access.ApprovedSchemaHash != "" {
+			approved[t.Name] = true
 		}
 	}
-	return found, excluded, nil
+	k := newKeeper(s.o.MaxTools, focus, approved)
+	unread, err := se.listTools(ctx, &s.o, func(page []*mcp.Tool) { k.add(page, &s.o) })
+	if err != nil {
+		return listing{}, err
+	}
+	return k.result(unread), nil
 }
 
 // credential is how a session to st's server authenticates: its bearer
@@ -712,10 +726,14 @@ type ToolPage struct {
 	Total      int        `json:"total"` // after the filters
 	PageSize   int        `json:"page_size"`
 	CanApprove bool       `json:"can_approve"`
-	// ToolFocus is set only when tools were omitted from the selection.
+	// ToolFocus is set only when tools were omitted from the selection
+	// or left out of the discovery.
 	ToolFocus *string `json:"tool_focus,omitempty"`
 	Omitted   int     `json:"omitted"`
 	Excluded  int     `json:"excluded"`
+	// LeftOut and Unread are the discovery's (Discovery.LeftOut).
+	LeftOut int  `json:"left_out"`
+	Unread  bool `json:"unread,omitempty"`
 }
 
 // Tools returns one page (PageSize) of a connection's shown tools, the
@@ -749,12 +767,13 @@ func (s *Service) Tools(ctx context.Context, p access.Principal, id string, q To
 		list = append(list, view(t, canApprove))
 	}
 	page := ToolPage{Page: q.Page, Total: len(list), PageSize: PageSize, CanApprove: canApprove,
-		Omitted: st.Discovery.Omitted, Excluded: st.Discovery.Excluded, Tools: []ToolView{}}
+		Omitted: st.Discovery.Omitted, Excluded: st.Discovery.Excluded, LeftOut: st.Discovery.LeftOut, Unread: st.Discovery.Unread,
+		Tools: []ToolView{}}
 	page.Pages = (len(list) + PageSize - 1) / PageSize
 	if from := (q.Page - 1) * PageSize; from < len(list) {
 		page.Tools = list[from:min(from+PageSize, len(list))]
 	}
-	if st.Discovery.Omitted > 0 {
+	if st.Discovery.Omitted > 0 || st.Discovery.LeftOut > 0 || st.Discovery.Unread {
 		f := st.ToolFocus
 		page.ToolFocus = &f
 	}

@@ -296,18 +296,6 @@ func TestDiscoveryBounds(t *testing.T) {
 	e.mustAllow(t, c.ID, "top_pages")
 	before, _ := e.store.Get(t.Context(), c.ID)
 
-	var many []remoteTool
-	for i := range 10000 {
-		many = append(many, tool(fmt.Sprintf("t%05d", i), "", readOnly, nil, nil))
-	}
-	r.set(many...)
-	// The count bound, under the default byte bound (10,000 small tools
-	// are about 1 MB).
-	roomy := mcpsource.NewService(e.store, e.keys, e.gate, nil)
-	_, err := roomy.Discover(t.Context(), alice, c.ID, nil)
-	if askbi.ErrorCode(err) != askbi.TooLarge || !strings.Contains(askbi.ErrorMessage(err), "more than 1000 tools") {
-		t.Errorf("Discover of 10,000 tools = %v; want too_large for the count", err)
-	}
 	huge := strings.Repeat("x", 1<<20)
 	r.set(tool("top_pages", huge, readOnly, nil, nil), tool("other", huge, readOnly, nil, nil))
 	if _, err := e.svc.Discover(t.Context(), alice, c.ID, nil); askbi.ErrorCode(err) != askbi.TooLarge {
@@ -319,7 +307,7 @@ func TestDiscoveryBounds(t *testing.T) {
 	r.set(tool("top_pages", "Top pages.", readOnly, nil, nil))
 	r.before = func(body []byte) {}
 	r.raw = hundredMB(r, &sent)
-	_, err = e.svc.Discover(t.Context(), alice, c.ID, nil)
+	_, err := e.svc.Discover(t.Context(), alice, c.ID, nil)
 	if askbi.ErrorCode(err) != askbi.TooLarge {
 		t.Errorf("Discover of a 100 MB list = %v; want too_large", err)
 	}
@@ -330,6 +318,74 @@ func TestDiscoveryBounds(t *testing.T) {
 	after.Discovery.Error, before.Discovery.Error = nil, nil
 	if diff := cmp.Diff(before.Tools, after.Tools); diff != "" {
 		t.Errorf("a refused discovery changed the tools (-before +after):\n%s", diff)
+	}
+}
+
+// Seed 000: "A large tool count alone must not fail setup." 5,000 tools
+// over five pages are read within the bounds; the 1,000 kept are the
+// tools approved before and the best matches of Tool focus, the rest
+// are counted as left out; past the page bound the rest is unread.
+func TestLargeToolCount(t *testing.T) {
+	e := newEnv(t, nil)
+	r := newRemote(t)
+	var tools []remoteTool
+	for i := range 4998 {
+		tools = append(tools, tool(fmt.Sprintf("crm_record_%04d", i), "Updates a CRM record.", mutating, nil, nil))
+	}
+	// Listed last (the server pages by name): only Tool focus and the
+	// helper rule find them.
+	tools = append(tools, tool("describe_schema", "Lists the tables.", readOnly, nil, nil),
+		tool("weekly_signups", "Signups per week.", readOnly, nil, nil))
+	r.set(tools...)
+	c, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "Huge", URL: r.URL, ToolFocus: "Show weekly signups"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err = e.svc.Discover(t.Context(), alice, c.ID, nil); err != nil {
+		t.Fatalf("Discover of 5,000 tools = %v; want a large count not to fail setup", err)
+	}
+	want := mcpsource.Discovery{Tools: 1000, Shown: 250, Omitted: 750, LeftOut: 4000}
+	got := c.Discovery
+	got.At = time.Time{}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Discovery (-want +got):\n%s", diff)
+	}
+	st, _ := e.store.Get(t.Context(), c.ID)
+	if len(st.Tools) != 1000 {
+		t.Errorf("%d tools stored; want the 1,000 kept", len(st.Tools))
+	}
+	states := e.states(t, c.ID)
+	for _, name := range []string{"weekly_signups", "describe_schema"} {
+		if states[name] != mcpsource.StateOff {
+			t.Errorf("%s is %q; want kept and shown (off)", name, states[name])
+		}
+	}
+	page, _ := e.svc.Tools(t.Context(), alice, c.ID, mcpsource.ToolQuery{})
+	if page.LeftOut != 4000 || page.ToolFocus == nil {
+		t.Errorf("Tools page says %d left out, focus %v; want 4000 and the Tool focus", page.LeftOut, page.ToolFocus)
+	}
+
+	// An approved tool is kept whatever the focus says.
+	e.mustAllow(t, c.ID, "weekly_signups")
+	other := "revenue forecasts"
+	if c, err = e.svc.Discover(t.Context(), alice, c.ID, &other); err != nil {
+		t.Fatal(err)
+	}
+	if s := e.states(t, c.ID)["weekly_signups"]; s != mcpsource.StateAllowed || c.Discovery.LeftOut != 4000 {
+		t.Errorf("after a new focus weekly_signups is %q, %d left out; want allowed, 4000", s, c.Discovery.LeftOut)
+	}
+
+	// Past the page bound the rest is unread, not a failure; an approved
+	// tool the read did not reach is not usable until one does.
+	paged := mcpsource.NewService(e.store, e.keys, e.gate, &mcpsource.Options{MaxPages: 2})
+	if c, err = paged.Discover(t.Context(), alice, c.ID, nil); err != nil {
+		t.Fatalf("Discover past the page bound = %v; want what was read kept", err)
+	}
+	if !c.Discovery.Unread || c.Discovery.LeftOut != 1000 || c.Discovery.Tools != 1000 {
+		t.Errorf("Discovery past the page bound = %+v; want 1000 kept, 1000 left out, unread", c.Discovery)
+	}
+	if tools, _, _ := e.svc.ApprovedTools(t.Context(), alice); len(tools) != 0 {
+		t.Errorf("ApprovedTools = %d; want none (weekly_signups was not read)", len(tools))
 	}
 }
 
