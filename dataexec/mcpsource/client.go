@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -174,6 +175,10 @@ type session struct {
 	probe *probe
 	limit int64
 	oauth *oauthSession // nil unless the connection uses OAuth
+	// listChanged is set when the server sent
+	// notifications/tools/list_changed during the session (read it after
+	// close, which waits for the notification's handler).
+	listChanged atomic.Bool
 }
 
 // credential is how a session authenticates: a bearer token ("" for
@@ -194,7 +199,14 @@ func (s *Service) connect(ctx context.Context, rawURL string, cred credential, l
 	base := s.pool.Client(limit, max(s.o.DiscoveryTimeout, s.o.CallTimeout))
 	hc := &http.Client{Transport: &authTransport{next: base.Transport, origin: outbound.Origin(u), token: cred.bearer, oauth: cred.oauth != nil, probe: pr},
 		CheckRedirect: base.CheckRedirect, Timeout: base.Timeout}
-	client := mcp.NewClient(&mcp.Implementation{Name: "askbi", Version: "1"}, nil)
+	se := &session{probe: pr, limit: limit, oauth: cred.oauth}
+	// Sessions are short (one listing or one call), so a list_changed
+	// reaches askbi only while one is open: on a response's event stream,
+	// or on the subscription a server of the stateless protocol opens for
+	// this handler. It marks the connection's listing stale (see
+	// Options.ListingMaxAge).
+	client := mcp.NewClient(&mcp.Implementation{Name: "askbi", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { se.listChanged.Store(true) }})
 	tr := &mcp.StreamableClientTransport{Endpoint: rawURL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true,
 		MaxEventSize: int(limit)}
 	if cred.oauth != nil {
@@ -202,7 +214,6 @@ func (s *Service) connect(ctx context.Context, rawURL string, cred credential, l
 		tr.OAuthHandler = cred.oauth
 	}
 	cs, err := client.Connect(ctx, tr, nil)
-	se := &session{probe: pr, limit: limit, oauth: cred.oauth}
 	if err != nil {
 		return nil, se.fail(ctx, err)
 	}

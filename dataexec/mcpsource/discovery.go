@@ -284,6 +284,9 @@ type listing struct {
 	// unread is set when the list had pages past the page or byte bound.
 	leftOut int
 	unread  bool
+	// listChanged is set when the server said its tool list changed
+	// while it was read.
+	listChanged bool
 }
 
 // keeper keeps at most max of a listing's tools while the pages stream

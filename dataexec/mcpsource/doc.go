@@ -46,6 +46,11 @@
 //
 //   - Ask gets the approved tools per turn (ApprovedTools), named
 //     <connection>__<tool>, and each call re-reads the approval (Call).
+//     Each call, and each dataset run, checks the tool's definition
+//     against a listing no older than Options.ListingMaxAge (60 s),
+//     listing again first when it is older or the server sent
+//     notifications/tools/list_changed: a tool that widened on the server
+//     is turned off and the call blocked ("needs approval again").
 //     Changes stop the turns that use them (in this process; see
 //     ApprovedTools).
 //

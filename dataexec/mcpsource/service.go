@@ -70,6 +70,16 @@ type Options struct {
 	// CallTimeout bounds one tool call from Ask. Default 30 s. (Dataset
 	// runs take the executor's deadline.)
 	CallTimeout time.Duration
+	// ListingMaxAge bounds the age of the tool listing a call is checked
+	// against: before a call (Ask's Call, a dataset run) whose
+	// connection's last listing is older, or whose server said its tool
+	// list changed since (notifications/tools/list_changed, received
+	// during any session), the tools are listed again and merged as
+	// Discover does, so a widening change blocks the call ("needs
+	// approval again") instead of running it on the old classification.
+	// A listing that fails changes nothing and fails the call, retryably.
+	// Default 60 s.
+	ListingMaxAge time.Duration
 	// MaxTools is the most tools a discovery keeps, of a list of any
 	// length: those approved before, then the best matches of Tool
 	// focus; the rest are counted (Discovery.LeftOut). A large count
@@ -154,6 +164,9 @@ func NewService(store Store, keys seal.Keyring, gate *access.Gate, opts *Options
 	}
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = 30 * time.Second
+	}
+	if o.ListingMaxAge <= 0 {
+		o.ListingMaxAge = 60 * time.Second
 	}
 	if o.MaxListBytes <= 0 {
 		o.MaxListBytes = 8 << 20
@@ -633,7 +646,7 @@ func (s *Service) applyDiscovery(st *State, l listing, usable int, now time.Time
 	changed := merge(st, l.found, st.ToolFocus, s.o.FullListLimit)
 	st.Discovery.At, st.Discovery.Error = now, nil
 	st.Discovery.Tools, st.Discovery.Excluded = usable, l.invalid+len(l.found)-usable
-	st.Discovery.LeftOut, st.Discovery.Unread = l.leftOut, l.unread
+	st.Discovery.LeftOut, st.Discovery.Unread, st.Discovery.Stale = l.leftOut, l.unread, l.listChanged
 	st.Active = true
 	st.Version++
 	st.UpdatedAt = now
@@ -659,7 +672,6 @@ func (s *Service) discoverWith(ctx context.Context, st State, focus string, cred
 	if err != nil {
 		return listing{}, err
 	}
-	defer se.close()
 	approved := map[string]bool{}
 	for _, t := range st.Tools {
 		if t.Access.ApprovedSchemaHash != "" {
@@ -668,10 +680,13 @@ func (s *Service) discoverWith(ctx context.Context, st State, focus string, cred
 	}
 	k := newKeeper(s.o.MaxTools, focus, approved)
 	unread, err := se.listTools(ctx, &s.o, func(page []*mcp.Tool) { k.add(page, &s.o) })
+	se.close()
 	if err != nil {
 		return listing{}, err
 	}
-	return k.result(unread), nil
+	l := k.result(unread)
+	l.listChanged = se.listChanged.Load()
+	return l, nil
 }
 
 // credential is how a session to st's server authenticates: its bearer

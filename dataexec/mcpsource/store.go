@@ -105,6 +105,10 @@ type Discovery struct {
 	// discovery.
 	LeftOut int  `json:"left_out"`
 	Unread  bool `json:"unread,omitempty"`
+	// Stale is set when the server said its tool list changed
+	// (notifications/tools/list_changed) since this listing: the next
+	// call lists the tools again, whatever the listing's age.
+	Stale bool `json:"stale,omitempty"`
 	// Error is the last attempt's failure, when it failed; the tool list
 	// and approvals from before stay.
 	Error *ErrorInfo `json:"error,omitempty"`
