@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/mcpsource"
+	"github.com/askbi/askbi/internal/outbound"
 )
 
 func TestCreateRefusesBadInput(t *testing.T) {
@@ -753,23 +753,13 @@ func TestURLChangeNeedsReapproval(t *testing.T) {
 	_ = http.StatusOK
 }
 
-// memResolver is an in-memory resolver: no test asks a DNS server.
-type memResolver map[string][]netip.Addr
-
-func (m memResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	if a, ok := m[host]; ok {
-		return a, nil
-	}
-	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-}
-
 // The outbound policy holds where the name is dialled: a host name that
 // resolves to a refused address (here through an in-memory resolver:
 // without it the name would not resolve, which is unavailable, not a
 // refusal) fails discovery with its own message.
 func TestOutboundPolicyOnResolvedName(t *testing.T) {
 	e := newEnv(t, &mcpsource.Options{DenyLoopback: true,
-		Resolver: memResolver{"mcp.internal.test": {netip.MustParseAddr("127.0.0.1")}}})
+		Resolver: outbound.MapResolver{"mcp.internal.test": {netip.MustParseAddr("127.0.0.1")}}})
 	r := newRemote(t)
 	r.set(tool("top_pages", "", readOnly, nil, nil))
 	url := strings.Replace(r.URL, "127.0.0.1", "mcp.internal.test", 1)

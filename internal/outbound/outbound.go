@@ -63,6 +63,26 @@ type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
+// MapResolver is an in-memory Resolver of fixed names, for tests (which
+// then ask no DNS server) and hosts with a static map. It must not be
+// changed while in use.
+type MapResolver map[string][]netip.Addr
+
+// LookupNetIP implements Resolver: the addresses of host of network's
+// family ("ip", "ip4", "ip6"), or a not-found error.
+func (m MapResolver) LookupNetIP(_ context.Context, network, host string) ([]netip.Addr, error) {
+	var out []netip.Addr
+	for _, a := range m[strings.ToLower(host)] {
+		if network == "ip" || network == "ip4" && a.Unmap().Is4() || network == "ip6" && !a.Unmap().Is4() {
+			out = append(out, a)
+		}
+	}
+	if len(out) == 0 {
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	return out, nil
+}
+
 // ErrTooLarge is what reading a response body past MaxResponseBytes
 // returns.
 var ErrTooLarge = errors.New("outbound: response body over the size cap")

@@ -1,7 +1,6 @@
 package outbound_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -327,17 +326,6 @@ func TestCheckAddrRanges(t *testing.T) {
 	}
 }
 
-// memResolver is an in-memory resolver: no test sends traffic to a
-// non-loopback address, or asks a DNS server.
-type memResolver map[string][]netip.Addr
-
-func (m memResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	if a, ok := m[host]; ok {
-		return a, nil
-	}
-	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-}
-
 // TestDialChecksResolvedNames: a name that passes CheckURL is refused
 // where it is dialled when it resolves to a refused address, each address
 // checked before a connection is attempted. Only loopback addresses are
@@ -347,7 +335,7 @@ func TestDialChecksResolvedNames(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
 	defer srv.Close()
 	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
-	res := memResolver{
+	res := outbound.MapResolver{
 		"loop.test":   {netip.MustParseAddr("127.0.0.1")},
 		"mapped.test": {netip.MustParseAddr("::ffff:127.0.0.1")},
 		// The first address does not answer (nothing listens on
