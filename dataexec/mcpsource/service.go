@@ -587,7 +587,9 @@ func (s *Service) Discover(ctx context.Context, p access.Principal, id string, f
 			// The URL changed while we listed: this list is of the old one.
 			return askbi.Errorf(askbi.Conflict, "the connection's URL changed during discovery; discover again")
 		}
-		st.ToolFocus = f
+		if focus != nil {
+			st.ToolFocus = f
+		}
 		changed = s.applyDiscovery(st, l, usable, now)
 		return nil
 	})
@@ -595,6 +597,9 @@ func (s *Service) Discover(ctx context.Context, p access.Principal, id string, f
 		return Connection{}, err
 	}
 	details["tools"], details["excluded"] = strconv.Itoa(st.Discovery.Tools), strconv.Itoa(st.Discovery.Excluded)
+	if st.Discovery.LeftOut > 0 {
+		details["left_out"] = strconv.Itoa(st.Discovery.LeftOut)
+	}
 	s.publish(ctx, st.Connection)
 	if changed {
 		s.notify(st.TeamID)
