@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the pinned MCP test tools (Node 22, MCP conformance suite, MCP
-# Inspector, server-everything) into a tools folder, from the committed
+# Inspector, server-everything, the TypeScript MCP SDK) into a tools folder, from the committed
 # package.json + package-lock.json in .ci/mcp-tools/.
 #
 # Usage: bash .ci/mcp-tools.sh [TOOLS_DIR]     (default: $PWD/.tools)
@@ -55,4 +55,5 @@ echo "  node                                    $(node --version)"
 echo "  @modelcontextprotocol/conformance       $(pkgver @modelcontextprotocol/conformance)"
 echo "  @modelcontextprotocol/inspector         $(pkgver @modelcontextprotocol/inspector)"
 echo "  @modelcontextprotocol/server-everything $(pkgver @modelcontextprotocol/server-everything)"
+echo "  @modelcontextprotocol/sdk               $(pkgver @modelcontextprotocol/sdk)"
 echo "  PATH: export PATH=\"$bin:\$PATH\""

@@ -56,6 +56,13 @@ const (
 	RightUseAssistant Right = "use_assistant"
 	// RightManageMemory lists and changes one's own explicit memory.
 	RightManageMemory Right = "manage_memory"
+	// RightCallMutatingTool approves (and so runs) an Ask call of an
+	// allowed remote MCP tool that may change something: mutating, or of
+	// unknown class. Below it the approval card says "Ask an admin".
+	RightCallMutatingTool Right = "call_mutating_tool"
+	// RightCallDestructiveTool approves an Ask call of an allowed remote
+	// MCP tool marked destructive.
+	RightCallDestructiveTool Right = "call_destructive_tool"
 )
 
 // rule is what one Right needs.
@@ -79,6 +86,10 @@ var rules = map[Right]rule{
 	RightApproveTools:      {role: RoleAdmin, sessionOnly: true},
 	RightUseAssistant:      {role: RoleViewer, sessionOnly: true},
 	RightManageMemory:      {role: RoleViewer, sessionOnly: true},
+	// A remote call goes out with the team's credential for the tool's
+	// server, whoever approves it: the role decides who may.
+	RightCallMutatingTool:    {role: RoleEditor, sessionOnly: true},
+	RightCallDestructiveTool: {role: RoleAdmin, sessionOnly: true},
 }
 
 // Scopes returns the scopes a token principal needs for r (none for a
@@ -89,7 +100,7 @@ func (r Right) Scopes() []Scope { return slices.Clone(rules[r].scopes) }
 var Rights = []Right{
 	RightRead, RightRefresh, RightPreviewChart, RightExplore,
 	RightSaveDataset, RightEditDashboard, RightManageConnections, RightApproveTools,
-	RightUseAssistant, RightManageMemory,
+	RightUseAssistant, RightManageMemory, RightCallMutatingTool, RightCallDestructiveTool,
 }
 
 // CheckerOptions configures a Checker. The zero value is valid.

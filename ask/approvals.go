@@ -73,16 +73,28 @@ func (a *Assistant) decide(ctx context.Context, p access.Principal, req ApproveR
 		return nil, err
 	}
 	d.tool, d.registered = tools.lookup(d.ap.Tool)
-	// The target is the tool's as it stands now: an approval of a remote
-	// tool whose connection, name or definition changed no longer matches.
-	if d.b.Target = d.tool.Target; !d.b.Matches(d.ap) {
-		return nil, errApprovalInvalid()
+	// A tool no longer offered (turned off, removed, or changed in what it
+	// may do until an admin allows it again) has no target to compare:
+	// Approve answers that the action is no longer available and leaves
+	// the approval pending. An offered tool's target is the tool's as it
+	// stands now: an approval of a remote tool whose connection, name or
+	// definition changed no longer matches.
+	if d.registered {
+		if d.b.Target = d.tool.Target; !d.b.Matches(d.ap) {
+			return nil, errApprovalInvalid()
+		}
 	}
 	if d.tr, err = a.resume(ctx, live, conv, d.ap.TurnID, emit); err != nil {
 		return nil, err
 	}
 	d.tr.tools = tools
 	return d, nil
+}
+
+// errNoLongerAvailable is the answer to a call of a tool that is no
+// longer offered. Waiting does not bring it back: an admin has to.
+func errNoLongerAvailable() error {
+	return access.NoRetry(askbi.Unavailable, "This action is no longer available.")
 }
 
 func errApprovalInvalid() error {
@@ -92,7 +104,11 @@ func errApprovalInvalid() error {
 // Approve uses an approval and runs its call, then lets the model continue
 // the turn. The approval must be pending, unexpired, and bound to this
 // user, team, conversation, tool and arguments; otherwise ApprovalInvalid
-// and nothing runs.
+// and nothing runs. A tool that is no longer offered (a remote tool turned
+// off since the call was proposed) answers Unavailable ("no longer
+// available"), runs nothing and leaves the approval pending; so does a
+// user whose role may not approve the call (Tool.ApproveRight), with
+// Forbidden.
 //
 // An approval is used only when its call runs: every check that can fail
 // for a transient reason happens first, and a store failure between using
@@ -109,7 +125,13 @@ func (a *Assistant) Approve(ctx context.Context, p access.Principal, req Approve
 		return err
 	}
 	if !d.registered {
-		return askbi.Errorf(askbi.Unavailable, "this action is no longer available")
+		return errNoLongerAvailable()
+	}
+	// A role that may not approve the call leaves the approval as it is:
+	// someone else cannot use it (it is bound to this user), and the user
+	// may still reject it.
+	if err := mayApprove(d.tr.p, d.tool); err != nil {
+		return err
 	}
 	if ctx.Err() != nil {
 		return askbi.Errorf(askbi.Unavailable, "the request was cancelled")

@@ -51,7 +51,8 @@ type Options struct {
 	// Unsupported.
 	Memory *memory.Service
 	// Unavailable, when set, disables the assistant: every method answers
-	// Unavailable with this safe reason, and Status reports it. Set it when
+	// Unavailable with this safe reason and no retry hint (waiting does
+	// not configure a model), and Status reports it. Set it when
 	// the model is not configured, e.g. "The assistant's model is not
 	// configured." Default "" (available), unless the provider is nil.
 	Unavailable string
@@ -167,10 +168,11 @@ func (a *Assistant) Begin(ctx context.Context, p access.Principal) (access.Princ
 const notForRole = "The assistant is not available to your role in this team."
 
 // begin is Begin for the methods of an assistant that can answer: a
-// disabled one (Options.Unavailable) answers Unavailable.
+// disabled one (Options.Unavailable) answers Unavailable, with no retry
+// hint: a missing configuration does not pass by waiting.
 func (a *Assistant) begin(ctx context.Context, p access.Principal) (access.Principal, error) {
 	if a.o.Unavailable != "" {
-		return access.Principal{}, askbi.Errorf(askbi.Unavailable, "%s", a.o.Unavailable)
+		return access.Principal{}, access.NoRetry(askbi.Unavailable, "%s", a.o.Unavailable)
 	}
 	return a.Begin(ctx, p)
 }

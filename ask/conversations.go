@@ -125,6 +125,9 @@ type PendingApproval struct {
 	Targets   []dataexec.Ref  `json:"targets"`
 	Arguments json.RawMessage `json:"arguments"`
 	ExpiresAt time.Time       `json:"expires_at"`
+	// CanApprove is false when the user's role may not approve this call
+	// (ToolEvent.CanApprove).
+	CanApprove bool `json:"can_approve"`
 }
 
 // maxViewEntries bounds the history Open returns.
@@ -198,7 +201,8 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 			return nil, err
 		}
 		v.Pending = append(v.Pending, PendingApproval{ApprovalID: ap.ID, CallID: ap.ToolCallID, TurnID: ap.TurnID, Tool: ap.Tool,
-			Label: t.Label, Title: t.Title, Class: t.Class, Targets: targets, Arguments: ap.Arguments, ExpiresAt: ap.ExpiresAt})
+			Label: t.Label, Title: t.Title, Class: t.Class, Targets: targets, Arguments: ap.Arguments, ExpiresAt: ap.ExpiresAt,
+			CanApprove: mayApprove(live, t) == nil})
 	}
 	return v, nil
 }

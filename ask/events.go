@@ -59,15 +59,19 @@ type ToolEvent struct {
 	Label  string         `json:"label"`
 	State  RunState       `json:"state"`
 	Class  dataexec.Class `json:"class"`
-	// ApprovalID, Title, Targets, Arguments and ExpiresAt are set on
-	// tool.approval_required: the user sees what they approve, in words
-	// (Title, and the entities the arguments name, by name), and a client
-	// sends Arguments back as they are.
+	// ApprovalID, Title, Targets, Arguments, ExpiresAt and CanApprove are
+	// set on tool.approval_required: the user sees what they approve, in
+	// words (Title, and the entities the arguments name, by name), and a
+	// client sends Arguments back as they are.
 	ApprovalID string          `json:"approval_id,omitempty"`
 	Title      string          `json:"title,omitempty"`
 	Targets    []dataexec.Ref  `json:"targets,omitempty"`
 	Arguments  json.RawMessage `json:"arguments,omitempty"`
 	ExpiresAt  *time.Time      `json:"expires_at,omitempty"`
+	// CanApprove is set on tool.approval_required: false when the user's
+	// role may not approve this call (Tool.ApproveRight), so a client
+	// offers no Approve and says "Ask an admin". Reject stays open.
+	CanApprove *bool           `json:"can_approve,omitempty"`
 	Summary    string          `json:"summary,omitempty"`
 	Result     json.RawMessage `json:"result,omitempty"`
 	Retry      bool            `json:"retry,omitempty"`

@@ -61,11 +61,20 @@ type ModelRequest struct {
 type ModelReply struct {
 	Text      string     `json:"text,omitempty"`
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// Reasoning is the model's private reasoning, which a provider keeps
+	// apart from Text: Anthropic's thinking blocks, an OpenAI-compatible
+	// server's reasoning (reasoning_content or reasoning, or a <think>
+	// block that leads the content). The assistant drops it: it is never
+	// streamed, saved, shown, or sent back to the model (seed 000: Ask
+	// shows a safe work summary, not hidden reasoning). It is never
+	// serialized either.
+	Reasoning string `json:"-"`
 }
 
 // Provider is a chat model. Complete streams text deltas to onText as they
-// arrive (onText may be nil) and returns the whole reply, with any tool
-// calls assembled from their streamed parts.
+// arrive (onText may be nil), never the model's reasoning, and returns the
+// whole reply, with any tool calls assembled from their streamed parts
+// and the reasoning apart (ModelReply.Reasoning).
 //
 // Errors carry askbi codes and safe messages only; a provider's error body
 // never reaches the message: Timeout when ctx's deadline passed or the

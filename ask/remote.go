@@ -1,12 +1,14 @@
 package ask
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
 
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/mcpsource"
 )
 
@@ -22,7 +24,8 @@ const remoteResultChars = 20000
 // wait for the usual single-use approval, which binds the connection,
 // the remote tool and its fingerprint (Tool.Target) with the arguments.
 // Descriptions and results are the remote server's: they reach the model
-// marked untrusted, and results are capped. Every call re-reads the
+// marked untrusted, and results are capped and pass the sharing filter
+// (remoteFilter) like product results. Every call re-reads the
 // approval (mcpsource.Service.Call); a change of the team's connections
 // or approvals stops the turns that offered the tools.
 func RemoteTools(svc *mcpsource.Service) ToolSource { return remoteTools{svc} }
@@ -52,9 +55,10 @@ func (r remoteTools) tool(at mcpsource.ApprovedTool) Tool {
 		name, conn, at.Tool.Description)
 	return Tool{
 		Name: at.ModelName, Description: desc, InputSchema: at.Tool.InputSchema, Class: at.Tool.Class,
-		Label:  capChars("Used "+conn+": "+name, 120),
-		Filter: remoteFilter,
-		Target: "mcp:" + connID + "/" + name + "@" + fp,
+		Label:        capChars("Used "+conn+": "+name, 120),
+		Filter:       remoteFilter,
+		ApproveRight: callRight(at.Tool.Class),
+		Target:       "mcp:" + connID + "/" + name + "@" + fp,
 		Run: func(ctx context.Context, call Call) (Output, error) {
 			res, err := r.svc.Call(ctx, call.Principal, connID, name, fp, call.Arguments)
 			if err != nil {
@@ -76,32 +80,70 @@ func (r remoteTools) tool(at mcpsource.ApprovedTool) Tool {
 	}
 }
 
-// remoteFilter shares a remote answer at the aggregates and rows levels
-// (it is the tool's own answer, already capped); at the schema level the
-// model sees which parts exist, not their values.
+// callRight is the right approving a call of a remote tool of class c
+// needs: an owner or admin for a destructive tool, an editor or above for
+// one that may change something else (mutating, unknown); none for a
+// read-only tool, which needs no approval.
+func callRight(c dataexec.Class) access.Right {
+	switch c {
+	case dataexec.ClassReadOnly:
+		return ""
+	case dataexec.ClassDestructive:
+		return access.RightCallDestructiveTool
+	}
+	return access.RightCallMutatingTool
+}
+
+// remoteFilter is the sharing filter of remote answers: the remote
+// server's read-only setting does not replace it. At the rows level the
+// model sees the answer (already capped). Below it, the structured
+// content is summarised the way product tables are (TableFilter, on the
+// rows a dataset would read of it: mcpsource.CallResult.Table): columns
+// and row count, and at the aggregates level numeric summaries; the text,
+// which may say anything, is withheld with a note naming the level.
 func remoteFilter(data json.RawMessage, level Sharing) json.RawMessage {
-	if level != SharingSchema {
+	if level == SharingRows {
 		return data
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(data, &m) != nil {
-		return json.RawMessage(`{"withheld":"the sharing level allows the schema only"}`)
+		return json.RawMessage(`{"withheld":"the answer could not be read"}`)
 	}
-	out := map[string]any{"withheld": "the sharing level allows the schema only"}
-	for _, k := range []string{"connection", "tool"} {
+	out := map[string]any{}
+	for _, k := range []string{"connection", "tool", "structured_truncated"} {
 		if v, ok := m[k]; ok {
 			out[k] = v
 		}
 	}
-	var parts []string
-	for _, k := range []string{"text", "structured"} {
-		if _, ok := m[k]; ok {
-			parts = append(parts, k)
-		}
+	if _, ok := m["text"]; ok {
+		out["text_withheld"] = fmt.Sprintf("the text of the answer is not shared with the model at the %q level", level)
 	}
-	out["parts"] = parts
+	if raw, ok := m["structured"]; ok {
+		out["structured"] = structuredSummary(raw, level)
+	}
 	b, _ := json.Marshal(out)
 	return b
+}
+
+// structuredSummary is TableFilter's view of a remote answer's structured
+// content at level (below rows).
+func structuredSummary(raw json.RawMessage, level Sharing) json.RawMessage {
+	notTable := json.RawMessage(`{"withheld":"the structured content is not a table"}`)
+	var v any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if d.Decode(&v) != nil {
+		return notTable
+	}
+	tab, err := mcpsource.CallResult{Structured: v}.Table()
+	if err != nil {
+		return notTable
+	}
+	b, err := json.Marshal(map[string]any{"columns": tab.Columns, "rows": tab.Rows, "row_count": len(tab.Rows)})
+	if err != nil {
+		return notTable
+	}
+	return TableFilter(b, level)
 }
 
 func capChars(s string, n int) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,7 +13,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbi/askbi"
@@ -59,6 +62,16 @@ func newMCPRemote(t *testing.T) *mcpRemote {
 					case <-httpCtx.Done():
 					case <-time.After(5 * time.Second):
 					}
+				}
+				if tl.Name == "visits" {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Visits rose 12% on /pricing."}},
+						StructuredContent: map[string]any{"rows": []any{map[string]any{"page": "/pricing", "visitors": 120},
+							map[string]any{"page": "/docs", "visitors": 80}}}}, nil
+				}
+				if tl.Name == "big" {
+					// Over the 20,000-character cap: text and structured content both.
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "BEGIN" + strings.Repeat("é", 30000) + "END"}},
+						StructuredContent: map[string]any{"rows": []any{map[string]any{"note": strings.Repeat("x", 30000)}}}}, nil
 				}
 				if tl.Name == "injected" {
 					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
@@ -361,5 +374,207 @@ func TestRemoteFailureRepair(t *testing.T) {
 	events = e2.MustSend(t, alice, conv, `use the top_pages tool with {"days": "many"}`, nil)
 	if ev := find(events, ask.EventToolFailed); ev == nil || ev.Error.Code != string(askbi.InvalidArgument) || ev.Error.Repair != "" {
 		t.Errorf("a bad argument = %+v; want invalid_argument without a repair", ev)
+	}
+}
+
+// Seed 002 B5: approving a call whose tool was turned off after it was
+// proposed answers that the action is no longer available, runs nothing,
+// and leaves the approval pending: once the tool is allowed again, the
+// same approval runs it.
+func TestRemoteToolTurnedOffBeforeApprove(t *testing.T) {
+	r := newMCPRemote(t)
+	r.set(remoteTool("create_note", "Adds a note.", annMutating))
+	e, svc, connID := remoteEnv(t, r, "create_note")
+	conv := e.MustConversation(t, alice)
+	ev := find(e.MustSend(t, alice, conv, "use the create_note tool with {\"days\": 1}", nil), ask.EventToolApprovalRequired)
+	if ev == nil {
+		t.Fatal("no approval asked")
+	}
+	te := ev.Tool
+	if _, err := svc.SetAccess(t.Context(), alice, connID, "create_note", false); err != nil {
+		t.Fatal(err)
+	}
+	events, err := approve(e, alice, conv, te, string(te.Arguments))
+	mustCode(t, err, askbi.Unavailable)
+	if msg := askbi.ErrorMessage(err); msg != "This action is no longer available." {
+		t.Errorf("message = %q, want that the action is no longer available", msg)
+	}
+	if s, ok := access.RetryAfter(err); ok {
+		t.Errorf("retry after %d s; waiting does not bring the tool back", s)
+	}
+	if r.called("create_note") != 0 || find(events, ask.EventToolRunning) != nil {
+		t.Fatalf("a tool turned off ran: %v", types(events))
+	}
+	if ap, err := e.approvals.Approval(t.Context(), te.ApprovalID); err != nil || ap.State != ask.ApprovalPending {
+		t.Fatalf("approval = %+v, %v; want it still pending", ap, err)
+	}
+	if _, err := svc.SetAccess(t.Context(), alice, connID, "create_note", true); err != nil {
+		t.Fatal(err)
+	}
+	events, err = approve(e, alice, conv, te, string(te.Arguments))
+	if err != nil || find(events, ask.EventToolCompleted) == nil || r.called("create_note") != 1 {
+		t.Errorf("approve once allowed again = %v, %v; want the call run once", types(events), err)
+	}
+}
+
+// Seed 002: a remote answer is capped at 20,000 characters before it is
+// kept: the text is cut with a mark, structured content over the cap is
+// left out and says so.
+func TestRemoteResultCap(t *testing.T) {
+	r := newMCPRemote(t)
+	r.set(remoteTool("big", "A big answer.", annReadOnly))
+	e, _, _ := remoteEnv(t, r, "big")
+	conv := e.MustConversation(t, alice)
+	e.MustSend(t, alice, conv, "use the big tool", nil)
+	entries, err := e.convs.Entries(t.Context(), conv, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept *ask.Entry
+	for i := range entries {
+		if entries[i].Role == ask.RoleTool && entries[i].Tool == "Analytics__big" {
+			kept = &entries[i]
+		}
+	}
+	if kept == nil {
+		t.Fatal("the remote answer was not kept")
+	}
+	var out struct {
+		Text       string          `json:"text"`
+		Structured json.RawMessage `json:"structured"`
+		Truncated  bool            `json:"structured_truncated"`
+	}
+	if err := json.Unmarshal(kept.Output, &out); err != nil {
+		t.Fatal(err)
+	}
+	text, cut := strings.CutSuffix(out.Text, "…")
+	if n := utf8.RuneCountInString(text); !cut || n != 20000 || !strings.HasPrefix(text, "BEGIN") {
+		t.Errorf("kept %d characters of the text (cut %v); want the first 20,000, marked", n, cut)
+	}
+	if out.Structured != nil || !out.Truncated {
+		t.Errorf("kept %d bytes of structured content (truncated %v); want none over the cap, and the flag", len(out.Structured), out.Truncated)
+	}
+}
+
+// Seed 004: remote answers pass the sharing filter like product results;
+// the remote server's read-only setting does not replace it. Below the
+// rows level the model sees the structured content summarised as a
+// product table is (columns, counts, numeric aggregates) and no text,
+// live and on replay, at the level stamped on the answer.
+func TestRemoteSharing(t *testing.T) {
+	// withheld is the model's view below the rows level, and extra what
+	// the level adds to the summary of the structured content.
+	withheld := func(level string, extra map[string]any) map[string]any {
+		structured := map[string]any{"columns": []any{"page", "visitors"}, "row_count": 2.0,
+			"rows_withheld": fmt.Sprintf("rows are not shared with the model at the %q level", level)}
+		for k, v := range extra {
+			structured[k] = v
+		}
+		return map[string]any{"connection": "Analytics", "tool": "visits", "structured": structured,
+			"text_withheld": fmt.Sprintf("the text of the answer is not shared with the model at the %q level", level)}
+	}
+	for _, tc := range []struct {
+		level ask.Sharing
+		want  map[string]any // what the model sees; nil for the whole answer
+	}{
+		{ask.SharingSchema, withheld("schema", nil)},
+		{ask.SharingAggregates, withheld("aggregates", map[string]any{
+			"aggregates": map[string]any{"visitors": map[string]any{"count": 2.0, "min": 80.0, "max": 120.0, "sum": 200.0}}})},
+		{ask.SharingRows, nil},
+	} {
+		t.Run(string(tc.level), func(t *testing.T) {
+			r := newMCPRemote(t)
+			r.set(remoteTool("visits", "Visits by page.", annReadOnly))
+			e, _, _ := remoteEnv(t, r, "visits")
+			e.sharing.set(tc.level)
+			conv := e.MustConversation(t, alice)
+			e.MustSend(t, alice, conv, "use the visits tool", nil)
+			check := func(when string) {
+				t.Helper()
+				var got map[string]any
+				if err := json.Unmarshal([]byte(toolOutputSeen(t, e, "Analytics__visits")), &got); err != nil {
+					t.Fatalf("%s: %v", when, err)
+				}
+				if tc.want == nil {
+					b, _ := json.Marshal(got)
+					if s := string(b); !strings.Contains(s, "Visits rose 12%") || !strings.Contains(s, "/pricing") {
+						t.Errorf("%s: the rows level hid the answer: %s", when, s)
+					}
+					return
+				}
+				if diff := cmp.Diff(tc.want, got); diff != "" {
+					t.Errorf("%s: what the model saw mismatch (-want +got):\n%s", when, diff)
+				}
+			}
+			check("live")
+			// Raising the level later never exposes what was collected
+			// under a lower one.
+			e.sharing.set(ask.SharingRows)
+			e.MustSend(t, alice, conv, "thanks", nil)
+			check("on replay")
+		})
+	}
+}
+
+// Seed 000: a mutating or unknown remote call needs an editor or above
+// (access.RightCallMutatingTool). Below that the approval says so, so the
+// card offers no Approve and says "Ask an admin"; the server refuses an
+// approve (forbidden), runs nothing and keeps the approval pending. The
+// user can still reject it.
+func TestRemoteCallNeedsRole(t *testing.T) {
+	for _, tc := range []struct {
+		name, tool string
+		ann        *mcp.ToolAnnotations
+		p          access.Principal
+		may        bool
+	}{
+		{"viewer, mutating", "create_note", annMutating, vic, false},
+		{"viewer, unknown", "mystery", nil, vic, false},
+		{"editor, mutating", "create_note", annMutating, bob, true},
+		{"editor, unknown", "mystery", nil, bob, true},
+		{"owner, mutating", "create_note", annMutating, alice, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newMCPRemote(t)
+			r.set(remoteTool(tc.tool, "Changes something.", tc.ann))
+			e, _, _ := remoteEnv(t, r, tc.tool)
+			conv := e.MustConversation(t, tc.p)
+			ev := find(e.MustSend(t, tc.p, conv, "use the "+tc.tool+" tool with {\"days\": 1}", nil), ask.EventToolApprovalRequired)
+			if ev == nil {
+				t.Fatal("no approval asked")
+			}
+			te := ev.Tool
+			if te.CanApprove == nil || *te.CanApprove != tc.may {
+				t.Errorf("approval_required can_approve = %v (set: %v), want %v", te.CanApprove != nil && *te.CanApprove, te.CanApprove != nil, tc.may)
+			}
+			if v := e.MustOpen(t, tc.p, conv); len(v.Pending) != 1 || v.Pending[0].CanApprove != tc.may {
+				t.Errorf("pending approvals = %+v, want one with can_approve %v", v.Pending, tc.may)
+			}
+			events, err := approve(e, tc.p, conv, te, string(te.Arguments))
+			if tc.may {
+				if err != nil || find(events, ask.EventToolCompleted) == nil || r.called(tc.tool) != 1 {
+					t.Errorf("approve = %v, %v; want the call run once", types(events), err)
+				}
+				return
+			}
+			mustCode(t, err, askbi.Forbidden)
+			if !strings.Contains(askbi.ErrorMessage(err), "Ask an admin") {
+				t.Errorf("message %q does not say to ask an admin", askbi.ErrorMessage(err))
+			}
+			if r.called(tc.tool) != 0 || find(events, ask.EventToolRunning) != nil {
+				t.Fatalf("a viewer's approve reached the remote server: %v", types(events))
+			}
+			if ap, err := e.approvals.Approval(t.Context(), te.ApprovalID); err != nil || ap.State != ask.ApprovalPending {
+				t.Errorf("approval = %+v, %v; want it still pending", ap, err)
+			}
+			emit, got := ask.Collect()
+			if err := e.a.Reject(t.Context(), tc.p, ask.ApproveRequest{ConversationID: conv, ApprovalID: te.ApprovalID, Tool: te.Name, Arguments: te.Arguments}, emit); err != nil ||
+				find(got(), ask.EventToolRejected) == nil {
+				t.Errorf("reject = %v, %v; want the call rejected", types(got()), err)
+			}
+			if r.called(tc.tool) != 0 {
+				t.Error("the rejected call ran")
+			}
+		})
 	}
 }

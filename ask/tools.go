@@ -69,6 +69,14 @@ type Tool struct {
 	// may see at a sharing level. It runs live and again on every history
 	// replay. Default ShowAll.
 	Filter func(data json.RawMessage, level Sharing) json.RawMessage
+	// ApproveRight, when set, is the team right a user needs to approve
+	// a call of this gated tool. A user without it is told with the
+	// approval (ToolEvent.CanApprove false: the client says "Ask an
+	// admin"), and Approve refuses them Forbidden, runs nothing and
+	// leaves the approval pending; they may still reject it. RemoteTools
+	// sets it from the tool's class; the product's own tools leave it
+	// empty, as their actions check their own rights (Precheck, Run).
+	ApproveRight access.Right
 	// Target is what an approval of a call binds besides the tool's name
 	// and arguments: "" for the product's own tools; for a remote MCP
 	// tool, its connection, remote name and definition fingerprint (see
@@ -95,6 +103,18 @@ type Tool struct {
 	// saved Result is shown as it was.
 	Refresh func(ctx context.Context, p access.Principal, result json.RawMessage) (json.RawMessage, error)
 	Run     func(ctx context.Context, call Call) (Output, error)
+}
+
+// mayApprove returns nil when live principal p may approve a call of
+// tool (Tool.ApproveRight), and Forbidden saying why otherwise.
+func mayApprove(p access.Principal, tool Tool) error {
+	if tool.ApproveRight == "" {
+		return nil
+	}
+	if err := access.Allow(p, tool.ApproveRight, access.Team(p.TeamID)); err != nil {
+		return &askbi.Error{Code: askbi.Forbidden, Message: "Your role cannot approve this call (" + askbi.ErrorMessage(err) + "). Ask an admin.", Err: err}
+	}
+	return nil
 }
 
 // Remote tool names follow MCP's rule for tool names.
@@ -166,7 +186,7 @@ func (r *Registry) lookup(name string) (Tool, bool) {
 	}
 	return Tool{Name: name, Label: "Unknown tool", Title: "Unknown tool", Class: dataexec.ClassUnknown, Filter: withheld,
 		Run: func(context.Context, Call) (Output, error) {
-			return Output{}, askbi.Errorf(askbi.Unavailable, "this action is no longer available")
+			return Output{}, errNoLongerAvailable()
 		}}, false
 }
 

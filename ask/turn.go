@@ -162,6 +162,8 @@ func (tr *turn) loop(ctx context.Context) error {
 			saved[i] = calls[i]
 			saved[i].Arguments = tr.redactJSON(c.Arguments)
 		}
+		// reply.Reasoning, the model's private reasoning, is dropped here:
+		// it is never streamed, saved, shown or sent back.
 		text := tr.a.redact.String(reply.Text)
 		if _, err := tr.a.convs.AppendEntry(ctx, Entry{ID: newID("ent"), ConversationID: tr.conv.ID, TurnID: tr.t.ID,
 			Role: RoleAssistant, Text: text, ToolCalls: saved, CreatedAt: tr.a.o.Now().UTC()}); err != nil {
@@ -249,6 +251,8 @@ func (tr *turn) call(ctx context.Context, c ToolCall) (paused bool, err error) {
 	te := toolEvent(tool, run)
 	te.Title, te.Targets = tool.Title, targets
 	te.Arguments, te.ExpiresAt = json.RawMessage(tr.a.redact.String(string(canon))), &ap.ExpiresAt
+	can := mayApprove(tr.p, tool) == nil
+	te.CanApprove = &can
 	tr.send(Event{Type: EventToolApprovalRequired, Tool: te})
 	return true, nil
 }

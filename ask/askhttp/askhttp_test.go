@@ -609,7 +609,8 @@ func TestAssistantRight(t *testing.T) {
 }
 
 // TestAssistantUnavailable: an assistant without a model says so on
-// /ai/status, answers every conversation route 503 with that reason, and
+// /ai/status, answers every conversation route 503 with that reason and
+// no retry hint (a configuration error does not pass by waiting), and
 // memory, which needs no model, keeps working.
 func TestAssistantUnavailable(t *testing.T) {
 	ts := MustServer(t, func(c *config) { c.provider = nil })
@@ -634,9 +635,10 @@ func TestAssistantUnavailable(t *testing.T) {
 		if r.body != "" {
 			body = r.body
 		}
-		status, _, b := ts.Do(t, r.method, r.path, alice, body)
-		if status != http.StatusServiceUnavailable || chattest.MustError(t, b).Code != askbi.Unavailable || chattest.MustError(t, b).Message != st.Reason {
-			t.Errorf("%s %s: %d %s", r.method, r.path, status, b)
+		status, h, b := ts.Do(t, r.method, r.path, alice, body)
+		e := chattest.MustError(t, b)
+		if status != http.StatusServiceUnavailable || e.Code != askbi.Unavailable || e.Message != st.Reason || e.RetryAfter != 0 || h.Get("Retry-After") != "" {
+			t.Errorf("%s %s: %d Retry-After %q %s", r.method, r.path, status, h.Get("Retry-After"), b)
 		}
 	}
 	// Memory needs no model.

@@ -5,8 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -22,6 +27,13 @@ type probe struct {
 	mu       sync.Mutex
 	status   int // the first non-2xx status
 	tooLarge bool
+	// otherOrigin is set when a request (a redirect) left the
+	// connection's origin and was refused.
+	otherOrigin bool
+	// timedOut is set when the transport's own timers (the client's
+	// timeout, the response header timeout, the context's deadline)
+	// ended a request or the reading of its body.
+	timedOut bool
 	// challenge is the WWW-Authenticate of the first 401 or 403.
 	challenge http.Header
 }
@@ -45,19 +57,78 @@ func (p *probe) get() (int, bool) {
 	return p.status, p.tooLarge
 }
 
+func (p *probe) leftOrigin() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.otherOrigin
+}
+
+// note records what a transport error says: the response cap or a
+// timeout.
+func (p *probe) note(err error) {
+	large, late := outbound.TooLarge(err), isTimeout(err)
+	if !large && !late {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.tooLarge = p.tooLarge || large
+	p.timedOut = p.timedOut || late
+}
+
+func (p *probe) late() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.timedOut
+}
+
+// isTimeout reports whether err is a timeout of the transport.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
+
+// timedOut reports whether a session failed by running out of time: the
+// transport saw a timeout, or ctx's deadline has passed. The deadline is
+// read, not only ctx.Err: the transport's own timer, set for about the
+// same instant, can end a request a moment before ctx's timer fires, and
+// the MCP client does not always keep the error's chain.
+func (se *session) timedOut(ctx context.Context) bool {
+	if se.probe.late() || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}
+
+// errOtherOrigin refuses a request outside the connection's origin.
+var errOtherOrigin = errors.New("mcpsource: a request to another origin than the connection's")
+
 // authTransport adds the connection's own bearer token (never the user's
 // product credential: requests are built here, from nothing the user
 // sent) and feeds the probe. For an OAuth connection the MCP transport
 // sets the header from the connection's tokens (oauthSession), and it is
 // kept.
+//
+// Every request must be to origin, the connection URL's: the token (or
+// the OAuth access token, which Go's client forwards on a redirect to
+// another port of the same host) belongs to that server alone, so a
+// redirect elsewhere is refused here, before anything is sent.
 type authTransport struct {
-	next  http.RoundTripper
-	token string
-	oauth bool
-	probe *probe
+	next   http.RoundTripper
+	origin string
+	token  string
+	oauth  bool
+	probe  *probe
 }
 
 func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if outbound.Origin(req.URL) != t.origin {
+		t.probe.mu.Lock()
+		t.probe.otherOrigin = true
+		t.probe.mu.Unlock()
+		return nil, errOtherOrigin
+	}
 	req = req.Clone(req.Context())
 	if !t.oauth {
 		req.Header.Del("Authorization")
@@ -68,11 +139,7 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {
-		if outbound.TooLarge(err) {
-			t.probe.mu.Lock()
-			t.probe.tooLarge = true
-			t.probe.mu.Unlock()
-		}
+		t.probe.note(err)
 		return nil, err
 	}
 	if resp.StatusCode >= 300 {
@@ -96,10 +163,8 @@ type probedBody struct {
 
 func (b *probedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if err != nil && outbound.TooLarge(err) {
-		b.probe.mu.Lock()
-		b.probe.tooLarge = true
-		b.probe.mu.Unlock()
+	if err != nil && err != io.EOF {
+		b.probe.note(err)
 	}
 	return n, err
 }
@@ -110,6 +175,10 @@ type session struct {
 	probe *probe
 	limit int64
 	oauth *oauthSession // nil unless the connection uses OAuth
+	// listChanged is set when the server sent
+	// notifications/tools/list_changed during the session (read it after
+	// close, which waits for the notification's handler).
+	listChanged atomic.Bool
 }
 
 // credential is how a session authenticates: a bearer token ("" for
@@ -121,20 +190,30 @@ type credential struct {
 
 // connect opens a session to url, authenticated with cred, under the
 // outbound policy with response cap limit.
-func (s *Service) connect(ctx context.Context, url string, cred credential, limit int64) (*session, error) {
+func (s *Service) connect(ctx context.Context, rawURL string, cred credential, limit int64) (*session, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, &askbi.Error{Code: askbi.Internal, Message: "the connection's URL cannot be read", Err: err}
+	}
 	pr := &probe{}
 	base := s.pool.Client(limit, max(s.o.DiscoveryTimeout, s.o.CallTimeout))
-	hc := &http.Client{Transport: &authTransport{next: base.Transport, token: cred.bearer, oauth: cred.oauth != nil, probe: pr},
+	hc := &http.Client{Transport: &authTransport{next: base.Transport, origin: outbound.Origin(u), token: cred.bearer, oauth: cred.oauth != nil, probe: pr},
 		CheckRedirect: base.CheckRedirect, Timeout: base.Timeout}
-	client := mcp.NewClient(&mcp.Implementation{Name: "askbi", Version: "1"}, nil)
-	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true,
+	se := &session{probe: pr, limit: limit, oauth: cred.oauth}
+	// Sessions are short (one listing or one call), so a list_changed
+	// reaches askbi only while one is open: on a response's event stream,
+	// or on the subscription a server of the stateless protocol opens for
+	// this handler. It marks the connection's listing stale (see
+	// Options.ListingMaxAge).
+	client := mcp.NewClient(&mcp.Implementation{Name: "askbi", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { se.listChanged.Store(true) }})
+	tr := &mcp.StreamableClientTransport{Endpoint: rawURL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true,
 		MaxEventSize: int(limit)}
 	if cred.oauth != nil {
 		cred.oauth.probe = pr
 		tr.OAuthHandler = cred.oauth
 	}
 	cs, err := client.Connect(ctx, tr, nil)
-	se := &session{probe: pr, limit: limit, oauth: cred.oauth}
 	if err != nil {
 		return nil, se.fail(ctx, err)
 	}
@@ -164,10 +243,13 @@ func (se *session) fail(ctx context.Context, err error) error {
 	case tooLarge || outbound.TooLarge(err):
 		return dataexec.Fail(dataexec.FailInvalidResult, askbi.TooLarge, err,
 			"the MCP server's answer is larger than %d MiB; ask for less (fewer rows, a shorter period)", max(se.limit>>20, 1))
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case se.timedOut(ctx) || isTimeout(err):
 		return dataexec.Fail(dataexec.FailTimeout, askbi.Timeout, err, "the MCP server did not answer in time; try again, or ask for less")
 	case ctx.Err() != nil:
 		return &askbi.Error{Code: askbi.Unavailable, Message: "the request was cancelled", Err: err}
+	case se.probe.leftOrigin():
+		return dataexec.Fail(dataexec.FailAccess, askbi.Forbidden, err,
+			"the MCP server redirected to another origin (scheme, host or port) than the connection's URL; askbi sends the connection's credentials to its own origin only, so it stopped. If the server moved, change the connection's URL")
 	case outbound.Refused(err):
 		return dataexec.Fail(dataexec.FailAccess, askbi.Forbidden, err,
 			"the connection's URL leads to an address askbi may not call (link-local, cloud metadata, private, or too many redirects)")
@@ -183,34 +265,32 @@ func (se *session) fail(ctx context.Context, err error) error {
 	return dataexec.Fail(dataexec.FailUnavailableTool, askbi.Unavailable, err, "the MCP server could not be reached or did not speak MCP; check the URL and try again")
 }
 
-// listTools lists the server's tools within the discovery bounds: time
-// (ctx), pages, total bytes and count. Past a bound it fails whole:
-// nothing partial is saved.
-func (se *session) listTools(ctx context.Context, o *Options) ([]*mcp.Tool, error) {
-	var tools []*mcp.Tool
+// listTools reads the server's tool list within the discovery bounds,
+// page by page, handing each page to each: time (ctx), pages and total
+// bytes. Past the page or byte bound it stops reading, and unread says
+// that pages were left (how many tools they hold is not known). A
+// response over the cap fails whole.
+func (se *session) listTools(ctx context.Context, o *Options, each func([]*mcp.Tool)) (unread bool, err error) {
 	var size int64
 	cursor := ""
 	for page := 0; ; page++ {
 		if page == o.MaxPages {
-			return nil, askbi.Errorf(askbi.TooLarge, "the MCP server's tool list runs over more than %d pages; narrow it on the server", o.MaxPages)
+			return true, nil
 		}
 		res, err := se.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
-			return nil, se.fail(ctx, err)
+			return false, se.fail(ctx, err)
 		}
 		for _, t := range res.Tools {
 			b, _ := json.Marshal(t)
 			size += int64(len(b))
 		}
-		tools = append(tools, res.Tools...)
-		switch {
-		case len(tools) > o.MaxTools:
-			return nil, askbi.Errorf(askbi.TooLarge, "the MCP server lists more than %d tools; narrow it on the server (many servers take a tool filter in their URL)", o.MaxTools)
-		case size > o.MaxListBytes:
-			return nil, askbi.Errorf(askbi.TooLarge, "the MCP server's tool list is larger than %d MiB", o.MaxListBytes>>20)
-		}
+		each(res.Tools)
 		if res.NextCursor == "" || res.NextCursor == cursor {
-			return tools, nil
+			return false, nil
+		}
+		if size > o.MaxListBytes {
+			return true, nil
 		}
 		cursor = res.NextCursor
 	}

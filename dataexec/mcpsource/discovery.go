@@ -237,29 +237,10 @@ func selectTools(tools []Tool, focus string, fullLimit int) (shown, omitted int)
 		return len(candidates), 0
 	}
 	words := focusWords(focus)
-	score := func(t Tool) int {
-		s := 0
-		nameParts := focusWords(strings.NewReplacer("_", " ", "-", " ", ".", " ").Replace(t.Name))
-		text := strings.ToLower(t.Title + " " + t.Description)
-		for _, w := range words {
-			if slices.Contains(nameParts, w) || strings.Contains(strings.ToLower(t.Name), w) {
-				s += 20
-			} else if strings.Contains(text, w) {
-				s += 5
-			}
-		}
-		for _, h := range helperWords {
-			if slices.Contains(nameParts, h) {
-				s += 10
-				break
-			}
-		}
-		return s
-	}
 	type scored struct{ i, s int }
 	list := make([]scored, len(candidates))
 	for k, i := range candidates {
-		list[k] = scored{i, score(tools[i])}
+		list[k] = scored{i, focusScore(tools[i], words)}
 	}
 	slices.SortStableFunc(list, func(a, b scored) int { return cmp.Compare(b.s, a.s) })
 	for k, c := range list {
@@ -269,6 +250,137 @@ func selectTools(tools []Tool, focus string, fullLimit int) (shown, omitted int)
 		}
 	}
 	return shown, len(candidates) - shown
+}
+
+// focusScore is how well t matches the focus words: in its name, or
+// else in its title or description; a basic helper scores as a match.
+func focusScore(t Tool, words []string) int {
+	s := 0
+	nameParts := focusWords(strings.NewReplacer("_", " ", "-", " ", ".", " ").Replace(t.Name))
+	text := strings.ToLower(t.Title + " " + t.Description)
+	for _, w := range words {
+		if slices.Contains(nameParts, w) || strings.Contains(strings.ToLower(t.Name), w) {
+			s += 20
+		} else if strings.Contains(text, w) {
+			s += 5
+		}
+	}
+	for _, h := range helperWords {
+		if slices.Contains(nameParts, h) {
+			s += 10
+			break
+		}
+	}
+	return s
+}
+
+// listing is what one discovery read of a server's tool list.
+type listing struct {
+	// found are the tools kept, in the server's order; invalid counts the
+	// tools with invalid names, which are only counted.
+	found   []Tool
+	invalid int
+	// leftOut counts the tools read past Options.MaxTools and not kept;
+	// unread is set when the list had pages past the page or byte bound.
+	leftOut int
+	unread  bool
+	// listChanged is set when the server said its tool list changed
+	// while it was read.
+	listChanged bool
+}
+
+// keeper keeps at most max of a listing's tools while the pages stream
+// in, so a list of any length holds at most about twice max in memory:
+// every tool approved before (it is never dropped), then the tools that
+// pass the schema checks before those that fail them, each by how well
+// it matches the focus, then in the server's order. The rest are
+// counted as left out.
+type keeper struct {
+	max      int
+	words    []string
+	approved map[string]bool
+	kept     []kept
+	names    map[string]bool // of kept: a name listed twice keeps its first
+	n        int
+	l        listing
+}
+
+type kept struct {
+	t        Tool
+	i, score int
+	approved bool
+}
+
+func newKeeper(max int, focus string, approved map[string]bool) *keeper {
+	return &keeper{max: max, words: focusWords(focus), approved: approved, names: map[string]bool{}}
+}
+
+func (k *keeper) add(page []*mcp.Tool, o *Options) {
+	for _, mt := range page {
+		t, ok := inspect(mt, o)
+		if !ok {
+			k.l.invalid++
+			continue
+		}
+		if k.names[t.Name] {
+			continue
+		}
+		k.names[t.Name] = true
+		c := kept{t: t, i: k.n, approved: k.approved[t.Name]}
+		if t.Excluded == "" {
+			c.score = focusScore(t, k.words)
+		}
+		k.kept = append(k.kept, c)
+		k.n++
+	}
+	if len(k.kept) >= 2*k.max {
+		k.trim()
+	}
+}
+
+// trim drops all but the max best.
+func (k *keeper) trim() {
+	if len(k.kept) <= k.max {
+		return
+	}
+	slices.SortStableFunc(k.kept, func(a, b kept) int {
+		switch {
+		case a.approved != b.approved:
+			return boolOrder(a.approved)
+		case (a.t.Excluded == "") != (b.t.Excluded == ""):
+			return boolOrder(a.t.Excluded == "")
+		}
+		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.i, b.i))
+	})
+	n := k.max
+	for n < len(k.kept) && k.kept[n].approved {
+		n++
+	}
+	for _, c := range k.kept[n:] {
+		delete(k.names, c.t.Name)
+	}
+	k.l.leftOut += len(k.kept) - n
+	k.kept = slices.Delete(k.kept, n, len(k.kept))
+	slices.SortFunc(k.kept, func(a, b kept) int { return cmp.Compare(a.i, b.i) })
+}
+
+// boolOrder sorts true first.
+func boolOrder(first bool) int {
+	if first {
+		return -1
+	}
+	return 1
+}
+
+// result is the listing, the tools kept in the server's order.
+func (k *keeper) result(unread bool) listing {
+	k.trim()
+	l := k.l
+	l.unread = unread
+	for _, c := range k.kept {
+		l.found = append(l.found, c.t)
+	}
+	return l
 }
 
 func focusWords(s string) []string {

@@ -19,9 +19,18 @@
 //     credentials in URLs, no link-local, cloud-metadata or private
 //     targets after DNS resolution (loopback is allowed on purpose, so an
 //     owner can run a server on the same machine; Options.DenyLoopback
-//     refuses it), bounded redirects, timeouts, response byte caps.
+//     refuses it), bounded redirects, timeouts, response byte caps. The
+//     connection's token (bearer, or the OAuth access token of an MCP
+//     request) goes to the origin of its URL only (scheme, host and
+//     port): a redirect to another origin is refused, and a URL changed
+//     to another origin drops a bearer token, to be entered again (an
+//     OAuth connection signs in again after any URL change).
 //
-//   - Discovery is bounded in time, pages, bytes and count. Up to 250
+//   - Discovery is bounded in time, pages, bytes and count, and a large
+//     count alone never fails it: past Options.MaxTools the tools kept
+//     are the approved ones and the best matches of the tool focus, and
+//     the connection says how many were left out (Discovery.LeftOut;
+//     Unread when pages were past the page or byte bound). Up to 250
 //     usable tools are all shown; larger lists are matched against the
 //     tool focus (the saved question) plus basic schema, documentation and
 //     query helpers, and approved tools are never dropped. Tools failing
@@ -37,6 +46,11 @@
 //
 //   - Ask gets the approved tools per turn (ApprovedTools), named
 //     <connection>__<tool>, and each call re-reads the approval (Call).
+//     Each call, and each dataset run, checks the tool's definition
+//     against a listing no older than Options.ListingMaxAge (60 s),
+//     listing again first when it is older or the server sent
+//     notifications/tools/list_changed: a tool that widened on the server
+//     is turned off and the call blocked ("needs approval again").
 //     Changes stop the turns that use them (in this process; see
 //     ApprovedTools).
 //

@@ -73,6 +73,8 @@ type remote struct {
 	srv   *httptest.Server
 	mu    sync.Mutex
 	tools []remoteTool
+	// server serves tools; made at the first request after set.
+	server *mcp.Server
 	// token, when set, is the bearer token the server requires.
 	token string
 	// requests counts HTTP requests; auths records Authorization headers.
@@ -80,6 +82,9 @@ type remote struct {
 	auths    []string
 	// raw, when set, answers every request instead of the MCP server.
 	raw http.HandlerFunc
+	// front, when set, sees each request first and answers it when it
+	// returns true.
+	front func(w http.ResponseWriter, req *http.Request) bool
 	// before, when set, sees each request body before it is served.
 	before func(body []byte)
 	// callCtx is the HTTP request context of the latest tools/call: the
@@ -104,20 +109,25 @@ func newRemote(t *testing.T) *remote {
 	t.Helper()
 	r := &remote{t: t}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
-		s := mcp.NewServer(&mcp.Implementation{Name: "test-remote", Version: "1"}, nil)
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		for _, rt := range r.tools {
-			s.AddTool(rt.tool, rt.handler)
+		if r.server == nil {
+			r.server = mcp.NewServer(&mcp.Implementation{Name: "test-remote", Version: "1"}, nil)
+			for _, rt := range r.tools {
+				r.server.AddTool(rt.tool, rt.handler)
+			}
 		}
-		return s
+		return r.server
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.requests.Add(1)
 		r.mu.Lock()
 		r.auths = append(r.auths, req.Header.Get("Authorization"))
-		token, raw, before := r.token, r.raw, r.before
+		token, raw, before, front := r.token, r.raw, r.before, r.front
 		r.mu.Unlock()
+		if front != nil && front(w, req) {
+			return
+		}
 		b, _ := io.ReadAll(req.Body)
 		req.Body = io.NopCloser(bytes.NewReader(b))
 		if bytes.Contains(b, []byte(`"tools/call"`)) {
@@ -171,7 +181,7 @@ func answer(v any) mcp.ToolHandler {
 func (r *remote) set(tools ...remoteTool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.tools = tools
+	r.tools, r.server = tools, nil
 }
 
 func tool(name, desc string, ann *mcp.ToolAnnotations, schema json.RawMessage, h mcp.ToolHandler) remoteTool {

@@ -581,10 +581,10 @@ func (s *Service) CompleteOAuth(ctx context.Context, cb OAuthCallback) (res OAut
 		return fail(string(mcpoauth.ReasonOf(err)), oauthFailure(err, st.Name))
 	}
 	// The new token must work before anything is saved: list the tools.
-	found, excluded, derr := s.discoverWith(ctx, st.URL, credential{oauth: &oauthSession{s: s, st: st, access: tok.Access, fresh: true}})
+	l, derr := s.discoverWith(ctx, st, st.ToolFocus, credential{oauth: &oauthSession{s: s, st: st, access: tok.Access, fresh: true}})
 	usable := 0
 	if derr == nil {
-		usable, derr = usableOf(found, excluded)
+		usable, derr = usableOf(l)
 	}
 	if derr != nil {
 		return fail("discovery", derr)
@@ -604,7 +604,7 @@ func (s *Service) CompleteOAuth(ctx context.Context, cb OAuthCallback) (res OAut
 		}
 		stepUp := cur.SignIn.stepUpLeft(granted)
 		cur.SignIn = &SignIn{State: SignedIn, Issuer: sec.Metadata.Issuer, Scopes: granted, At: now, StepUp: stepUp}
-		s.applyDiscovery(cur, found, excluded, usable, now)
+		s.applyDiscovery(cur, l, usable, now)
 		return nil
 	})
 	if err != nil {

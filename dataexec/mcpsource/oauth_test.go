@@ -46,12 +46,22 @@ type oauthEnv struct {
 
 func newOAuthEnv(t *testing.T, fo *oauthfake.Options) *oauthEnv {
 	t.Helper()
+	return newOAuthEnvWrapped(t, fo, nil)
+}
+
+// newOAuthEnvWrapped is newOAuthEnv with the MCP server's handler
+// wrapped (nil: as it is), behind the fake's token check.
+func newOAuthEnvWrapped(t *testing.T, fo *oauthfake.Options, wrap func(http.Handler) http.Handler) *oauthEnv {
+	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "fake-analytics", Version: "1"}, nil)
 	for _, name := range []string{"top_pages", "visitors"} {
 		s.AddTool(&mcp.Tool{Name: name, Annotations: readOnly, InputSchema: objectSchema(`"days":{"type":"integer"}`)},
 			answer(map[string]any{"rows": []any{map[string]any{"page": "/", "visitors": 3}}}))
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	if wrap != nil {
+		h = wrap(h)
+	}
 	fake, err := oauthfake.New(h, fo)
 	if err != nil {
 		t.Fatal(err)
@@ -432,8 +442,9 @@ func TestOAuthStartRefused(t *testing.T) {
 
 // TestConnect is Save and connect: a failed save starts nothing; a failed
 // start leaves the saved connection to retry; repeated clicks in one
-// conversation reuse its connection; an abandoned sign-in leaves nothing
-// active.
+// conversation reuse its connection; an abandoned sign-in activates
+// nothing, even when its callback comes late, and leaves a connection
+// that was signed in as it was.
 func TestConnect(t *testing.T) {
 	e := newOAuthEnv(t, nil)
 	in := mcpsource.Input{Name: "PostHog", URL: e.fake.MCPURL, Provider: "PostHog"}
@@ -454,6 +465,8 @@ func TestConnect(t *testing.T) {
 	})
 
 	var id string
+	var other mcpsource.Connection // a second connection, its sign-in started
+	var ost mcpsource.OAuthStart
 	t.Run("save and connect starts sign-in in one call", func(t *testing.T) {
 		c, st, err := e.svc.Connect(t.Context(), alice, in, "conv_a")
 		if err != nil {
@@ -489,16 +502,6 @@ func TestConnect(t *testing.T) {
 		}
 	})
 
-	t.Run("an abandoned sign-in leaves nothing active", func(t *testing.T) {
-		e.clock.Add(11 * time.Minute)
-		if n, err := e.svc.PurgeOAuth(t.Context()); err != nil || n == 0 {
-			t.Errorf("PurgeOAuth = %d, %v; want the expired sign-ins purged", n, err)
-		}
-		if got := e.get(t, id); got.Active || got.HasToken {
-			t.Errorf("abandoned: %+v; want inactive", got)
-		}
-	})
-
 	t.Run("a failed start allows retry on the saved connection", func(t *testing.T) {
 		e.fake.Set(func(o *oauthfake.Options) { o.MetadataIssuer = "https://evil.example.com" })
 		c, st, err := e.svc.Connect(t.Context(), alice, in, "conv_a")
@@ -519,9 +522,44 @@ func TestConnect(t *testing.T) {
 		}
 		// Another conversation does not take over a signed-in
 		// connection: it saves a second one, numbered.
-		other, ost, err := e.svc.Connect(t.Context(), alice, in, "conv_b")
-		if err != nil || other.ID == id || other.Name != "PostHog 2" || ost.Reused || ost.AuthorizationURL == "" {
-			t.Fatalf("Connect from another conversation = %+v, %+v, %v; want a second connection named PostHog 2", other, ost, err)
+		var err2 error
+		other, ost, err2 = e.svc.Connect(t.Context(), alice, in, "conv_b")
+		if err2 != nil || other.ID == id || other.Name != "PostHog 2" || ost.Reused || ost.AuthorizationURL == "" {
+			t.Fatalf("Connect from another conversation = %+v, %+v, %v; want a second connection named PostHog 2", other, ost, err2)
+		}
+	})
+
+	t.Run("an abandoned sign-in leaves nothing active", func(t *testing.T) {
+		if other.ID == "" {
+			t.Skip("the previous step failed")
+		}
+		// id is signed in; its owner starts signing in again (reconnect)
+		// and gives up, as the user of PostHog 2 gave up on its first.
+		re, err := e.svc.StartOAuth(t.Context(), alice, id, "conv_a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Both providers' answers come back once the sign-ins expired.
+		late := callback(authorize(t, ost.AuthorizationURL), ost.Binding)
+		lateRe := callback(authorize(t, re.AuthorizationURL), re.Binding)
+		e.clock.Add(11 * time.Minute)
+		if _, err := e.svc.CompleteOAuth(t.Context(), late); askbi.ErrorCode(err) != askbi.Timeout {
+			t.Errorf("the abandoned sign-in's late callback = %v; want timeout", err)
+		}
+		if _, err := e.svc.CompleteOAuth(t.Context(), lateRe); askbi.ErrorCode(err) != askbi.Timeout {
+			t.Errorf("the abandoned reconnect's late callback = %v; want timeout", err)
+		}
+		if n, err := e.svc.PurgeOAuth(t.Context()); err != nil {
+			t.Errorf("PurgeOAuth = %d, %v", n, err)
+		}
+		if _, err := e.svc.CompleteOAuth(t.Context(), late); err == nil {
+			t.Error("the abandoned sign-in's callback after the purge completed it")
+		}
+		if got := e.get(t, other.ID); got.Active || got.HasToken || got.SignIn.State != mcpsource.SignInNeeded {
+			t.Errorf("the abandoned connection: %+v; want inactive, no token, sign-in needed", got)
+		}
+		if got := e.get(t, id); !got.Active || !got.HasToken || got.SignIn.State != mcpsource.SignedIn {
+			t.Errorf("the signed-in connection after an abandoned reconnect: %+v; want active and signed in, as it was", got)
 		}
 	})
 }

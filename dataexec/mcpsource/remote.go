@@ -73,11 +73,16 @@ type CallResult struct {
 // Call runs tool of connection connID for p, when the tool is still
 // usable and its Fingerprint is still fp (what the caller offered, and an
 // approval of the call bound): a tool turned off, removed, or changed in
-// what it may do since is Unavailable, and nothing is sent. The request
-// carries only the connection's own token, never p's credentials. Errors
-// are the safe failure kinds (Timeout, TooLarge, Forbidden for sign-in or
-// access, Unavailable); a tool that reports an error is Unavailable, its
-// text not shown.
+// what it may do since is Unavailable, and nothing is sent. The tool's
+// definition is checked against a listing no older than
+// Options.ListingMaxAge (see there): a widening change on the server
+// turns it off and the call is Unavailable ("needs approval again"); a
+// listing that fails changes nothing and the call fails without running
+// (Timeout, Forbidden for sign-in or access, else Unavailable, to try
+// again). The request carries only the connection's own token, never p's
+// credentials. Errors are the safe failure kinds (Timeout, TooLarge,
+// Forbidden for sign-in or access, Unavailable); a tool that reports an
+// error is Unavailable, its text not shown.
 func (s *Service) Call(ctx context.Context, p access.Principal, connID, tool, fp string, args json.RawMessage) (_ *CallResult, err error) {
 	target := access.Entity{Type: access.TypeConnection, ID: connID}
 	details := map[string]string{"tool": capRunes(tool, 128), "via": "ask"}
@@ -93,10 +98,30 @@ func (s *Service) Call(ctx context.Context, p access.Principal, connID, tool, fp
 	if st.Auth == AuthOAuth && !st.HasToken {
 		return nil, errSignInFirst(st.Name)
 	}
-	t, ok := st.Tool(tool)
-	if !ok || !st.Active || !t.Usable() || t.Fingerprint() != fp {
-		return nil, dataexec.Fail(dataexec.FailUnavailableTool, askbi.Unavailable, nil, "this tool is no longer approved for use; an admin can allow it again on the connection")
+	usable := func(st State) error {
+		t, ok := st.Tool(tool)
+		if ok && t.State() == StateReapprove {
+			return errReapprove(t)
+		}
+		if !ok || !st.Active || !t.Usable() || t.Fingerprint() != fp {
+			return dataexec.Fail(dataexec.FailUnavailableTool, askbi.Unavailable, nil, "this tool is no longer approved for use; an admin can allow it again on the connection")
+		}
+		return nil
 	}
+	if err := usable(st); err != nil {
+		return nil, err
+	}
+	st, listed, err := s.fresh(ctx, st, tool)
+	if listed {
+		details["listed"] = "true"
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := usable(st); err != nil {
+		return nil, err
+	}
+	t, _ := st.Tool(tool)
 	ctx, cancel := context.WithTimeout(ctx, s.o.CallTimeout)
 	defer cancel()
 	res, err := s.call(ctx, st, t.Name, args, s.o.MaxResultBytes)
@@ -120,8 +145,11 @@ func (s *Service) call(ctx context.Context, st State, tool string, args json.Raw
 	if err != nil {
 		return nil, err
 	}
-	defer se.close()
 	res, err := se.callTool(ctx, tool, args)
+	se.close()
+	if se.listChanged.Load() {
+		s.markStale(ctx, st.ID)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -130,6 +158,77 @@ func (s *Service) call(ctx context.Context, st State, tool string, args json.Raw
 			"the remote tool reported an error (its details are not shown); check the arguments")
 	}
 	return res, nil
+}
+
+// fresh returns st with a tool listing no older than ListingMaxAge:
+// when the last one is older, or the server said its list changed since,
+// it lists the tools again and merges them under the connection's lock
+// (Discover's rules: approvals kept, a widening change turns a tool off
+// until it is approved again), publishing the change and stopping the
+// turns that use the team's tools. listed reports whether it listed. A
+// listing that fails changes nothing (nothing is turned off for a server
+// that is down) and is the call's failure: timeouts, sign-in and access
+// failures as they are, anything else Unavailable, to try again.
+func (s *Service) fresh(ctx context.Context, st State, tool string) (_ State, listed bool, err error) {
+	if !st.Discovery.Stale && !st.Discovery.At.IsZero() && s.o.Now().Sub(st.Discovery.At) <= s.o.ListingMaxAge {
+		return st, false, nil
+	}
+	defer func() {
+		if err != nil {
+			err = listingFailed(err, tool)
+		}
+	}()
+	l, err := s.discover(ctx, st, st.ToolFocus)
+	usable := 0
+	if err == nil {
+		usable, err = usableOf(l)
+	}
+	if err != nil {
+		return State{}, true, err
+	}
+	var changed bool
+	out, err := s.store.Update(ctx, st.ID, func(cur *State) error {
+		if cur.URL != st.URL || !cur.ready() {
+			return askbi.Errorf(askbi.Conflict, "the connection changed while its tools were listed")
+		}
+		changed = s.applyDiscovery(cur, l, usable, s.o.Now().UTC())
+		return nil
+	})
+	if err != nil {
+		return State{}, true, err
+	}
+	s.publish(ctx, out.Connection)
+	if changed {
+		s.notify(out.TeamID)
+	}
+	return out, true, nil
+}
+
+// listingFailed is a call's failure when the tool listing it needed
+// failed: nothing ran.
+func listingFailed(err error, tool string) error {
+	kind, _ := dataexec.FailureOf(err)
+	if askbi.ErrorCode(err) == askbi.Timeout || kind == dataexec.FailSignIn || kind == dataexec.FailAccess {
+		return err
+	}
+	return dataexec.Fail(dataexec.FailTimeout, askbi.Unavailable, err,
+		"the MCP server's current definition of %s could not be checked before the call, so nothing ran; try again", capRunes(tool, 128))
+}
+
+// errReapprove is the failure of a call of a tool that a widening change
+// on the server turned off.
+func errReapprove(t *Tool) error {
+	return dataexec.Fail(dataexec.FailUnavailableTool, askbi.Unavailable, nil,
+		"%s changed on the MCP server (%s) and needs approval again; an admin can approve it on the connection", t.Name, t.Access.Reapprove)
+}
+
+// markStale records that the server of connection id said its tool list
+// changed: the next call lists again.
+func (s *Service) markStale(ctx context.Context, id string) {
+	s.updateQuietly(ctx, id, "mark the tool listing stale", func(st *State) error {
+		st.Discovery.Stale = true
+		return nil
+	})
 }
 
 func resultText(res *mcp.CallToolResult) string {
@@ -189,7 +288,10 @@ var (
 // InvalidArgument for SQL, a missing or malformed tool name, a tool that
 // is not read-only, or arguments that do not match the tool's input
 // schema; Unavailable (failure kind unavailable_tool) for a tool that is
-// not approved, removed or changed; Unsupported for variables. After the
+// not approved, removed or changed (also by a change found when the
+// tool's definition is checked against a listing no older than
+// Options.ListingMaxAge, as Call does: "needs approval again"; a listing
+// that fails is Call's failure too); Unsupported for variables. After the
 // call: InvalidResult for an answer with only text (not chart-ready
 // data: it asks for named columns), TooLarge for a row over MaxBytes or a
 // response over the service's cap, Timeout, Forbidden (sign-in, access),
@@ -217,18 +319,32 @@ func (src *Source) Query(ctx context.Context, q dataexec.Query) (*dataexec.Table
 	if err != nil {
 		return nil, err
 	}
-	t, ok := st.Tool(q.Tool)
-	switch {
-	case st.Auth == AuthOAuth && !st.HasToken:
+	if st.Auth == AuthOAuth && !st.HasToken {
 		return nil, errSignInFirst(st.Name)
-	case !ok || !t.Present:
-		return nil, dataexec.Fail(dataexec.FailUnavailableTool, askbi.Unavailable, nil, "the connection has no tool %s (any more); open the connection to refresh its tools", q.Tool)
-	case !t.Usable() || !st.Active:
-		return nil, dataexec.Fail(dataexec.FailUnavailableTool, askbi.Unavailable, nil, "tool %s is not allowed for datasets; an admin can allow it on the connection", q.Tool)
-	case t.Class != dataexec.ClassReadOnly:
-		return nil, invalid("tool: %s is not read-only; datasets use read-only tools only", q.Tool)
 	}
-	if err := validateArgs(t, q.Arguments); err != nil {
+	usable := func(st State) (*Tool, error) {
+		t, ok := st.Tool(q.Tool)
+		switch {
+		case !ok || !t.Present:
+			return nil, dataexec.Fail(dataexec.FailUnavailableTool, askbi.Unavailable, nil, "the connection has no tool %s (any more); open the connection to refresh its tools", q.Tool)
+		case t.State() == StateReapprove:
+			return nil, errReapprove(t)
+		case !t.Usable() || !st.Active:
+			return nil, dataexec.Fail(dataexec.FailUnavailableTool, askbi.Unavailable, nil, "tool %s is not allowed for datasets; an admin can allow it on the connection", q.Tool)
+		case t.Class != dataexec.ClassReadOnly:
+			return nil, invalid("tool: %s is not read-only; datasets use read-only tools only", q.Tool)
+		}
+		return t, validateArgs(t, q.Arguments)
+	}
+	if _, err := usable(st); err != nil {
+		return nil, err
+	}
+	st, _, err = src.s.fresh(ctx, st, q.Tool)
+	if err != nil {
+		return nil, err
+	}
+	t, err := usable(st)
+	if err != nil {
 		return nil, err
 	}
 	res, err := src.s.call(ctx, st, t.Name, q.Arguments, src.s.o.MaxResultBytes)
@@ -344,6 +460,18 @@ func toTable(res *mcp.CallToolResult, maxRows int, maxBytes int64) (*dataexec.Ta
 		t.Rows = [][]any{}
 	}
 	return t, nil
+}
+
+// Table returns r's structured content as rows, read the way a dataset on
+// the tool reads them (see toTable), with no row or size cap: how Ask
+// summarises a remote answer for a model that may not see its rows. An
+// answer without structured content, or whose content is no object or
+// array, is InvalidResult.
+func (r CallResult) Table() (*dataexec.Table, error) {
+	if r.Structured == nil {
+		return nil, askbi.Errorf(askbi.InvalidResult, "the answer has no structured content")
+	}
+	return toTable(&mcp.CallToolResult{StructuredContent: r.Structured}, 0, 0)
 }
 
 // rowsOf finds the rows of an answer, and the columns known up front.

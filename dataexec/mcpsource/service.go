@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"errors"
 	"log/slog"
+	"net/netip"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -13,6 +15,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
@@ -46,25 +50,47 @@ type Options struct {
 	// context picker and the data executor know them. Default none: the
 	// host's catalog must learn them itself.
 	Catalog dataexec.ConnectionWriter
-	// DenyLoopback refuses servers on loopback addresses. Default false:
-	// an owner may run an MCP server on the same machine, on purpose.
+	// DenyLoopback refuses servers on loopback addresses: when a URL is
+	// saved, a host that is loopback without asking a resolver (127.1,
+	// 2130706433, 0x7f000001, [::ffff:127.0.0.1], localhost, names under
+	// localhost, ...), and where it is dialled, every address a name
+	// resolves to. Default false: an owner may run an MCP server on the
+	// same machine, on purpose.
 	DenyLoopback bool
 	// AllowPrivateNetworks allows servers on private addresses (10/8,
-	// 172.16/12, 192.168/16, 100.64/10, fc00::/7). Default false.
-	// Link-local and cloud-metadata addresses are always refused.
+	// 172.16/12, 192.168/16, 100.64/10, 198.18/15, fc00::/7, fec0::/10).
+	// Default false. Link-local and cloud-metadata addresses are always
+	// refused.
 	AllowPrivateNetworks bool
+	// Resolver resolves server names. Default the system's. Each address
+	// it answers passes the outbound policy where it is dialled.
+	Resolver Resolver
 	// DiscoveryTimeout bounds one discovery, all pages. Default 30 s.
 	DiscoveryTimeout time.Duration
 	// CallTimeout bounds one tool call from Ask. Default 30 s. (Dataset
 	// runs take the executor's deadline.)
 	CallTimeout time.Duration
-	// MaxTools is the most tools a discovery accepts; more is TooLarge and
-	// changes nothing. Default 1,000.
+	// ListingMaxAge bounds the age of the tool listing a call is checked
+	// against: before a call (Ask's Call, a dataset run) whose
+	// connection's last listing is older, or whose server said its tool
+	// list changed since (notifications/tools/list_changed, received
+	// during any session), the tools are listed again and merged as
+	// Discover does, so a widening change blocks the call ("needs
+	// approval again") instead of running it on the old classification.
+	// A listing that fails changes nothing and fails the call, retryably.
+	// Default 60 s.
+	ListingMaxAge time.Duration
+	// MaxTools is the most tools a discovery keeps, of a list of any
+	// length: those approved before, then the best matches of Tool
+	// focus; the rest are counted (Discovery.LeftOut). A large count
+	// alone never fails setup. Default 1,000.
 	MaxTools int
-	// MaxPages bounds the pages of one tool list. Default 20.
+	// MaxPages bounds the pages of one tool list read; the pages past it
+	// are left unread (Discovery.Unread). Default 20.
 	MaxPages int
-	// MaxListBytes bounds the tool list's size, each response and in
-	// total. Default 8 MiB.
+	// MaxListBytes bounds the tool list's size: each response (a larger
+	// one is TooLarge and changes nothing) and the total read, past which
+	// the pages left are unread. Default 8 MiB.
 	MaxListBytes int64
 	// FullListLimit is the most tools shown without Tool focus. Default
 	// 250.
@@ -85,6 +111,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+}
+
+// Resolver resolves a host name to its addresses; *net.Resolver is one.
+// It must be safe for concurrent use.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
 // Service manages a team's remote MCP connections: creating, changing
@@ -133,6 +165,9 @@ func NewService(store Store, keys seal.Keyring, gate *access.Gate, opts *Options
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = 30 * time.Second
 	}
+	if o.ListingMaxAge <= 0 {
+		o.ListingMaxAge = 60 * time.Second
+	}
 	if o.MaxListBytes <= 0 {
 		o.MaxListBytes = 8 << 20
 	}
@@ -148,7 +183,7 @@ func NewService(store Store, keys seal.Keyring, gate *access.Gate, opts *Options
 	s.audit = access.NewAuditor(o.Audit, o.Logger, o.Now)
 	s.oauthDefaults()
 	s.pool = outbound.NewPool(&outbound.Options{DenyLoopback: o.DenyLoopback, AllowPrivate: o.AllowPrivateNetworks,
-		Timeout: max(o.DiscoveryTimeout, o.CallTimeout, o.OAuth.Timeout)})
+		Timeout: max(o.DiscoveryTimeout, o.CallTimeout, o.OAuth.Timeout), Resolver: o.Resolver})
 	return s
 }
 
@@ -302,6 +337,7 @@ func (s *Service) create(ctx context.Context, p access.Principal, in Input, conv
 // apply validates patch and applies it to st (not yet stored).
 func (s *Service) apply(st *State, pt Patch) error {
 	bad := func(format string, args ...any) error { return askbi.Errorf(askbi.InvalidArgument, format, args...) }
+	dropped := false // a bearer token dropped by a move to another origin
 	if pt.Name != nil {
 		name := strings.TrimSpace(*pt.Name)
 		if !validName(name) {
@@ -327,6 +363,15 @@ func (s *Service) apply(st *State, pt Patch) error {
 			if st.Auth == AuthOAuth {
 				st.Token, st.HasToken = seal.Box{}, false
 				st.SignIn = &SignIn{State: SignInNeeded}
+			}
+			// A bearer token belongs to its origin's server: another
+			// origin gets none of it, so it is dropped and must be
+			// entered again (in the same change, or the change is
+			// refused below: bearer auth needs a token).
+			if old, err := url.Parse(st.URL); err != nil || outbound.Origin(old) != outbound.Origin(u) {
+				if st.Auth != AuthOAuth && st.HasToken {
+					st.Token, st.HasToken, dropped = seal.Box{}, false, true
+				}
 			}
 		}
 		st.URL = u.String()
@@ -377,6 +422,8 @@ func (s *Service) apply(st *State, pt Patch) error {
 		st.ToolFocus = f
 	}
 	switch {
+	case st.Auth == AuthBearer && !st.HasToken && dropped:
+		return bad("token: the new URL is on another origin (scheme, host or port), where the stored token is not sent; enter the token again")
 	case st.Auth == AuthBearer && !st.HasToken:
 		return bad("token: required for bearer auth")
 	case st.Auth == AuthNone && st.HasToken:
@@ -390,6 +437,9 @@ func (s *Service) apply(st *State, pt Patch) error {
 // Update changes a connection under its lock. A new URL turns the
 // connection inactive and every approval off (reapprove) until the next
 // discovery and an admin's approval: another URL may be another server.
+// A URL on another origin (scheme, host or port) drops a bearer token:
+// the same patch must carry the token again (InvalidArgument otherwise,
+// and nothing changes), so a stored token never reaches another server.
 // It needs access.RightManageConnections; errors as Create's, and
 // NotFound. It stops the Ask turns that use the team's remote tools.
 func (s *Service) Update(ctx context.Context, p access.Principal, id string, pt Patch) (_ Connection, err error) {
@@ -493,11 +543,15 @@ func (s *Service) Listing(ctx context.Context, p access.Principal) (Listing, err
 // (focus, when given, replaces the saved one). The first success makes
 // the connection active.
 //
+// More than MaxTools tools are not a failure: the approved ones and the
+// best matches of the focus are kept, the rest counted
+// (Discovery.LeftOut, Unread).
+//
 // It needs access.RightManageConnections. On failure (an unreachable
-// server, a bad token: distinct codes and messages; TooLarge past a
-// bound; InvalidResult when no listed tool is usable) the previous tool
-// list and approvals stay, the failure is recorded on the connection, and
-// the error is returned.
+// server, a bad token: distinct codes and messages; TooLarge for a
+// response over the cap; InvalidResult when no listed tool is usable)
+// the previous tool list and approvals stay, the failure is recorded on
+// the connection, and the error is returned.
 func (s *Service) Discover(ctx context.Context, p access.Principal, id string, focus *string) (_ Connection, err error) {
 	target := access.Entity{Type: access.TypeConnection, ID: id}
 	details := map[string]string{}
@@ -510,10 +564,14 @@ func (s *Service) Discover(ctx context.Context, p access.Principal, id string, f
 	if focus != nil && utf8.RuneCountInString(*focus) > 500 {
 		return Connection{}, askbi.Errorf(askbi.InvalidArgument, "tool_focus: at most 500 characters")
 	}
-	found, excluded, derr := s.discover(ctx, cur)
+	f := cur.ToolFocus
+	if focus != nil {
+		f = strings.TrimSpace(*focus)
+	}
+	l, derr := s.discover(ctx, cur, f)
 	usable := 0
 	if derr == nil {
-		usable, derr = usableOf(found, excluded)
+		usable, derr = usableOf(l)
 	}
 	now := s.o.Now().UTC()
 	if derr != nil {
@@ -530,15 +588,18 @@ func (s *Service) Discover(ctx context.Context, p access.Principal, id string, f
 			return askbi.Errorf(askbi.Conflict, "the connection's URL changed during discovery; discover again")
 		}
 		if focus != nil {
-			st.ToolFocus = strings.TrimSpace(*focus)
+			st.ToolFocus = f
 		}
-		changed = s.applyDiscovery(st, found, excluded, usable, now)
+		changed = s.applyDiscovery(st, l, usable, now)
 		return nil
 	})
 	if err != nil {
 		return Connection{}, err
 	}
 	details["tools"], details["excluded"] = strconv.Itoa(st.Discovery.Tools), strconv.Itoa(st.Discovery.Excluded)
+	if st.Discovery.LeftOut > 0 {
+		details["left_out"] = strconv.Itoa(st.Discovery.LeftOut)
+	}
 	s.publish(ctx, st.Connection)
 	if changed {
 		s.notify(st.TeamID)
@@ -546,8 +607,6 @@ func (s *Service) Discover(ctx context.Context, p access.Principal, id string, f
 	return st.Connection, nil
 }
 
-// discover lists and inspects the tools of st's server; excluded counts
-// the tools with invalid names, which are not returned.
 // updateQuietly is an Update that outlives the request and that nobody
 // waits on (a failure recorded, a registration kept): fn may decline
 // with errNotOAuth or errNewerGrant, a connection deleted meanwhile is
@@ -569,9 +628,9 @@ func errorInfo(err error, at time.Time) *ErrorInfo {
 // usableOf counts the usable tools of a discovery; none is an
 // InvalidResult that says whether the server listed no tools or none
 // that passed the schema safety checks.
-func usableOf(found []Tool, excluded int) (int, error) {
+func usableOf(l listing) (int, error) {
 	usable := 0
-	for _, t := range found {
+	for _, t := range l.found {
 		if t.Excluded == "" {
 			usable++
 		}
@@ -579,54 +638,60 @@ func usableOf(found []Tool, excluded int) (int, error) {
 	switch {
 	case usable > 0:
 		return usable, nil
-	case len(found) == 0 && excluded == 0:
+	case len(l.found) == 0 && l.invalid == 0:
 		return 0, askbi.Errorf(askbi.InvalidResult, "the MCP server lists no tools")
 	}
-	return 0, askbi.Errorf(askbi.InvalidResult, "none of the server's %d tools passed the schema safety checks, so none can be used", len(found)+excluded)
+	return 0, askbi.Errorf(askbi.InvalidResult, "none of the server's %d tools passed the schema safety checks, so none can be used", len(l.found)+l.invalid)
 }
 
 // applyDiscovery puts a successful discovery on st (under its lock): the
 // tools merged, the counts, active, a new version. It reports whether
 // the tools changed.
-func (s *Service) applyDiscovery(st *State, found []Tool, excluded, usable int, now time.Time) bool {
-	changed := merge(st, found, st.ToolFocus, s.o.FullListLimit)
+func (s *Service) applyDiscovery(st *State, l listing, usable int, now time.Time) bool {
+	changed := merge(st, l.found, st.ToolFocus, s.o.FullListLimit)
 	st.Discovery.At, st.Discovery.Error = now, nil
-	st.Discovery.Tools, st.Discovery.Excluded = usable, excluded+len(found)-usable
+	st.Discovery.Tools, st.Discovery.Excluded = usable, l.invalid+len(l.found)-usable
+	st.Discovery.LeftOut, st.Discovery.Unread, st.Discovery.Stale = l.leftOut, l.unread, l.listChanged
 	st.Active = true
 	st.Version++
 	st.UpdatedAt = now
 	return changed
 }
 
-func (s *Service) discover(ctx context.Context, st State) (found []Tool, excluded int, err error) {
+// discover lists and inspects the tools of st's server, keeping at most
+// MaxTools of them: those approved before, then the best matches of
+// focus.
+func (s *Service) discover(ctx context.Context, st State, focus string) (listing, error) {
 	cred, err := s.credential(ctx, st)
 	if err != nil {
-		return nil, 0, err
+		return listing{}, err
 	}
-	return s.discoverWith(ctx, st.URL, cred)
+	return s.discoverWith(ctx, st, focus, cred)
 }
 
-// discoverWith lists the tools at url with cred.
-func (s *Service) discoverWith(ctx context.Context, url string, cred credential) (found []Tool, excluded int, err error) {
+// discoverWith lists the tools at st's URL with cred.
+func (s *Service) discoverWith(ctx context.Context, st State, focus string, cred credential) (listing, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.o.DiscoveryTimeout)
 	defer cancel()
-	se, err := s.connect(ctx, url, cred, s.o.MaxListBytes)
+	se, err := s.connect(ctx, st.URL, cred, s.o.MaxListBytes)
 	if err != nil {
-		return nil, 0, err
+		return listing{}, err
 	}
-	defer se.close()
-	listed, err := se.listTools(ctx, &s.o)
-	if err != nil {
-		return nil, 0, err
-	}
-	for _, t := range listed {
-		if tool, ok := inspect(t, &s.o); ok {
-			found = append(found, tool)
-		} else {
-			excluded++
+	approved := map[string]bool{}
+	for _, t := range st.Tools {
+		if t.Access.ApprovedSchemaHash != "" {
+			approved[t.Name] = true
 		}
 	}
-	return found, excluded, nil
+	k := newKeeper(s.o.MaxTools, focus, approved)
+	unread, err := se.listTools(ctx, &s.o, func(page []*mcp.Tool) { k.add(page, &s.o) })
+	se.close()
+	if err != nil {
+		return listing{}, err
+	}
+	l := k.result(unread)
+	l.listChanged = se.listChanged.Load()
+	return l, nil
 }
 
 // credential is how a session to st's server authenticates: its bearer
@@ -681,10 +746,14 @@ type ToolPage struct {
 	Total      int        `json:"total"` // after the filters
 	PageSize   int        `json:"page_size"`
 	CanApprove bool       `json:"can_approve"`
-	// ToolFocus is set only when tools were omitted from the selection.
+	// ToolFocus is set only when tools were omitted from the selection
+	// or left out of the discovery.
 	ToolFocus *string `json:"tool_focus,omitempty"`
 	Omitted   int     `json:"omitted"`
 	Excluded  int     `json:"excluded"`
+	// LeftOut and Unread are the discovery's (Discovery.LeftOut).
+	LeftOut int  `json:"left_out"`
+	Unread  bool `json:"unread,omitempty"`
 }
 
 // Tools returns one page (PageSize) of a connection's shown tools, the
@@ -718,12 +787,13 @@ func (s *Service) Tools(ctx context.Context, p access.Principal, id string, q To
 		list = append(list, view(t, canApprove))
 	}
 	page := ToolPage{Page: q.Page, Total: len(list), PageSize: PageSize, CanApprove: canApprove,
-		Omitted: st.Discovery.Omitted, Excluded: st.Discovery.Excluded, Tools: []ToolView{}}
+		Omitted: st.Discovery.Omitted, Excluded: st.Discovery.Excluded, LeftOut: st.Discovery.LeftOut, Unread: st.Discovery.Unread,
+		Tools: []ToolView{}}
 	page.Pages = (len(list) + PageSize - 1) / PageSize
 	if from := (q.Page - 1) * PageSize; from < len(list) {
 		page.Tools = list[from:min(from+PageSize, len(list))]
 	}
-	if st.Discovery.Omitted > 0 {
+	if st.Discovery.Omitted > 0 || st.Discovery.LeftOut > 0 || st.Discovery.Unread {
 		f := st.ToolFocus
 		page.ToolFocus = &f
 	}

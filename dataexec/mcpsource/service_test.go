@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,7 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/mcpsource"
+	"github.com/askbi/askbi/internal/outbound"
 )
 
 func TestCreateRefusesBadInput(t *testing.T) {
@@ -294,18 +296,6 @@ func TestDiscoveryBounds(t *testing.T) {
 	e.mustAllow(t, c.ID, "top_pages")
 	before, _ := e.store.Get(t.Context(), c.ID)
 
-	var many []remoteTool
-	for i := range 10000 {
-		many = append(many, tool(fmt.Sprintf("t%05d", i), "", readOnly, nil, nil))
-	}
-	r.set(many...)
-	// The count bound, under the default byte bound (10,000 small tools
-	// are about 1 MB).
-	roomy := mcpsource.NewService(e.store, e.keys, e.gate, nil)
-	_, err := roomy.Discover(t.Context(), alice, c.ID, nil)
-	if askbi.ErrorCode(err) != askbi.TooLarge || !strings.Contains(askbi.ErrorMessage(err), "more than 1000 tools") {
-		t.Errorf("Discover of 10,000 tools = %v; want too_large for the count", err)
-	}
 	huge := strings.Repeat("x", 1<<20)
 	r.set(tool("top_pages", huge, readOnly, nil, nil), tool("other", huge, readOnly, nil, nil))
 	if _, err := e.svc.Discover(t.Context(), alice, c.ID, nil); askbi.ErrorCode(err) != askbi.TooLarge {
@@ -317,7 +307,7 @@ func TestDiscoveryBounds(t *testing.T) {
 	r.set(tool("top_pages", "Top pages.", readOnly, nil, nil))
 	r.before = func(body []byte) {}
 	r.raw = hundredMB(r, &sent)
-	_, err = e.svc.Discover(t.Context(), alice, c.ID, nil)
+	_, err := e.svc.Discover(t.Context(), alice, c.ID, nil)
 	if askbi.ErrorCode(err) != askbi.TooLarge {
 		t.Errorf("Discover of a 100 MB list = %v; want too_large", err)
 	}
@@ -328,6 +318,74 @@ func TestDiscoveryBounds(t *testing.T) {
 	after.Discovery.Error, before.Discovery.Error = nil, nil
 	if diff := cmp.Diff(before.Tools, after.Tools); diff != "" {
 		t.Errorf("a refused discovery changed the tools (-before +after):\n%s", diff)
+	}
+}
+
+// Seed 000: "A large tool count alone must not fail setup." 5,000 tools
+// over five pages are read within the bounds; the 1,000 kept are the
+// tools approved before and the best matches of Tool focus, the rest
+// are counted as left out; past the page bound the rest is unread.
+func TestLargeToolCount(t *testing.T) {
+	e := newEnv(t, nil)
+	r := newRemote(t)
+	var tools []remoteTool
+	for i := range 4998 {
+		tools = append(tools, tool(fmt.Sprintf("crm_record_%04d", i), "Updates a CRM record.", mutating, nil, nil))
+	}
+	// Listed last (the server pages by name): only Tool focus and the
+	// helper rule find them.
+	tools = append(tools, tool("describe_schema", "Lists the tables.", readOnly, nil, nil),
+		tool("weekly_signups", "Signups per week.", readOnly, nil, nil))
+	r.set(tools...)
+	c, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "Huge", URL: r.URL, ToolFocus: "Show weekly signups"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err = e.svc.Discover(t.Context(), alice, c.ID, nil); err != nil {
+		t.Fatalf("Discover of 5,000 tools = %v; want a large count not to fail setup", err)
+	}
+	want := mcpsource.Discovery{Tools: 1000, Shown: 250, Omitted: 750, LeftOut: 4000}
+	got := c.Discovery
+	got.At = time.Time{}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Discovery (-want +got):\n%s", diff)
+	}
+	st, _ := e.store.Get(t.Context(), c.ID)
+	if len(st.Tools) != 1000 {
+		t.Errorf("%d tools stored; want the 1,000 kept", len(st.Tools))
+	}
+	states := e.states(t, c.ID)
+	for _, name := range []string{"weekly_signups", "describe_schema"} {
+		if states[name] != mcpsource.StateOff {
+			t.Errorf("%s is %q; want kept and shown (off)", name, states[name])
+		}
+	}
+	page, _ := e.svc.Tools(t.Context(), alice, c.ID, mcpsource.ToolQuery{})
+	if page.LeftOut != 4000 || page.ToolFocus == nil {
+		t.Errorf("Tools page says %d left out, focus %v; want 4000 and the Tool focus", page.LeftOut, page.ToolFocus)
+	}
+
+	// An approved tool is kept whatever the focus says.
+	e.mustAllow(t, c.ID, "weekly_signups")
+	other := "revenue forecasts"
+	if c, err = e.svc.Discover(t.Context(), alice, c.ID, &other); err != nil {
+		t.Fatal(err)
+	}
+	if s := e.states(t, c.ID)["weekly_signups"]; s != mcpsource.StateAllowed || c.Discovery.LeftOut != 4000 {
+		t.Errorf("after a new focus weekly_signups is %q, %d left out; want allowed, 4000", s, c.Discovery.LeftOut)
+	}
+
+	// Past the page bound the rest is unread, not a failure; an approved
+	// tool the read did not reach is not usable until one does.
+	paged := mcpsource.NewService(e.store, e.keys, e.gate, &mcpsource.Options{MaxPages: 2})
+	if c, err = paged.Discover(t.Context(), alice, c.ID, nil); err != nil {
+		t.Fatalf("Discover past the page bound = %v; want what was read kept", err)
+	}
+	if !c.Discovery.Unread || c.Discovery.LeftOut != 1000 || c.Discovery.Tools != 1000 {
+		t.Errorf("Discovery past the page bound = %+v; want 1000 kept, 1000 left out, unread", c.Discovery)
+	}
+	if tools, _, _ := e.svc.ApprovedTools(t.Context(), alice); len(tools) != 0 {
+		t.Errorf("ApprovedTools = %d; want none (weekly_signups was not read)", len(tools))
 	}
 }
 
@@ -696,12 +754,15 @@ func TestURLChangeNeedsReapproval(t *testing.T) {
 }
 
 // The outbound policy holds where the name is dialled: a host name that
-// resolves to a refused address fails discovery with its own message.
+// resolves to a refused address (here through an in-memory resolver:
+// without it the name would not resolve, which is unavailable, not a
+// refusal) fails discovery with its own message.
 func TestOutboundPolicyOnResolvedName(t *testing.T) {
-	e := newEnv(t, &mcpsource.Options{DenyLoopback: true})
+	e := newEnv(t, &mcpsource.Options{DenyLoopback: true,
+		Resolver: outbound.MapResolver{"mcp.internal.test": {netip.MustParseAddr("127.0.0.1")}}})
 	r := newRemote(t)
 	r.set(tool("top_pages", "", readOnly, nil, nil))
-	url := strings.Replace(r.URL, "127.0.0.1", "localhost", 1)
+	url := strings.Replace(r.URL, "127.0.0.1", "mcp.internal.test", 1)
 	c, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "Local", URL: url})
 	if err != nil {
 		t.Fatalf("Create(%s): %v (a name passes until it is dialled)", url, err)
@@ -712,6 +773,34 @@ func TestOutboundPolicyOnResolvedName(t *testing.T) {
 	}
 	if n := r.requests.Load(); n != 0 {
 		t.Errorf("the refused server got %d requests", n)
+	}
+}
+
+// TestCreateRefusesLoopbackForms: with loopback refused, a URL whose
+// host is this machine in any spelling is refused when it is saved, with
+// invalid_argument, by Create, Update and Connect alike.
+func TestCreateRefusesLoopbackForms(t *testing.T) {
+	e := newEnv(t, &mcpsource.Options{DenyLoopback: true, OAuth: mcpsource.OAuthOptions{RedirectURL: callbackURL}})
+	ok, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "Fine", URL: "https://mcp.example.com/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, host := range []string{"2130706433", "0x7f000001", "localhost.", "localhost", "127.1", "0177.0.0.1", "127.0.0.1.",
+		"[::ffff:127.0.0.1]", "[::1]", "LOCALHOST", "foo.localhost", "0", "[64:ff9b::7f00:1]", "[::ffff:0:7f00:1]"} {
+		url := "http://" + host + ":8080/mcp"
+		if _, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "Local", URL: url}); askbi.ErrorCode(err) != askbi.InvalidArgument ||
+			!strings.HasPrefix(askbi.ErrorMessage(err), "url:") {
+			t.Errorf("Create(%s) = %v; want invalid_argument naming the url", url, err)
+		}
+		if _, err := e.svc.Update(t.Context(), alice, ok.ID, mcpsource.Patch{URL: &url}); askbi.ErrorCode(err) != askbi.InvalidArgument {
+			t.Errorf("Update(url %s) = %v; want invalid_argument", url, err)
+		}
+		if _, _, err := e.svc.Connect(t.Context(), alice, mcpsource.Input{Name: "Local", URL: url}, ""); askbi.ErrorCode(err) != askbi.InvalidArgument {
+			t.Errorf("Connect(%s) = %v; want invalid_argument", url, err)
+		}
+	}
+	if all, _ := e.store.List(t.Context(), ""); len(all) != 1 {
+		t.Errorf("the store holds %d connections; want only the fine one", len(all))
 	}
 }
 
@@ -745,5 +834,77 @@ func TestListingCanManage(t *testing.T) {
 	}
 	if _, err := svc.Create(t.Context(), alice, mcpsource.Input{Name: "x", URL: "https://mcp.example.com/mcp"}); askbi.ErrorCode(err) != askbi.Forbidden {
 		t.Errorf("Create with the right withdrawn = %v; want forbidden, as Listing said", err)
+	}
+}
+
+// TestTransportTimeoutIsTimeout: when the transport's own timer ends a
+// request first (a dataset run whose deadline is longer than the
+// service's), the failure is a timeout, not unavailable.
+func TestTransportTimeoutIsTimeout(t *testing.T) {
+	e := newEnv(t, &mcpsource.Options{DiscoveryTimeout: 200 * time.Millisecond, CallTimeout: 200 * time.Millisecond})
+	r := newRemote(t)
+	r.set(tool("hang", "", readOnly, nil, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		<-r.httpContext().Done() // until the client goes away
+		return nil, context.Canceled
+	}))
+	c := e.mustConnection(t, "Analytics", r, "")
+	e.mustAllow(t, c.ID, "hang")
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	_, err := e.svc.NewSource(c.ID).Query(ctx, dataexec.Query{Tool: "hang", Arguments: json.RawMessage(`{}`), MaxRows: 10, MaxBytes: 1 << 20})
+	if kind, _ := dataexec.FailureOf(err); askbi.ErrorCode(err) != askbi.Timeout || kind != dataexec.FailTimeout {
+		t.Errorf("a hung tool stopped by the transport's timer = %v (kind %q); want timeout", err, kind)
+	}
+}
+
+// TestHungDiscoveryIsTimeout: a server that hangs anywhere in a
+// discovery (before its headers, in a JSON body, in an event stream, at
+// the handshake or at the tool list) fails it as timeout.
+func TestHungDiscoveryIsTimeout(t *testing.T) {
+	hang := func(w http.ResponseWriter, req *http.Request, contentType string, partial string) {
+		if contentType != "" {
+			w.Header().Set("Content-Type", contentType)
+			w.WriteHeader(http.StatusOK)
+			io.WriteString(w, partial)
+			w.(http.Flusher).Flush()
+		}
+		<-req.Context().Done()
+	}
+	for _, tc := range []struct {
+		name   string
+		method string // the request that hangs
+		ct     string // "" hangs before the headers
+		body   string
+	}{
+		{"handshake, no headers", "server/discover", "", ""},
+		{"tool list, no headers", "tools/list", "", ""},
+		{"handshake, JSON body", "server/discover", "application/json", `{"jsonrpc":"2.0",`},
+		{"tool list, JSON body", "tools/list", "application/json", `{"jsonrpc":"2.0","id":`},
+		{"tool list, event stream", "tools/list", "text/event-stream", ": waiting\n\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, &mcpsource.Options{DiscoveryTimeout: 300 * time.Millisecond})
+			r := newRemote(t)
+			r.set(tool("top_pages", "", readOnly, nil, nil))
+			c, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "Hangs", URL: r.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.mu.Lock()
+			r.front = func(w http.ResponseWriter, req *http.Request) bool {
+				b, _ := io.ReadAll(req.Body)
+				req.Body = io.NopCloser(bytes.NewReader(b))
+				if !bytes.Contains(b, []byte(`"method":"`+tc.method+`"`)) {
+					return false
+				}
+				hang(w, req, tc.ct, tc.body)
+				return true
+			}
+			r.mu.Unlock()
+			_, err = e.svc.Discover(t.Context(), alice, c.ID, nil)
+			if askbi.ErrorCode(err) != askbi.Timeout {
+				t.Errorf("Discover of a server hanging at %s = %v; want timeout", tc.name, err)
+			}
+		})
 	}
 }

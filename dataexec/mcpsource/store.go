@@ -96,6 +96,19 @@ type Discovery struct {
 	// Excluded counts the tools that failed the schema safety checks; it
 	// never triggers Tool focus.
 	Excluded int `json:"excluded"`
+	// LeftOut counts the tools the server listed past the most a
+	// discovery keeps (Options.MaxTools): not kept, not shown; the kept
+	// ones are those approved before and the best matches of Tool focus.
+	// Unread is set when the list ran on past the pages or bytes a
+	// discovery reads (Options.MaxPages, MaxListBytes): how many more
+	// tools there are is not known. A large count alone never fails a
+	// discovery.
+	LeftOut int  `json:"left_out"`
+	Unread  bool `json:"unread,omitempty"`
+	// Stale is set when the server said its tool list changed
+	// (notifications/tools/list_changed) since this listing: the next
+	// call lists the tools again, whatever the listing's age.
+	Stale bool `json:"stale,omitempty"`
 	// Error is the last attempt's failure, when it failed; the tool list
 	// and approvals from before stay.
 	Error *ErrorInfo `json:"error,omitempty"`

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/dataexec"
@@ -160,5 +161,31 @@ func TestExploreDataOnMCPConnection(t *testing.T) {
 	out, isErr = call(map[string]any{"operation": "preview", "connection_id": demoMCPConn, "tool": "create_annotation", "arguments": map[string]any{"text": "x"}})
 	if !isErr || out["code"] != "invalid_argument" {
 		t.Errorf("preview of a mutating tool = %v (error %v); want invalid_argument (read-only tools only)", out, isErr)
+	}
+}
+
+// TestDenyLoopbackFlag: -deny-loopback refuses MCP servers on this
+// machine when a connection is saved; the server still starts, without
+// the demo connection (its servers are on loopback), whose dataset then
+// answers unavailable. Off (the default), the demo connection works.
+func TestDenyLoopbackFlag(t *testing.T) {
+	alice := access.Principal{UserID: "alice", TeamID: teamAcme, Auth: access.AuthSession}
+	for _, deny := range []bool{false, true} {
+		t.Run(fmt.Sprintf("deny %v", deny), func(t *testing.T) {
+			ta := MustApp(t, func(c *config) { c.denyLoopback = deny })
+			_, err := ta.conns.Create(t.Context(), alice, mcpsource.Input{Name: "Local", URL: "http://localhost:9/mcp"})
+			if got, want := askbi.ErrorCode(err) == askbi.InvalidArgument, deny; got != want {
+				t.Errorf("Create(localhost) = %v; want refused %v", err, want)
+			}
+			_, err = ta.conns.Get(t.Context(), alice, demoMCPConn)
+			if got, want := askbi.ErrorCode(err) == askbi.NotFound, deny; got != want {
+				t.Errorf("the demo connection: %v; want it missing %v", err, want)
+			}
+			live, _ := ta.gate.Begin(t.Context(), alice)
+			_, err = ta.executor.RunDataset(t.Context(), live, demoTopPagesDS, dataexec.Params{Refresh: true})
+			if got, want := err != nil, deny; got != want {
+				t.Errorf("RunDataset(top pages) = %v; want failing %v", err, want)
+			}
+		})
 	}
 }

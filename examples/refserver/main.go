@@ -82,6 +82,7 @@ type config struct {
 	demoSignIn      bool
 	mcpResultBytes  int
 	debugAddr       string
+	denyLoopback    bool
 
 	// Overload bounds (zero means the SDK's default).
 	rate            float64
@@ -132,6 +133,7 @@ func main() {
 	flag.BoolVar(&cfg.demoSignIn, "demo-sign-in", true, "let the page sign in as a demo user without a token (turn off when the server is reachable by others)")
 	flag.IntVar(&cfg.mcpResultBytes, "mcp-result-bytes", mcpserver.DefaultResultBytes, "response budget of the MCP data tools, in bytes of serialized tool result (callers may lower it with max_bytes)")
 	flag.StringVar(&cfg.debugAddr, "debug-addr", "", "serve /debug/pprof/ on this loopback address (off by default)")
+	flag.BoolVar(&cfg.denyLoopback, "deny-loopback", false, "refuse remote MCP servers on this machine (loopback addresses, localhost), for a server others use; the demo's own MCP servers run on loopback, so the demo connection is then not set up")
 	flag.Float64Var(&cfg.rate, "rate", access.DefaultRate, "requests per second each API key, OAuth grant or session regains")
 	flag.IntVar(&cfg.burst, "rate-burst", access.DefaultBurst, "requests each API key, OAuth grant or session may make at once")
 	flag.IntVar(&cfg.maxPerPrincipal, "max-queries-per-principal", dataexec.DefaultMaxPerPrincipal, "source queries one user may run at once (more are refused with rate_limited)")
@@ -406,7 +408,8 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	a.gate = gate
 	// OAuth connections sign in through the chat API's callback.
 	a.conns = mcpsource.NewService(connStore, keyring, gate, &mcpsource.Options{Catalog: catalog, Audit: a.audit, Logger: log,
-		OAuth: mcpsource.OAuthOptions{RedirectURL: base + "/ai/connections/oauth/callback", ClientURI: base, Flows: flows}})
+		DenyLoopback: cfg.denyLoopback,
+		OAuth:        mcpsource.OAuthOptions{RedirectURL: base + "/ai/connections/oauth/callback", ClientURI: base, Flows: flows}})
 	if err := a.conns.SyncCatalog(ctx); err != nil {
 		return nil, err
 	}
@@ -420,7 +423,9 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		return nil, err
 	}
 	a.closers = append(a.closers, a.demoMCP.close)
-	if err := seedDemoConnection(ctx, a.conns, gate, a.demoMCP); err != nil {
+	if cfg.denyLoopback {
+		log.Warn("-deny-loopback: the demo MCP servers listen on loopback, which is refused: the demo connection is not set up and Demo Analytics cannot be connected")
+	} else if err := seedDemoConnection(ctx, a.conns, gate, a.demoMCP); err != nil {
 		return nil, err
 	}
 	a.creds.AnalyticsMCP = &mcpCredentials{URL: a.demoMCP.URL, Token: a.demoMCP.Token}

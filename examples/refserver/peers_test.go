@@ -280,7 +280,9 @@ func TestServerEverything(t *testing.T) {
 	bin := mustTools(t)
 	url := startEverything(t, bin)
 	model := mock.New()
-	ta := MustApp(t, func(c *config) { c.modelOverride = model })
+	// Full rows are shared, so the model sees the remote answer's text
+	// (below that level it is withheld: ask's TestRemoteSharing).
+	ta := MustApp(t, func(c *config) { c.modelOverride, c.sharing = model, "rows" })
 	alice := ta.session(t, "alice")
 	var created struct{ Connection mcpsource.Connection }
 	ta.MustDo(t, http.StatusCreated, "POST", "/ai/connections", alice, map[string]any{"name": "Everything", "url": url}, &created)

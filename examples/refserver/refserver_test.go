@@ -342,7 +342,7 @@ func TestWebPage(t *testing.T) {
 		path := "/" + name
 		status, h, b := ta.Do(t, "GET", path, "", nil)
 		check(path, b, status, h)
-		want := map[string]string{".js": "text/javascript", ".css": "text/css", ".html": "text/html", ".png": "image/png"}[filepath.Ext(name)]
+		want := map[string]string{".js": "text/javascript", ".css": "text/css", ".html": "text/html", ".png": "image/png", ".svg": "image/svg+xml"}[filepath.Ext(name)]
 		if !strings.HasPrefix(h.Get("Content-Type"), want) {
 			t.Errorf("GET %s: Content-Type %q, want %s", path, h.Get("Content-Type"), want)
 		}
@@ -354,6 +354,13 @@ func TestWebPage(t *testing.T) {
 	}
 	status, h, index := ta.Do(t, "GET", "/", "", nil)
 	check("/", index, status, h)
+	// A browser asks for /favicon.ico on every page load unless a page
+	// links its icon: both are the one icon, never a 404.
+	status, h, icon := ta.Do(t, "GET", "/favicon.ico", "", nil)
+	check("/favicon.ico", icon, status, h)
+	if !strings.HasPrefix(h.Get("Content-Type"), "image/") || !bytes.Equal(icon, served["/web/favicon.svg"]) {
+		t.Errorf("GET /favicon.ico: Content-Type %q, %d bytes; want the page's icon", h.Get("Content-Type"), len(icon))
+	}
 	for _, p := range []string{"/previews/chart_weekly_signups", "/charts/chart_weekly_signups", "/datasets/ds_weekly_signups", "/dashboards/dash_growth"} {
 		status, h, b := ta.Do(t, "GET", p, ta.session(t, "alice"), nil)
 		check(p, b, status, h)
@@ -379,6 +386,9 @@ func TestWebPage(t *testing.T) {
 	for path, b := range served {
 		text := string(b)
 		if strings.HasSuffix(path, ".html") {
+			if !strings.Contains(text, `<link rel="icon" href="/web/favicon.svg"`) {
+				t.Errorf("%s does not link the page's icon", path)
+			}
 			if regexp.MustCompile(`<script(?:\s[^>]*)?>\s*[^<\s]`).MatchString(text) || regexp.MustCompile(`\son[a-z]+=`).MatchString(text) ||
 				strings.Contains(text, "<style") || strings.Contains(text, " style=") {
 				t.Errorf("%s has inline script or style, which the CSP blocks", path)

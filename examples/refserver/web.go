@@ -43,6 +43,9 @@ var webStart = time.Now()
 // not listed.
 func (a *app) webRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { a.webFile(w, r, "web/index.html") })
+	// Browsers and feed readers ask for /favicon.ico whatever the page
+	// links; it is the page's icon, never a 404.
+	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) { a.webFile(w, r, "web/favicon.svg") })
 	mux.HandleFunc("GET /web/{file...}", func(w http.ResponseWriter, r *http.Request) {
 		a.webFile(w, r, path.Join("web", r.PathValue("file")))
 	})

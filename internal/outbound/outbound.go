@@ -12,6 +12,7 @@
 package outbound
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -19,9 +20,12 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/net/idna"
 
 	"github.com/askbi/askbi"
 )
@@ -29,11 +33,13 @@ import (
 // Options configures a Client. The zero value is valid; each zero field
 // means its default.
 type Options struct {
-	// DenyLoopback refuses 127.0.0.0/8 and ::1. Default false: loopback is
-	// allowed, so an owner can run a server on the same machine.
+	// DenyLoopback refuses 127.0.0.0/8 and ::1 (in every form they are
+	// written, and localhost names at CheckURL). Default false: loopback
+	// is allowed, so an owner can run a server on the same machine.
 	DenyLoopback bool
 	// AllowPrivate allows the private ranges (10/8, 172.16/12,
-	// 192.168/16, 100.64/10, fc00::/7). Default false.
+	// 192.168/16, 100.64/10, 198.18/15, fc00::/7, fec0::/10). Default
+	// false.
 	AllowPrivate bool
 	// Timeout bounds one whole request, body included. Default 30 seconds.
 	Timeout time.Duration
@@ -45,6 +51,36 @@ type Options struct {
 	// MaxResponseBytes caps every response body; reading past it fails
 	// with ErrTooLarge. Default 8 MiB.
 	MaxResponseBytes int64
+	// Resolver resolves host names. Default the system's (the Go
+	// resolver's DialContext). Every address it answers is checked where
+	// it is dialled, as the system's are.
+	Resolver Resolver
+}
+
+// Resolver resolves a host name to its addresses; *net.Resolver is one.
+// It must be safe for concurrent use.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// MapResolver is an in-memory Resolver of fixed names, for tests (which
+// then ask no DNS server) and hosts with a static map. It must not be
+// changed while in use.
+type MapResolver map[string][]netip.Addr
+
+// LookupNetIP implements Resolver: the addresses of host of network's
+// family ("ip", "ip4", "ip6"), or a not-found error.
+func (m MapResolver) LookupNetIP(_ context.Context, network, host string) ([]netip.Addr, error) {
+	var out []netip.Addr
+	for _, a := range m[strings.ToLower(host)] {
+		if network == "ip" || network == "ip4" && a.Unmap().Is4() || network == "ip6" && !a.Unmap().Is4() {
+			out = append(out, a)
+		}
+	}
+	if len(out) == 0 {
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	return out, nil
 }
 
 // ErrTooLarge is what reading a response body past MaxResponseBytes
@@ -77,13 +113,29 @@ var (
 	reserved    = netip.MustParsePrefix("240.0.0.0/4")
 )
 
+// translated IPv6 addresses (::ffff:0:0/96, RFC 2765) carry an IPv4
+// address in their last 32 bits, as IPv4-mapped ones do: they are
+// checked as that address. Compatible ones (::/96 but :: and ::1,
+// deprecated by RFC 4291) are never a server's.
+var (
+	translated = netip.MustParsePrefix("::ffff:0:0:0/96")
+	compatible = netip.MustParsePrefix("::/96")
+)
+
+// private are the ranges of networks of one's own: refused unless
+// AllowPrivate. Besides RFC 1918, shared address space and unique local
+// addresses: benchmarking (198.18.0.0/15, RFC 2544, which some proxies
+// also use for their own mapped addresses) and the deprecated site-local
+// fec0::/10 (RFC 3879), both still routed inside networks.
 var private = []netip.Prefix{
 	netip.MustParsePrefix("64:ff9b:1::/48"),
 	netip.MustParsePrefix("10.0.0.0/8"),
 	netip.MustParsePrefix("172.16.0.0/12"),
 	netip.MustParsePrefix("192.168.0.0/16"),
 	netip.MustParsePrefix("100.64.0.0/10"),
+	netip.MustParsePrefix("198.18.0.0/15"),
 	netip.MustParsePrefix("fc00::/7"),
+	netip.MustParsePrefix("fec0::/10"),
 }
 
 func (o *Options) defaults() {
@@ -109,7 +161,7 @@ func CheckAddr(ip netip.Addr, o *Options) error {
 		opts = *o
 	}
 	ip = ip.Unmap()
-	if nat64.Contains(ip) {
+	if nat64.Contains(ip) || translated.Contains(ip) {
 		b := ip.As16()
 		return CheckAddr(netip.AddrFrom4([4]byte(b[12:])), o)
 	}
@@ -122,7 +174,7 @@ func CheckAddr(ip netip.Addr, o *Options) error {
 	switch {
 	case !ip.IsValid(), ip.IsUnspecified():
 		return refuse("unspecified")
-	case thisNetwork.Contains(ip), reserved.Contains(ip):
+	case thisNetwork.Contains(ip), reserved.Contains(ip), compatible.Contains(ip) && !ip.IsLoopback():
 		return refuse("reserved")
 	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
 		return refuse("link-local")
@@ -156,9 +208,13 @@ func LoopbackHost(host string) bool {
 // CheckURL validates a server URL a team configures: absolute http or
 // https, a host, no user information, no fragment, and no credential-like
 // query parameter (a token belongs in the auth settings, where it is
-// sealed, not in a URL that is shown and logged). A literal IP host is
-// checked with CheckAddr too; names are checked when dialled. Errors are
-// InvalidArgument naming the problem, never echoing the URL.
+// sealed, not in a URL that is shown and logged). A host that stands for
+// an address without asking a resolver (a literal IP address in any of
+// the forms URL parsers and resolvers read, localhost and the names
+// under it) is checked with CheckAddr too, so the refusal comes when the
+// URL is saved; other names are checked when dialled, which stays the
+// wall. Errors are InvalidArgument naming the problem, never echoing the
+// URL.
 func CheckURL(raw string, o *Options) (*url.URL, error) {
 	bad := func(msg string) error { return askbi.Errorf(askbi.InvalidArgument, "url: %s", msg) }
 	if len(raw) > 2048 {
@@ -184,12 +240,143 @@ func CheckURL(raw string, o *Options) (*url.URL, error) {
 			return nil, bad("must not carry a credential in its query (" + k + "); use the connection's bearer token")
 		}
 	}
-	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil {
+	ip, named, err := hostAddr(u.Hostname())
+	if err != nil {
+		return nil, bad(err.Error())
+	}
+	if ip.IsValid() {
 		if err := CheckAddr(ip, o); err != nil {
-			return nil, bad("this address is not allowed (" + strings.TrimPrefix(err.Error(), ErrRefused.Error()+": ") + ")")
+			what := "this address"
+			if named {
+				what = "this host"
+			}
+			return nil, bad(what + " is not allowed (" + strings.TrimPrefix(err.Error(), ErrRefused.Error()+": ") + ")")
 		}
 	}
 	return u, nil
+}
+
+// hostAddr is the address a URL's host stands for before any resolver
+// is asked, as an URL parser or a resolver (getaddrinfo, whose IPv4
+// parsing is inet_aton's) would read it, or the zero Addr for a name to
+// resolve: a literal address, also written the ways WHATWG's URL
+// standard reads IPv4 (one to four parts, each decimal, octal with a
+// leading 0 or hexadecimal with 0x: "2130706433", "0x7f000001",
+// "0177.0.0.1", "127.1", with a trailing dot); or 127.0.0.1 for
+// localhost and every name under it (RFC 6761), named set. Names are
+// compared in their ASCII form (IDNA, as net/http dials them: full-width
+// letters are letters) and without case. A host that ends in a number
+// but is no address is an error: it is no name either.
+func hostAddr(host string) (ip netip.Addr, named bool, err error) {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return ip, false, nil
+	}
+	name := host
+	if !ascii(name) {
+		if name, err = idna.Lookup.ToASCII(name); err != nil {
+			return netip.Addr{}, false, errors.New("the host is not a valid name")
+		}
+	}
+	name = strings.TrimSuffix(strings.ToLower(name), ".")
+	if labels := strings.Split(name, "."); endsInNumber(labels[len(labels)-1]) {
+		ip, ok := parseIPv4(labels)
+		if !ok {
+			return netip.Addr{}, false, errors.New("the host ends in a number but is not an IPv4 address")
+		}
+		return ip, false, nil
+	}
+	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
+		return netip.AddrFrom4([4]byte{127, 0, 0, 1}), true, nil
+	}
+	return netip.Addr{}, false, nil
+}
+
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// endsInNumber reports whether a host's last label makes it an IPv4
+// address to WHATWG's URL parser: digits, or a number in 0x notation.
+func endsInNumber(label string) bool {
+	if label == "" {
+		return false
+	}
+	if strings.Trim(label, "0123456789") == "" {
+		return true
+	}
+	_, ok := ipv4Number(label)
+	return ok
+}
+
+// ipv4Number parses one part of an IPv4 address: decimal, octal with a
+// leading 0, hexadecimal with 0x ("0x" alone is 0).
+func ipv4Number(s string) (uint64, bool) {
+	base := 10
+	switch {
+	case len(s) >= 2 && (s[:2] == "0x" || s[:2] == "0X"):
+		s, base = s[2:], 16
+		if s == "" {
+			return 0, true
+		}
+	case len(s) >= 2 && s[0] == '0':
+		s, base = s[1:], 8
+	}
+	if s == "" || strings.ContainsAny(s, "+-_") {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s, base, 64)
+	return n, err == nil
+}
+
+// parseIPv4 reads one to four parts as WHATWG's IPv4 parser (and
+// inet_aton) does: every part but the last is one byte, the last fills
+// the bytes left.
+func parseIPv4(parts []string) (netip.Addr, bool) {
+	if len(parts) > 4 {
+		return netip.Addr{}, false
+	}
+	var v uint64
+	for i, p := range parts {
+		n, ok := ipv4Number(p)
+		if !ok {
+			return netip.Addr{}, false
+		}
+		if i < len(parts)-1 {
+			if n > 255 {
+				return netip.Addr{}, false
+			}
+			v = v<<8 | n
+			continue
+		}
+		left := uint(5-len(parts)) * 8
+		if n >= 1<<left {
+			return netip.Addr{}, false
+		}
+		v = v<<left | n
+	}
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true
+}
+
+// Origin is u's origin (RFC 6454): scheme, host and port, lower-cased,
+// with the scheme's default port made explicit, so that
+// "https://Example.com/a" and "https://example.com:443/b" share one. A
+// credential that belongs to a server goes to its origin only.
+func Origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		switch u.Scheme {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		}
+	}
+	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // NewClient returns an http.Client that enforces the policy on every
@@ -229,9 +416,15 @@ func NewPool(opts *Options) *Pool {
 			return CheckAddr(ap.Addr(), &o)
 		},
 	}
+	dial := dialer.DialContext
+	if o.Resolver != nil {
+		dial = func(ctx context.Context, network, address string) (net.Conn, error) {
+			return dialResolved(ctx, dialer, o.Resolver, network, address)
+		}
+	}
 	tr := &http.Transport{
 		Proxy:                 nil, // a proxy would dial for us, past the policy
-		DialContext:           dialer.DialContext,
+		DialContext:           dial,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          32,
 		IdleConnTimeout:       90 * time.Second,
@@ -240,6 +433,45 @@ func NewPool(opts *Options) *Pool {
 		ExpectContinueTimeout: time.Second,
 	}
 	return &Pool{o: o, tr: tr}
+}
+
+// dialResolved dials address, its host resolved with r, one address
+// after the other until one connects; the dialer's Control refuses each
+// address the policy refuses before anything is sent to it.
+func dialResolved(ctx context.Context, d *net.Dialer, r Resolver, network, address string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(address)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return d.DialContext(ctx, network, address)
+	}
+	ipNet := "ip"
+	switch network {
+	case "tcp4":
+		ipNet = "ip4"
+	case "tcp6":
+		ipNet = "ip6"
+	}
+	addrs, err := r.LookupNetIP(ctx, ipNet, host)
+	if err != nil {
+		return nil, err
+	}
+	if len(addrs) == 0 {
+		return nil, &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
+	}
+	var first error
+	for _, a := range addrs {
+		c, err := d.DialContext(ctx, network, net.JoinHostPort(a.Unmap().String(), port))
+		if err == nil {
+			return c, nil
+		}
+		// A refusal says more than a later address's failure.
+		if first == nil || Refused(err) && !Refused(first) {
+			first = err
+		}
+	}
+	return nil, first
 }
 
 // Client returns an http.Client over the pool with its own response cap

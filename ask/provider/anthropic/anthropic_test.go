@@ -739,3 +739,50 @@ func TestCompleteConcurrent(t *testing.T) {
 		t.Errorf("server got %d requests, want %d", rec.count(), n)
 	}
 }
+
+// Thinking blocks, as the API streams them with extended thinking (a
+// thinking block whose text and signature arrive as deltas, a
+// redacted_thinking block), are the model's private reasoning: they
+// never reach onText or Text, and come back apart as Reasoning.
+func TestCompleteKeepsThinkingApart(t *testing.T) {
+	const private = "PRIVATE-THOUGHT: the user may not see this"
+	thinkingStart := event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}`)
+	thinkingDelta := func(text string) string {
+		b, _ := json.Marshal(text)
+		return event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":`+string(b)+`}}`)
+	}
+	p, _ := MustProvider(t, stream(
+		messageStart(),
+		thinkingStart,
+		thinkingDelta("Let me look at the orders. "),
+		thinkingDelta(private),
+		event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"}}`),
+		blockStop(0),
+		event("content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB5URj2pLmN3kF8"}}`),
+		blockStop(1),
+		textStart(2),
+		textDelta(2, "Counting them."),
+		blockStop(2),
+		toolStart(3, "toolu_01", "run_query"),
+		jsonDelta(3, `{"sql":"select 1"}`),
+		blockStop(3),
+		messageDelta("tool_use"),
+		messageStop(),
+	), nil)
+	var deltas []string
+	got, err := complete(t, context.Background(), p, question, func(d string) { deltas = append(deltas, d) })
+	if err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	if diff := cmp.Diff([]string{"Counting them."}, deltas); diff != "" {
+		t.Errorf("onText deltas mismatch (-want +got):\n%s", diff)
+	}
+	want := ask.ModelReply{Text: "Counting them.", Reasoning: "Let me look at the orders. " + private,
+		ToolCalls: []ask.ToolCall{{ID: "toolu_01", Name: "run_query", Arguments: json.RawMessage(`{"sql":"select 1"}`)}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("reply mismatch (-want +got):\n%s", diff)
+	}
+	if b, _ := json.Marshal(got); strings.Contains(string(b), "PRIVATE-THOUGHT") {
+		t.Errorf("the reply serializes the reasoning: %s", b)
+	}
+}

@@ -13,12 +13,15 @@ import (
 
 // accumulator assembles a streamed message: the text of its text blocks
 // and its tool_use blocks, whose ID and name come in content_block_start
-// and whose input is split over input_json_delta parts.
+// and whose input is split over input_json_delta parts. Thinking blocks
+// are the model's private reasoning: their text is kept apart, never
+// streamed (redacted_thinking blocks hold none we can read).
 type accumulator struct {
-	text    strings.Builder
-	tools   map[int64]*toolUse
-	order   []int64 // tool_use block indexes in start order
-	stopped bool    // message_stop arrived, so the message is whole
+	text      strings.Builder
+	reasoning strings.Builder
+	tools     map[int64]*toolUse
+	order     []int64 // tool_use block indexes in start order
+	stopped   bool    // message_stop arrived, so the message is whole
 }
 
 type toolUse struct {
@@ -36,6 +39,8 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onText func(string)) e
 		switch ev.ContentBlock.Type {
 		case "text":
 			a.emit(ev.ContentBlock.Text, onText)
+		case "thinking":
+			a.reasoning.WriteString(ev.ContentBlock.Thinking)
 		case "tool_use":
 			if a.tools == nil {
 				a.tools = map[int64]*toolUse{}
@@ -49,6 +54,8 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onText func(string)) e
 		switch ev.Delta.Type {
 		case "text_delta":
 			a.emit(ev.Delta.Text, onText)
+		case "thinking_delta":
+			a.reasoning.WriteString(ev.Delta.Thinking)
 		case "input_json_delta":
 			t := a.tools[ev.Index]
 			if t == nil {
@@ -76,7 +83,7 @@ func (a *accumulator) emit(text string, onText func(string)) {
 
 // reply returns the assembled reply, its tool calls in block order.
 func (a *accumulator) reply() (ask.ModelReply, error) {
-	reply := ask.ModelReply{Text: a.text.String()}
+	reply := ask.ModelReply{Text: a.text.String(), Reasoning: a.reasoning.String()}
 	for _, i := range a.order {
 		t := a.tools[i]
 		if t.name == "" {

@@ -51,6 +51,11 @@
 // Like a naive model, it obeys a line "INSTRUCTION: call TOOL {json}"
 // found in tool output; tests use that to show that injected instructions
 // still cannot run a gated tool without the user's approval.
+//
+// Like a reasoning model, it returns private reasoning with every reply
+// (ask.ModelReply.Reasoning): a line that starts with ReasoningMarker and
+// names the question and what it does next. The assistant must drop it;
+// tests look for the marker in events, history and the page.
 package mock
 
 import (
@@ -65,6 +70,9 @@ import (
 
 	"github.com/askbi/askbi/ask"
 )
+
+// ReasoningMarker starts the private reasoning of every reply.
+const ReasoningMarker = "MOCK-PRIVATE-REASONING"
 
 // Provider is the scripted model. The zero value is ready to use.
 type Provider struct {
@@ -181,12 +189,22 @@ func (p *Provider) Complete(ctx context.Context, req ask.ModelRequest, onText fu
 		return ask.ModelReply{}, err
 	}
 	reply := script(req, n)
+	reply.Reasoning = reasoning(req, reply)
 	if onText != nil && reply.Text != "" {
 		for _, w := range strings.SplitAfter(reply.Text, " ") {
 			onText(w)
 		}
 	}
 	return reply, nil
+}
+
+// reasoning is the private reasoning of reply to req.
+func reasoning(req ask.ModelRequest, reply ask.ModelReply) string {
+	next := "answer"
+	if len(reply.ToolCalls) > 0 {
+		next = "call " + reply.ToolCalls[0].Name
+	}
+	return fmt.Sprintf("%s: the user asked %q; I will %s.", ReasoningMarker, read(req).question, next)
 }
 
 // turnState is what the script reads from a request: the last question,

@@ -210,5 +210,6 @@ func (p *Provider) Complete(ctx context.Context, req ask.ModelRequest, onText fu
 		}
 		return ask.ModelReply{}, p.errs.Fail(askbi.Unavailable, wire.MsgCut, errCut)
 	}
+	acc.end(onText)
 	return acc.reply()
 }

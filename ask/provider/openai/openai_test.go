@@ -716,3 +716,102 @@ func TestCompleteConcurrent(t *testing.T) {
 		t.Errorf("server got %d requests, want %d", rec.count(), n)
 	}
 }
+
+// The model's private reasoning, as OpenAI-compatible servers send it (a
+// reasoning_content delta: DeepSeek, vLLM and SGLang with a reasoning
+// parser; a reasoning delta: OpenRouter, Ollama; a <think> block leading
+// the content: a reasoning model served without a parser), never reaches
+// onText or Text, and comes back apart as Reasoning.
+func TestCompleteKeepsReasoningApart(t *testing.T) {
+	const private = "PRIVATE-THOUGHT"
+	tests := []struct {
+		name   string
+		events []string
+		deltas []string
+		want   ask.ModelReply
+	}{
+		{
+			name: "reasoning_content",
+			events: []string{
+				chunk(`{"role":"assistant","content":null,"reasoning_content":"Let me count. "}`, ""),
+				chunk(`{"reasoning_content":"`+private+`"}`, ""),
+				chunk(`{"content":"There were 1,204 orders.","reasoning_content":null}`, ""),
+				chunk(`{}`, "stop"),
+			},
+			deltas: []string{"There were 1,204 orders."},
+			want:   ask.ModelReply{Text: "There were 1,204 orders.", Reasoning: "Let me count. " + private},
+		},
+		{
+			name: "reasoning",
+			events: []string{
+				chunk(`{"role":"assistant","content":"","reasoning":"Let me count. `+private+`"}`, ""),
+				chunk(`{"content":"There were 1,204 orders."}`, ""),
+				chunk(`{}`, "stop"),
+			},
+			deltas: []string{"There were 1,204 orders."},
+			want:   ask.ModelReply{Text: "There were 1,204 orders.", Reasoning: "Let me count. " + private},
+		},
+		{
+			name: "think block split over deltas",
+			events: []string{
+				chunk(`{"role":"assistant","content":"<thi"}`, ""),
+				chunk(`{"content":"nk>\nLet me count. PRIVATE-"}`, ""),
+				chunk(`{"content":"THOUGHT</th"}`, ""),
+				chunk(`{"content":"ink>\n\nThere were"}`, ""),
+				chunk(`{"content":" 1,204 orders."}`, ""),
+				chunk(`{}`, "stop"),
+			},
+			deltas: []string{"There were", " 1,204 orders."},
+			want:   ask.ModelReply{Text: "There were 1,204 orders.", Reasoning: "\nLet me count. " + private},
+		},
+		{
+			name: "think block never closed",
+			events: []string{
+				chunk(`{"role":"assistant","content":"<think>Let me count. `+private+`"}`, ""),
+				chunk(`{}`, "length"),
+			},
+			want: ask.ModelReply{Reasoning: "Let me count. " + private},
+		},
+		{
+			name: "text that only starts like a tag",
+			events: []string{
+				chunk(`{"role":"assistant","content":" <th"}`, ""),
+				chunk(`{"content":"e answer> is 1,204."}`, ""),
+				chunk(`{}`, "stop"),
+			},
+			deltas: []string{" <the answer> is 1,204."},
+			want:   ask.ModelReply{Text: " <the answer> is 1,204."},
+		},
+		{
+			name:   "text that ends inside a tag's prefix",
+			events: []string{chunk(`{"role":"assistant","content":"<thin"}`, ""), chunk(`{}`, "stop")},
+			deltas: []string{"<thin"},
+			want:   ask.ModelReply{Text: "<thin"},
+		},
+		{
+			name: "a think tag later in the text is text",
+			events: []string{
+				chunk(`{"role":"assistant","content":"Use <think> tags"}`, ""),
+				chunk(`{}`, "stop"),
+			},
+			deltas: []string{"Use <think> tags"},
+			want:   ask.ModelReply{Text: "Use <think> tags"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, _ := MustProvider(t, stream(tt.events...), nil)
+			var deltas []string
+			got, err := complete(t, context.Background(), p, question, func(d string) { deltas = append(deltas, d) })
+			if err != nil {
+				t.Fatalf("Complete: %v", err)
+			}
+			if diff := cmp.Diff(tt.deltas, deltas); diff != "" {
+				t.Errorf("onText deltas mismatch (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("reply mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

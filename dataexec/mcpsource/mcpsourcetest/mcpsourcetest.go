@@ -274,7 +274,7 @@ func sample(id, team, name string) mcpsource.State {
 				Auth: mcpsource.AuthBearer, HasToken: true, Active: true, ToolFocus: "weekly signups", Version: 3, Provider: "PostHog",
 				SignIn: &mcpsource.SignIn{State: mcpsource.SignedIn, Issuer: "https://auth.example.com", Scopes: []string{"read", "offline_access"},
 					At: at, StepUp: []string{"write"}, Error: &mcpsource.ErrorInfo{Code: askbi.Forbidden, Message: "refused", At: at}},
-				Discovery: mcpsource.Discovery{At: at, Tools: 2, Shown: 2, Excluded: 1,
+				Discovery: mcpsource.Discovery{At: at, Tools: 2, Shown: 2, Excluded: 1, LeftOut: 4000, Unread: true,
 					Error: &mcpsource.ErrorInfo{Code: askbi.Unavailable, Message: "unreachable", At: at.Add(time.Minute)}},
 				CreatedAt: at, UpdatedAt: at.Add(time.Second)},
 			Token:             seal.Box{KeyID: "k1", Nonce: []byte{1, 2, 3}, Ciphertext: []byte{4, 5, 6, 0}},

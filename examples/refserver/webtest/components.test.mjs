@@ -259,8 +259,17 @@ test("Completed and failed work stays visible after reload.", async () => {
   await done(page);
 });
 
+// reasoning starts the demo model's private reasoning, which it returns
+// with every reply (mock.ReasoningMarker): the server must drop it.
+const reasoning = "MOCK-PRIVATE-REASONING";
+
 test("No private reasoning, raw tool arguments, or secrets appear.", async () => {
   const page = await open();
+  // The turns' event streams, as the page received them.
+  const streams = [];
+  page.on("response", (res) => {
+    if (/\/ai\/conversations\/[^/]+\/(messages|approvals\/)/.test(new URL(res.url()).pathname)) streams.push(res.text());
+  });
   await signIn(page, "alice");
   const token = await page.evaluate(() => JSON.parse(sessionStorage.getItem("askbi.session")).token);
   await pickContext(page, "Weekly signups", "Weekly signups");
@@ -275,12 +284,22 @@ test("No private reasoning, raw tool arguments, or secrets appear.", async () =>
       [...document.querySelectorAll("[aria-label], [title], option")].map((e) => (e.getAttribute("aria-label") || "") + " " + (e.getAttribute("title") || "") + " " + e.textContent).join("\n"));
     const secret = token.replace(/^askbi_session_/, "");
     assert.ok(!seen.includes(secret), "the session token is not shown " + when);
-    for (const bad of ["{\"", "dashboard_id", "dataset_id", "chart_id", "ds_", "dash_", "conv_", "apr_", "call_", "SELECT", "reasoning", "<tool_output", "untrusted"]) {
+    for (const bad of ["{\"", "dashboard_id", "dataset_id", "chart_id", "ds_", "dash_", "conv_", "apr_", "call_", "SELECT", "reasoning", reasoning, "<tool_output", "untrusted"]) {
       assert.ok(!seen.includes(bad), `"${bad}" does not appear ${when}`);
     }
+    // Nor in what the server sent: the events and the saved history.
+    const sent = await page.evaluate(async () => {
+      const token = JSON.parse(sessionStorage.getItem("askbi.session")).token;
+      const conv = sessionStorage.getItem(Object.keys(sessionStorage).find((k) => k.startsWith("askbi.active.")));
+      return (await fetch(`/ai/conversations/${conv}`, { headers: { Authorization: "Bearer " + token } })).text();
+    });
+    assert.ok(!sent.includes(reasoning), "the saved history holds no reasoning " + when);
     assert.doesNotMatch(seen, /\bnull\b|\bundefined\b|\[object Object\]|NaN/, "no raw values leak into the text " + when);
   };
   await check("live");
+  const events = await Promise.all(streams);
+  assert.ok(events.length >= 3 && events.every((b) => b.includes("event: request.")), "the turns' events were read whole");
+  for (const b of events) assert.ok(!b.includes(reasoning), "the events hold no reasoning");
   await page.reload();
   await page.locator("#focus").waitFor();
   await settled(page);

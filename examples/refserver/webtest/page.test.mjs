@@ -3,7 +3,7 @@
 // busy and empty sends, errors.
 
 import { test, before, after } from "node:test";
-import { launch, close, open, done, shot, signIn, send, settled, lastTurn, pickContext, base, assert } from "./lib.mjs";
+import { launch, close, open, done, shot, signIn, send, settled, lastTurn, pickContext, base, desktop, phone, assert } from "./lib.mjs";
 
 before(launch);
 after(close);
@@ -128,6 +128,55 @@ test("A read-only user is never offered an approval, and is told why", async () 
   await shot(page, "read-only-refused");
   await done(page);
 });
+
+// approveAsPage posts an approve of the conversation's pending approval
+// with the page's session, as a client that ignores the card would.
+function approveAsPage(page) {
+  return page.evaluate(async () => {
+    const token = JSON.parse(sessionStorage.getItem("askbi.session")).token;
+    const conv = sessionStorage.getItem(Object.keys(sessionStorage).find((k) => k.startsWith("askbi.active.")));
+    const auth = { Authorization: "Bearer " + token };
+    const view = await (await fetch(`/ai/conversations/${conv}`, { headers: auth })).json();
+    const p = view.pending_approvals[0];
+    const res = await fetch(`/ai/conversations/${conv}/approvals/${p.approval_id}/approve`, {
+      method: "POST", headers: { ...auth, "Content-Type": "application/json", Accept: "application/json" },
+      body: JSON.stringify({ tool: p.tool, arguments: p.arguments }) });
+    return { status: res.status, code: (await res.json()).error?.code, pending: p.can_approve };
+  });
+}
+
+for (const viewport of [desktop, phone]) {
+  const size = `${viewport.width}x${viewport.height}`;
+  test(`A viewer's card for a change by a remote tool says Ask an admin and offers no Approve (${size})`, async () => {
+    const page = await open({ viewport });
+    await signIn(page, "vic");
+    // create_annotation of the demo's Acme analytics connection: allowed,
+    // and mutating, so an editor or above may approve it.
+    await send(page, 'use the create_annotation tool with {"text": "launch"}');
+    const card = lastTurn(page).locator(".approval");
+    const check = async (when) => {
+      await card.waitFor();
+      assert.match(await card.innerText(), /Ask an admin/, "the card says to ask an admin " + when);
+      assert.ok(await card.getByText("Ask an admin").isVisible(), "visibly " + when);
+      assert.equal(await card.getByRole("button", { name: "Approve" }).count(), 0, "no Approve " + when);
+      assert.ok(await card.getByRole("button", { name: "Reject" }).isVisible(), "Reject stays " + when);
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth), "no horizontal scroll " + when);
+    };
+    await check("live");
+    await shot(page, "approval-ask-admin-" + size);
+    // The server refuses the approve too, and keeps the approval.
+    assert.deepEqual(await approveAsPage(page), { status: 403, code: "forbidden", pending: false });
+    await page.reload();
+    await page.locator("#focus").waitFor();
+    await settled(page);
+    await check("after reload");
+    assert.deepEqual(await approveAsPage(page), { status: 403, code: "forbidden", pending: false }, "still pending, still refused");
+    await card.getByRole("button", { name: "Reject" }).click();
+    await settled(page);
+    assert.equal(await card.locator(".record").innerText(), "You rejected it. It did not run.");
+    await done(page);
+  });
+}
 
 test("Memory settings: list, add, edit, delete and delete all, with confirmations; /remember saves", async () => {
   const page = await open();

@@ -1,6 +1,9 @@
 // The approval card: the action in words, its exact target by name, its
 // class and whether it can be undone; Approve and Reject; then a record of
-// the choice and its result. Nothing has run while the card waits.
+// the choice and its result. Nothing has run while the card waits. When
+// the server says the user's role may not approve the call (can_approve
+// false), the card offers no Approve and says "Ask an admin"; the server
+// refuses such an approve too.
 
 import { h } from "./dom.js";
 import { humanize } from "./format.js";
@@ -35,7 +38,8 @@ export class ApprovalCard {
     const targets = (t.targets || []).map((r) => h("li", {}, `${typeWord[r.type] || "Item"} “${r.name}”`,
       r.info ? h("span", { class: "info" }, " · " + r.info) : null));
     const rows = settings(t.arguments);
-    this.approve = h("button", { type: "button", class: "primary", onclick: () => this.decide("approve") }, "Approve");
+    const may = t.can_approve !== false;
+    this.approve = may ? h("button", { type: "button", class: "primary", onclick: () => this.decide("approve") }, "Approve") : null;
     this.reject = h("button", { type: "button", onclick: () => this.decide("reject") }, "Reject");
     this.el.replaceChildren(...[
       h("p", { class: "approval-ask" }, "Ask wants to: ", h("strong", {}, t.title || t.label)),
@@ -44,16 +48,21 @@ export class ApprovalCard {
       h("p", { class: "approval-class" },
         h("span", { class: "badge " + (destructive ? "destructive" : "mutating") }, destructive ? "Destructive" : "Changes your workspace"),
         " ", destructive ? "This cannot be undone." : "You can change it again later."),
-      open ? h("p", { class: "approval-wait" }, "Nothing has changed yet. It runs only if you approve.") : null,
+      open && may ? h("p", { class: "approval-wait" }, "Nothing has changed yet. It runs only if you approve.") : null,
+      open && !may ? h("p", { class: "approval-wait" }, "Nothing has changed. Your role cannot approve this. ", h("strong", {}, "Ask an admin"), ".") : null,
       open ? h("div", { class: "actions" }, this.approve, this.reject) : null,
       this.record].filter(Boolean));
   }
 
   async decide(verb) {
-    this.approve.disabled = this.reject.disabled = true;
+    this.enable(false);
     this.record.textContent = verb === "approve" ? "You approved. Running…" : "You rejected it.";
     const ok = await this.onDecide(verb, this.tool);
-    if (!ok) this.approve.disabled = this.reject.disabled = false;
+    if (!ok) this.enable(true);
+  }
+
+  enable(on) {
+    for (const b of [this.approve, this.reject]) if (b) b.disabled = !on;
   }
 
   // settle shows the final record: completed, failed (with why), rejected.

@@ -207,7 +207,7 @@ class TurnView {
         const card = new ApprovalCard(tool, { onDecide: (verb, t) => this.t.onDecide(this, verb, t) });
         this.cards.set(tool.approval_id, card);
         this.insert(card.el);
-        this.t.live("Waiting for your approval");
+        this.t.live(tool.can_approve === false ? "Waiting for approval: ask an admin" : "Waiting for your approval");
         break;
       }
       case "tool.rejected": {
