@@ -77,7 +77,8 @@ type KeyOptions struct {
 	// presented key, never the key itself; failures are never kept. The
 	// owner's membership is still read from the Directory on every
 	// Verify. Revoke on this Keys clears the key at once; a revocation on
-	// another instance takes effect here within CacheTTL. Default
+	// another instance takes effect here within CacheTTL, or at once when
+	// the host passes it on with Forget. Default
 	// DefaultKeyCacheTTL (30 s); negative turns the cache off.
 	CacheTTL time.Duration
 	// MaxCached bounds the verifications kept. Default 10,000.
@@ -304,15 +305,26 @@ func (k *Keys) Revoke(ctx context.Context, p Principal, id string) (err error) {
 			if err := k.store.Revoke(ctx, id, k.now().UTC()); err != nil {
 				return err
 			}
-			k.forget(id)
+			k.Forget(id)
 			return nil
 		}
 	}
 	return askbi.Errorf(askbi.NotFound, "API key not found")
 }
 
-// forget drops the cached verifications of key id.
-func (k *Keys) forget(id string) {
+// ForgetAll drops every cached verification: a host calls it when it may
+// have missed revocations made elsewhere.
+func (k *Keys) ForgetAll() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.gen++
+	clear(k.cached)
+}
+
+// Forget drops the cached verifications of key id, so its next Verify
+// reads the store: a host calls it when another instance revoked the key
+// (pgstore's change notifications, say). Revoke calls it itself.
+func (k *Keys) Forget(id string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.gen++

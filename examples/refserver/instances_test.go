@@ -19,7 +19,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/jmoiron/sqlx"
 
+	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
+	"github.com/askbi/askbi/examples/refserver/pgstore"
 	"github.com/askbi/askbi/internal/chattest"
 	"github.com/askbi/askbi/internal/pgtest"
 )
@@ -405,4 +407,114 @@ func TestInstancesShareDemo(t *testing.T) {
 			}
 		}
 	}
+}
+
+// mcpCall calls tool on p's /mcp with token and returns the HTTP status
+// and the answer's askbi error code ("" for a success).
+func (p *proc) mcpCall(t *testing.T, token, tool string, args map[string]any) (int, string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+		"params": map[string]any{"name": tool, "arguments": args}})
+	req, _ := http.NewRequest("POST", p.URL+"/mcp", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := p.HTTP.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var a mcpAnswer
+	json.NewDecoder(resp.Body).Decode(&a)
+	return resp.StatusCode, a.code()
+}
+
+// apiKey returns the API key of the named demo principal on p.
+func (p *proc) apiKey(tb testing.TB, name string) string {
+	tb.Helper()
+	for _, c := range p.creds.Principals {
+		if c.Name == name {
+			return c.APIKey
+		}
+	}
+	tb.Fatalf("no demo principal %q", name)
+	return ""
+}
+
+// TestRevocationEverywhere: a key revoked, a member removed or a role
+// changed by any process on the database takes effect on every instance
+// within 1 s, although each instance had just verified (and cached) the
+// key: the revocation reaches the key caches by LISTEN/NOTIFY, and
+// membership is read live.
+func TestRevocationEverywhere(t *testing.T) {
+	dbURL := pgtest.MustDatabase(t)
+	args := []string{"-database-url", dbURL, "-data-dir", t.TempDir()}
+	bin := MustBinary(t)
+	var procs []*proc
+	for range 3 {
+		procs = append(procs, MustStart(t, bin, nil, args...))
+	}
+	db, err := sqlx.Open("postgres", dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	run := map[string]any{"dataset_id": "ds_weekly_signups"}
+	preview := map[string]any{"dataset_id": "ds_weekly_signups", "chart_type": "line", "x_field": "week", "y_fields": []string{"signups"}, "name": "Signups"}
+	within := func(what string, ok func(p *proc) bool) {
+		t.Helper()
+		start := time.Now()
+		for _, p := range procs {
+			for !ok(p) {
+				if time.Since(start) > time.Second {
+					t.Errorf("%s on %s: not within 1 s", what, p.URL)
+					return
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		t.Logf("%s on every instance after %s", what, time.Since(start).Round(time.Millisecond))
+	}
+	for _, p := range procs {
+		for _, who := range []string{"bob", "carol"} {
+			if status, code := p.mcpCall(t, p.apiKey(t, who), "run_dataset", map[string]any{"dataset_id": map[string]string{"bob": "ds_weekly_signups", "carol": "ds_tickets"}[who]}); status != http.StatusOK || code != "" {
+				t.Fatalf("%s's key on %s before: %d %s", who, p.URL, status, code)
+			}
+		}
+		if status, code := p.mcpCall(t, p.apiKey(t, "alice"), "create_chart_preview", preview); status != http.StatusOK || code != "" {
+			t.Fatalf("alice's preview on %s before: %d %s", p.URL, status, code)
+		}
+	}
+
+	t.Run("KeyRevoked", func(t *testing.T) {
+		var id string
+		if err := db.Get(&id, `SELECT id FROM api_keys WHERE name = 'demo:bob' AND revoked_at IS NULL`); err != nil {
+			t.Fatal(err)
+		}
+		if err := pgstore.NewKeyStore(db).Revoke(t.Context(), id, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		within("bob's revoked key refused", func(p *proc) bool {
+			status, _ := p.mcpCall(t, p.apiKey(t, "bob"), "run_dataset", run)
+			return status == http.StatusUnauthorized
+		})
+	})
+	t.Run("MemberRemoved", func(t *testing.T) {
+		if err := pgstore.NewDirectory(db).RemoveMember(t.Context(), teamGlobex, "carol"); err != nil {
+			t.Fatal(err)
+		}
+		within("removed carol's key refused", func(p *proc) bool {
+			status, _ := p.mcpCall(t, p.apiKey(t, "carol"), "run_dataset", map[string]any{"dataset_id": "ds_tickets"})
+			return status == http.StatusUnauthorized
+		})
+	})
+	t.Run("RoleChanged", func(t *testing.T) {
+		if err := pgstore.NewDirectory(db).SetMember(t.Context(), teamAcme, "alice", access.RoleViewer, access.AllProjects()); err != nil {
+			t.Fatal(err)
+		}
+		within("alice, now a viewer, refused a chart preview", func(p *proc) bool {
+			_, code := p.mcpCall(t, p.apiKey(t, "alice"), "create_chart_preview", preview)
+			return code == "forbidden"
+		})
+	})
 }

@@ -250,6 +250,7 @@ type app struct {
 	storage   string
 	model     string
 	readerURL string // the SQL source's SELECT-only URL, when on PostgreSQL
+	stateURL  string // the state database's URL, when on PostgreSQL
 	base      string
 	log       *slog.Logger
 	keys      *access.Keys
@@ -443,6 +444,14 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		Links:       dataexec.PublicLinks(base),
 		Concurrency: dataexec.ConcurrencyOptions{MaxPerPrincipal: cfg.maxPerPrincipal, MaxPerTeam: cfg.maxPerTeam, MaxPerSource: cfg.maxPerSource}})
 	a.keys = access.NewKeys(keyStore, dir, &access.KeyOptions{CacheTTL: cfg.keyCacheTTL})
+	if state != nil {
+		// What other instances change reaches this one's caches within a
+		// moment; the caches' own expiry bounds what a lost notification
+		// leaves.
+		if err := a.listen(catalog.(*pgstore.Catalog), dir.(*pgstore.Directory)); err != nil {
+			return nil, err
+		}
+	}
 	a.sessions = newSessions(demo)
 	secret, err := a.oauthSecret(cfg, state == nil)
 	if err != nil {
@@ -670,6 +679,7 @@ func (a *app) openPostgres(ctx context.Context, cfg config) (state *sqlx.DB, own
 	} else {
 		a.storage = "PostgreSQL at -database-url"
 	}
+	a.stateURL = stateURL
 	state, err = pgstore.Open(ctx, stateURL, cfg.dbMaxConns)
 	if err != nil {
 		return nil, "", "", err
@@ -844,6 +854,27 @@ type credentialEntry struct {
 	Scopes       []string `json:"scopes"`
 	APIKey       string   `json:"api_key"`
 	SessionToken string   `json:"session_token"`
+}
+
+// listen passes the changes other instances make on the state database
+// to this one's key cache, catalog and directory, until the app closes.
+func (a *app) listen(catalog *pgstore.Catalog, dir *pgstore.Directory) error {
+	ctx, stop := context.WithCancel(context.Background())
+	a.closers = append(a.closers, func() error { stop(); return nil })
+	return pgstore.Listen(ctx, a.stateURL, a.log, func(c pgstore.Change) {
+		switch {
+		case c.Missed:
+			a.keys.ForgetAll()
+			catalog.Forget()
+			dir.Forget()
+		case c.Kind == "key":
+			a.keys.Forget(c.ID)
+		case c.Kind == "catalog":
+			catalog.Forget()
+		case c.Kind == "member":
+			dir.Forget()
+		}
+	})
 }
 
 // issueCredentials hands out one API key per demo principal and one

@@ -34,8 +34,9 @@ import (
 // read of that entity when it is at most StaleFor old, so a result the
 // executor still has cached is served, under the same access checks, on
 // the definitions of a moment ago. Any write through this value forgets
-// every last read at once, so nothing it deleted or changed comes back.
-// Search and writes are never served stale.
+// every last read at once, so nothing it deleted or changed comes back,
+// and tells the other instances on the database to forget theirs (see
+// Listen and Forget). Search and writes are never served stale.
 type Catalog struct {
 	db *sqlx.DB
 
@@ -191,16 +192,27 @@ func read[T any](ctx context.Context, c *Catalog, typ access.EntityType, id stri
 }
 
 // wrote forgets every last read; writes call it before and after they
-// run (defer c.wrote()()), so no read that raced a write is kept.
-func (c *Catalog) wrote() func() {
-	forget := func() {
-		c.mu.Lock()
-		c.gen++
-		clear(c.last)
-		c.mu.Unlock()
+// run (defer c.wrote(ctx)()), so no read that raced a write is kept.
+// After the write it tells the other instances on the database to forget
+// theirs too (Listen, then Forget); should that notification be lost,
+// their last reads still expire after StaleFor.
+func (c *Catalog) wrote(ctx context.Context) func() {
+	c.Forget()
+	return func() {
+		c.Forget()
+		// A failure means the database is gone too: nothing reads it
+		// meanwhile, and the other instances' last reads expire.
+		c.db.ExecContext(context.WithoutCancel(ctx), notifySQL, "catalog")
 	}
-	forget()
-	return forget
+}
+
+// Forget drops every last read, because another instance changed the
+// catalog (a "catalog" Change).
+func (c *Catalog) Forget() {
+	c.mu.Lock()
+	c.gen++
+	clear(c.last)
+	c.mu.Unlock()
 }
 
 // Dashboard implements dataexec.Catalog.
@@ -288,7 +300,7 @@ func (c *Catalog) Search(ctx context.Context, q dataexec.CatalogQuery) ([]dataex
 
 // CreateChart implements dataexec.CatalogWriter.
 func (c *Catalog) CreateChart(ctx context.Context, ch dataexec.Chart) (dataexec.Chart, error) {
-	defer c.wrote()()
+	defer c.wrote(ctx)()
 	if ch.ID == "" {
 		ch.ID = newCatalogID("chart")
 	}
@@ -306,7 +318,7 @@ func (c *Catalog) CreateChart(ctx context.Context, ch dataexec.Chart) (dataexec.
 // UpdateChart implements dataexec.CatalogWriter, under the chart's row
 // lock.
 func (c *Catalog) UpdateChart(ctx context.Context, ch dataexec.Chart) (dataexec.Chart, error) {
-	defer c.wrote()()
+	defer c.wrote(ctx)()
 	var out dataexec.Chart
 	err := c.transact(ctx, "pgstore.Catalog.UpdateChart", func(tx *sqlx.Tx) error {
 		old, err := get[dataexec.Chart](ctx, tx, access.TypeChart, ch.ID, " FOR UPDATE")
@@ -331,7 +343,7 @@ func (c *Catalog) UpdateChart(ctx context.Context, ch dataexec.Chart) (dataexec.
 // either runs first (NotFound here) or waits and deletes the placed chart
 // with its dashboard.
 func (c *Catalog) PlaceChart(ctx context.Context, chartID, dashboardID string, at time.Time) (dataexec.Chart, error) {
-	defer c.wrote()()
+	defer c.wrote(ctx)()
 	var out dataexec.Chart
 	err := c.transact(ctx, "pgstore.Catalog.PlaceChart", func(tx *sqlx.Tx) error {
 		ch, err := get[dataexec.Chart](ctx, tx, access.TypeChart, chartID, " FOR UPDATE")
@@ -359,7 +371,7 @@ func (c *Catalog) PlaceChart(ctx context.Context, chartID, dashboardID string, a
 // CreateDataset implements dataexec.CatalogWriter. The dataset and its
 // request are one row, written by one statement: both or neither.
 func (c *Catalog) CreateDataset(ctx context.Context, d dataexec.Dataset) (dataexec.Dataset, error) {
-	defer c.wrote()()
+	defer c.wrote(ctx)()
 	if d.ID == "" {
 		d.ID = newCatalogID("dataset")
 	}
@@ -376,7 +388,7 @@ func (c *Catalog) CreateDataset(ctx context.Context, d dataexec.Dataset) (dataex
 // DeleteDashboard implements dataexec.CatalogWriter: the dashboard and its
 // charts go in one transaction.
 func (c *Catalog) DeleteDashboard(ctx context.Context, id string) error {
-	defer c.wrote()()
+	defer c.wrote(ctx)()
 	return c.transact(ctx, "pgstore.Catalog.DeleteDashboard", func(tx *sqlx.Tx) error {
 		if err := execOne(ctx, tx, "pgstore.Catalog.DeleteDashboard", askbi.Errorf(askbi.NotFound, "dashboard not found"),
 			`DELETE FROM catalog_entities WHERE type = 'dashboard' AND id = $1`, id); err != nil {
@@ -389,7 +401,7 @@ func (c *Catalog) DeleteDashboard(ctx context.Context, id string) error {
 
 // SaveConnection implements dataexec.ConnectionWriter.
 func (c *Catalog) SaveConnection(ctx context.Context, conn dataexec.Connection) error {
-	defer c.wrote()()
+	defer c.wrote(ctx)()
 	r, err := rowOf(conn)
 	if err != nil {
 		return err
@@ -399,7 +411,7 @@ func (c *Catalog) SaveConnection(ctx context.Context, conn dataexec.Connection) 
 
 // DeleteConnection implements dataexec.ConnectionWriter.
 func (c *Catalog) DeleteConnection(ctx context.Context, id string) error {
-	defer c.wrote()()
+	defer c.wrote(ctx)()
 	if _, err := c.db.ExecContext(ctx, `DELETE FROM catalog_entities WHERE type = 'connection' AND id = $1`, id); err != nil {
 		return internal("pgstore.Catalog.DeleteConnection", err)
 	}
@@ -412,7 +424,7 @@ func (c *Catalog) DeleteConnection(ctx context.Context, id string) error {
 // later calls change nothing and report false. A concurrent call waits
 // for the first to commit.
 func (c *Catalog) Seed(ctx context.Context, name string, s CatalogSeed) (bool, error) {
-	defer c.wrote()()
+	defer c.wrote(ctx)()
 	return seedOnce(ctx, c.db, "pgstore.Catalog.Seed", name, func(tx *sqlx.Tx) error {
 		var all []any
 		for _, v := range s.Connections {

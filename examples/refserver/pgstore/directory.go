@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sync"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -15,19 +17,67 @@ import (
 // Directory is an access.Directory in PostgreSQL: the reference server's
 // stand-in for a host's team membership. Every Member read goes to the
 // database, so a role change or a removal made by any process takes
-// effect on every instance at the next request. It is safe for
-// concurrent use.
+// effect on every instance at the next request.
+//
+// While the database cannot be reached, Member answers with this value's
+// last successful read of that member when it is at most StaleFor old,
+// as the Catalog does, so a client whose key is cached keeps being served
+// through a short outage. SetMember and RemoveMember tell every instance
+// to forget its last read of the member (Listen, then Forget), so a
+// removed member is never served from one. It is safe for concurrent use.
 type Directory struct {
 	db *sqlx.DB
+
+	mu   sync.Mutex
+	gen  uint64
+	last map[[2]string]lastMember
+}
+
+type lastMember struct {
+	m  access.Membership
+	at time.Time
 }
 
 // NewDirectory returns a Directory on a migrated database.
-func NewDirectory(db *sqlx.DB) *Directory { return &Directory{db: db} }
+func NewDirectory(db *sqlx.DB) *Directory { return &Directory{db: db, last: map[[2]string]lastMember{}} }
+
+// Forget drops the last reads of every member: another instance changed
+// the directory (a "member" Change), or changes may have been missed.
+func (d *Directory) Forget() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.gen++
+	clear(d.last)
+}
 
 var _ access.Directory = (*Directory)(nil)
 
 // Member implements access.Directory.
 func (d *Directory) Member(ctx context.Context, teamID, userID string) (access.Membership, error) {
+	key := [2]string{teamID, userID}
+	d.mu.Lock()
+	gen := d.gen
+	d.mu.Unlock()
+	m, err := d.member(ctx, teamID, userID)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case err == nil && gen == d.gen:
+		if len(d.last) >= maxLastReads {
+			clear(d.last)
+		}
+		d.last[key] = lastMember{m: m, at: time.Now()}
+	case askbi.ErrorCode(err) == askbi.NotFound:
+		delete(d.last, key)
+	case askbi.ErrorCode(err) == askbi.Unavailable && ctx.Err() == nil:
+		if l, ok := d.last[key]; ok && time.Since(l.at) <= StaleFor {
+			return l.m, nil
+		}
+	}
+	return m, err
+}
+
+func (d *Directory) member(ctx context.Context, teamID, userID string) (access.Membership, error) {
 	var row struct {
 		Role        string         `db:"role"`
 		AllProjects bool           `db:"all_projects"`
@@ -60,8 +110,11 @@ func (d *Directory) HasProject(ctx context.Context, teamID, projectID string) (b
 
 // SetMember adds a member or changes their role and projects.
 func (d *Directory) SetMember(ctx context.Context, teamID, userID string, role access.Role, projects access.Projects) error {
-	if _, err := d.db.ExecContext(ctx, `INSERT INTO team_members (team_id, user_id, role, all_projects, project_ids) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (team_id, user_id) DO UPDATE SET role = $3, all_projects = $4, project_ids = $5`,
+	d.Forget()
+	defer d.Forget()
+	if _, err := d.db.ExecContext(ctx, `WITH m AS (INSERT INTO team_members (team_id, user_id, role, all_projects, project_ids)
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (team_id, user_id) DO UPDATE SET role = $3, all_projects = $4, project_ids = $5
+		RETURNING 1) SELECT pg_notify('`+ChangesChannel+`', 'member') FROM m`,
 		teamID, userID, string(role), projects.All, projectIDs(projects)); err != nil {
 		return internal("pgstore.Directory.SetMember", err)
 	}
@@ -71,7 +124,10 @@ func (d *Directory) SetMember(ctx context.Context, teamID, userID string, role a
 // RemoveMember removes a member; their sessions, keys and grants stop
 // working on every instance.
 func (d *Directory) RemoveMember(ctx context.Context, teamID, userID string) error {
-	if _, err := d.db.ExecContext(ctx, `DELETE FROM team_members WHERE team_id = $1 AND user_id = $2`, teamID, userID); err != nil {
+	d.Forget()
+	defer d.Forget()
+	if _, err := d.db.ExecContext(ctx, `WITH m AS (DELETE FROM team_members WHERE team_id = $1 AND user_id = $2 RETURNING 1)
+		SELECT pg_notify('`+ChangesChannel+`', 'member') FROM m`, teamID, userID); err != nil {
 		return internal("pgstore.Directory.RemoveMember", err)
 	}
 	return nil

@@ -103,8 +103,11 @@ func (s *KeyStore) List(ctx context.Context, teamID, userID string) ([]access.Ke
 
 // Revoke implements access.KeyStore.
 func (s *KeyStore) Revoke(ctx context.Context, id string, t time.Time) error {
+	// The notification reaches every instance's key cache (Listen) when
+	// the revocation commits.
 	return execOne(ctx, s.db, "pgstore.KeyStore.Revoke", errKeyNotFound(),
-		`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1`, id, t)
+		`WITH r AS (UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING id)
+		 SELECT pg_notify('`+ChangesChannel+`', 'key:' || id) FROM r`, id, t)
 }
 
 // Touch implements access.KeyStore.

@@ -1,0 +1,79 @@
+package pgstore
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/lib/pq"
+)
+
+// ChangesChannel is the PostgreSQL channel on which the stores announce
+// the changes other instances may hold in memory: a key revoked
+// ("key:<id>"), the workspace catalog written ("catalog"), a member
+// changed ("member"). A store sends
+// its notification in the statement or transaction of the change, so it
+// is delivered when, and only when, the change commits.
+const ChangesChannel = "askbi_changes"
+
+// Change is one notification on ChangesChannel. Missed is true instead
+// when notifications may have been lost (the listening connection was
+// down): a receiver then forgets everything it keeps.
+type Change struct {
+	Kind   string // "key", "catalog", "member"
+	ID     string // the key's ID for "key"
+	Missed bool
+}
+
+// Listen receives the changes on ChangesChannel of the database at url,
+// through a connection of its own (lib/pq's Listener, which reconnects),
+// and passes each to handle, in order, until ctx ends. Every reconnect is
+// a Change with Missed set. A receiver keeps its own expiry (the key
+// cache's 30 s, say) as the bound for a notification that is lost
+// anyway. Listen returns once listening has started, or the first error.
+func Listen(ctx context.Context, url string, log *slog.Logger, handle func(Change)) error {
+	events := make(chan pq.ListenerEventType, 4)
+	l := pq.NewListener(url, 100*time.Millisecond, 5*time.Second, func(ev pq.ListenerEventType, err error) {
+		if err != nil {
+			log.Warn("pgstore: change notifications: the listening connection failed; caches expire on their own meanwhile", "err", err)
+		}
+		select {
+		case events <- ev:
+		default:
+		}
+	})
+	if err := l.Listen(ChangesChannel); err != nil {
+		l.Close()
+		return err
+	}
+	go func() {
+		defer l.Close()
+		ping := time.NewTicker(30 * time.Second)
+		defer ping.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case n := <-l.Notify:
+				if n == nil { // after a reconnect
+					handle(Change{Missed: true})
+					continue
+				}
+				kind, id, _ := strings.Cut(n.Extra, ":")
+				handle(Change{Kind: kind, ID: id})
+			case ev := <-events:
+				if ev == pq.ListenerEventReconnected {
+					handle(Change{Missed: true})
+				}
+			case <-ping.C:
+				// A dead connection is found by using it.
+				go l.Ping()
+			}
+		}
+	}()
+	return nil
+}
+
+// notifySQL sends a change notification; $1 is its payload.
+const notifySQL = `SELECT pg_notify('` + ChangesChannel + `', $1)`
