@@ -185,6 +185,35 @@ func TestRedirectURIExact(t *testing.T) {
 	}
 }
 
+// TestRedirectURIAtToken: the token request must name the redirect URI
+// the code was issued for (RFC 6749 §4.1.3): another registered one, an
+// unregistered one or none is invalid_grant, and issues nothing.
+func TestRedirectURIAtToken(t *testing.T) {
+	e := newEnv(t)
+	reg := e.MustRegister(t, map[string]any{"redirect_uris": []string{"https://app.example.com/cb", "https://app.example.com/other"},
+		"token_endpoint_auth_method": "none"})
+	f := newFlow(reg["client_id"].(string), "https://app.example.com/cb")
+	for name, redirect := range map[string][]string{
+		"another registered URI": {"https://app.example.com/other"},
+		"an unregistered URI":    {"https://evil.example.com/cb"},
+		"no URI":                 nil,
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := e.MustCode(t, f, "alice", "acme", access.ScopeDataRead)
+			form := url.Values{"grant_type": {"authorization_code"}, "code": {c}, "code_verifier": {f.Verifier}, "resource": {e.as.Resource()}}
+			if redirect != nil {
+				form["redirect_uri"] = redirect
+			}
+			if got := e.token(t, f, form); got.Status != http.StatusBadRequest || got.Error != "invalid_grant" || got.AccessToken != "" {
+				t.Errorf("redirect_uri %v for a code issued for %s: %+v; want 400 invalid_grant", redirect, f.Redirect, got)
+			}
+		})
+	}
+	if got := e.exchange(t, f, e.MustCode(t, f, "alice", "acme", access.ScopeDataRead)); got.AccessToken == "" {
+		t.Errorf("the code's own redirect URI: %+v", got)
+	}
+}
+
 func TestPKCE(t *testing.T) {
 	e := newEnv(t)
 	f := e.MustPublicClient(t)

@@ -194,8 +194,10 @@ func New(publicURL string, store Store, users Users, checker *access.Checker, op
 		ScopeStrategy:            fosite.ExactScopeStrategy,
 		AudienceMatchingStrategy: fosite.ExactAudienceMatchingStrategy,
 		ClientSecretsHasher:      sha256Hasher{},
-		// The code's record keeps its PKCE challenge (see storage.put).
-		SanitationWhiteList: []string{"code_challenge", "code_challenge_method"},
+		// The code's record keeps its PKCE challenge and its redirect URI
+		// (see storage.put), which the token request must repeat (RFC 6749
+		// §4.1.3): fosite compares them only when the stored one is set.
+		SanitationWhiteList: []string{"code_challenge", "code_challenge_method", "redirect_uri"},
 		TokenURL:            s.issuer + "/oauth/token",
 		AccessTokenIssuer:   s.issuer,
 		// Error answers carry fosite's hint, never its debug detail.
