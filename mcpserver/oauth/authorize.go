@@ -109,8 +109,7 @@ func (s *Server) newAuthorizeRequest(ctx context.Context, c Client, q url.Values
 	res := q["resource"]
 	q.Del("resource")
 	q.Del("audience")
-	fr := &http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/oauth/authorize", RawQuery: q.Encode()}, Header: http.Header{}}
-	ar, err := s.provider.NewAuthorizeRequest(ctx, fr)
+	ar, err := s.authorizeRequest(ctx, q)
 	if err != nil {
 		return ar, err
 	}
@@ -126,6 +125,30 @@ func (s *Server) newAuthorizeRequest(ctx context.Context, c Client, q url.Values
 		return ar, fosite.ErrInvalidRequest.WithHint("Only the S256 code_challenge_method is supported.")
 	}
 	return ar, nil
+}
+
+// noState is the state fosite validates for a request that sent none:
+// fosite refuses a state shorter than one character, while OAuth 2.1
+// makes state optional under PKCE. It never reaches the client or the
+// store.
+const noState = "none"
+
+// authorizeRequest has fosite validate the authorization request q. A
+// request without state is validated with noState, which is then taken
+// out again, so the response carries no state either.
+func (s *Server) authorizeRequest(ctx context.Context, q url.Values) (fosite.AuthorizeRequester, error) {
+	sent := q.Get("state") != ""
+	if !sent {
+		q = cloneValues(q)
+		q.Set("state", noState)
+	}
+	fr := &http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/oauth/authorize", RawQuery: q.Encode()}, Header: http.Header{}}
+	ar, err := s.provider.NewAuthorizeRequest(ctx, fr)
+	if r, ok := ar.(*fosite.AuthorizeRequest); ok && !sent {
+		r.State = ""
+		r.Form.Del("state")
+	}
+	return ar, err
 }
 
 // canonicalQuery is the validated request as the consent answer will
@@ -175,8 +198,7 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx = context.WithValue(ctx, redirectKey, q.Get("redirect_uri"))
-	fr := &http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/oauth/authorize", RawQuery: q.Encode()}, Header: http.Header{}}
-	ar, err := s.provider.NewAuthorizeRequest(ctx, fr)
+	ar, err := s.authorizeRequest(ctx, q)
 	if err != nil {
 		s.writeAuthorizeError(ctx, w, ar, err)
 		return
@@ -203,6 +225,9 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp.AddParameter("iss", s.issuer) // RFC 9207
+	if ar.GetState() == "" {
+		resp.GetParameters().Del("state") // none was sent: none comes back
+	}
 	s.provider.WriteAuthorizeResponse(ctx, w, ar, resp)
 }
 
@@ -291,7 +316,8 @@ func (s *Server) writeAuthorizeError(ctx context.Context, w http.ResponseWriter,
 	s.provider.WriteAuthorizeError(ctx, issWriter{ResponseWriter: w, iss: s.issuer}, ar, err)
 }
 
-// issWriter adds iss to the redirect of an authorization error.
+// issWriter adds iss to the redirect of an authorization error, and
+// drops the empty state fosite adds when the request had none.
 type issWriter struct {
 	http.ResponseWriter
 	iss string
@@ -302,6 +328,9 @@ func (w issWriter) WriteHeader(code int) {
 		if u, err := url.Parse(loc); err == nil {
 			q := u.Query()
 			q.Set("iss", w.iss)
+			if q.Get("state") == "" {
+				q.Del("state")
+			}
 			u.RawQuery = q.Encode()
 			w.Header().Set("Location", u.String())
 		}

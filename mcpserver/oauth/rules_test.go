@@ -214,6 +214,38 @@ func TestRedirectURIAtToken(t *testing.T) {
 	}
 }
 
+// TestStateOptional: with S256 PKCE enforced, state is optional (OAuth
+// 2.1): a short state is returned as sent, and a request without one
+// gets a code and no empty state back.
+func TestStateOptional(t *testing.T) {
+	e := newEnv(t)
+	f := e.MustPublicClient(t)
+	for name, state := range map[string][]string{"short": {"x"}, "missing": nil} {
+		t.Run(name, func(t *testing.T) {
+			g := *f
+			g.Params = url.Values{"state": state}
+			p := e.open(t, g.authorizeURL(e), "alice")
+			if p.status != http.StatusOK || p.form.Get("request_id") == "" {
+				t.Fatalf("state %v: consent page status %d, Location %q", state, p.status, p.header.Get("Location"))
+			}
+			_, loc, _ := e.answer(t, p, "alice", url.Values{"decision": {"allow"}, "team": {"acme"}, "scope": {"data:read"}})
+			q := loc.Query()
+			if q.Get("code") == "" || !slices.Equal(q["state"], state) {
+				t.Fatalf("state %v: authorization response %s; want a code and the same state", state, loc)
+			}
+			if got := e.exchange(t, f, q.Get("code")); got.AccessToken == "" {
+				t.Errorf("state %v: exchange %+v", state, got)
+			}
+			// An error response carries the state as sent, too.
+			p = e.open(t, g.authorizeURL(e), "alice")
+			_, loc, _ = e.answer(t, p, "alice", url.Values{"decision": {"deny"}, "team": {"acme"}})
+			if q := loc.Query(); q.Get("error") != "access_denied" || !slices.Equal(q["state"], state) {
+				t.Errorf("state %v: denial %s; want access_denied and the same state", state, loc)
+			}
+		})
+	}
+}
+
 func TestPKCE(t *testing.T) {
 	e := newEnv(t)
 	f := e.MustPublicClient(t)

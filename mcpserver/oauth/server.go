@@ -188,6 +188,12 @@ func New(publicURL string, store Store, users Users, checker *access.Checker, op
 		GlobalSecret:                   o.Secret,
 		EnforcePKCE:                    true,
 		EnablePKCEPlainChallengeMethod: false,
+		// state is optional (OAuth 2.1 §4.1.1: S256 PKCE, enforced here,
+		// protects the flow). fosite reads 0 as its default minimum of 8
+		// characters, which refuses a short state with a non-standard
+		// invalid_state; 1 is the least it takes (a missing state: see
+		// authorizeRequest).
+		MinParameterEntropy: 1,
 		// Refresh tokens are issued to every grant, without offline_access.
 		RefreshTokenScopes: []string{},
 		// Scopes and audiences are matched exactly, never as prefixes.
