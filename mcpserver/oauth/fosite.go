@@ -110,7 +110,7 @@ func (f *fositeClient) GetID() string             { return f.c.ID }
 func (f *fositeClient) GetHashedSecret() []byte   { return f.c.SecretHash }
 func (f *fositeClient) GetRedirectURIs() []string { return f.redirect }
 func (f *fositeClient) GetGrantTypes() fosite.Arguments {
-	return fosite.Arguments{"authorization_code", "refresh_token"}
+	return slices.Clone(grantTypes)
 }
 func (f *fositeClient) GetResponseTypes() fosite.Arguments { return fosite.Arguments{"code"} }
 func (f *fositeClient) GetScopes() fosite.Arguments {

@@ -113,10 +113,10 @@ func validateRegistration(reg *registration) (code, msg string) {
 		return "invalid_client_metadata", "token_endpoint_auth_method: must be none, client_secret_post or client_secret_basic"
 	}
 	if len(reg.GrantTypes) == 0 {
-		reg.GrantTypes = []string{"authorization_code", "refresh_token"}
+		reg.GrantTypes = slices.Clone(grantTypes)
 	}
 	for _, g := range reg.GrantTypes {
-		if g != "authorization_code" && g != "refresh_token" {
+		if !slices.Contains(grantTypes, g) {
 			return "invalid_client_metadata", "grant_types: only authorization_code and refresh_token are offered"
 		}
 	}

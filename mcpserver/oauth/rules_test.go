@@ -246,6 +246,31 @@ func TestStateOptional(t *testing.T) {
 	}
 }
 
+// TestGrantTypes: a grant type this server does not offer is
+// unsupported_grant_type (RFC 6749 §5.2); a missing one stays
+// invalid_request.
+func TestGrantTypes(t *testing.T) {
+	e := newEnv(t)
+	f := e.MustPublicClient(t)
+	for _, tc := range []struct {
+		name string
+		form url.Values
+		want string
+	}{
+		{"password", url.Values{"grant_type": {"password"}, "username": {"alice"}, "password": {"x"}}, "unsupported_grant_type"},
+		{"client credentials", url.Values{"grant_type": {"client_credentials"}}, "unsupported_grant_type"},
+		{"implicit", url.Values{"grant_type": {"implicit"}}, "unsupported_grant_type"},
+		{"device code", url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:device_code"}, "device_code": {"x"}}, "unsupported_grant_type"},
+		{"missing", url.Values{"code": {"x"}}, "invalid_request"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := e.token(t, f, tc.form); got.Status != http.StatusBadRequest || got.Error != tc.want || got.AccessToken != "" {
+				t.Errorf("%v: %+v; want 400 %s", tc.form, got, tc.want)
+			}
+		})
+	}
+}
+
 func TestPKCE(t *testing.T) {
 	e := newEnv(t)
 	f := e.MustPublicClient(t)

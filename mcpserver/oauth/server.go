@@ -357,7 +357,7 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 		"scopes_supported":                               scopeArgs(access.AllScopes),
 		"response_types_supported":                       []string{"code"},
 		"response_modes_supported":                       []string{"query"},
-		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
+		"grant_types_supported":                          grantTypes,
 		"code_challenge_methods_supported":               []string{"S256"},
 		"token_endpoint_auth_methods_supported":          methods,
 		"revocation_endpoint_auth_methods_supported":     methods,
@@ -365,6 +365,9 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 		"client_id_metadata_document_supported":          false,
 	})
 }
+
+// grantTypes are the grant types the token endpoint offers.
+var grantTypes = []string{"authorization_code", "refresh_token"}
 
 // token serves the token endpoint.
 func (s *Server) token(w http.ResponseWriter, r *http.Request) {
@@ -374,6 +377,13 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		reason = "refresh_replay"
 	}
 	ctx = context.WithValue(ctx, revokeReasonKey, reason)
+	// fosite answers a grant type none of its handlers takes with
+	// invalid_request; RFC 6749 §5.2 names it unsupported_grant_type. A
+	// missing grant_type stays fosite's invalid_request.
+	if gt := r.PostFormValue("grant_type"); gt != "" && !slices.Contains(grantTypes, gt) {
+		s.provider.WriteAccessError(ctx, w, fosite.NewAccessRequest(nil), fosite.ErrUnsupportedGrantType)
+		return
+	}
 	if res := r.PostForm["resource"]; len(res) > 1 || len(res) == 1 && res[0] != s.resource {
 		s.provider.WriteAccessError(ctx, w, fosite.NewAccessRequest(nil), errInvalidTarget())
 		return
