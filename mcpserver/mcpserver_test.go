@@ -291,7 +291,19 @@ func TestToolsListByScope(t *testing.T) {
 			continue // a key needs a scope
 		}
 		t.Run(fmt.Sprint(scopes), func(t *testing.T) {
-			cs := e.MustConnect(t, e.MustKey(t, "alice", "acme", access.AllProjects(), scopes...))
+			key := e.MustKey(t, "alice", "acme", access.AllProjects(), scopes...)
+			// tools is always an array, empty for a key that can list
+			// nothing: clients refuse "tools": null.
+			_, _, body := postMCP(t, e.url, key, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+			var raw struct {
+				Result struct {
+					Tools json.RawMessage `json:"tools"`
+				} `json:"result"`
+			}
+			if err := json.Unmarshal(body, &raw); err != nil || !bytes.HasPrefix(raw.Result.Tools, []byte("[")) {
+				t.Errorf("tools/list answered tools %s (%v); want an array", raw.Result.Tools, err)
+			}
+			cs := e.MustConnect(t, key)
 			lt, err := cs.ListTools(context.Background(), nil)
 			if err != nil {
 				t.Fatal(err)

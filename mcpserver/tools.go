@@ -126,9 +126,10 @@ func (d tool) visibleTo(p access.Principal) bool {
 }
 
 // visibleTools puts the SDK's name-sorted list in our order and keeps the
-// tools p's scopes allow.
+// tools p's scopes allow: an array, empty when none is ("tools": null is
+// refused by clients).
 func visibleTools(listed []*mcp.Tool, p access.Principal) []*mcp.Tool {
-	var out []*mcp.Tool
+	out := []*mcp.Tool{}
 	for _, d := range tools {
 		if !d.visibleTo(p) {
 			continue

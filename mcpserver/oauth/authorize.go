@@ -92,20 +92,22 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// newAuthorizeRequest has fosite validate the request after two
+// newAuthorizeRequest has fosite validate the request after three
 // adjustments: scopes this server does not offer (offline_access,
-// openid, ...) are dropped, and no scope at all means every scope the
-// client may request; resource must be this server's MCP URL (RFC 8707)
-// and becomes the audience, absent meaning that same URL, the only
-// resource here. PKCE must be S256.
+// openid, ...) are dropped, no scope at all means every scope the client
+// may request, and data:read is always requested (withDataRead);
+// resource must be this server's MCP URL (RFC 8707) and becomes the
+// audience, absent meaning that same URL, the only resource here. PKCE
+// must be S256.
 func (s *Server) newAuthorizeRequest(ctx context.Context, c Client, q url.Values) (fosite.AuthorizeRequester, error) {
 	q = cloneValues(q)
+	allowed := withDataRead(c.Scopes)
 	scopes := knownScopes(strings.Fields(q.Get("scope")))
-	scopes = slices.DeleteFunc(scopes, func(sc access.Scope) bool { return !slices.Contains(c.Scopes, sc) })
+	scopes = slices.DeleteFunc(scopes, func(sc access.Scope) bool { return !slices.Contains(allowed, sc) })
 	if len(scopes) == 0 {
-		scopes = c.Scopes
+		scopes = allowed
 	}
-	q.Set("scope", scopeList(scopes))
+	q.Set("scope", scopeList(withDataRead(scopes)))
 	res := q["resource"]
 	q.Del("resource")
 	q.Del("audience")
@@ -233,7 +235,8 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 
 // grant checks the consent answer and stores its grant. A user may drop
 // optional scopes, never add one the client did not request; data:read,
-// which every tool needs, is not optional. Owners and admins may grant
+// which every tool needs and every request has (newAuthorizeRequest), is
+// not optional. Owners and admins may grant
 // team-wide access; other members only the existing-data scopes, on the
 // projects they have now. The grant replaces the user's earlier grants
 // to this client in this team. msg is a safe refusal for the user.
@@ -249,11 +252,8 @@ func (s *Server) grant(ctx context.Context, user, clientID, teamID string, reque
 		}
 	}
 	scopes = knownScopes(chosen)
-	if requested.Has(string(access.ScopeDataRead)) && !slices.Contains(scopes, access.ScopeDataRead) {
+	if !slices.Contains(scopes, access.ScopeDataRead) {
 		return Grant{}, "Read data is required: every tool needs it.", nil
-	}
-	if len(scopes) == 0 {
-		return Grant{}, "Allow at least one permission.", nil
 	}
 	projects := access.AllProjects()
 	if !live.Role.AtLeast(access.RoleAdmin) {

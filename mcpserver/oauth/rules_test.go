@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -554,6 +555,70 @@ func TestConsent(t *testing.T) {
 			t.Errorf("grant widened with the membership: %+v", p.Projects)
 		}
 	})
+}
+
+// TestGrantsHaveDataRead: data:read, which every tool needs, is in every
+// grant, whatever set of scopes the client registers and requests: the
+// consent page holds it as required, and an answer without it is
+// refused.
+func TestGrantsHaveDataRead(t *testing.T) {
+	e := newEnv(t)
+	requiredScope := regexp.MustCompile(`<input type="hidden" name="scope" value="([a-z:]+)">`)
+	for mask := 1; mask < 1<<len(all); mask++ {
+		var set []string
+		for i, sc := range all {
+			if mask&(1<<i) != 0 {
+				set = append(set, string(sc))
+			}
+		}
+		t.Run(strings.Join(set, " "), func(t *testing.T) {
+			reg := e.MustRegister(t, map[string]any{"redirect_uris": []string{"http://127.0.0.1:3000/callback"},
+				"token_endpoint_auth_method": "none", "scope": strings.Join(set, " ")})
+			if !slices.Contains(strings.Fields(reg["scope"].(string)), "data:read") {
+				t.Errorf("registered scope %q lacks data:read", reg["scope"])
+			}
+			f := newFlow(reg["client_id"].(string), "http://127.0.0.1:3000/callback")
+			f.Params = url.Values{"scope": {strings.Join(set, " ")}}
+			// The browser sends the page's required scopes and the
+			// client's set as the boxes.
+			p := e.open(t, f.authorizeURL(e), "alice")
+			fields := url.Values{"decision": {"allow"}, "team": {"acme"}, "scope": set}
+			for _, m := range requiredScope.FindAllStringSubmatch(p.body, -1) {
+				if !slices.Contains(fields["scope"], m[1]) {
+					fields.Add("scope", m[1])
+				}
+			}
+			status, loc, body := e.answer(t, p, "alice", fields)
+			if status != http.StatusSeeOther || loc.Query().Get("code") == "" {
+				t.Fatalf("consent answer %v: status %d %s", fields["scope"], status, body)
+			}
+			tok := e.exchange(t, f, loc.Query().Get("code"))
+			got := strings.Fields(tok.Scope)
+			if !slices.Contains(got, "data:read") || slices.ContainsFunc(got, func(sc string) bool { return sc != "data:read" && !slices.Contains(set, sc) }) {
+				t.Errorf("requested %v: granted %q; want data:read and no scope beyond the request", set, tok.Scope)
+			}
+			// A form that leaves data:read out is refused, and grants
+			// nothing.
+			p = e.open(t, f.authorizeURL(e), "alice")
+			before := len(MustGrants(t, e.store, "alice"))
+			without := slices.DeleteFunc(slices.Clone(set), func(sc string) bool { return sc == "data:read" })
+			status, loc, _ = e.answer(t, p, "alice", url.Values{"decision": {"allow"}, "team": {"acme"}, "scope": without})
+			if status < 400 || loc.Query().Get("code") != "" || len(MustGrants(t, e.store, "alice")) != before {
+				t.Errorf("an answer with %v only: status %d, Location %v; want a refusal", without, status, loc)
+			}
+		})
+	}
+	// A client stored without data:read (registered before it was always
+	// added) still gets it.
+	old := oauth.Client{ID: "mcpc_old", AuthMethod: "none", Name: "Old", RedirectURIs: []string{"http://127.0.0.1:3000/callback"},
+		Scopes: []access.Scope{access.ScopeDataRefresh}, CreatedAt: time.Now()}
+	if err := e.store.CreateClient(context.Background(), old); err != nil {
+		t.Fatal(err)
+	}
+	f := newFlow(old.ID, "http://127.0.0.1:3000/callback")
+	if tok := e.MustTokens(t, f, "alice", "acme", access.ScopeDataRead, access.ScopeDataRefresh); tok.Scope != "data:read data:refresh" {
+		t.Errorf("a client stored with data:refresh only: granted %q, want data:read data:refresh", tok.Scope)
+	}
 }
 
 // TestGrantIsForOneTeam: a grant never follows the user to another
