@@ -807,3 +807,55 @@ func TestEnumsAreDataexecs(t *testing.T) {
 		}
 	}
 }
+
+// TestOrigin: a present Origin that is neither BaseURL's nor one of
+// Options.AllowedOrigins gets 403 (Streamable HTTP, 2025-11-25), before
+// authentication; no Origin (a client outside a browser) is served.
+func TestOrigin(t *testing.T) {
+	e := newEnvWith(t, nil, "", func(o *mcpserver.Options, _ *mcpserver.Authenticate) {
+		o.AllowedOrigins = []string{"http://localhost:6274", "https://Inspector.example.com/"}
+	})
+	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.ScopeDataRead)
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	for _, tc := range []struct {
+		origin, token string
+		want          int
+	}{
+		{"", token, http.StatusOK},
+		{"https://bi.example.com", token, http.StatusOK},
+		{"http://localhost:6274", token, http.StatusOK},
+		{"https://inspector.example.com", token, http.StatusOK},
+		{"https://evil.example.com", token, http.StatusForbidden},
+		{"https://evil.example.com", "", http.StatusForbidden},
+		{"null", token, http.StatusForbidden},
+		{"http://bi.example.com", token, http.StatusForbidden},
+		{"https://bi.example.com:8443", token, http.StatusForbidden},
+		{"https://bi.example.com.evil.example.com", token, http.StatusForbidden},
+		{"http://localhost:6275", token, http.StatusForbidden},
+		{"http://127.0.0.1:6274", token, http.StatusForbidden},
+	} {
+		t.Run(tc.origin+" "+fmt.Sprint(tc.token != ""), func(t *testing.T) {
+			req := mcpRequest(t.Context(), e.url, tc.token, list)
+			if tc.origin != "" {
+				req.Header.Set("Origin", tc.origin)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var re struct {
+				Error struct {
+					Data struct{ Code string } `json:"data"`
+				} `json:"error"`
+			}
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.want {
+				t.Fatalf("Origin %q: status %d %.200s, want %d", tc.origin, resp.StatusCode, body, tc.want)
+			}
+			if tc.want == http.StatusForbidden && (json.Unmarshal(body, &re) != nil || re.Error.Data.Code != "forbidden") {
+				t.Errorf("Origin %q: body %s; want a JSON-RPC error with code forbidden", tc.origin, body)
+			}
+		})
+	}
+}

@@ -30,6 +30,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -62,6 +63,13 @@ type Options struct {
 	// MCPPath is where the host mounts the server, for the protected
 	// resource metadata. Default "/mcp".
 	MCPPath string
+	// AllowedOrigins are the origins ("https://app.example.com"),
+	// besides BaseURL's, whose browser pages may call the MCP endpoint,
+	// such as a web MCP client's. A request whose Origin header is
+	// present and neither is answered 403 (Streamable HTTP: against DNS
+	// rebinding, 2025-11-25); a request without Origin (a client outside
+	// a browser) is served. Default none.
+	AllowedOrigins []string
 	// Activity feeds get_workspace_activity. Default an empty feed.
 	Activity Activity
 	// Audit records every tool call (ActionToolCall). Default none.
@@ -110,7 +118,8 @@ type Server struct {
 	handler  http.Handler
 	metadata string // protected resource metadata URL
 	inFlight *inFlight
-	authDown atomic.Bool // authentication cannot reach its store
+	authDown atomic.Bool         // authentication cannot reach its store
+	origins  map[string]struct{} // the allowed Origin values (originOf)
 }
 
 // New returns a Server whose tools call exec, authenticating bearer tokens
@@ -152,6 +161,12 @@ func New(exec *dataexec.Executor, gate *access.Gate, authn Authenticate, opts *O
 	if o.TeamName == nil {
 		o.TeamName = func(_ context.Context, id string) string { return id }
 	}
+	s.origins = map[string]struct{}{}
+	for _, a := range append([]string{o.BaseURL}, o.AllowedOrigins...) {
+		if origin := originOf(a); origin != "" {
+			s.origins[origin] = struct{}{}
+		}
+	}
 	s.audit = access.NewAuditor(o.Audit, o.Logger, o.Now)
 	s.metadata = o.BaseURL + "/.well-known/oauth-protected-resource" + o.MCPPath
 
@@ -172,11 +187,48 @@ func New(exec *dataexec.Executor, gate *access.Gate, authn Authenticate, opts *O
 		MaxRequestBodyBytes:        o.MaxBodyBytes,
 		DisableLocalhostProtection: o.DisableLocalhostProtection,
 	})
-	s.handler = s.guard(auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
+	s.handler = s.checkOrigin(s.guard(auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
 		ResourceMetadataURL:    s.metadata,
 		AllowMissingExpiration: true, // API keys do not expire; they are revoked
-	})(s.stepUp(h)))
+	})(s.stepUp(h))))
 	return s
+}
+
+// checkOrigin answers 403 to a request whose Origin header is present and
+// not an allowed origin (Options.AllowedOrigins, BaseURL's): a browser
+// page of another site, or one reaching the server through DNS
+// rebinding, whose Origin then names the attacker's host even when Host
+// passes. It runs first, before authentication.
+func (s *Server) checkOrigin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if vs := r.Header.Values("Origin"); len(vs) > 0 {
+			if _, ok := s.origins[originOf(vs[0])]; !ok || len(vs) > 1 {
+				writeRPCError(w, http.StatusForbidden, askbi.Errorf(askbi.Forbidden, "requests from the origin %.100q are not allowed here", vs[0]))
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// originOf is the serialized origin of u, "scheme://host[:port]" in lower
+// case without a default port, or "" when u has none (the opaque origin
+// "null" among them), which no allowed origin equals.
+func originOf(u string) string {
+	p, err := url.Parse(strings.TrimSpace(u))
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || p.User != nil {
+		return ""
+	}
+	host, port := strings.ToLower(p.Hostname()), p.Port()
+	if port == "" || p.Scheme == "http" && port == "80" || p.Scheme == "https" && port == "443" {
+		port = ""
+	} else {
+		port = ":" + port
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return strings.ToLower(p.Scheme) + "://" + host + port
 }
 
 // AnyOf returns an Authenticate that accepts what any of authns accepts,

@@ -164,8 +164,12 @@ func countOf(checks []check) map[string]int {
 
 func TestConformanceSuite(t *testing.T) {
 	bin := mustTools(t)
-	ta := MustApp(t, nil)
-	proxy := httptest.NewServer(withBearer(ta.apiKey(t, "alice"), ta.routes()))
+	// The suite sends the Origin of the URL it is given, the proxy's:
+	// that origin is allowed, as a host allows its own web client's.
+	proxy := httptest.NewUnstartedServer(nil)
+	ta := MustApp(t, func(c *config) { c.mcpOrigins = "http://" + proxy.Listener.Addr().String() })
+	proxy.Config.Handler = withBearer(ta.apiKey(t, "alice"), ta.routes())
+	proxy.Start()
 	defer proxy.Close()
 	for _, scenario := range conformanceScenarios {
 		t.Run(scenario, func(t *testing.T) {
