@@ -374,6 +374,10 @@ func TestToolsListBudget(t *testing.T) {
 	}
 }
 
+// TestUnauthenticated: every request without a valid credential gets
+// 401 with the resource metadata; a refused token's challenge says
+// error="invalid_token" (RFC 6750 §3), a request with no token at all
+// gets the plain challenge (§3.1).
 func TestUnauthenticated(t *testing.T) {
 	e := newEnv(t, nil, "")
 	revoked := e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
@@ -381,16 +385,26 @@ func TestUnauthenticated(t *testing.T) {
 		t.Fatalf("the key does not work before it is revoked: %v", err)
 	}
 	e.MustRevoke(t, "alice", "acme", revoked)
-	for name, header := range map[string]string{
-		"missing":    "",
-		"malformed":  "Bearer nope",
-		"not bearer": "Basic YWxpY2U6eA==",
-		"revoked":    "Bearer " + revoked,
+	removed := e.MustKey(t, "bob", "acme", access.ProjectSet("growth"), access.ScopeDataRead)
+	e.dir.RemoveMember("acme", "bob")
+	const metadata = `resource_metadata="https://bi.example.com/.well-known/oauth-protected-resource/mcp"`
+	for name, tc := range map[string]struct {
+		header  string
+		refused bool // a token was presented and refused
+	}{
+		"missing":          {"", false},
+		"no token":         {"Bearer ", false},
+		"not bearer":       {"Basic YWxpY2U6eA==", false},
+		"malformed":        {"Bearer nope", true},
+		"lower-case":       {"bearer nope", true},
+		"session token":    {"Bearer askbi_session_abc", true},
+		"revoked":          {"Bearer " + revoked, true},
+		"removed member's": {"Bearer " + removed, true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			req := mcpRequest(t.Context(), e.url, "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-			if header != "" {
-				req.Header.Set("Authorization", header)
+			if tc.header != "" {
+				req.Header.Set("Authorization", tc.header)
 			}
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -400,8 +414,13 @@ func TestUnauthenticated(t *testing.T) {
 			if resp.StatusCode != http.StatusUnauthorized {
 				t.Errorf("status = %d, want 401", resp.StatusCode)
 			}
-			if h := resp.Header.Get("WWW-Authenticate"); !strings.Contains(h, `resource_metadata="https://bi.example.com/.well-known/oauth-protected-resource/mcp"`) {
-				t.Errorf("WWW-Authenticate = %q", h)
+			h := resp.Header.Values("WWW-Authenticate")
+			want := `Bearer ` + metadata
+			if tc.refused {
+				want = `Bearer error="invalid_token", error_description="the credential is invalid, expired or revoked", ` + metadata
+			}
+			if diff := cmp.Diff([]string{want}, h); diff != "" {
+				t.Errorf("WWW-Authenticate mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,8 +51,8 @@ type retryKey struct{}
 // in flight, and hands the request's context down to the tool handlers.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || token == "" {
+		token, ok := bearerToken(r)
+		if !ok {
 			next.ServeHTTP(w, r) // the bearer check answers 401
 			return
 		}

@@ -187,12 +187,53 @@ func New(exec *dataexec.Executor, gate *access.Gate, authn Authenticate, opts *O
 		MaxRequestBodyBytes:        o.MaxBodyBytes,
 		DisableLocalhostProtection: o.DisableLocalhostProtection,
 	})
-	s.handler = s.checkOrigin(s.guard(auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
+	s.handler = s.checkOrigin(s.guard(s.invalidToken(auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
 		ResourceMetadataURL:    s.metadata,
 		AllowMissingExpiration: true, // API keys do not expire; they are revoked
-	})(s.stepUp(h))))
+	})(s.stepUp(h)))))
 	return s
 }
+
+// bearerToken returns the bearer token of r's Authorization header, read
+// as the go-sdk's bearer check reads it (the scheme in any case).
+func bearerToken(r *http.Request) (string, bool) {
+	f := strings.Fields(r.Header.Get("Authorization"))
+	if len(f) != 2 || !strings.EqualFold(f[0], "Bearer") {
+		return "", false
+	}
+	return f[1], true
+}
+
+// invalidToken wraps the go-sdk's bearer check, which answers every
+// refusal with the plain challenge: when r presented a token, its 401
+// says error="invalid_token" (RFC 6750 §3), so a client knows to get
+// another token; a request without one keeps the plain challenge
+// (§3.1).
+func (s *Server) invalidToken(next http.Handler) http.Handler {
+	challenge := fmt.Sprintf(`Bearer error="invalid_token", error_description=%q, resource_metadata=%q`,
+		"the credential is invalid, expired or revoked", s.metadata)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := bearerToken(r); ok {
+			w = &challengeWriter{ResponseWriter: w, challenge: challenge}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// challengeWriter replaces the WWW-Authenticate header of a 401 answer.
+type challengeWriter struct {
+	http.ResponseWriter
+	challenge string
+}
+
+func (w *challengeWriter) WriteHeader(code int) {
+	if code == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", w.challenge)
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *challengeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // checkOrigin answers 403 to a request whose Origin header is present and
 // not an allowed origin (Options.AllowedOrigins, BaseURL's): a browser

@@ -93,6 +93,19 @@ func (ta *testApp) register(t *testing.T, name, redirect string) string {
 // for the demo principal name in team and returns the access token.
 func (ta *testApp) oauthToken(t *testing.T, name, team string, scopes []string) string {
 	t.Helper()
+	return ta.oauthTokens(t, name, team, scopes).AccessToken
+}
+
+// oauthTokens is the token answer of oauthToken's flow, with the ID of
+// the client it registered.
+type oauthTokens struct {
+	AccessToken  string `json:"access_token"`
+	RefreshToken string `json:"refresh_token"`
+	ClientID     string `json:"-"`
+}
+
+func (ta *testApp) oauthTokens(t *testing.T, name, team string, scopes []string) oauthTokens {
+	t.Helper()
 	const redirect = "http://127.0.0.1:9/callback"
 	id := ta.register(t, "Test client", redirect)
 	verifier := base64.RawURLEncoding.EncodeToString([]byte(strings.Repeat("verifier", 5)))
@@ -107,14 +120,13 @@ func (ta *testApp) oauthToken(t *testing.T, name, team string, scopes []string) 
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var tok struct {
-		AccessToken string `json:"access_token"`
-	}
+	var tok oauthTokens
 	json.NewDecoder(resp.Body).Decode(&tok)
 	if tok.AccessToken == "" {
 		t.Fatalf("token exchange: status %d", resp.StatusCode)
 	}
-	return tok.AccessToken
+	tok.ClientID = id
+	return tok
 }
 
 type bearerRT struct{ token string }
@@ -418,5 +430,62 @@ func TestConformanceAuthorization(t *testing.T) {
 	// metadata documents are outside this release (seed 000).
 	if diff := cmp.Diff([]string{"authorization-code-grant", "authorization-server-metadata"}, ids); diff != "" || werr != nil || len(got["FAILURE"]) > 0 {
 		t.Errorf("exit %v; passed checks mismatch (-want +got):\n%s\nfailed %+v\n%s", werr, diff, got["FAILURE"], log.String())
+	}
+}
+
+// TestRefusedTokenChallenge: every kind of refused token gets 401 whose
+// challenge says error="invalid_token" (RFC 6750 §3), so a client gets a
+// new token instead of giving up; no token at all gets the plain
+// challenge (§3.1).
+func TestRefusedTokenChallenge(t *testing.T) {
+	ta := MustApp(t, nil)
+	alice := ta.session(t, "alice")
+	status := func(token string) (int, string) {
+		s, h, _ := ta.Do(t, "POST", "/mcp", token, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Accept", "application/json, text/event-stream")
+		return s, h.Get("WWW-Authenticate")
+	}
+	post := func(path string, form url.Values) (tok oauthTokens) {
+		resp, err := http.PostForm(ta.url+path, form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		json.NewDecoder(resp.Body).Decode(&tok)
+		return tok
+	}
+	revoked := ta.oauthTokens(t, "alice", teamAcme, []string{"data:read"})
+	post("/oauth/revoke", url.Values{"token": {revoked.RefreshToken}, "client_id": {revoked.ClientID}})
+	first := ta.oauthTokens(t, "alice", teamAcme, []string{"data:read"})
+	refresh := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {first.RefreshToken}, "client_id": {first.ClientID}}
+	rotated := post("/oauth/token", refresh)
+	if s, _ := status(rotated.AccessToken); s != http.StatusOK {
+		t.Fatalf("the rotated access token before the replay: %d", s)
+	}
+	post("/oauth/token", refresh) // the replay revokes the grant
+	removedGrant := ta.oauthTokens(t, "bob", teamAcme, []string{"data:read"})
+	var clients struct{ Clients []struct{ ID string } }
+	ta.MustDo(t, http.StatusOK, "GET", "/account/mcp/clients", ta.session(t, "bob"), nil, &clients)
+	for _, c := range clients.Clients {
+		ta.MustDo(t, http.StatusNoContent, "DELETE", "/account/mcp/clients/"+c.ID, ta.session(t, "bob"), nil, nil)
+	}
+	removedMember := ta.oauthToken(t, "vic", teamAcme, []string{"data:read"})
+	ta.dir.RemoveMember(teamAcme, "vic")
+	for name, token := range map[string]string{
+		"garbage":                        "askbi_at_garbage.garbage",
+		"revoked at /oauth/revoke":       revoked.AccessToken,
+		"rotated out":                    first.AccessToken,
+		"its grant revoked by a replay":  rotated.AccessToken,
+		"its grant removed by the user":  removedGrant.AccessToken,
+		"its user removed from the team": removedMember,
+		"a refresh token":                revoked.RefreshToken,
+		"a product session":              alice,
+	} {
+		s, h := status(token)
+		if s != http.StatusUnauthorized || !strings.HasPrefix(h, `Bearer error="invalid_token"`) || !strings.Contains(h, `resource_metadata="`+ta.url+`/.well-known/oauth-protected-resource/mcp"`) {
+			t.Errorf("%s: %d, WWW-Authenticate %q; want 401 with error=\"invalid_token\"", name, s, h)
+		}
+	}
+	if s, h := status(""); s != http.StatusUnauthorized || strings.Contains(h, "error=") {
+		t.Errorf("no token: %d, WWW-Authenticate %q; want 401 with the plain challenge", s, h)
 	}
 }
