@@ -233,12 +233,7 @@ func TestResultBudgetOAuth(t *testing.T) {
 	e := newEnvWith(t, bigSource(), "", func(o *mcpserver.Options, authn *mcpserver.Authenticate) {
 		o.MaxResultBytes = budget
 		o.TeamName = func(context.Context, string) string { return strings.Repeat("Acme ", 20) }
-		keys := *authn
-		*authn = func(ctx context.Context, token string) (access.Principal, error) {
-			p, err := keys(ctx, token)
-			p.Auth = access.AuthOAuth
-			return p, err
-		}
+		asOAuth(o, authn)
 	})
 	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
 	r := mustCallRaw(t, e.url, token, "run_dataset", map[string]any{"dataset_id": "ds_signups"})

@@ -559,19 +559,31 @@ func TestDenials(t *testing.T) {
 		t.Errorf("denied calls changed the catalog (-before +after):\n%s", diff)
 	}
 
-	// An unknown tool is a protocol error; a hidden one is the step-up
-	// challenge (TestStepUp).
+	// An unknown tool is a protocol error; one hidden for lack of a scope
+	// is the step-up challenge (OAuth, TestStepUp) or scope_required (API
+	// keys, TestScopeRequiredForKeys).
 	_, err := aliceRead.CallTool(context.Background(), &mcp.CallToolParams{Name: "no_such_tool", Arguments: preview})
 	if err == nil || !strings.Contains(err.Error(), "unknown tool") {
 		t.Errorf("CallTool(no_such_tool) = %v, want unknown tool", err)
 	}
 }
 
-// TestStepUp: a call that needs a scope the token lacks, by its tool or
-// by its arguments, answers 403 with the insufficient_scope challenge
-// naming the scopes the call needs, and runs nothing.
+// asOAuth makes the env's API keys verify as OAuth access tokens (Auth
+// AuthOAuth), for the rules that differ between the two.
+func asOAuth(_ *mcpserver.Options, authn *mcpserver.Authenticate) {
+	keys := *authn
+	*authn = func(ctx context.Context, token string) (access.Principal, error) {
+		p, err := keys(ctx, token)
+		p.Auth = access.AuthOAuth
+		return p, err
+	}
+}
+
+// TestStepUp: an OAuth call that needs a scope the token lacks, by its
+// tool or by its arguments, answers 403 with the insufficient_scope
+// challenge naming the scopes the call needs, and runs nothing.
 func TestStepUp(t *testing.T) {
-	e := newEnv(t, nil, "")
+	e := newEnvWith(t, nil, "", asOAuth)
 	read := e.MustKey(t, "alice", "acme", access.AllProjects(), access.ScopeDataRead)
 	full := e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
 	preview := map[string]any{"dataset_id": "ds_signups", "chart_type": "line", "x_field": "week", "y_fields": []any{"signups"}, "name": "x"}
@@ -615,6 +627,43 @@ func TestStepUp(t *testing.T) {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": "run_dataset", "arguments": map[string]any{"dataset_id": "ds_signups", "refresh": true}}})
 	if status, _, b := postMCP(t, e.url, full, string(body)); status != http.StatusOK || strings.Contains(string(b), "isError\":true") {
 		t.Errorf("refresh with the scope: %d %s", status, b)
+	}
+}
+
+// TestScopeRequiredForKeys: an API key's client cannot ask the user for
+// more scopes, so a call that needs a scope the key lacks, by its tool or
+// by its arguments, is a tool error scope_required naming the missing
+// scopes (never the 403 step-up challenge, which clients report only as
+// "Forbidden"), and runs nothing.
+func TestScopeRequiredForKeys(t *testing.T) {
+	e := newEnv(t, nil, "")
+	cs := e.MustConnect(t, e.MustKey(t, "alice", "acme", access.AllProjects(), access.ScopeDataRead))
+	preview := map[string]any{"dataset_id": "ds_signups", "chart_type": "line", "x_field": "week", "y_fields": []any{"signups"}, "name": "x"}
+	save := map[string]any{"operation": "save", "connection_id": "conn_acme", "sql": sqlMRR, "name": "x", "dashboard_id": "dash_fin"}
+	before, stored := e.source.calls, e.stored(t)
+	for _, tc := range []struct {
+		name, tool string
+		args       map[string]any
+		missing    string
+	}{
+		{"a tool the key does not list", "create_chart_preview", preview, "charts:preview"},
+		{"refresh without data:refresh", "run_dataset", map[string]any{"dataset_id": "ds_signups", "refresh": true}, "data:refresh"},
+		{"chart refresh without data:refresh", "get_chart_data", map[string]any{"chart_id": "chart_signups", "refresh": true}, "data:refresh"},
+		{"save without datasets:write", "explore_data", save, "datasets:write"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, res := call(t, cs, tc.tool, tc.args)
+			msg, _ := out["message"].(string)
+			if !res.IsError || out["code"] != "scope_required" || !strings.Contains(msg, tc.missing) {
+				t.Errorf("%s(%v) = isError %v, %v; want scope_required naming %s", tc.tool, tc.args, res.IsError, out, tc.missing)
+			}
+		})
+	}
+	if got := e.source.calls - before; got != 0 {
+		t.Errorf("refused calls ran %d source queries", got)
+	}
+	if diff := cmp.Diff(stored, e.stored(t)); diff != "" {
+		t.Errorf("refused calls changed the catalog (-before +after):\n%s", diff)
 	}
 }
 

@@ -294,14 +294,15 @@ func AnyOf(authns ...Authenticate) Authenticate {
 
 // stepUp runs between authentication and the MCP handler. A bearer
 // token in the query string is refused (tokens go in the Authorization
-// header only). A tools/call whose tool or arguments need a scope the
-// token lacks answers HTTP 403 with WWW-Authenticate
+// header only). An OAuth tools/call whose tool or arguments need a scope
+// the token lacks answers HTTP 403 with WWW-Authenticate
 // error="insufficient_scope" and the scopes the call needs (MCP
-// authorization, "Runtime insufficient scope errors"), so an OAuth
-// client can ask the user for them; this covers a tool hidden from the
-// token's tools/list as much as refresh: true without data:refresh.
-// Failures no new scope can fix (role, project, not found) stay tool
-// results.
+// authorization, "Runtime insufficient scope errors"), so the client can
+// ask the user for them; this covers a tool hidden from the token's
+// tools/list as much as refresh: true without data:refresh. An API key's
+// client cannot ask anyone, so its call gets the tool error
+// scope_required instead (see middleware). Failures no new scope can fix
+// (role, project, not found) stay tool results.
 func (s *Server) stepUp(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if q := r.URL.Query(); q.Has("access_token") {
@@ -314,7 +315,7 @@ func (s *Server) stepUp(next http.Handler) http.Handler {
 			return
 		}
 		p, _ := ti.Extra[principalKey].(access.Principal)
-		if !slices.ContainsFunc(access.AllScopes, func(sc access.Scope) bool { return !p.HasScope(sc) }) {
+		if p.Auth != access.AuthOAuth || !slices.ContainsFunc(access.AllScopes, func(sc access.Scope) bool { return !p.HasScope(sc) }) {
 			// No call can need a scope p lacks; the SDK caps the body.
 			next.ServeHTTP(w, r)
 			return
@@ -334,12 +335,8 @@ func (s *Server) stepUp(next http.Handler) http.Handler {
 		}
 		if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" {
 			if d, ok := toolByName(msg.Params.Name); ok {
-				need := d.neededScopes(msg.Params.Arguments)
-				if slices.ContainsFunc(need, func(sc access.Scope) bool { return !p.HasScope(sc) }) {
-					names := make([]string, len(need))
-					for i, sc := range need {
-						names[i] = string(sc)
-					}
+				if len(d.missingScopes(p, msg.Params.Arguments)) > 0 {
+					names := scopeNames(d.neededScopes(msg.Params.Arguments))
 					w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q, error_description=%q`,
 						strings.Join(names, " "), s.metadata, "this call needs the "+strings.Join(names, " and ")+" scope"))
 					http.Error(w, "insufficient scope: this call needs "+strings.Join(names, " "), http.StatusForbidden)
@@ -410,9 +407,10 @@ func principalOf(extra *mcp.RequestExtra) (access.Principal, bool) {
 	return p, ok
 }
 
-// middleware orders and filters tools/list by the caller's scopes, hides
-// tools/call of tools the caller cannot list, gives SDK input-validation
-// failures a structured invalid_argument, and audits every call.
+// middleware orders and filters tools/list by the caller's scopes,
+// answers a tools/call that needs a scope the caller lacks with the tool
+// error scope_required naming it, gives SDK input-validation failures a
+// structured invalid_argument, and audits every call.
 func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
@@ -431,8 +429,8 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			call := req.(*mcp.CallToolRequest)
 			p, _ := principalOf(call.Extra)
 			name := call.Params.Name
-			if d, ok := toolByName(name); !ok || !d.visibleTo(p) {
-				// A hidden tool answers exactly like an unknown one.
+			d, ok := toolByName(name)
+			if !ok || p.UserID == "" {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
 			}
 			target := access.Team(p.TeamID)
@@ -442,6 +440,9 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			live, err := s.gate.Begin(ctx, p)
 			if err != nil {
 				res, err = errorResult(err), nil
+			} else if missing := d.missingScopes(live, call.Params.Arguments); len(missing) > 0 {
+				res = errorResult(askbi.Errorf(askbi.ScopeRequired, "this call needs the %s scope, which this credential does not have",
+					strings.Join(scopeNames(missing), " and ")))
 			} else {
 				res, err = next(access.NewContext(ctx, live), method, req)
 			}

@@ -76,6 +76,19 @@ func (d tool) neededScopes(args json.RawMessage) []access.Scope {
 	return out
 }
 
+// missingScopes are the scopes of neededScopes that p lacks.
+func (d tool) missingScopes(p access.Principal, args json.RawMessage) []access.Scope {
+	return slices.DeleteFunc(d.neededScopes(args), p.HasScope)
+}
+
+func scopeNames(scopes []access.Scope) []string {
+	names := make([]string, len(scopes))
+	for i, sc := range scopes {
+		names[i] = string(sc)
+	}
+	return names
+}
+
 // fromAction makes a tool of a product action; shape turns its result
 // into the reply.
 func fromAction[In, Out any](a dataexec.Action[In, Out], desc, output string, shape func(s *Server, in In, out Out) reply) tool {
