@@ -341,6 +341,72 @@ func TestToolsListByScope(t *testing.T) {
 	}
 }
 
+// TestToolsListByRole: tools/list shows only the tools the caller's live
+// role and key can call, by access.Allow's rules, besides its scopes:
+// exploration and chart previews need a team owner or admin with an
+// all-project key. A role change shows at once, on the same key.
+func TestToolsListByRole(t *testing.T) {
+	e := newEnv(t, nil, "")
+	reads := []string{"search_workspace", "get_workspace_activity", "run_dataset", "get_chart_data"}
+	for _, tc := range []struct {
+		name, user string
+		projects   access.Projects
+		want       []string
+	}{
+		{"owner", "alice", access.AllProjects(), toolOrder},
+		{"owner, one-project key", "alice", access.ProjectSet("growth"), reads},
+		{"editor", "bob", access.ProjectSet("growth"), reads},
+		{"viewer", "vic", access.AllProjects(), reads},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := e.MustConnect(t, e.MustKey(t, tc.user, "acme", tc.projects, access.AllScopes...))
+			if diff := cmp.Diff(tc.want, listed(t, cs)); diff != "" {
+				t.Errorf("tools/list mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+	cs := e.MustConnect(t, e.MustKey(t, "vic", "acme", access.AllProjects(), access.AllScopes...))
+	e.dir.SetMember("acme", "vic", access.RoleAdmin, access.AllProjects())
+	if diff := cmp.Diff(toolOrder, listed(t, cs)); diff != "" {
+		t.Errorf("tools/list after vic became an admin mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestToolsListPassesTheGate: tools/list reads the live role through the
+// request gate, so it spends the rate budget like a call and, past it,
+// is a JSON-RPC error with code rate_limited and Retry-After.
+func TestToolsListPassesTheGate(t *testing.T) {
+	e := newEnv(t, nil, "")
+	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.ScopeDataRead)
+	exec := dataexec.NewExecutor(e.catalog, dataexec.SourceMap{"conn_acme": e.source}, nil)
+	gate := access.NewGate(e.checker, access.NewMemoryRateLimiter(&access.RateOptions{Burst: 1, Rate: 0.001, Now: func() time.Time { return now }}))
+	hs := httptest.NewServer(mcpserver.New(exec, gate, e.keys.Verify, nil))
+	t.Cleanup(hs.Close)
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	if status, _, b := postMCP(t, hs.URL, token, list); status != http.StatusOK || !strings.Contains(string(b), `"tools":[`) {
+		t.Fatalf("first tools/list: %d %.200s", status, b)
+	}
+	status, h, b := postMCP(t, hs.URL, token, list)
+	var re rpcError
+	if json.Unmarshal(b, &re) != nil || re.Error.Data.Code != "rate_limited" || h.Get("Retry-After") == "" {
+		t.Errorf("second tools/list past the budget: %d %v %s; want a rate_limited JSON-RPC error with Retry-After", status, h, b)
+	}
+}
+
+// listed are the names cs's tools/list shows.
+func listed(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	lt, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range lt.Tools {
+		names = append(names, tool.Name)
+	}
+	return names
+}
+
 // TestToolsListBudget serializes the real tools/list answer with every
 // scope granted.
 func TestToolsListBudget(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 )
@@ -137,18 +139,21 @@ func (w *retryWriter) Write(b []byte) (int, error) { w.header(); return w.Respon
 
 func (w *retryWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// writeRPCError answers a request the server refuses before MCP handles
-// it: HTTP status, Retry-After when waiting helps, and a JSON-RPC error
-// whose data carries the askbi code, message and retry hint.
-func writeRPCError(w http.ResponseWriter, status int, err error) {
+// rpcError is err as a JSON-RPC error whose data carries the askbi code,
+// message and retry hint.
+func rpcError(err error) *jsonrpc.Error {
 	te := toolErrorOf(err)
-	if te.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(te.RetryAfter))
+	data, _ := json.Marshal(te)
+	return &jsonrpc.Error{Code: codeServerError, Message: te.Code + ": " + te.Message, Data: data}
+}
+
+// writeRPCError answers a request the server refuses before MCP handles
+// it: HTTP status, Retry-After when waiting helps, and rpcError.
+func writeRPCError(w http.ResponseWriter, status int, err error) {
+	if sec, ok := access.RetryAfter(err); ok && sec > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(sec))
 	}
-	b, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0", "id": nil,
-		"error": map[string]any{"code": codeServerError, "message": te.Code + ": " + te.Message, "data": te},
-	})
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": rpcError(err)})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)

@@ -415,13 +415,20 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "tools/list":
+			// The list depends on the live role: it passes the gate like
+			// a call.
 			p, _ := principalOf(req.GetExtra())
+			live, err := s.gate.Begin(ctx, p)
+			if err != nil {
+				noteRetry(ctx, err)
+				return nil, rpcError(err)
+			}
 			res, err := next(ctx, method, req)
 			if err != nil {
 				return res, err
 			}
 			lr := res.(*mcp.ListToolsResult)
-			lr.Tools = visibleTools(lr.Tools, p)
+			lr.Tools = visibleTools(lr.Tools, live)
 			return lr, nil
 		case "tools/call":
 			ctx, stop := withRequest(ctx)

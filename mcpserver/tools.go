@@ -134,13 +134,17 @@ func toolByName(name string) (tool, bool) {
 	return tools[i], true
 }
 
+// visibleTo reports whether live principal p may call d: its right on
+// p's team, by access.Allow (scopes, live role, an all-project key where
+// the rule asks for one). Rights on one entity (a project's dataset) are
+// decided when a call names it.
 func (d tool) visibleTo(p access.Principal) bool {
-	return p.UserID != "" && !slices.ContainsFunc(d.right.Scopes(), func(s access.Scope) bool { return !p.HasScope(s) })
+	return access.Allow(p, d.right, access.Team(p.TeamID)) == nil
 }
 
 // visibleTools puts the SDK's name-sorted list in our order and keeps the
-// tools p's scopes allow: an array, empty when none is ("tools": null is
-// refused by clients).
+// tools live principal p may call: an array, empty when none is ("tools":
+// null is refused by clients).
 func visibleTools(listed []*mcp.Tool, p access.Principal) []*mcp.Tool {
 	out := []*mcp.Tool{}
 	for _, d := range tools {
