@@ -34,7 +34,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -118,7 +117,7 @@ type Server struct {
 	handler  http.Handler
 	metadata string // protected resource metadata URL
 	inFlight *inFlight
-	authDown atomic.Bool         // authentication cannot reach its store
+	health   *authHealth         // whether authentication reaches its store
 	origins  map[string]struct{} // the allowed Origin values (originOf)
 }
 
@@ -167,6 +166,7 @@ func New(exec *dataexec.Executor, gate *access.Gate, authn Authenticate, opts *O
 			s.origins[origin] = struct{}{}
 		}
 	}
+	s.health = &authHealth{log: o.Logger}
 	s.audit = access.NewAuditor(o.Audit, o.Logger, o.Now)
 	s.metadata = o.BaseURL + "/.well-known/oauth-protected-resource" + o.MCPPath
 
@@ -388,7 +388,7 @@ func (s *Server) verify(ctx context.Context, token string, r *http.Request) (*au
 		return nil, fmt.Errorf("%w: %s", auth.ErrInvalidToken, askbi.ErrorMessage(err))
 	}
 	if err != nil {
-		s.authState(err)
+		s.health.failed(token, err)
 		return nil, errors.New("authentication is unavailable")
 	}
 	scopes := make([]string, len(p.Scopes))
