@@ -212,9 +212,25 @@ func (e *env) MustConnect(t testing.TB, token string) *mcp.ClientSession {
 	return cs
 }
 
-// call runs a tool and returns its structured content as a map, checking
-// it against the tool's declared output schema.
+// call runs a tool that cs lists and returns its structured content as a
+// map, checking it against the tool's declared output schema.
 func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (map[string]any, *mcp.CallToolResult) {
+	t.Helper()
+	return callListedBy(t, cs, cs, name, args)
+}
+
+// callUnlisted runs a tool that cs must not list (hidden by its scopes or
+// role), checking the result against the output schema that lister, a
+// session that lists it, declares.
+func callUnlisted(t *testing.T, cs, lister *mcp.ClientSession, name string, args map[string]any) (map[string]any, *mcp.CallToolResult) {
+	t.Helper()
+	if slices.Contains(listed(t, cs), name) {
+		t.Errorf("%s is listed to a caller that cannot call it", name)
+	}
+	return callListedBy(t, cs, lister, name, args)
+}
+
+func callListedBy(t *testing.T, cs, lister *mcp.ClientSession, name string, args map[string]any) (map[string]any, *mcp.CallToolResult) {
 	t.Helper()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
@@ -228,7 +244,7 @@ func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any)
 	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatalf("%s: structuredContent %s is not an object", name, raw)
 	}
-	checkOutputSchema(t, cs, name, out)
+	checkOutputSchema(t, lister, name, out)
 	if len(res.Content) == 0 {
 		t.Fatalf("%s: no text summary", name)
 	}
@@ -238,6 +254,8 @@ func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any)
 	return out, res
 }
 
+// checkOutputSchema checks out against the output schema cs's tools/list
+// declares for tool name; a tool missing from the list fails the test.
 func checkOutputSchema(t *testing.T, cs *mcp.ClientSession, name string, out map[string]any) {
 	t.Helper()
 	lt, err := cs.ListTools(context.Background(), nil)
@@ -262,12 +280,20 @@ func checkOutputSchema(t *testing.T, cs *mcp.ClientSession, name string, out map
 		}
 		return
 	}
+	t.Errorf("%s: not in tools/list, so its output schema is unknown", name)
 }
 
 // wantError checks a tool error result's structured code.
 func wantError(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any, code string) {
 	t.Helper()
 	out, res := call(t, cs, name, args)
+	wantErrorResult(t, name, args, code, out, res)
+}
+
+// wantErrorResult checks the result of a call of name with args: an
+// error with code and a message.
+func wantErrorResult(t *testing.T, name string, args map[string]any, code string, out map[string]any, res *mcp.CallToolResult) {
+	t.Helper()
 	if !res.IsError || out["code"] != code {
 		t.Errorf("%s(%v) = isError %v, %v; want code %s", name, args, res.IsError, out, code)
 	}
@@ -407,8 +433,9 @@ func listed(t *testing.T, cs *mcp.ClientSession) []string {
 	return names
 }
 
-// TestToolsListBudget serializes the real tools/list answer with every
-// scope granted.
+// TestToolsListBudget serializes the real tools/list answer for the
+// widest credential (an owner's all-project key with every scope): at
+// most 8,000 characters and eight tools (seed 000); and it holds all six.
 func TestToolsListBudget(t *testing.T) {
 	e := newEnv(t, nil, "")
 	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
@@ -430,8 +457,11 @@ func TestToolsListBudget(t *testing.T) {
 	if err := json.Unmarshal(msg.Result, &list); err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Tools) != 6 || len(list.Tools) > 8 {
-		t.Errorf("tools/list has %d tools, want 6 (at most 8)", len(list.Tools))
+	if len(list.Tools) > 8 {
+		t.Errorf("tools/list has %d tools, over the eight allowed", len(list.Tools))
+	}
+	if len(list.Tools) != len(toolOrder) {
+		t.Errorf("tools/list has %d tools, want the %d of the widest credential", len(list.Tools), len(toolOrder))
 	}
 	n := len(msg.Result)
 	t.Logf("serialized tools/list: %d characters (budget 8000, goal 6000)", n)
@@ -594,27 +624,36 @@ func TestDenials(t *testing.T) {
 
 	before := e.source.calls
 	stored := e.stored(t)
-	tests := []struct {
+	type denial struct {
 		name string
 		cs   *mcp.ClientSession
 		tool string
 		args map[string]any
 		code string
-	}{
+	}
+	// Tools the caller's role or key cannot use are not listed, and
+	// forbidden to call.
+	for _, tt := range []denial{
+		{"chart preview by an editor", bob, "create_chart_preview", preview, "forbidden"},
+		{"chart preview on a selected-project key", aliceGrowth, "create_chart_preview", preview, "forbidden"},
+		{"explore by a viewer", vic, "explore_data", map[string]any{"operation": "preview", "connection_id": "conn_acme", "sql": sqlMRR}, "forbidden"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, res := callUnlisted(t, tt.cs, alice, tt.tool, tt.args)
+			wantErrorResult(t, tt.tool, tt.args, tt.code, out, res)
+		})
+	}
+	for _, tt := range []denial{
 		{"other team's dataset", carol, "run_dataset", map[string]any{"dataset_id": "ds_signups"}, "not_found"},
 		{"other team's chart", alice, "get_chart_data", map[string]any{"chart_id": "chart_tickets"}, "not_found"},
 		{"unknown dataset", alice, "run_dataset", map[string]any{"dataset_id": "ds_nope"}, "not_found"},
 		{"other project on a selected-project key", aliceGrowth, "run_dataset", map[string]any{"dataset_id": "ds_mrr"}, "not_found"},
 		{"other project for a limited member", bob, "get_chart_data", map[string]any{"chart_id": "chart_mrr"}, "not_found"},
-		{"chart preview by an editor", bob, "create_chart_preview", preview, "forbidden"},
-		{"chart preview on a selected-project key", aliceGrowth, "create_chart_preview", preview, "forbidden"},
-		{"explore by a viewer", vic, "explore_data", map[string]any{"operation": "preview", "connection_id": "conn_acme", "sql": sqlMRR}, "forbidden"},
 		{"save into another team's dashboard", alice, "explore_data", map[string]any{"operation": "save", "connection_id": "conn_acme", "sql": sqlMRR, "name": "x", "dashboard_id": "dash_ops"}, "not_found"},
 		{"explore another team's connection", alice, "explore_data", map[string]any{"operation": "preview", "connection_id": "conn_globex", "sql": sqlTickets}, "not_found"},
 		{"activity of a project outside the key", aliceGrowth, "get_workspace_activity", map[string]any{"project_id": "finance"}, "not_found"},
 		{"chart from a text-only field", alice, "create_chart_preview", map[string]any{"dataset_id": "ds_notes", "chart_type": "bar", "x_field": "week", "y_fields": []any{"note"}, "name": "x"}, "invalid_result"},
-	}
-	for _, tt := range tests {
+	} {
 		t.Run(tt.name, func(t *testing.T) { wantError(t, tt.cs, tt.tool, tt.args, tt.code) })
 	}
 	// Only the text-only chart ran its query (to validate its sample).
@@ -704,6 +743,7 @@ func TestStepUp(t *testing.T) {
 func TestScopeRequiredForKeys(t *testing.T) {
 	e := newEnv(t, nil, "")
 	cs := e.MustConnect(t, e.MustKey(t, "alice", "acme", access.AllProjects(), access.ScopeDataRead))
+	full := e.MustConnect(t, e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...))
 	preview := map[string]any{"dataset_id": "ds_signups", "chart_type": "line", "x_field": "week", "y_fields": []any{"signups"}, "name": "x"}
 	save := map[string]any{"operation": "save", "connection_id": "conn_acme", "sql": sqlMRR, "name": "x", "dashboard_id": "dash_fin"}
 	before, stored := e.source.calls, e.stored(t)
@@ -718,7 +758,7 @@ func TestScopeRequiredForKeys(t *testing.T) {
 		{"save without datasets:write", "explore_data", save, "datasets:write"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, res := call(t, cs, tc.tool, tc.args)
+			out, res := callListedBy(t, cs, full, tc.tool, tc.args)
 			msg, _ := out["message"].(string)
 			if !res.IsError || out["code"] != "scope_required" || !strings.Contains(msg, tc.missing) {
 				t.Errorf("%s(%v) = isError %v, %v; want scope_required naming %s", tc.tool, tc.args, res.IsError, out, tc.missing)
