@@ -72,8 +72,14 @@ func mustCallRaw(t *testing.T, url, token, tool string, args map[string]any) too
 		} `json:"content"`
 		StructuredContent map[string]any `json:"structuredContent"`
 	}
-	if err := json.Unmarshal(msg.Result, &res); err != nil || len(res.Content) == 0 {
-		t.Fatalf("%s: result %.200s: %v", tool, msg.Result, err)
+	if err := json.Unmarshal(msg.Result, &res); err != nil || len(res.Content) < 2 {
+		t.Fatalf("%s: result %.200s: %v; want a summary and the JSON", tool, msg.Result, err)
+	}
+	// The second text is the structured content, whole (a client that
+	// reads only content sees the same rows).
+	var text map[string]any
+	if err := json.Unmarshal([]byte(res.Content[1].Text), &text); err != nil || !cmp.Equal(res.StructuredContent, text) {
+		t.Errorf("%s: the second text %.200q is not the structuredContent (%v)", tool, res.Content[1].Text, err)
 	}
 	return toolResult{raw: msg.Result, isError: res.IsError, text: res.Content[0].Text, data: res.StructuredContent}
 }

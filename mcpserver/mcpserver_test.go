@@ -245,13 +245,34 @@ func callListedBy(t *testing.T, cs, lister *mcp.ClientSession, name string, args
 		t.Fatalf("%s: structuredContent %s is not an object", name, raw)
 	}
 	checkOutputSchema(t, lister, name, out)
-	if len(res.Content) == 0 {
-		t.Fatalf("%s: no text summary", name)
-	}
-	if tc, ok := res.Content[0].(*mcp.TextContent); !ok || strings.Contains(tc.Text, string(raw)) || len(tc.Text) > 300 {
-		t.Errorf("%s: text content %v is not a short summary, or repeats the data", name, res.Content[0])
-	}
+	checkTextContent(t, name, res, out)
 	return out, res
+}
+
+// checkTextContent checks that res's content is a short summary, then
+// the serialized JSON of its structuredContent out (MCP: "a tool that
+// returns structured content SHOULD also return the serialized JSON in a
+// TextContent block"), so a client that passes only content to its model
+// passes the data too.
+func checkTextContent(t *testing.T, name string, res *mcp.CallToolResult, out map[string]any) {
+	t.Helper()
+	if len(res.Content) < 2 {
+		t.Fatalf("%s: %d content blocks, want a summary and the JSON", name, len(res.Content))
+	}
+	if tc, ok := res.Content[0].(*mcp.TextContent); !ok || len(tc.Text) > 300 || strings.HasPrefix(tc.Text, "{") {
+		t.Errorf("%s: first content %v is not a short summary", name, res.Content[0])
+	}
+	tc, ok := res.Content[1].(*mcp.TextContent)
+	if !ok {
+		t.Fatalf("%s: second content is %T, want the JSON as text", name, res.Content[1])
+	}
+	var text map[string]any
+	if err := json.Unmarshal([]byte(tc.Text), &text); err != nil {
+		t.Fatalf("%s: second content %.200q is not JSON: %v", name, tc.Text, err)
+	}
+	if diff := cmp.Diff(out, text); diff != "" {
+		t.Errorf("%s: the text JSON is not the structuredContent (-structuredContent +text):\n%s", name, diff)
+	}
 }
 
 // checkOutputSchema checks out against the output schema cs's tools/list
@@ -560,12 +581,12 @@ func TestEveryTool(t *testing.T) {
 	out, res := call(t, cs, "create_chart_preview", map[string]any{
 		"dataset_id": "ds_signups", "chart_type": "bar", "x_field": "week", "y_fields": []any{"signups"}, "name": "Signups bar", "image": true,
 	})
-	if out["status"] != "preview" || len(res.Content) != 2 {
-		t.Fatalf("create_chart_preview = %v, %d content blocks", out, len(res.Content))
+	if out["status"] != "preview" || len(res.Content) != 3 {
+		t.Fatalf("create_chart_preview = %v, %d content blocks, want the summary, the JSON and the image", out, len(res.Content))
 	}
-	img, ok := res.Content[1].(*mcp.ImageContent)
+	img, ok := res.Content[2].(*mcp.ImageContent)
 	if !ok || img.MIMEType != "image/png" || len(img.Data) > 256<<10 || !bytes.HasPrefix(img.Data, []byte("\x89PNG")) {
-		t.Errorf("image content = %T", res.Content[1])
+		t.Errorf("image content = %T", res.Content[2])
 	}
 	chartID := out["chart"].(map[string]any)["id"].(string)
 	// A preview links to its preview page, a saved chart to its chart

@@ -77,12 +77,13 @@ type Options struct {
 	MaxBodyBytes int64
 	// MaxResultBytes is the response budget of the data tools
 	// (run_dataset, get_chart_data, create_chart_preview, explore_data):
-	// the most bytes a tool result may take; rows are cut to fit it (a
+	// the most bytes a tool result may take, its summary, its data's
+	// JSON text and structuredContent together; rows are cut to fit it (a
 	// chart preview's PNG is not counted). A caller may lower it for
 	// one call (max_bytes), never raise it. It is separate from the
 	// executor's byte cap and the chat path's MaxToolOutputChars.
-	// Default DefaultResultBytes (40,000, about 21,000 tokens); values
-	// below MinResultBytes are raised to it.
+	// Default DefaultResultBytes (40,000); values below MinResultBytes
+	// are raised to it.
 	MaxResultBytes int
 	// MaxInFlight bounds the requests one principal (a user in a team,
 	// across its keys and grants) has in flight at once, from
@@ -542,13 +543,15 @@ func toolErrorOf(err error) toolError {
 }
 
 // errorResult turns err into a tool result with isError and a structured
-// {code, message} (and retry_after when waiting helps). The message is
-// the safe one; internals never leave.
+// {code, message} (and retry_after when waiting helps), in text as
+// "code: message" and, as for every result (toolResult), as JSON. The
+// message is the safe one; internals never leave.
 func errorResult(err error) *mcp.CallToolResult {
 	te := toolErrorOf(err)
+	js, _ := json.Marshal(te)
 	return &mcp.CallToolResult{
 		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: te.Code + ": " + te.Message}},
+		Content:           []mcp.Content{&mcp.TextContent{Text: te.Code + ": " + te.Message}, &mcp.TextContent{Text: string(js)}},
 		StructuredContent: te,
 	}
 }

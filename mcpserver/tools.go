@@ -189,7 +189,8 @@ func (s *Server) addTools() {
 }
 
 // reply is what a tool handler returns: a short summary for the text
-// content, the data for structuredContent, and optional extra content.
+// content, the data for structuredContent (and, serialized, for the
+// text content too: see toolResult), and optional extra content.
 type reply struct {
 	summary string
 	data    any
@@ -199,8 +200,8 @@ type reply struct {
 
 // handle adapts a tool function to the SDK: it passes the live principal
 // the middleware began the request with, turns errors into structured
-// error results (logging internal ones), and sets the text summary so the
-// SDK never repeats the data as text.
+// error results (logging internal ones), and makes the result
+// (toolResult).
 func handle[In any](s *Server, f func(ctx context.Context, p access.Principal, in In) (reply, error)) mcp.ToolHandlerFor[In, any] {
 	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 		p, ok := access.FromContext(ctx)
@@ -217,9 +218,32 @@ func handle[In any](s *Server, f func(ctx context.Context, p access.Principal, i
 		if p.Auth == access.AuthOAuth && !r.teamed {
 			r = s.withTeam(ctx, p.TeamID, r)
 		}
-		content := append([]mcp.Content{&mcp.TextContent{Text: r.summary}}, r.extra...)
-		return &mcp.CallToolResult{Content: content, StructuredContent: r.data}, nil, nil
+		res, err := toolResult(r)
+		if err != nil {
+			s.opts.Logger.Error("mcpserver: encode tool result", "tool", req.Params.Name, "err", err)
+			return errorResult(err), nil, nil
+		}
+		return res, nil, nil
 	}
+}
+
+// toolResult is the tool result of r: its summary, then the serialized
+// JSON of its data, then its extra content, with the data, encoded once
+// (encodeData), as structuredContent. The MCP spec (2025-06-18 and
+// 2025-11-25, "Structured Content") says a tool that returns structured
+// content SHOULD also return the serialized JSON in a TextContent block:
+// many clients pass only content to their model, which would otherwise
+// see the summary and no data. The summary stays first: it says what
+// the JSON does not (the rows the budget left out and how to narrow the
+// call, the dataset's scope, the data's date), and the spec asks for the
+// JSON as a TextContent block, not as the only one.
+func toolResult(r reply) (*mcp.CallToolResult, error) {
+	data, err := encodeData(r.data, nil)
+	if err != nil {
+		return nil, err
+	}
+	content := append([]mcp.Content{&mcp.TextContent{Text: r.summary}, &mcp.TextContent{Text: string(data)}}, r.extra...)
+	return &mcp.CallToolResult{Content: content, StructuredContent: data}, nil
 }
 
 // teamOut names the authorized team in an OAuth call's result: a grant is
