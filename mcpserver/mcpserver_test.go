@@ -1054,3 +1054,126 @@ func TestOrigin(t *testing.T) {
 		})
 	}
 }
+
+// TestSchemaMessages: an input that fails a tool's schema is
+// invalid_argument with a message in words that names the value by its
+// path, never the validator's internals.
+func TestSchemaMessages(t *testing.T) {
+	e := newEnv(t, nil, "")
+	cs := e.MustConnect(t, e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...))
+	filter := func(f ...map[string]any) map[string]any {
+		fs := make([]any, len(f))
+		for i, x := range f {
+			fs[i] = x
+		}
+		return map[string]any{"dataset_id": "ds_signups", "filters": fs}
+	}
+	many := func(n int, v any) []any {
+		out := make([]any, n)
+		for i := range out {
+			out[i] = v
+		}
+		return out
+	}
+	vars := map[string]any{}
+	for i := range 21 {
+		vars[fmt.Sprint("v", i)] = 1
+	}
+	preview := map[string]any{"dataset_id": "ds_signups", "chart_type": "line", "x_field": "week", "y_fields": []any{}, "name": "x"}
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"search_workspace", map[string]any{"limit": 0}, "limit must be at least 1"},
+		{"search_workspace", map[string]any{"limit": 51}, "limit must be at most 50"},
+		{"search_workspace", map[string]any{"limit": "5"}, "limit must be an integer"},
+		{"search_workspace", map[string]any{"limit": 2.5}, "limit must be an integer"},
+		{"search_workspace", map[string]any{"limit": nil}, "limit must be an integer, not null"},
+		{"search_workspace", map[string]any{"types": []any{"report"}}, "types[0] must be one of dashboard, chart, dataset, connection"},
+		{"run_dataset", map[string]any{"dataset_id": "ds_signups", "sql": "DELETE FROM t"}, "sql is not a known argument"},
+		{"get_chart_data", map[string]any{}, "chart_id is required"},
+		{"run_dataset", map[string]any{"dataset_id": ""}, "dataset_id must not be empty"},
+		{"run_dataset", map[string]any{"dataset_id": strings.Repeat("d", 101)}, "dataset_id must be at most 100 characters"},
+		{"run_dataset", map[string]any{"dataset_id": "ds_signups", "max_bytes": 99999}, "max_bytes must be at most 40000"},
+		{"run_dataset", filter(map[string]any{"field": "week", "op": "like", "value": "x"}), "filters[0].op must be one of eq, ne, gt, gte, lt, lte, contains, in"},
+		{"run_dataset", filter(map[string]any{"field": "week", "op": "eq", "value": map[string]any{"a": 1}}), "filters[0].value must be a string, number, boolean, null or array"},
+		{"run_dataset", filter(map[string]any{"field": "week", "op": "in", "value": many(101, 1)}), "filters[0].value must have at most 100 items"},
+		{"run_dataset", filter(map[string]any{"field": "week", "op": "in", "value": []any{1, []any{2}}}), "filters[0].value[1] must be a string, number, boolean or null"},
+		{"run_dataset", filter(map[string]any{"field": "week", "op": "eq", "value": 1}, map[string]any{"op": "eq", "value": 1}), "filters[1].field is required"},
+		{"run_dataset", filter(map[string]any{"field": "week", "op": "eq", "value": 1, "x": 1}), "filters[0].x is not a known property"},
+		{"get_chart_data", map[string]any{"chart_id": "chart_signups", "filters": many(21, map[string]any{"field": "week", "op": "eq", "value": 1})}, "filters must have at most 20 items"},
+		{"run_dataset", map[string]any{"dataset_id": "ds_signups", "variables": vars}, "variables must have at most 20 properties"},
+		{"create_chart_preview", preview, "y_fields must have at least 1 item"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			out, res := call(t, cs, tc.tool, tc.args)
+			if !res.IsError || out["code"] != "invalid_argument" || out["message"] != tc.want {
+				t.Errorf("%s(%v) = isError %v, %v; want invalid_argument %q", tc.tool, tc.args, res.IsError, out, tc.want)
+			}
+		})
+	}
+	// Arguments that are not an object, as a raw client may send them;
+	// none at all are an empty object.
+	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_workspace","arguments":[1]}}`
+	if _, _, b := postMCP(t, e.url, token, body); !strings.Contains(string(b), `"structuredContent":{"code":"invalid_argument","message":"arguments must be an object"}`) {
+		t.Errorf("arguments [1]: %.300s; want invalid_argument \"arguments must be an object\"", b)
+	}
+	if r := mustCallRaw(t, e.url, token, "search_workspace", nil); r.isError {
+		t.Errorf("no arguments: %v", r.data)
+	}
+}
+
+// TestNoBooleanSchemas: no schema of tools/list holds a bare true or
+// false where a schema object is expected (additionalProperties aside):
+// the MCP Inspector's --strict check refuses them as unportable.
+func TestNoBooleanSchemas(t *testing.T) {
+	e := newEnv(t, nil, "")
+	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
+	_, _, body := postMCP(t, e.url, token, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	var msg struct {
+		Result struct {
+			Tools []struct {
+				Name         string `json:"name"`
+				InputSchema  any    `json:"inputSchema"`
+				OutputSchema any    `json:"outputSchema"`
+			} `json:"tools"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(body, &msg); err != nil || len(msg.Result.Tools) != len(toolOrder) {
+		t.Fatalf("tools/list %.200s: %v", body, err)
+	}
+	var walk func(tool, path string, s any)
+	walk = func(tool, path string, s any) {
+		switch v := s.(type) {
+		case bool:
+			t.Errorf("%s: %s is the bare schema %v", tool, path, v)
+		case map[string]any:
+			for _, k := range []string{"items", "not", "contains", "propertyNames", "if", "then", "else"} {
+				if sub, ok := v[k]; ok {
+					walk(tool, path+"."+k, sub)
+				}
+			}
+			if sub, ok := v["additionalProperties"].(map[string]any); ok {
+				walk(tool, path+".additionalProperties", sub)
+			}
+			for _, k := range []string{"anyOf", "allOf", "oneOf", "prefixItems"} {
+				list, _ := v[k].([]any)
+				for i, sub := range list {
+					walk(tool, fmt.Sprintf("%s.%s[%d]", path, k, i), sub)
+				}
+			}
+			for _, k := range []string{"properties", "$defs", "patternProperties"} {
+				m, _ := v[k].(map[string]any)
+				for name, sub := range m {
+					walk(tool, path+"."+k+"."+name, sub)
+				}
+			}
+		}
+	}
+	for _, tool := range msg.Result.Tools {
+		walk(tool.Name, "inputSchema", tool.InputSchema)
+		walk(tool.Name, "outputSchema", tool.OutputSchema)
+	}
+}

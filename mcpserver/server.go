@@ -31,11 +31,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -118,15 +118,16 @@ type Server struct {
 	handler  http.Handler
 	metadata string // protected resource metadata URL
 	inFlight *inFlight
-	health   *authHealth         // whether authentication reaches its store
-	origins  map[string]struct{} // the allowed Origin values (originOf)
+	health   *authHealth                   // whether authentication reaches its store
+	origins  map[string]struct{}           // the allowed Origin values (originOf)
+	inputs   map[string]*jsonschema.Schema // each tool's input schema, by name
 }
 
 // New returns a Server whose tools call exec, authenticating bearer tokens
 // with authn. Each tool call is one request through gate (live
 // membership, then the rate limit of the credential). opts may be nil.
 func New(exec *dataexec.Executor, gate *access.Gate, authn Authenticate, opts *Options) *Server {
-	s := &Server{exec: exec, gate: gate, authn: authn}
+	s := &Server{exec: exec, gate: gate, authn: authn, inputs: map[string]*jsonschema.Schema{}}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -457,7 +458,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if r, ok := res.(*mcp.CallToolResult); ok && err == nil && r.IsError {
 				if r.StructuredContent == nil {
 					// The SDK's own input-schema failures come as text only.
-					*r = *errorResult(askbi.Errorf(askbi.InvalidArgument, "%s", schemaMessage(r.Content)))
+					*r = *errorResult(askbi.Errorf(askbi.InvalidArgument, "%s", s.inputMessage(name, call.Params.Arguments, r.Content)))
 				}
 				if te, ok := r.StructuredContent.(toolError); ok {
 					outcome = askbi.E(askbi.Code(te.Code))
@@ -495,35 +496,22 @@ func undeclared(method string) bool {
 	return false
 }
 
-var (
-	quoted   = regexp.MustCompile(`"(?:[^"\\]|\\.){24,}"`)
-	property = regexp.MustCompile(`/properties/([A-Za-z0-9_]+)`)
-)
-
-// schemaMessage makes a short, safe message of an SDK input-validation
-// failure: it names the field and drops long quoted input values, which
-// the SDK echoes.
-func schemaMessage(content []mcp.Content) string {
+// inputMessage is the message of the SDK's refusal of args, the
+// arguments of a call of tool name, as content: argumentError's words.
+// Should the two validators disagree, the refusal stands with a generic
+// message and the SDK's text is logged, never shown.
+func (s *Server) inputMessage(name string, args json.RawMessage, content []mcp.Content) string {
+	if msg := argumentError(s.inputs[name], args); msg != "" {
+		return msg
+	}
 	text := ""
 	if len(content) > 0 {
 		if t, ok := content[0].(*mcp.TextContent); ok {
 			text = t.Text
 		}
 	}
-	text = strings.TrimPrefix(text, `validating "arguments": `)
-	text = quoted.ReplaceAllString(text, `"…"`)
-	if m := property.FindAllStringSubmatch(text, -1); len(m) > 0 {
-		field := m[len(m)-1][1]
-		rule := text[strings.LastIndex(text, m[len(m)-1][0])+len(m[len(m)-1][0]):]
-		text = field + strings.TrimSpace(rule)
-	}
-	if r := []rune(text); len(r) > 200 {
-		text = string(r[:200]) + "…"
-	}
-	if text == "" {
-		text = "invalid arguments"
-	}
-	return "arguments: " + text
+	s.opts.Logger.Warn("mcpserver: an input refusal the schema check does not explain", "tool", name, "err", text)
+	return "the arguments do not match the tool's input schema"
 }
 
 // toolError is the structuredContent of every failed tool call.

@@ -176,10 +176,11 @@ func (s *Server) addTools() {
 		if d.budgeted {
 			input = budgetSchema(input, s.opts.MaxResultBytes)
 		}
+		s.inputs[d.name] = mustSchema(input)
 		d.register(s, &mcp.Tool{
 			Name:        d.name,
 			Description: d.desc,
-			InputSchema: mustSchema(input),
+			InputSchema: s.inputs[d.name],
 			// Failed calls carry {code, message}; clients that validate
 			// structuredContent of error results accept either shape.
 			OutputSchema: mustSchema([]byte(`{"type":"object","anyOf":[` + d.output + `,` + errorSchema + `]}`)),
