@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -201,9 +202,16 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // MustConnect connects the official go-sdk client with token.
 func (e *env) MustConnect(t testing.TB, token string) *mcp.ClientSession {
 	t.Helper()
+	return MustConnectTo(t, e.url, token)
+}
+
+// MustConnectTo connects the official go-sdk client to the MCP server at
+// url with token.
+func MustConnectTo(t testing.TB, url, token string) *mcp.ClientSession {
+	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "askbi-test", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: e.url, HTTPClient: &http.Client{Transport: bearer{token}},
+		Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token}},
 	}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
@@ -1175,5 +1183,45 @@ func TestNoBooleanSchemas(t *testing.T) {
 	for _, tool := range msg.Result.Tools {
 		walk(tool.Name, "inputSchema", tool.InputSchema)
 		walk(tool.Name, "outputSchema", tool.OutputSchema)
+	}
+}
+
+// TestChartImageFailure (seed 000 Test Plan: "optional image failure
+// preserves the chart link"): when the PNG of create_chart_preview cannot
+// be drawn, the preview is created and stored all the same, its
+// reference, link and data come back, and the answer says the image is
+// unavailable instead of carrying one.
+func TestChartImageFailure(t *testing.T) {
+	e := newEnv(t, nil, "")
+	exec := dataexec.NewExecutor(e.catalog, dataexec.SourceMap{"conn_acme": e.source, "conn_globex": e.source}, nil)
+	srv := mcpserver.New(exec, access.NewGate(e.checker, nil), e.keys.Verify, &mcpserver.Options{BaseURL: "https://bi.example.com"})
+	mcpserver.SetRenderer(srv, func(string, *dataexec.ChartData) ([]byte, error) { return nil, errors.New("the renderer failed") })
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	cs := MustConnectTo(t, hs.URL, e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...))
+	out, res := call(t, cs, "create_chart_preview", map[string]any{
+		"dataset_id": "ds_signups", "chart_type": "bar", "x_field": "week", "y_fields": []any{"signups"}, "name": "Signups bar", "image": true,
+	})
+	chart, _ := out["chart"].(map[string]any)
+	id, _ := chart["id"].(string)
+	if res.IsError || out["status"] != "preview" || id == "" || chart["url"] != "https://bi.example.com/previews/"+id {
+		t.Fatalf("create_chart_preview with a failing image = isError %v, %v; want the preview and its link", res.IsError, out)
+	}
+	if c, err := e.catalog.Chart(context.Background(), id); err != nil || c.Name != "Signups bar" || c.DashboardID != "" {
+		t.Errorf("the preview chart %v, %v: want it stored, on no dashboard", c, err)
+	}
+	if ds, _ := out["datasets"].([]any); len(ds) != 1 || len(out["labels"].([]any)) != 3 {
+		t.Errorf("datasets %v, labels %v: want the dataset reference and the chart's data", out["datasets"], out["labels"])
+	}
+	if msg, _ := out["image_error"].(string); !strings.Contains(msg, "could not be drawn") {
+		t.Errorf("image_error = %q; want it to say the image could not be drawn", msg)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "image is unavailable") || !strings.Contains(text, chart["url"].(string)) {
+		t.Errorf("summary %q: want the link and that the image is unavailable", text)
+	}
+	for _, c := range res.Content {
+		if _, ok := c.(*mcp.ImageContent); ok {
+			t.Error("an image came with the failure")
+		}
 	}
 }

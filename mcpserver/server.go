@@ -121,13 +121,15 @@ type Server struct {
 	health   *authHealth                   // whether authentication reaches its store
 	origins  map[string]struct{}           // the allowed Origin values (originOf)
 	inputs   map[string]*jsonschema.Schema // each tool's input schema, by name
+	// render draws create_chart_preview's PNG: renderPNG, or a test's.
+	render func(title string, cd *dataexec.ChartData) ([]byte, error)
 }
 
 // New returns a Server whose tools call exec, authenticating bearer tokens
 // with authn. Each tool call is one request through gate (live
 // membership, then the rate limit of the credential). opts may be nil.
 func New(exec *dataexec.Executor, gate *access.Gate, authn Authenticate, opts *Options) *Server {
-	s := &Server{exec: exec, gate: gate, authn: authn, inputs: map[string]*jsonschema.Schema{}}
+	s := &Server{exec: exec, gate: gate, authn: authn, inputs: map[string]*jsonschema.Schema{}, render: renderPNG}
 	if opts != nil {
 		s.opts = *opts
 	}

@@ -564,7 +564,7 @@ func (s *Server) createChartPreview(ctx context.Context, p access.Principal, b b
 	if b.in.Image {
 		// The chart exists whatever happens to its picture, which shows
 		// the whole chart; the budget applies to the data beside it.
-		if png, err = renderPNG(cr.Chart.Name, cr.Data); err != nil {
+		if png, err = s.render(cr.Chart.Name, cr.Data); err != nil {
 			s.opts.Logger.Warn("mcpserver: chart image", "err", err)
 			imageError = "the image could not be drawn; the chart was created"
 		}
@@ -575,8 +575,12 @@ func (s *Server) createChartPreview(ctx context.Context, p access.Principal, b b
 		for i, d := range cr.Datasets {
 			datasets[i] = s.link(d, dataexec.PageDataset)
 		}
+		summary := summarizeMeta(fmt.Sprintf("Created preview chart %q: %s", cr.Chart.Name, chart.URL), cr.Data.Meta)
+		if imageError != "" {
+			summary += " The image is unavailable: it could not be drawn; the chart was created."
+		}
 		return reply{
-			summary: summarizeMeta(fmt.Sprintf("Created preview chart %q: %s", cr.Chart.Name, chart.URL), cr.Data.Meta),
+			summary: summary,
 			data: struct {
 				Status   string   `json:"status"`
 				Chart    refOut   `json:"chart"`
