@@ -407,8 +407,14 @@ var (
 	// filtersSchema is the schema of []Filter.
 	filtersSchema = map[string]any{"type": "array", "maxItems": maxFilters, "items": map[string]any{
 		"type": "object", "additionalProperties": false, "required": []string{"field", "op"},
-		"properties": props{"field": fieldSchema, "op": enum(FilterOps), "value": {}},
+		"properties": props{"field": fieldSchema, "op": enum(FilterOps), "value": valueSchema},
 	}}
+	// valueSchema is the schema of Filter.Value: a scalar, or (for in) an
+	// array of scalars; validateFilters decides which op takes which.
+	// Typed, not an empty schema (a bare true once encoded), which
+	// clients that port tool schemas refuse.
+	valueSchema = map[string]any{"type": []string{"string", "number", "boolean", "null", "array"}, "maxItems": maxInValues,
+		"items": map[string]any{"type": []string{"string", "number", "boolean", "null"}}}
 )
 
 // object is the schema of an object with properties ps, of which required

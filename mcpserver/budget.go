@@ -16,18 +16,20 @@ import (
 	"github.com/askbi/askbi/dataexec"
 )
 
-// DefaultResultBytes is the default Options.MaxResultBytes: 40,000 bytes,
-// about 21,000 tokens of dense result JSON, under the 25,000 tokens past
-// which Claude Code refuses a tool result.
+// DefaultResultBytes is the default Options.MaxResultBytes: 40,000 bytes
+// of serialized tool result, which holds the data twice (as the JSON text
+// the MCP spec asks for, and as structuredContent), so each copy is at
+// most about 20,000 bytes.
 //
-// How bytes map to tokens: 1,000-row results encoded as this server
-// encodes them, counted with the cl100k_base and o200k_base BPE
-// tokenizers, give 1.9 bytes per token for dates and integers, 2.0 for
-// dates, codes, integers and decimals, 2.3 for 64-bit IDs and floats and
-// 4.6 for text. The densest case, 1.9, puts 25,000 tokens at 47,500
-// bytes; 40,000 bytes leaves 15% for a tokenizer that counts more (the
-// one Claude uses is not published). It is also under the ~50 KB other
-// BI MCP servers cap an answer at.
+// How bytes map to tokens: 40,000-byte answers of 1,000-row results, as
+// this server serves them, counted with the cl100k_base and o200k_base
+// BPE tokenizers, take 1.57 bytes per token for small integers, 2.0 for
+// dates with integers or decimals, 2.55 for 64-bit IDs and floats, 2.8
+// for two-letter codes and 3.8 for text. At the densest either copy of
+// the data is 12,750 tokens, half of the 25,000 past which Claude Code
+// refuses a tool result; the whole answer, both copies, 25,450 (the
+// tokenizer Claude uses is not published). It is also under the ~50 KB
+// other BI MCP servers cap an answer at.
 const DefaultResultBytes = 40000
 
 // MinResultBytes is the smallest budget a server or a caller may set:
@@ -100,8 +102,9 @@ func fromDataAction[In, Out any](a dataexec.Action[In, Out], desc, output string
 // truncated_reason, row_count: the rows returned) and in its text, with
 // how to narrow the call.
 //
-// The budget counts the tool result as the client receives it (its text
-// and structuredContent, an OAuth call's team label included), not the
+// The budget counts the whole tool result as the client receives it
+// (toolResult: the summary, the data's JSON as text and as
+// structuredContent, an OAuth call's team label included), not the
 // JSON-RPC envelope around it.
 func fitReply[In, Out any](ctx context.Context, s *Server, p access.Principal, b budgeted[In], out Out, shape func(*Server, In, Out) reply, c cutter[Out]) reply {
 	limit := s.opts.MaxResultBytes
@@ -176,14 +179,17 @@ func fitReply[In, Out any](ctx context.Context, s *Server, p access.Principal, b
 }
 
 // sized returns r with its data encoded, and the size of the tool result
-// it makes, as the SDK writes it: the data goes in verbatim.
+// it makes (toolResult), as the server writes it: the structured content
+// goes in verbatim (preEncode), the JSON text escaped.
 func sized(r reply) (reply, int) {
-	data, err := encodeData(r.data, nil)
+	res, err := toolResult(r)
 	if err != nil {
-		return r, 0 // the SDK reports the same error when it encodes r
+		return r, 0 // handle reports the same error when it encodes r
 	}
+	data := res.StructuredContent.(json.RawMessage)
 	r.data = data
-	frame, err := json.Marshal(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.summary}}, StructuredContent: json.RawMessage("0")})
+	res.StructuredContent = json.RawMessage("0")
+	frame, err := json.Marshal(res)
 	if err != nil {
 		return r, 0
 	}

@@ -72,8 +72,14 @@ func mustCallRaw(t *testing.T, url, token, tool string, args map[string]any) too
 		} `json:"content"`
 		StructuredContent map[string]any `json:"structuredContent"`
 	}
-	if err := json.Unmarshal(msg.Result, &res); err != nil || len(res.Content) == 0 {
-		t.Fatalf("%s: result %.200s: %v", tool, msg.Result, err)
+	if err := json.Unmarshal(msg.Result, &res); err != nil || len(res.Content) < 2 {
+		t.Fatalf("%s: result %.200s: %v; want a summary and the JSON", tool, msg.Result, err)
+	}
+	// The second text is the structured content, whole (a client that
+	// reads only content sees the same rows).
+	var text map[string]any
+	if err := json.Unmarshal([]byte(res.Content[1].Text), &text); err != nil || !cmp.Equal(res.StructuredContent, text) {
+		t.Errorf("%s: the second text %.200q is not the structuredContent (%v)", tool, res.Content[1].Text, err)
 	}
 	return toolResult{raw: msg.Result, isError: res.IsError, text: res.Content[0].Text, data: res.StructuredContent}
 }
@@ -233,12 +239,7 @@ func TestResultBudgetOAuth(t *testing.T) {
 	e := newEnvWith(t, bigSource(), "", func(o *mcpserver.Options, authn *mcpserver.Authenticate) {
 		o.MaxResultBytes = budget
 		o.TeamName = func(context.Context, string) string { return strings.Repeat("Acme ", 20) }
-		keys := *authn
-		*authn = func(ctx context.Context, token string) (access.Principal, error) {
-			p, err := keys(ctx, token)
-			p.Auth = access.AuthOAuth
-			return p, err
-		}
+		asOAuth(o, authn)
 	})
 	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
 	r := mustCallRaw(t, e.url, token, "run_dataset", map[string]any{"dataset_id": "ds_signups"})

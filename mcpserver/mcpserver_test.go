@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -201,9 +202,16 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // MustConnect connects the official go-sdk client with token.
 func (e *env) MustConnect(t testing.TB, token string) *mcp.ClientSession {
 	t.Helper()
+	return MustConnectTo(t, e.url, token)
+}
+
+// MustConnectTo connects the official go-sdk client to the MCP server at
+// url with token.
+func MustConnectTo(t testing.TB, url, token string) *mcp.ClientSession {
+	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "askbi-test", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: e.url, HTTPClient: &http.Client{Transport: bearer{token}},
+		Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token}},
 	}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
@@ -212,9 +220,25 @@ func (e *env) MustConnect(t testing.TB, token string) *mcp.ClientSession {
 	return cs
 }
 
-// call runs a tool and returns its structured content as a map, checking
-// it against the tool's declared output schema.
+// call runs a tool that cs lists and returns its structured content as a
+// map, checking it against the tool's declared output schema.
 func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (map[string]any, *mcp.CallToolResult) {
+	t.Helper()
+	return callListedBy(t, cs, cs, name, args)
+}
+
+// callUnlisted runs a tool that cs must not list (hidden by its scopes or
+// role), checking the result against the output schema that lister, a
+// session that lists it, declares.
+func callUnlisted(t *testing.T, cs, lister *mcp.ClientSession, name string, args map[string]any) (map[string]any, *mcp.CallToolResult) {
+	t.Helper()
+	if slices.Contains(listed(t, cs), name) {
+		t.Errorf("%s is listed to a caller that cannot call it", name)
+	}
+	return callListedBy(t, cs, lister, name, args)
+}
+
+func callListedBy(t *testing.T, cs, lister *mcp.ClientSession, name string, args map[string]any) (map[string]any, *mcp.CallToolResult) {
 	t.Helper()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
@@ -228,16 +252,39 @@ func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any)
 	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatalf("%s: structuredContent %s is not an object", name, raw)
 	}
-	checkOutputSchema(t, cs, name, out)
-	if len(res.Content) == 0 {
-		t.Fatalf("%s: no text summary", name)
-	}
-	if tc, ok := res.Content[0].(*mcp.TextContent); !ok || strings.Contains(tc.Text, string(raw)) || len(tc.Text) > 300 {
-		t.Errorf("%s: text content %v is not a short summary, or repeats the data", name, res.Content[0])
-	}
+	checkOutputSchema(t, lister, name, out)
+	checkTextContent(t, name, res, out)
 	return out, res
 }
 
+// checkTextContent checks that res's content is a short summary, then
+// the serialized JSON of its structuredContent out (MCP: "a tool that
+// returns structured content SHOULD also return the serialized JSON in a
+// TextContent block"), so a client that passes only content to its model
+// passes the data too.
+func checkTextContent(t *testing.T, name string, res *mcp.CallToolResult, out map[string]any) {
+	t.Helper()
+	if len(res.Content) < 2 {
+		t.Fatalf("%s: %d content blocks, want a summary and the JSON", name, len(res.Content))
+	}
+	if tc, ok := res.Content[0].(*mcp.TextContent); !ok || len(tc.Text) > 300 || strings.HasPrefix(tc.Text, "{") {
+		t.Errorf("%s: first content %v is not a short summary", name, res.Content[0])
+	}
+	tc, ok := res.Content[1].(*mcp.TextContent)
+	if !ok {
+		t.Fatalf("%s: second content is %T, want the JSON as text", name, res.Content[1])
+	}
+	var text map[string]any
+	if err := json.Unmarshal([]byte(tc.Text), &text); err != nil {
+		t.Fatalf("%s: second content %.200q is not JSON: %v", name, tc.Text, err)
+	}
+	if diff := cmp.Diff(out, text); diff != "" {
+		t.Errorf("%s: the text JSON is not the structuredContent (-structuredContent +text):\n%s", name, diff)
+	}
+}
+
+// checkOutputSchema checks out against the output schema cs's tools/list
+// declares for tool name; a tool missing from the list fails the test.
 func checkOutputSchema(t *testing.T, cs *mcp.ClientSession, name string, out map[string]any) {
 	t.Helper()
 	lt, err := cs.ListTools(context.Background(), nil)
@@ -262,12 +309,20 @@ func checkOutputSchema(t *testing.T, cs *mcp.ClientSession, name string, out map
 		}
 		return
 	}
+	t.Errorf("%s: not in tools/list, so its output schema is unknown", name)
 }
 
 // wantError checks a tool error result's structured code.
 func wantError(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any, code string) {
 	t.Helper()
 	out, res := call(t, cs, name, args)
+	wantErrorResult(t, name, args, code, out, res)
+}
+
+// wantErrorResult checks the result of a call of name with args: an
+// error with code and a message.
+func wantErrorResult(t *testing.T, name string, args map[string]any, code string, out map[string]any, res *mcp.CallToolResult) {
+	t.Helper()
 	if !res.IsError || out["code"] != code {
 		t.Errorf("%s(%v) = isError %v, %v; want code %s", name, args, res.IsError, out, code)
 	}
@@ -291,7 +346,19 @@ func TestToolsListByScope(t *testing.T) {
 			continue // a key needs a scope
 		}
 		t.Run(fmt.Sprint(scopes), func(t *testing.T) {
-			cs := e.MustConnect(t, e.MustKey(t, "alice", "acme", access.AllProjects(), scopes...))
+			key := e.MustKey(t, "alice", "acme", access.AllProjects(), scopes...)
+			// tools is always an array, empty for a key that can list
+			// nothing: clients refuse "tools": null.
+			_, _, body := postMCP(t, e.url, key, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+			var raw struct {
+				Result struct {
+					Tools json.RawMessage `json:"tools"`
+				} `json:"result"`
+			}
+			if err := json.Unmarshal(body, &raw); err != nil || !bytes.HasPrefix(raw.Result.Tools, []byte("[")) {
+				t.Errorf("tools/list answered tools %s (%v); want an array", raw.Result.Tools, err)
+			}
+			cs := e.MustConnect(t, key)
 			lt, err := cs.ListTools(context.Background(), nil)
 			if err != nil {
 				t.Fatal(err)
@@ -329,8 +396,75 @@ func TestToolsListByScope(t *testing.T) {
 	}
 }
 
-// TestToolsListBudget serializes the real tools/list answer with every
-// scope granted.
+// TestToolsListByRole: tools/list shows only the tools the caller's live
+// role and key can call, by access.Allow's rules, besides its scopes:
+// exploration and chart previews need a team owner or admin with an
+// all-project key. A role change shows at once, on the same key.
+func TestToolsListByRole(t *testing.T) {
+	e := newEnv(t, nil, "")
+	reads := []string{"search_workspace", "get_workspace_activity", "run_dataset", "get_chart_data"}
+	for _, tc := range []struct {
+		name, user string
+		projects   access.Projects
+		want       []string
+	}{
+		{"owner", "alice", access.AllProjects(), toolOrder},
+		{"owner, one-project key", "alice", access.ProjectSet("growth"), reads},
+		{"editor", "bob", access.ProjectSet("growth"), reads},
+		{"viewer", "vic", access.AllProjects(), reads},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := e.MustConnect(t, e.MustKey(t, tc.user, "acme", tc.projects, access.AllScopes...))
+			if diff := cmp.Diff(tc.want, listed(t, cs)); diff != "" {
+				t.Errorf("tools/list mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+	cs := e.MustConnect(t, e.MustKey(t, "vic", "acme", access.AllProjects(), access.AllScopes...))
+	e.dir.SetMember("acme", "vic", access.RoleAdmin, access.AllProjects())
+	if diff := cmp.Diff(toolOrder, listed(t, cs)); diff != "" {
+		t.Errorf("tools/list after vic became an admin mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestToolsListPassesTheGate: tools/list reads the live role through the
+// request gate, so it spends the rate budget like a call and, past it,
+// is a JSON-RPC error with code rate_limited and Retry-After.
+func TestToolsListPassesTheGate(t *testing.T) {
+	e := newEnv(t, nil, "")
+	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.ScopeDataRead)
+	exec := dataexec.NewExecutor(e.catalog, dataexec.SourceMap{"conn_acme": e.source}, nil)
+	gate := access.NewGate(e.checker, access.NewMemoryRateLimiter(&access.RateOptions{Burst: 1, Rate: 0.001, Now: func() time.Time { return now }}))
+	hs := httptest.NewServer(mcpserver.New(exec, gate, e.keys.Verify, nil))
+	t.Cleanup(hs.Close)
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	if status, _, b := postMCP(t, hs.URL, token, list); status != http.StatusOK || !strings.Contains(string(b), `"tools":[`) {
+		t.Fatalf("first tools/list: %d %.200s", status, b)
+	}
+	status, h, b := postMCP(t, hs.URL, token, list)
+	var re rpcError
+	if json.Unmarshal(b, &re) != nil || re.Error.Data.Code != "rate_limited" || h.Get("Retry-After") == "" {
+		t.Errorf("second tools/list past the budget: %d %v %s; want a rate_limited JSON-RPC error with Retry-After", status, h, b)
+	}
+}
+
+// listed are the names cs's tools/list shows.
+func listed(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	lt, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range lt.Tools {
+		names = append(names, tool.Name)
+	}
+	return names
+}
+
+// TestToolsListBudget serializes the real tools/list answer for the
+// widest credential (an owner's all-project key with every scope): at
+// most 8,000 characters and eight tools (seed 000); and it holds all six.
 func TestToolsListBudget(t *testing.T) {
 	e := newEnv(t, nil, "")
 	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
@@ -352,8 +486,11 @@ func TestToolsListBudget(t *testing.T) {
 	if err := json.Unmarshal(msg.Result, &list); err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Tools) != 6 || len(list.Tools) > 8 {
-		t.Errorf("tools/list has %d tools, want 6 (at most 8)", len(list.Tools))
+	if len(list.Tools) > 8 {
+		t.Errorf("tools/list has %d tools, over the eight allowed", len(list.Tools))
+	}
+	if len(list.Tools) != len(toolOrder) {
+		t.Errorf("tools/list has %d tools, want the %d of the widest credential", len(list.Tools), len(toolOrder))
 	}
 	n := len(msg.Result)
 	t.Logf("serialized tools/list: %d characters (budget 8000, goal 6000)", n)
@@ -362,6 +499,10 @@ func TestToolsListBudget(t *testing.T) {
 	}
 }
 
+// TestUnauthenticated: every request without a valid credential gets
+// 401 with the resource metadata; a refused token's challenge says
+// error="invalid_token" (RFC 6750 §3), a request with no token at all
+// gets the plain challenge (§3.1).
 func TestUnauthenticated(t *testing.T) {
 	e := newEnv(t, nil, "")
 	revoked := e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
@@ -369,16 +510,26 @@ func TestUnauthenticated(t *testing.T) {
 		t.Fatalf("the key does not work before it is revoked: %v", err)
 	}
 	e.MustRevoke(t, "alice", "acme", revoked)
-	for name, header := range map[string]string{
-		"missing":    "",
-		"malformed":  "Bearer nope",
-		"not bearer": "Basic YWxpY2U6eA==",
-		"revoked":    "Bearer " + revoked,
+	removed := e.MustKey(t, "bob", "acme", access.ProjectSet("growth"), access.ScopeDataRead)
+	e.dir.RemoveMember("acme", "bob")
+	const metadata = `resource_metadata="https://bi.example.com/.well-known/oauth-protected-resource/mcp"`
+	for name, tc := range map[string]struct {
+		header  string
+		refused bool // a token was presented and refused
+	}{
+		"missing":          {"", false},
+		"no token":         {"Bearer ", false},
+		"not bearer":       {"Basic YWxpY2U6eA==", false},
+		"malformed":        {"Bearer nope", true},
+		"lower-case":       {"bearer nope", true},
+		"session token":    {"Bearer askbi_session_abc", true},
+		"revoked":          {"Bearer " + revoked, true},
+		"removed member's": {"Bearer " + removed, true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			req := mcpRequest(t.Context(), e.url, "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-			if header != "" {
-				req.Header.Set("Authorization", header)
+			if tc.header != "" {
+				req.Header.Set("Authorization", tc.header)
 			}
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -388,8 +539,13 @@ func TestUnauthenticated(t *testing.T) {
 			if resp.StatusCode != http.StatusUnauthorized {
 				t.Errorf("status = %d, want 401", resp.StatusCode)
 			}
-			if h := resp.Header.Get("WWW-Authenticate"); !strings.Contains(h, `resource_metadata="https://bi.example.com/.well-known/oauth-protected-resource/mcp"`) {
-				t.Errorf("WWW-Authenticate = %q", h)
+			h := resp.Header.Values("WWW-Authenticate")
+			want := `Bearer ` + metadata
+			if tc.refused {
+				want = `Bearer error="invalid_token", error_description="the credential is invalid, expired or revoked", ` + metadata
+			}
+			if diff := cmp.Diff([]string{want}, h); diff != "" {
+				t.Errorf("WWW-Authenticate mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -433,12 +589,12 @@ func TestEveryTool(t *testing.T) {
 	out, res := call(t, cs, "create_chart_preview", map[string]any{
 		"dataset_id": "ds_signups", "chart_type": "bar", "x_field": "week", "y_fields": []any{"signups"}, "name": "Signups bar", "image": true,
 	})
-	if out["status"] != "preview" || len(res.Content) != 2 {
-		t.Fatalf("create_chart_preview = %v, %d content blocks", out, len(res.Content))
+	if out["status"] != "preview" || len(res.Content) != 3 {
+		t.Fatalf("create_chart_preview = %v, %d content blocks, want the summary, the JSON and the image", out, len(res.Content))
 	}
-	img, ok := res.Content[1].(*mcp.ImageContent)
+	img, ok := res.Content[2].(*mcp.ImageContent)
 	if !ok || img.MIMEType != "image/png" || len(img.Data) > 256<<10 || !bytes.HasPrefix(img.Data, []byte("\x89PNG")) {
-		t.Errorf("image content = %T", res.Content[1])
+		t.Errorf("image content = %T", res.Content[2])
 	}
 	chartID := out["chart"].(map[string]any)["id"].(string)
 	// A preview links to its preview page, a saved chart to its chart
@@ -497,27 +653,36 @@ func TestDenials(t *testing.T) {
 
 	before := e.source.calls
 	stored := e.stored(t)
-	tests := []struct {
+	type denial struct {
 		name string
 		cs   *mcp.ClientSession
 		tool string
 		args map[string]any
 		code string
-	}{
+	}
+	// Tools the caller's role or key cannot use are not listed, and
+	// forbidden to call.
+	for _, tt := range []denial{
+		{"chart preview by an editor", bob, "create_chart_preview", preview, "forbidden"},
+		{"chart preview on a selected-project key", aliceGrowth, "create_chart_preview", preview, "forbidden"},
+		{"explore by a viewer", vic, "explore_data", map[string]any{"operation": "preview", "connection_id": "conn_acme", "sql": sqlMRR}, "forbidden"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, res := callUnlisted(t, tt.cs, alice, tt.tool, tt.args)
+			wantErrorResult(t, tt.tool, tt.args, tt.code, out, res)
+		})
+	}
+	for _, tt := range []denial{
 		{"other team's dataset", carol, "run_dataset", map[string]any{"dataset_id": "ds_signups"}, "not_found"},
 		{"other team's chart", alice, "get_chart_data", map[string]any{"chart_id": "chart_tickets"}, "not_found"},
 		{"unknown dataset", alice, "run_dataset", map[string]any{"dataset_id": "ds_nope"}, "not_found"},
 		{"other project on a selected-project key", aliceGrowth, "run_dataset", map[string]any{"dataset_id": "ds_mrr"}, "not_found"},
 		{"other project for a limited member", bob, "get_chart_data", map[string]any{"chart_id": "chart_mrr"}, "not_found"},
-		{"chart preview by an editor", bob, "create_chart_preview", preview, "forbidden"},
-		{"chart preview on a selected-project key", aliceGrowth, "create_chart_preview", preview, "forbidden"},
-		{"explore by a viewer", vic, "explore_data", map[string]any{"operation": "preview", "connection_id": "conn_acme", "sql": sqlMRR}, "forbidden"},
 		{"save into another team's dashboard", alice, "explore_data", map[string]any{"operation": "save", "connection_id": "conn_acme", "sql": sqlMRR, "name": "x", "dashboard_id": "dash_ops"}, "not_found"},
 		{"explore another team's connection", alice, "explore_data", map[string]any{"operation": "preview", "connection_id": "conn_globex", "sql": sqlTickets}, "not_found"},
 		{"activity of a project outside the key", aliceGrowth, "get_workspace_activity", map[string]any{"project_id": "finance"}, "not_found"},
 		{"chart from a text-only field", alice, "create_chart_preview", map[string]any{"dataset_id": "ds_notes", "chart_type": "bar", "x_field": "week", "y_fields": []any{"note"}, "name": "x"}, "invalid_result"},
-	}
-	for _, tt := range tests {
+	} {
 		t.Run(tt.name, func(t *testing.T) { wantError(t, tt.cs, tt.tool, tt.args, tt.code) })
 	}
 	// Only the text-only chart ran its query (to validate its sample).
@@ -528,19 +693,31 @@ func TestDenials(t *testing.T) {
 		t.Errorf("denied calls changed the catalog (-before +after):\n%s", diff)
 	}
 
-	// An unknown tool is a protocol error; a hidden one is the step-up
-	// challenge (TestStepUp).
+	// An unknown tool is a protocol error; one hidden for lack of a scope
+	// is the step-up challenge (OAuth, TestStepUp) or scope_required (API
+	// keys, TestScopeRequiredForKeys).
 	_, err := aliceRead.CallTool(context.Background(), &mcp.CallToolParams{Name: "no_such_tool", Arguments: preview})
 	if err == nil || !strings.Contains(err.Error(), "unknown tool") {
 		t.Errorf("CallTool(no_such_tool) = %v, want unknown tool", err)
 	}
 }
 
-// TestStepUp: a call that needs a scope the token lacks, by its tool or
-// by its arguments, answers 403 with the insufficient_scope challenge
-// naming the scopes the call needs, and runs nothing.
+// asOAuth makes the env's API keys verify as OAuth access tokens (Auth
+// AuthOAuth), for the rules that differ between the two.
+func asOAuth(_ *mcpserver.Options, authn *mcpserver.Authenticate) {
+	keys := *authn
+	*authn = func(ctx context.Context, token string) (access.Principal, error) {
+		p, err := keys(ctx, token)
+		p.Auth = access.AuthOAuth
+		return p, err
+	}
+}
+
+// TestStepUp: an OAuth call that needs a scope the token lacks, by its
+// tool or by its arguments, answers 403 with the insufficient_scope
+// challenge naming the scopes the call needs, and runs nothing.
 func TestStepUp(t *testing.T) {
-	e := newEnv(t, nil, "")
+	e := newEnvWith(t, nil, "", asOAuth)
 	read := e.MustKey(t, "alice", "acme", access.AllProjects(), access.ScopeDataRead)
 	full := e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
 	preview := map[string]any{"dataset_id": "ds_signups", "chart_type": "line", "x_field": "week", "y_fields": []any{"signups"}, "name": "x"}
@@ -584,6 +761,44 @@ func TestStepUp(t *testing.T) {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": "run_dataset", "arguments": map[string]any{"dataset_id": "ds_signups", "refresh": true}}})
 	if status, _, b := postMCP(t, e.url, full, string(body)); status != http.StatusOK || strings.Contains(string(b), "isError\":true") {
 		t.Errorf("refresh with the scope: %d %s", status, b)
+	}
+}
+
+// TestScopeRequiredForKeys: an API key's client cannot ask the user for
+// more scopes, so a call that needs a scope the key lacks, by its tool or
+// by its arguments, is a tool error scope_required naming the missing
+// scopes (never the 403 step-up challenge, which clients report only as
+// "Forbidden"), and runs nothing.
+func TestScopeRequiredForKeys(t *testing.T) {
+	e := newEnv(t, nil, "")
+	cs := e.MustConnect(t, e.MustKey(t, "alice", "acme", access.AllProjects(), access.ScopeDataRead))
+	full := e.MustConnect(t, e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...))
+	preview := map[string]any{"dataset_id": "ds_signups", "chart_type": "line", "x_field": "week", "y_fields": []any{"signups"}, "name": "x"}
+	save := map[string]any{"operation": "save", "connection_id": "conn_acme", "sql": sqlMRR, "name": "x", "dashboard_id": "dash_fin"}
+	before, stored := e.source.calls, e.stored(t)
+	for _, tc := range []struct {
+		name, tool string
+		args       map[string]any
+		missing    string
+	}{
+		{"a tool the key does not list", "create_chart_preview", preview, "charts:preview"},
+		{"refresh without data:refresh", "run_dataset", map[string]any{"dataset_id": "ds_signups", "refresh": true}, "data:refresh"},
+		{"chart refresh without data:refresh", "get_chart_data", map[string]any{"chart_id": "chart_signups", "refresh": true}, "data:refresh"},
+		{"save without datasets:write", "explore_data", save, "datasets:write"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, res := callListedBy(t, cs, full, tc.tool, tc.args)
+			msg, _ := out["message"].(string)
+			if !res.IsError || out["code"] != "scope_required" || !strings.Contains(msg, tc.missing) {
+				t.Errorf("%s(%v) = isError %v, %v; want scope_required naming %s", tc.tool, tc.args, res.IsError, out, tc.missing)
+			}
+		})
+	}
+	if got := e.source.calls - before; got != 0 {
+		t.Errorf("refused calls ran %d source queries", got)
+	}
+	if diff := cmp.Diff(stored, e.stored(t)); diff != "" {
+		t.Errorf("refused calls changed the catalog (-before +after):\n%s", diff)
 	}
 }
 
@@ -792,6 +1007,221 @@ func TestEnumsAreDataexecs(t *testing.T) {
 	for name, s := range schemas {
 		if s.AdditionalProperties == nil || s.AdditionalProperties.Not == nil {
 			t.Errorf("%s accepts unknown properties", name)
+		}
+	}
+}
+
+// TestOrigin: a present Origin that is neither BaseURL's nor one of
+// Options.AllowedOrigins gets 403 (Streamable HTTP, 2025-11-25), before
+// authentication; no Origin (a client outside a browser) is served.
+func TestOrigin(t *testing.T) {
+	e := newEnvWith(t, nil, "", func(o *mcpserver.Options, _ *mcpserver.Authenticate) {
+		o.AllowedOrigins = []string{"http://localhost:6274", "https://Inspector.example.com/"}
+	})
+	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.ScopeDataRead)
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	for _, tc := range []struct {
+		origin, token string
+		want          int
+	}{
+		{"", token, http.StatusOK},
+		{"https://bi.example.com", token, http.StatusOK},
+		{"http://localhost:6274", token, http.StatusOK},
+		{"https://inspector.example.com", token, http.StatusOK},
+		{"https://evil.example.com", token, http.StatusForbidden},
+		{"https://evil.example.com", "", http.StatusForbidden},
+		{"null", token, http.StatusForbidden},
+		{"http://bi.example.com", token, http.StatusForbidden},
+		{"https://bi.example.com:8443", token, http.StatusForbidden},
+		{"https://bi.example.com.evil.example.com", token, http.StatusForbidden},
+		{"http://localhost:6275", token, http.StatusForbidden},
+		{"http://127.0.0.1:6274", token, http.StatusForbidden},
+	} {
+		t.Run(tc.origin+" "+fmt.Sprint(tc.token != ""), func(t *testing.T) {
+			req := mcpRequest(t.Context(), e.url, tc.token, list)
+			if tc.origin != "" {
+				req.Header.Set("Origin", tc.origin)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var re struct {
+				Error struct {
+					Data struct{ Code string } `json:"data"`
+				} `json:"error"`
+			}
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.want {
+				t.Fatalf("Origin %q: status %d %.200s, want %d", tc.origin, resp.StatusCode, body, tc.want)
+			}
+			if tc.want == http.StatusForbidden && (json.Unmarshal(body, &re) != nil || re.Error.Data.Code != "forbidden") {
+				t.Errorf("Origin %q: body %s; want a JSON-RPC error with code forbidden", tc.origin, body)
+			}
+		})
+	}
+}
+
+// TestSchemaMessages: an input that fails a tool's schema is
+// invalid_argument with a message in words that names the value by its
+// path, never the validator's internals.
+func TestSchemaMessages(t *testing.T) {
+	e := newEnv(t, nil, "")
+	cs := e.MustConnect(t, e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...))
+	filter := func(f ...map[string]any) map[string]any {
+		fs := make([]any, len(f))
+		for i, x := range f {
+			fs[i] = x
+		}
+		return map[string]any{"dataset_id": "ds_signups", "filters": fs}
+	}
+	many := func(n int, v any) []any {
+		out := make([]any, n)
+		for i := range out {
+			out[i] = v
+		}
+		return out
+	}
+	vars := map[string]any{}
+	for i := range 21 {
+		vars[fmt.Sprint("v", i)] = 1
+	}
+	preview := map[string]any{"dataset_id": "ds_signups", "chart_type": "line", "x_field": "week", "y_fields": []any{}, "name": "x"}
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"search_workspace", map[string]any{"limit": 0}, "limit must be at least 1"},
+		{"search_workspace", map[string]any{"limit": 51}, "limit must be at most 50"},
+		{"search_workspace", map[string]any{"limit": "5"}, "limit must be an integer"},
+		{"search_workspace", map[string]any{"limit": 2.5}, "limit must be an integer"},
+		{"search_workspace", map[string]any{"limit": nil}, "limit must be an integer, not null"},
+		{"search_workspace", map[string]any{"types": []any{"report"}}, "types[0] must be one of dashboard, chart, dataset, connection"},
+		{"run_dataset", map[string]any{"dataset_id": "ds_signups", "sql": "DELETE FROM t"}, "sql is not a known argument"},
+		{"get_chart_data", map[string]any{}, "chart_id is required"},
+		{"run_dataset", map[string]any{"dataset_id": ""}, "dataset_id must not be empty"},
+		{"run_dataset", map[string]any{"dataset_id": strings.Repeat("d", 101)}, "dataset_id must be at most 100 characters"},
+		{"run_dataset", map[string]any{"dataset_id": "ds_signups", "max_bytes": 99999}, "max_bytes must be at most 40000"},
+		{"run_dataset", filter(map[string]any{"field": "week", "op": "like", "value": "x"}), "filters[0].op must be one of eq, ne, gt, gte, lt, lte, contains, in"},
+		{"run_dataset", filter(map[string]any{"field": "week", "op": "eq", "value": map[string]any{"a": 1}}), "filters[0].value must be a string, number, boolean, null or array"},
+		{"run_dataset", filter(map[string]any{"field": "week", "op": "in", "value": many(101, 1)}), "filters[0].value must have at most 100 items"},
+		{"run_dataset", filter(map[string]any{"field": "week", "op": "in", "value": []any{1, []any{2}}}), "filters[0].value[1] must be a string, number, boolean or null"},
+		{"run_dataset", filter(map[string]any{"field": "week", "op": "eq", "value": 1}, map[string]any{"op": "eq", "value": 1}), "filters[1].field is required"},
+		{"run_dataset", filter(map[string]any{"field": "week", "op": "eq", "value": 1, "x": 1}), "filters[0].x is not a known property"},
+		{"get_chart_data", map[string]any{"chart_id": "chart_signups", "filters": many(21, map[string]any{"field": "week", "op": "eq", "value": 1})}, "filters must have at most 20 items"},
+		{"run_dataset", map[string]any{"dataset_id": "ds_signups", "variables": vars}, "variables must have at most 20 properties"},
+		{"create_chart_preview", preview, "y_fields must have at least 1 item"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			out, res := call(t, cs, tc.tool, tc.args)
+			if !res.IsError || out["code"] != "invalid_argument" || out["message"] != tc.want {
+				t.Errorf("%s(%v) = isError %v, %v; want invalid_argument %q", tc.tool, tc.args, res.IsError, out, tc.want)
+			}
+		})
+	}
+	// Arguments that are not an object, as a raw client may send them;
+	// none at all are an empty object.
+	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_workspace","arguments":[1]}}`
+	if _, _, b := postMCP(t, e.url, token, body); !strings.Contains(string(b), `"structuredContent":{"code":"invalid_argument","message":"arguments must be an object"}`) {
+		t.Errorf("arguments [1]: %.300s; want invalid_argument \"arguments must be an object\"", b)
+	}
+	if r := mustCallRaw(t, e.url, token, "search_workspace", nil); r.isError {
+		t.Errorf("no arguments: %v", r.data)
+	}
+}
+
+// TestNoBooleanSchemas: no schema of tools/list holds a bare true or
+// false where a schema object is expected (additionalProperties aside):
+// the MCP Inspector's --strict check refuses them as unportable.
+func TestNoBooleanSchemas(t *testing.T) {
+	e := newEnv(t, nil, "")
+	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
+	_, _, body := postMCP(t, e.url, token, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	var msg struct {
+		Result struct {
+			Tools []struct {
+				Name         string `json:"name"`
+				InputSchema  any    `json:"inputSchema"`
+				OutputSchema any    `json:"outputSchema"`
+			} `json:"tools"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(body, &msg); err != nil || len(msg.Result.Tools) != len(toolOrder) {
+		t.Fatalf("tools/list %.200s: %v", body, err)
+	}
+	var walk func(tool, path string, s any)
+	walk = func(tool, path string, s any) {
+		switch v := s.(type) {
+		case bool:
+			t.Errorf("%s: %s is the bare schema %v", tool, path, v)
+		case map[string]any:
+			for _, k := range []string{"items", "not", "contains", "propertyNames", "if", "then", "else"} {
+				if sub, ok := v[k]; ok {
+					walk(tool, path+"."+k, sub)
+				}
+			}
+			if sub, ok := v["additionalProperties"].(map[string]any); ok {
+				walk(tool, path+".additionalProperties", sub)
+			}
+			for _, k := range []string{"anyOf", "allOf", "oneOf", "prefixItems"} {
+				list, _ := v[k].([]any)
+				for i, sub := range list {
+					walk(tool, fmt.Sprintf("%s.%s[%d]", path, k, i), sub)
+				}
+			}
+			for _, k := range []string{"properties", "$defs", "patternProperties"} {
+				m, _ := v[k].(map[string]any)
+				for name, sub := range m {
+					walk(tool, path+"."+k+"."+name, sub)
+				}
+			}
+		}
+	}
+	for _, tool := range msg.Result.Tools {
+		walk(tool.Name, "inputSchema", tool.InputSchema)
+		walk(tool.Name, "outputSchema", tool.OutputSchema)
+	}
+}
+
+// TestChartImageFailure (seed 000 Test Plan: "optional image failure
+// preserves the chart link"): when the PNG of create_chart_preview cannot
+// be drawn, the preview is created and stored all the same, its
+// reference, link and data come back, and the answer says the image is
+// unavailable instead of carrying one.
+func TestChartImageFailure(t *testing.T) {
+	e := newEnv(t, nil, "")
+	exec := dataexec.NewExecutor(e.catalog, dataexec.SourceMap{"conn_acme": e.source, "conn_globex": e.source}, nil)
+	srv := mcpserver.New(exec, access.NewGate(e.checker, nil), e.keys.Verify, &mcpserver.Options{BaseURL: "https://bi.example.com"})
+	mcpserver.SetRenderer(srv, func(string, *dataexec.ChartData) ([]byte, error) { return nil, errors.New("the renderer failed") })
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	cs := MustConnectTo(t, hs.URL, e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...))
+	out, res := call(t, cs, "create_chart_preview", map[string]any{
+		"dataset_id": "ds_signups", "chart_type": "bar", "x_field": "week", "y_fields": []any{"signups"}, "name": "Signups bar", "image": true,
+	})
+	chart, _ := out["chart"].(map[string]any)
+	id, _ := chart["id"].(string)
+	if res.IsError || out["status"] != "preview" || id == "" || chart["url"] != "https://bi.example.com/previews/"+id {
+		t.Fatalf("create_chart_preview with a failing image = isError %v, %v; want the preview and its link", res.IsError, out)
+	}
+	if c, err := e.catalog.Chart(context.Background(), id); err != nil || c.Name != "Signups bar" || c.DashboardID != "" {
+		t.Errorf("the preview chart %v, %v: want it stored, on no dashboard", c, err)
+	}
+	if ds, _ := out["datasets"].([]any); len(ds) != 1 || len(out["labels"].([]any)) != 3 {
+		t.Errorf("datasets %v, labels %v: want the dataset reference and the chart's data", out["datasets"], out["labels"])
+	}
+	if msg, _ := out["image_error"].(string); !strings.Contains(msg, "could not be drawn") {
+		t.Errorf("image_error = %q; want it to say the image could not be drawn", msg)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "image is unavailable") || !strings.Contains(text, chart["url"].(string)) {
+		t.Errorf("summary %q: want the link and that the image is unavailable", text)
+	}
+	for _, c := range res.Content {
+		if _, ok := c.(*mcp.ImageContent); ok {
+			t.Error("an image came with the failure")
 		}
 	}
 }

@@ -2,13 +2,16 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
@@ -52,18 +55,19 @@ type retryKey struct{}
 // in flight, and hands the request's context down to the tool handlers.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || token == "" {
+		token, ok := bearerToken(r)
+		if !ok {
 			next.ServeHTTP(w, r) // the bearer check answers 401
 			return
 		}
+		began := s.health.begin()
 		p, err := s.authn(r.Context(), token)
 		if err != nil && askbi.ErrorCode(err) != askbi.Unauthenticated {
-			s.authState(err)
+			s.health.failed(token, err)
 			writeRPCError(w, http.StatusServiceUnavailable, askbi.Errorf(askbi.Unavailable, "authentication is unavailable; try again shortly"))
 			return
 		}
-		s.authState(nil)
+		s.health.answered(token, began)
 		ctx := context.WithValue(r.Context(), authKey{}, authOutcome{token: token, p: p, err: err})
 		if err == nil {
 			release, ok := s.inFlight.acquire(p.TeamID + "/" + p.UserID)
@@ -81,17 +85,60 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	})
 }
 
-// authState logs when authentication becomes unavailable and when it
-// recovers, once each, not once per request.
-func (s *Server) authState(err error) {
-	if err != nil {
-		if s.authDown.CompareAndSwap(false, true) {
-			s.opts.Logger.Error("mcpserver: authentication is unavailable; answering 503 until it recovers", "err", err)
-		}
+// authHealth logs when authentication cannot reach its store and when
+// it can again, once each, not once per request. A success alone proves
+// nothing about the store: access.Keys answers a key it verified
+// moments ago from memory while the store is down. What proves that the
+// store answers again is an answer other than unavailable for a token
+// that failed as unavailable during this outage (no cache keeps a
+// failure), to a request that began after that failure. It is safe for
+// concurrent use.
+type authHealth struct {
+	log *slog.Logger
+
+	mu     sync.Mutex
+	down   bool
+	seq    uint64                       // failures seen
+	tokens map[[sha256.Size]byte]uint64 // this outage's failed tokens (by hash): seq of their last failure
+}
+
+// maxFailedTokens bounds the failed tokens an outage remembers.
+const maxFailedTokens = 1024
+
+// begin returns the mark of a request about to authenticate.
+func (h *authHealth) begin() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.seq
+}
+
+// failed notes that authenticating token could not reach the store.
+func (h *authHealth) failed(token string, err error) {
+	sum := sha256.Sum256([]byte(token))
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.seq++
+	if !h.down {
+		h.down = true
+		h.tokens = map[[sha256.Size]byte]uint64{}
+		h.log.Error("mcpserver: authentication is unavailable; answering 503 until it recovers", "err", err)
+	}
+	if _, ok := h.tokens[sum]; ok || len(h.tokens) < maxFailedTokens {
+		h.tokens[sum] = h.seq
+	}
+}
+
+// answered notes that authenticating token, begun at mark began, got an
+// answer (a principal, or unauthenticated).
+func (h *authHealth) answered(token string, began uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.down {
 		return
 	}
-	if s.authDown.CompareAndSwap(true, false) {
-		s.opts.Logger.Info("mcpserver: authentication recovered")
+	if at, ok := h.tokens[sha256.Sum256([]byte(token))]; ok && began >= at {
+		h.down, h.tokens = false, nil
+		h.log.Info("mcpserver: authentication recovered")
 	}
 }
 
@@ -138,18 +185,21 @@ func (w *retryWriter) Write(b []byte) (int, error) { w.header(); return w.Respon
 
 func (w *retryWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// writeRPCError answers a request the server refuses before MCP handles
-// it: HTTP status, Retry-After when waiting helps, and a JSON-RPC error
-// whose data carries the askbi code, message and retry hint.
-func writeRPCError(w http.ResponseWriter, status int, err error) {
+// rpcError is err as a JSON-RPC error whose data carries the askbi code,
+// message and retry hint.
+func rpcError(err error) *jsonrpc.Error {
 	te := toolErrorOf(err)
-	if te.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(te.RetryAfter))
+	data, _ := json.Marshal(te)
+	return &jsonrpc.Error{Code: codeServerError, Message: te.Code + ": " + te.Message, Data: data}
+}
+
+// writeRPCError answers a request the server refuses before MCP handles
+// it: HTTP status, Retry-After when waiting helps, and rpcError.
+func writeRPCError(w http.ResponseWriter, status int, err error) {
+	if sec, ok := access.RetryAfter(err); ok && sec > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(sec))
 	}
-	b, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0", "id": nil,
-		"error": map[string]any{"code": codeServerError, "message": te.Code + ": " + te.Message, "data": te},
-	})
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": rpcError(err)})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)

@@ -128,6 +128,86 @@ func TestAuthenticationUnavailable(t *testing.T) {
 	}
 }
 
+// downKeyStore is a key store that fails with unavailable while down.
+type downKeyStore struct {
+	access.KeyStore
+	down *atomic.Bool
+}
+
+func (s downKeyStore) ByPrefix(ctx context.Context, prefix string) (access.Key, error) {
+	if s.down.Load() {
+		return access.Key{}, askbi.Errorf(askbi.Unavailable, "the database is unavailable")
+	}
+	return s.KeyStore.ByPrefix(ctx, prefix)
+}
+
+// TestAuthenticationOutageLogsOnce: while the key store is down, a key
+// the cache still answers is served, and that says nothing about the
+// store: alternating it with a key the store must answer logs the
+// outage once, not an outage and a recovery per request. The recovery
+// is logged once, when the store answers again, and a second outage is
+// logged again.
+func TestAuthenticationOutageLogsOnce(t *testing.T) {
+	e := newEnv(t, nil, "")
+	var down atomic.Bool
+	keys := access.NewKeys(downKeyStore{KeyStore: access.NewMemoryKeyStore(), down: &down}, e.dir, nil)
+	owner, err := e.checker.Live(context.Background(), access.Principal{UserID: "alice", TeamID: "acme", Auth: access.AuthSession})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func() string {
+		secret, _, err := keys.Create(context.Background(), owner, access.KeyRequest{Name: "k", Scopes: []string{"data:read"}, Projects: access.AllProjects()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return secret
+	}
+	cached, uncached, later := key(), key(), key()
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(writerFunc(func(b []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return logs.Write(b) }), nil))
+	url := e.serve(t, keys.Verify, &mcpserver.Options{Logger: log}, nil)
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	want := func(token string, status int) {
+		t.Helper()
+		if resp, body := post(t, context.Background(), url, token, list); resp.StatusCode != status {
+			t.Fatalf("status %d %.200s, want %d", resp.StatusCode, body, status)
+		}
+	}
+	counts := func() (errors, recoveries int) {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Count(logs.String(), "level=ERROR"), strings.Count(logs.String(), "authentication recovered")
+	}
+	want(cached, http.StatusOK) // now in the key cache
+
+	down.Store(true)
+	for range 5 {
+		want(cached, http.StatusOK)
+		want(uncached, http.StatusServiceUnavailable)
+	}
+	if n, m := counts(); n != 1 || m != 0 {
+		t.Errorf("during the outage: %d ERROR lines and %d recoveries, want 1 and 0:\n%s", n, m, logs.String())
+	}
+	down.Store(false)
+	want(cached, http.StatusOK)
+	if n, m := counts(); n != 1 || m != 0 {
+		t.Errorf("a cached key after the store is back: %d ERROR lines and %d recoveries, want 1 and 0", n, m)
+	}
+	want(uncached, http.StatusOK)
+	want(cached, http.StatusOK)
+	if n, m := counts(); n != 1 || m != 1 {
+		t.Errorf("after the store answered: %d ERROR lines and %d recoveries, want 1 and 1:\n%s", n, m, logs.String())
+	}
+	down.Store(true)
+	want(later, http.StatusServiceUnavailable)
+	want(cached, http.StatusOK)
+	want(later, http.StatusServiceUnavailable)
+	if n, m := counts(); n != 2 || m != 1 {
+		t.Errorf("a second outage: %d ERROR lines and %d recoveries, want 2 and 1:\n%s", n, m, logs.String())
+	}
+}
+
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }

@@ -30,12 +30,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"regexp"
+	"net/url"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -62,6 +62,13 @@ type Options struct {
 	// MCPPath is where the host mounts the server, for the protected
 	// resource metadata. Default "/mcp".
 	MCPPath string
+	// AllowedOrigins are the origins ("https://app.example.com"),
+	// besides BaseURL's, whose browser pages may call the MCP endpoint,
+	// such as a web MCP client's. A request whose Origin header is
+	// present and neither is answered 403 (Streamable HTTP: against DNS
+	// rebinding, 2025-11-25); a request without Origin (a client outside
+	// a browser) is served. Default none.
+	AllowedOrigins []string
 	// Activity feeds get_workspace_activity. Default an empty feed.
 	Activity Activity
 	// Audit records every tool call (ActionToolCall). Default none.
@@ -70,12 +77,13 @@ type Options struct {
 	MaxBodyBytes int64
 	// MaxResultBytes is the response budget of the data tools
 	// (run_dataset, get_chart_data, create_chart_preview, explore_data):
-	// the most bytes a tool result may take; rows are cut to fit it (a
+	// the most bytes a tool result may take, its summary, its data's
+	// JSON text and structuredContent together; rows are cut to fit it (a
 	// chart preview's PNG is not counted). A caller may lower it for
 	// one call (max_bytes), never raise it. It is separate from the
 	// executor's byte cap and the chat path's MaxToolOutputChars.
-	// Default DefaultResultBytes (40,000, about 21,000 tokens); values
-	// below MinResultBytes are raised to it.
+	// Default DefaultResultBytes (40,000); values below MinResultBytes
+	// are raised to it.
 	MaxResultBytes int
 	// MaxInFlight bounds the requests one principal (a user in a team,
 	// across its keys and grants) has in flight at once, from
@@ -110,14 +118,18 @@ type Server struct {
 	handler  http.Handler
 	metadata string // protected resource metadata URL
 	inFlight *inFlight
-	authDown atomic.Bool // authentication cannot reach its store
+	health   *authHealth                   // whether authentication reaches its store
+	origins  map[string]struct{}           // the allowed Origin values (originOf)
+	inputs   map[string]*jsonschema.Schema // each tool's input schema, by name
+	// render draws create_chart_preview's PNG: renderPNG, or a test's.
+	render func(title string, cd *dataexec.ChartData) ([]byte, error)
 }
 
 // New returns a Server whose tools call exec, authenticating bearer tokens
 // with authn. Each tool call is one request through gate (live
 // membership, then the rate limit of the credential). opts may be nil.
 func New(exec *dataexec.Executor, gate *access.Gate, authn Authenticate, opts *Options) *Server {
-	s := &Server{exec: exec, gate: gate, authn: authn}
+	s := &Server{exec: exec, gate: gate, authn: authn, inputs: map[string]*jsonschema.Schema{}, render: renderPNG}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -152,6 +164,13 @@ func New(exec *dataexec.Executor, gate *access.Gate, authn Authenticate, opts *O
 	if o.TeamName == nil {
 		o.TeamName = func(_ context.Context, id string) string { return id }
 	}
+	s.origins = map[string]struct{}{}
+	for _, a := range append([]string{o.BaseURL}, o.AllowedOrigins...) {
+		if origin := originOf(a); origin != "" {
+			s.origins[origin] = struct{}{}
+		}
+	}
+	s.health = &authHealth{log: o.Logger}
 	s.audit = access.NewAuditor(o.Audit, o.Logger, o.Now)
 	s.metadata = o.BaseURL + "/.well-known/oauth-protected-resource" + o.MCPPath
 
@@ -172,11 +191,89 @@ func New(exec *dataexec.Executor, gate *access.Gate, authn Authenticate, opts *O
 		MaxRequestBodyBytes:        o.MaxBodyBytes,
 		DisableLocalhostProtection: o.DisableLocalhostProtection,
 	})
-	s.handler = s.guard(auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
+	s.handler = s.checkOrigin(s.guard(s.invalidToken(auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
 		ResourceMetadataURL:    s.metadata,
 		AllowMissingExpiration: true, // API keys do not expire; they are revoked
-	})(s.stepUp(h)))
+	})(s.stepUp(h)))))
 	return s
+}
+
+// bearerToken returns the bearer token of r's Authorization header, read
+// as the go-sdk's bearer check reads it (the scheme in any case).
+func bearerToken(r *http.Request) (string, bool) {
+	f := strings.Fields(r.Header.Get("Authorization"))
+	if len(f) != 2 || !strings.EqualFold(f[0], "Bearer") {
+		return "", false
+	}
+	return f[1], true
+}
+
+// invalidToken wraps the go-sdk's bearer check, which answers every
+// refusal with the plain challenge: when r presented a token, its 401
+// says error="invalid_token" (RFC 6750 §3), so a client knows to get
+// another token; a request without one keeps the plain challenge
+// (§3.1).
+func (s *Server) invalidToken(next http.Handler) http.Handler {
+	challenge := fmt.Sprintf(`Bearer error="invalid_token", error_description=%q, resource_metadata=%q`,
+		"the credential is invalid, expired or revoked", s.metadata)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := bearerToken(r); ok {
+			w = &challengeWriter{ResponseWriter: w, challenge: challenge}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// challengeWriter replaces the WWW-Authenticate header of a 401 answer.
+type challengeWriter struct {
+	http.ResponseWriter
+	challenge string
+}
+
+func (w *challengeWriter) WriteHeader(code int) {
+	if code == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", w.challenge)
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *challengeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// checkOrigin answers 403 to a request whose Origin header is present and
+// not an allowed origin (Options.AllowedOrigins, BaseURL's): a browser
+// page of another site, or one reaching the server through DNS
+// rebinding, whose Origin then names the attacker's host even when Host
+// passes. It runs first, before authentication.
+func (s *Server) checkOrigin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if vs := r.Header.Values("Origin"); len(vs) > 0 {
+			if _, ok := s.origins[originOf(vs[0])]; !ok || len(vs) > 1 {
+				writeRPCError(w, http.StatusForbidden, askbi.Errorf(askbi.Forbidden, "requests from the origin %.100q are not allowed here", vs[0]))
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// originOf is the serialized origin of u, "scheme://host[:port]" in lower
+// case without a default port, or "" when u has none (the opaque origin
+// "null" among them), which no allowed origin equals.
+func originOf(u string) string {
+	p, err := url.Parse(strings.TrimSpace(u))
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || p.User != nil {
+		return ""
+	}
+	host, port := strings.ToLower(p.Hostname()), p.Port()
+	if port == "" || p.Scheme == "http" && port == "80" || p.Scheme == "https" && port == "443" {
+		port = ""
+	} else {
+		port = ":" + port
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return strings.ToLower(p.Scheme) + "://" + host + port
 }
 
 // AnyOf returns an Authenticate that accepts what any of authns accepts,
@@ -201,14 +298,15 @@ func AnyOf(authns ...Authenticate) Authenticate {
 
 // stepUp runs between authentication and the MCP handler. A bearer
 // token in the query string is refused (tokens go in the Authorization
-// header only). A tools/call whose tool or arguments need a scope the
-// token lacks answers HTTP 403 with WWW-Authenticate
+// header only). An OAuth tools/call whose tool or arguments need a scope
+// the token lacks answers HTTP 403 with WWW-Authenticate
 // error="insufficient_scope" and the scopes the call needs (MCP
-// authorization, "Runtime insufficient scope errors"), so an OAuth
-// client can ask the user for them; this covers a tool hidden from the
-// token's tools/list as much as refresh: true without data:refresh.
-// Failures no new scope can fix (role, project, not found) stay tool
-// results.
+// authorization, "Runtime insufficient scope errors"), so the client can
+// ask the user for them; this covers a tool hidden from the token's
+// tools/list as much as refresh: true without data:refresh. An API key's
+// client cannot ask anyone, so its call gets the tool error
+// scope_required instead (see middleware). Failures no new scope can fix
+// (role, project, not found) stay tool results.
 func (s *Server) stepUp(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if q := r.URL.Query(); q.Has("access_token") {
@@ -221,7 +319,7 @@ func (s *Server) stepUp(next http.Handler) http.Handler {
 			return
 		}
 		p, _ := ti.Extra[principalKey].(access.Principal)
-		if !slices.ContainsFunc(access.AllScopes, func(sc access.Scope) bool { return !p.HasScope(sc) }) {
+		if p.Auth != access.AuthOAuth || !slices.ContainsFunc(access.AllScopes, func(sc access.Scope) bool { return !p.HasScope(sc) }) {
 			// No call can need a scope p lacks; the SDK caps the body.
 			next.ServeHTTP(w, r)
 			return
@@ -241,12 +339,8 @@ func (s *Server) stepUp(next http.Handler) http.Handler {
 		}
 		if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" {
 			if d, ok := toolByName(msg.Params.Name); ok {
-				need := d.neededScopes(msg.Params.Arguments)
-				if slices.ContainsFunc(need, func(sc access.Scope) bool { return !p.HasScope(sc) }) {
-					names := make([]string, len(need))
-					for i, sc := range need {
-						names[i] = string(sc)
-					}
+				if len(d.missingScopes(p, msg.Params.Arguments)) > 0 {
+					names := scopeNames(d.neededScopes(msg.Params.Arguments))
 					w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q, error_description=%q`,
 						strings.Join(names, " "), s.metadata, "this call needs the "+strings.Join(names, " and ")+" scope"))
 					http.Error(w, "insufficient scope: this call needs "+strings.Join(names, " "), http.StatusForbidden)
@@ -298,7 +392,7 @@ func (s *Server) verify(ctx context.Context, token string, r *http.Request) (*au
 		return nil, fmt.Errorf("%w: %s", auth.ErrInvalidToken, askbi.ErrorMessage(err))
 	}
 	if err != nil {
-		s.authState(err)
+		s.health.failed(token, err)
 		return nil, errors.New("authentication is unavailable")
 	}
 	scopes := make([]string, len(p.Scopes))
@@ -317,20 +411,28 @@ func principalOf(extra *mcp.RequestExtra) (access.Principal, bool) {
 	return p, ok
 }
 
-// middleware orders and filters tools/list by the caller's scopes, hides
-// tools/call of tools the caller cannot list, gives SDK input-validation
-// failures a structured invalid_argument, and audits every call.
+// middleware orders and filters tools/list by the caller's scopes,
+// answers a tools/call that needs a scope the caller lacks with the tool
+// error scope_required naming it, gives SDK input-validation failures a
+// structured invalid_argument, and audits every call.
 func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "tools/list":
+			// The list depends on the live role: it passes the gate like
+			// a call.
 			p, _ := principalOf(req.GetExtra())
+			live, err := s.gate.Begin(ctx, p)
+			if err != nil {
+				noteRetry(ctx, err)
+				return nil, rpcError(err)
+			}
 			res, err := next(ctx, method, req)
 			if err != nil {
 				return res, err
 			}
 			lr := res.(*mcp.ListToolsResult)
-			lr.Tools = visibleTools(lr.Tools, p)
+			lr.Tools = visibleTools(lr.Tools, live)
 			return lr, nil
 		case "tools/call":
 			ctx, stop := withRequest(ctx)
@@ -338,8 +440,8 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			call := req.(*mcp.CallToolRequest)
 			p, _ := principalOf(call.Extra)
 			name := call.Params.Name
-			if d, ok := toolByName(name); !ok || !d.visibleTo(p) {
-				// A hidden tool answers exactly like an unknown one.
+			d, ok := toolByName(name)
+			if !ok || p.UserID == "" {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
 			}
 			target := access.Team(p.TeamID)
@@ -349,13 +451,16 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			live, err := s.gate.Begin(ctx, p)
 			if err != nil {
 				res, err = errorResult(err), nil
+			} else if missing := d.missingScopes(live, call.Params.Arguments); len(missing) > 0 {
+				res = errorResult(askbi.Errorf(askbi.ScopeRequired, "this call needs the %s scope, which this credential does not have",
+					strings.Join(scopeNames(missing), " and ")))
 			} else {
 				res, err = next(access.NewContext(ctx, live), method, req)
 			}
 			if r, ok := res.(*mcp.CallToolResult); ok && err == nil && r.IsError {
 				if r.StructuredContent == nil {
 					// The SDK's own input-schema failures come as text only.
-					*r = *errorResult(askbi.Errorf(askbi.InvalidArgument, "%s", schemaMessage(r.Content)))
+					*r = *errorResult(askbi.Errorf(askbi.InvalidArgument, "%s", s.inputMessage(name, call.Params.Arguments, r.Content)))
 				}
 				if te, ok := r.StructuredContent.(toolError); ok {
 					outcome = askbi.E(askbi.Code(te.Code))
@@ -393,35 +498,22 @@ func undeclared(method string) bool {
 	return false
 }
 
-var (
-	quoted   = regexp.MustCompile(`"(?:[^"\\]|\\.){24,}"`)
-	property = regexp.MustCompile(`/properties/([A-Za-z0-9_]+)`)
-)
-
-// schemaMessage makes a short, safe message of an SDK input-validation
-// failure: it names the field and drops long quoted input values, which
-// the SDK echoes.
-func schemaMessage(content []mcp.Content) string {
+// inputMessage is the message of the SDK's refusal of args, the
+// arguments of a call of tool name, as content: argumentError's words.
+// Should the two validators disagree, the refusal stands with a generic
+// message and the SDK's text is logged, never shown.
+func (s *Server) inputMessage(name string, args json.RawMessage, content []mcp.Content) string {
+	if msg := argumentError(s.inputs[name], args); msg != "" {
+		return msg
+	}
 	text := ""
 	if len(content) > 0 {
 		if t, ok := content[0].(*mcp.TextContent); ok {
 			text = t.Text
 		}
 	}
-	text = strings.TrimPrefix(text, `validating "arguments": `)
-	text = quoted.ReplaceAllString(text, `"…"`)
-	if m := property.FindAllStringSubmatch(text, -1); len(m) > 0 {
-		field := m[len(m)-1][1]
-		rule := text[strings.LastIndex(text, m[len(m)-1][0])+len(m[len(m)-1][0]):]
-		text = field + strings.TrimSpace(rule)
-	}
-	if r := []rune(text); len(r) > 200 {
-		text = string(r[:200]) + "…"
-	}
-	if text == "" {
-		text = "invalid arguments"
-	}
-	return "arguments: " + text
+	s.opts.Logger.Warn("mcpserver: an input refusal the schema check does not explain", "tool", name, "err", text)
+	return "the arguments do not match the tool's input schema"
 }
 
 // toolError is the structuredContent of every failed tool call.
@@ -441,13 +533,15 @@ func toolErrorOf(err error) toolError {
 }
 
 // errorResult turns err into a tool result with isError and a structured
-// {code, message} (and retry_after when waiting helps). The message is
-// the safe one; internals never leave.
+// {code, message} (and retry_after when waiting helps), in text as
+// "code: message" and, as for every result (toolResult), as JSON. The
+// message is the safe one; internals never leave.
 func errorResult(err error) *mcp.CallToolResult {
 	te := toolErrorOf(err)
+	js, _ := json.Marshal(te)
 	return &mcp.CallToolResult{
 		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: te.Code + ": " + te.Message}},
+		Content:           []mcp.Content{&mcp.TextContent{Text: te.Code + ": " + te.Message}, &mcp.TextContent{Text: string(js)}},
 		StructuredContent: te,
 	}
 }

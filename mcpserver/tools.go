@@ -76,6 +76,19 @@ func (d tool) neededScopes(args json.RawMessage) []access.Scope {
 	return out
 }
 
+// missingScopes are the scopes of neededScopes that p lacks.
+func (d tool) missingScopes(p access.Principal, args json.RawMessage) []access.Scope {
+	return slices.DeleteFunc(d.neededScopes(args), p.HasScope)
+}
+
+func scopeNames(scopes []access.Scope) []string {
+	names := make([]string, len(scopes))
+	for i, sc := range scopes {
+		names[i] = string(sc)
+	}
+	return names
+}
+
 // fromAction makes a tool of a product action; shape turns its result
 // into the reply.
 func fromAction[In, Out any](a dataexec.Action[In, Out], desc, output string, shape func(s *Server, in In, out Out) reply) tool {
@@ -121,14 +134,19 @@ func toolByName(name string) (tool, bool) {
 	return tools[i], true
 }
 
+// visibleTo reports whether live principal p may call d: its right on
+// p's team, by access.Allow (scopes, live role, an all-project key where
+// the rule asks for one). Rights on one entity (a project's dataset) are
+// decided when a call names it.
 func (d tool) visibleTo(p access.Principal) bool {
-	return p.UserID != "" && !slices.ContainsFunc(d.right.Scopes(), func(s access.Scope) bool { return !p.HasScope(s) })
+	return access.Allow(p, d.right, access.Team(p.TeamID)) == nil
 }
 
 // visibleTools puts the SDK's name-sorted list in our order and keeps the
-// tools p's scopes allow.
+// tools live principal p may call: an array, empty when none is ("tools":
+// null is refused by clients).
 func visibleTools(listed []*mcp.Tool, p access.Principal) []*mcp.Tool {
-	var out []*mcp.Tool
+	out := []*mcp.Tool{}
 	for _, d := range tools {
 		if !d.visibleTo(p) {
 			continue
@@ -158,10 +176,11 @@ func (s *Server) addTools() {
 		if d.budgeted {
 			input = budgetSchema(input, s.opts.MaxResultBytes)
 		}
+		s.inputs[d.name] = mustSchema(input)
 		d.register(s, &mcp.Tool{
 			Name:        d.name,
 			Description: d.desc,
-			InputSchema: mustSchema(input),
+			InputSchema: s.inputs[d.name],
 			// Failed calls carry {code, message}; clients that validate
 			// structuredContent of error results accept either shape.
 			OutputSchema: mustSchema([]byte(`{"type":"object","anyOf":[` + d.output + `,` + errorSchema + `]}`)),
@@ -171,7 +190,8 @@ func (s *Server) addTools() {
 }
 
 // reply is what a tool handler returns: a short summary for the text
-// content, the data for structuredContent, and optional extra content.
+// content, the data for structuredContent (and, serialized, for the
+// text content too: see toolResult), and optional extra content.
 type reply struct {
 	summary string
 	data    any
@@ -181,8 +201,8 @@ type reply struct {
 
 // handle adapts a tool function to the SDK: it passes the live principal
 // the middleware began the request with, turns errors into structured
-// error results (logging internal ones), and sets the text summary so the
-// SDK never repeats the data as text.
+// error results (logging internal ones), and makes the result
+// (toolResult).
 func handle[In any](s *Server, f func(ctx context.Context, p access.Principal, in In) (reply, error)) mcp.ToolHandlerFor[In, any] {
 	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 		p, ok := access.FromContext(ctx)
@@ -199,9 +219,32 @@ func handle[In any](s *Server, f func(ctx context.Context, p access.Principal, i
 		if p.Auth == access.AuthOAuth && !r.teamed {
 			r = s.withTeam(ctx, p.TeamID, r)
 		}
-		content := append([]mcp.Content{&mcp.TextContent{Text: r.summary}}, r.extra...)
-		return &mcp.CallToolResult{Content: content, StructuredContent: r.data}, nil, nil
+		res, err := toolResult(r)
+		if err != nil {
+			s.opts.Logger.Error("mcpserver: encode tool result", "tool", req.Params.Name, "err", err)
+			return errorResult(err), nil, nil
+		}
+		return res, nil, nil
 	}
+}
+
+// toolResult is the tool result of r: its summary, then the serialized
+// JSON of its data, then its extra content, with the data, encoded once
+// (encodeData), as structuredContent. The MCP spec (2025-06-18 and
+// 2025-11-25, "Structured Content") says a tool that returns structured
+// content SHOULD also return the serialized JSON in a TextContent block:
+// many clients pass only content to their model, which would otherwise
+// see the summary and no data. The summary stays first: it says what
+// the JSON does not (the rows the budget left out and how to narrow the
+// call, the dataset's scope, the data's date), and the spec asks for the
+// JSON as a TextContent block, not as the only one.
+func toolResult(r reply) (*mcp.CallToolResult, error) {
+	data, err := encodeData(r.data, nil)
+	if err != nil {
+		return nil, err
+	}
+	content := append([]mcp.Content{&mcp.TextContent{Text: r.summary}, &mcp.TextContent{Text: string(data)}}, r.extra...)
+	return &mcp.CallToolResult{Content: content, StructuredContent: data}, nil
 }
 
 // teamOut names the authorized team in an OAuth call's result: a grant is
@@ -521,7 +564,7 @@ func (s *Server) createChartPreview(ctx context.Context, p access.Principal, b b
 	if b.in.Image {
 		// The chart exists whatever happens to its picture, which shows
 		// the whole chart; the budget applies to the data beside it.
-		if png, err = renderPNG(cr.Chart.Name, cr.Data); err != nil {
+		if png, err = s.render(cr.Chart.Name, cr.Data); err != nil {
 			s.opts.Logger.Warn("mcpserver: chart image", "err", err)
 			imageError = "the image could not be drawn; the chart was created"
 		}
@@ -532,8 +575,12 @@ func (s *Server) createChartPreview(ctx context.Context, p access.Principal, b b
 		for i, d := range cr.Datasets {
 			datasets[i] = s.link(d, dataexec.PageDataset)
 		}
+		summary := summarizeMeta(fmt.Sprintf("Created preview chart %q: %s", cr.Chart.Name, chart.URL), cr.Data.Meta)
+		if imageError != "" {
+			summary += " The image is unavailable: it could not be drawn; the chart was created."
+		}
 		return reply{
-			summary: summarizeMeta(fmt.Sprintf("Created preview chart %q: %s", cr.Chart.Name, chart.URL), cr.Data.Meta),
+			summary: summary,
 			data: struct {
 				Status   string   `json:"status"`
 				Chart    refOut   `json:"chart"`

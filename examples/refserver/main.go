@@ -81,8 +81,11 @@ type config struct {
 	assistantRoles  string
 	demoSignIn      bool
 	mcpResultBytes  int
-	debugAddr       string
-	denyLoopback    bool
+	// mcpOrigins are the origins, besides the public URL's, whose browser
+	// pages may call /mcp (comma-separated).
+	mcpOrigins   string
+	debugAddr    string
+	denyLoopback bool
 
 	// Overload bounds (zero means the SDK's default).
 	rate            float64
@@ -131,6 +134,7 @@ func main() {
 	flag.StringVar(&cfg.assistantRoles, "assistant-roles", "owner,admin,editor,viewer", "the team roles that may use the assistant")
 	flag.DurationVar(&cfg.turnTimeout, "turn-timeout", defaultTurnTimeout, "deadline of one chat turn (model and tools); a turn running twice as long was abandoned by a process that died and shows as failed")
 	flag.BoolVar(&cfg.demoSignIn, "demo-sign-in", true, "let the page sign in as a demo user without a token (turn off when the server is reachable by others)")
+	flag.StringVar(&cfg.mcpOrigins, "mcp-allowed-origins", "", "comma-separated origins, besides the public URL's, whose browser pages may call /mcp, e.g. http://localhost:6274 for the MCP Inspector's web UI (another Origin gets 403)")
 	flag.IntVar(&cfg.mcpResultBytes, "mcp-result-bytes", mcpserver.DefaultResultBytes, "response budget of the MCP data tools, in bytes of serialized tool result (callers may lower it with max_bytes)")
 	flag.StringVar(&cfg.debugAddr, "debug-addr", "", "serve /debug/pprof/ on this loopback address (off by default)")
 	flag.BoolVar(&cfg.denyLoopback, "deny-loopback", false, "refuse remote MCP servers on this machine (loopback addresses, localhost), for a server others use; the demo's own MCP servers run on loopback, so the demo connection is then not set up")
@@ -466,6 +470,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	a.mcp = mcpserver.New(a.executor, gate, mcpserver.AnyOf(a.oauth.Verify, a.keys.Verify), &mcpserver.Options{
 		BaseURL: base, Activity: activity, Audit: a.audit, Logger: log, MaxInFlight: cfg.mcpMaxInFlight,
 		MaxResultBytes:       cfg.mcpResultBytes,
+		AllowedOrigins:       strings.FieldsFunc(cfg.mcpOrigins, func(r rune) bool { return r == ',' || r == ' ' }),
 		AuthorizationServers: []string{a.oauth.Issuer()},
 		TeamName:             func(_ context.Context, id string) string { return orDefault(teamNames[id], id) },
 	})

@@ -26,6 +26,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/internal/pgtest"
 )
 
 var noFollow = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -95,6 +96,19 @@ func (ta *testApp) register(t *testing.T, name, redirect string) string {
 // for the demo principal name in team and returns the access token.
 func (ta *testApp) oauthToken(t *testing.T, name, team string, scopes []string) string {
 	t.Helper()
+	return ta.oauthTokens(t, name, team, scopes).AccessToken
+}
+
+// oauthTokens is the token answer of oauthToken's flow, with the ID of
+// the client it registered.
+type oauthTokens struct {
+	AccessToken  string `json:"access_token"`
+	RefreshToken string `json:"refresh_token"`
+	ClientID     string `json:"-"`
+}
+
+func (ta *testApp) oauthTokens(t *testing.T, name, team string, scopes []string) oauthTokens {
+	t.Helper()
 	const redirect = "http://127.0.0.1:9/callback"
 	id := ta.register(t, "Test client", redirect)
 	verifier := base64.RawURLEncoding.EncodeToString([]byte(strings.Repeat("verifier", 5)))
@@ -109,14 +123,13 @@ func (ta *testApp) oauthToken(t *testing.T, name, team string, scopes []string) 
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var tok struct {
-		AccessToken string `json:"access_token"`
-	}
+	var tok oauthTokens
 	json.NewDecoder(resp.Body).Decode(&tok)
 	if tok.AccessToken == "" {
 		t.Fatalf("token exchange: status %d", resp.StatusCode)
 	}
-	return tok.AccessToken
+	tok.ClientID = id
+	return tok
 }
 
 type bearerRT struct{ token string }
@@ -420,5 +433,179 @@ func TestConformanceAuthorization(t *testing.T) {
 	// metadata documents are outside this release (seed 000).
 	if diff := cmp.Diff([]string{"authorization-code-grant", "authorization-server-metadata"}, ids); diff != "" || werr != nil || len(got["FAILURE"]) > 0 {
 		t.Errorf("exit %v; passed checks mismatch (-want +got):\n%s\nfailed %+v\n%s", werr, diff, got["FAILURE"], log.String())
+	}
+}
+
+// TestRefusedTokenChallenge: every kind of refused token gets 401 whose
+// challenge says error="invalid_token" (RFC 6750 §3), so a client gets a
+// new token instead of giving up; no token at all gets the plain
+// challenge (§3.1).
+func TestRefusedTokenChallenge(t *testing.T) {
+	ta := MustApp(t, nil)
+	alice := ta.session(t, "alice")
+	status := func(token string) (int, string) {
+		s, h, _ := ta.Do(t, "POST", "/mcp", token, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Accept", "application/json, text/event-stream")
+		return s, h.Get("WWW-Authenticate")
+	}
+	post := func(path string, form url.Values) (tok oauthTokens) {
+		resp, err := http.PostForm(ta.url+path, form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		json.NewDecoder(resp.Body).Decode(&tok)
+		return tok
+	}
+	revoked := ta.oauthTokens(t, "alice", teamAcme, []string{"data:read"})
+	post("/oauth/revoke", url.Values{"token": {revoked.RefreshToken}, "client_id": {revoked.ClientID}})
+	first := ta.oauthTokens(t, "alice", teamAcme, []string{"data:read"})
+	refresh := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {first.RefreshToken}, "client_id": {first.ClientID}}
+	rotated := post("/oauth/token", refresh)
+	if s, _ := status(rotated.AccessToken); s != http.StatusOK {
+		t.Fatalf("the rotated access token before the replay: %d", s)
+	}
+	post("/oauth/token", refresh) // the replay revokes the grant
+	removedGrant := ta.oauthTokens(t, "bob", teamAcme, []string{"data:read"})
+	var clients struct{ Clients []struct{ ID string } }
+	ta.MustDo(t, http.StatusOK, "GET", "/account/mcp/clients", ta.session(t, "bob"), nil, &clients)
+	for _, c := range clients.Clients {
+		ta.MustDo(t, http.StatusNoContent, "DELETE", "/account/mcp/clients/"+c.ID, ta.session(t, "bob"), nil, nil)
+	}
+	removedMember := ta.oauthToken(t, "vic", teamAcme, []string{"data:read"})
+	ta.dir.(*access.MemoryDirectory).RemoveMember(teamAcme, "vic")
+	for name, token := range map[string]string{
+		"garbage":                        "askbi_at_garbage.garbage",
+		"revoked at /oauth/revoke":       revoked.AccessToken,
+		"rotated out":                    first.AccessToken,
+		"its grant revoked by a replay":  rotated.AccessToken,
+		"its grant removed by the user":  removedGrant.AccessToken,
+		"its user removed from the team": removedMember,
+		"a refresh token":                revoked.RefreshToken,
+		"a product session":              alice,
+	} {
+		s, h := status(token)
+		if s != http.StatusUnauthorized || !strings.HasPrefix(h, `Bearer error="invalid_token"`) || !strings.Contains(h, `resource_metadata="`+ta.url+`/.well-known/oauth-protected-resource/mcp"`) {
+			t.Errorf("%s: %d, WWW-Authenticate %q; want 401 with error=\"invalid_token\"", name, s, h)
+		}
+	}
+	if s, h := status(""); s != http.StatusUnauthorized || strings.Contains(h, "error=") {
+		t.Errorf("no token: %d, WWW-Authenticate %q; want 401 with the plain challenge", s, h)
+	}
+}
+
+// TestMCPNoSecretsNoSnapshots (seed 000 Test Plan: "No tool exposes
+// connection credentials ... or creates a public chart snapshot"): on
+// the reference server over PostgreSQL, with the demo warehouse (its
+// SQL source logs in with a password) and the demo's remote MCP
+// connection (a bearer token), every tool is called, on both
+// connections, with successes and failures, by an API key and by an
+// OAuth token; no answer (content or structuredContent) holds a password
+// or the token. No tool offers a snapshot or share link, and every link
+// in an answer is a product page that sends a browser without a session
+// to sign in.
+func TestMCPNoSecretsNoSnapshots(t *testing.T) {
+	ta := MustApp(t, func(c *config) { c.inMemory, c.databaseURL = false, pgtest.MustDatabase(t) })
+	secrets := map[string]string{"the remote MCP connection's bearer token": ta.demoMCP.Token}
+	for name, raw := range map[string]string{"reader": ta.readerURL, "warehouse owner": ta.creds.WarehouseDatabaseURL} {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pw, ok := u.User.Password(); ok && pw != "" {
+			secrets["the "+name+" password"] = pw
+		}
+	}
+	if _, ok := secrets["the reader password"]; !ok {
+		t.Fatalf("the warehouse reader has no password (%d secrets): nothing to look for", len(secrets))
+	}
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"search_workspace", map[string]any{"query": ""}},
+		{"search_workspace", map[string]any{"query": "analytics", "types": []any{"connection", "dataset"}}},
+		{"get_workspace_activity", map[string]any{}},
+		{"run_dataset", map[string]any{"dataset_id": "ds_weekly_signups", "refresh": true}},
+		{"run_dataset", map[string]any{"dataset_id": demoTopPagesDS, "refresh": true}},
+		{"run_dataset", map[string]any{"dataset_id": "ds_nope"}},
+		{"get_chart_data", map[string]any{"chart_id": "chart_weekly_signups"}},
+		{"get_chart_data", map[string]any{"chart_id": "chart_top_pages", "refresh": true}},
+		{"create_chart_preview", map[string]any{"dataset_id": "ds_weekly_signups", "chart_type": "line", "x_field": "week", "y_fields": []any{"signups"}, "name": "Secrets check", "image": true}},
+		{"create_chart_preview", map[string]any{"dataset_id": demoTopPagesDS, "chart_type": "bar", "x_field": "page", "y_fields": []any{"visitors"}, "name": "Pages check"}},
+		{"explore_data", map[string]any{"operation": "inspect"}},
+		{"explore_data", map[string]any{"operation": "inspect", "connection_id": "conn_acme_wh"}},
+		{"explore_data", map[string]any{"operation": "inspect", "connection_id": "conn_acme_wh", "table": "signups"}},
+		{"explore_data", map[string]any{"operation": "inspect", "connection_id": demoMCPConn}},
+		{"explore_data", map[string]any{"operation": "preview", "connection_id": "conn_acme_wh", "sql": "SELECT current_user AS who, count(*) AS n FROM signups"}},
+		{"explore_data", map[string]any{"operation": "preview", "connection_id": "conn_acme_wh", "sql": "SELECT * FROM no_such_table"}},
+		{"explore_data", map[string]any{"operation": "preview", "connection_id": "conn_acme_wh", "sql": "SELECT setting FROM pg_settings WHERE name = 'password_encryption'"}},
+		{"explore_data", map[string]any{"operation": "preview", "connection_id": demoMCPConn, "tool": "top_pages", "arguments": map[string]any{"days": 7},
+			"fields": map[string]any{"page": []any{"column_0"}, "visitors": []any{"column_1", "0"}}}},
+		{"explore_data", map[string]any{"operation": "preview", "connection_id": demoMCPConn, "tool": "delete_project_data", "arguments": map[string]any{}}},
+		{"explore_data", map[string]any{"operation": "save", "connection_id": "conn_acme_wh", "sql": "SELECT country, sum(signups) AS signups FROM signups GROUP BY 1",
+			"name": "Signups by country (check)", "dashboard_id": "dash_growth"}},
+	}
+	link := regexp.MustCompile(`https?://[^"\\\s]+`)
+	for _, cred := range []struct{ name, token string }{
+		{"API key", ta.apiKey(t, "alice")},
+		{"OAuth", ta.oauthToken(t, "alice", teamAcme, []string{"data:read", "data:refresh", "charts:preview", "datasets:write"})},
+	} {
+		t.Run(cred.name, func(t *testing.T) {
+			_, _, list := ta.Do(t, "POST", "/mcp", cred.token, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Accept", "application/json, text/event-stream")
+			for _, word := range []string{"snapshot", "share", "public", "embed"} {
+				if strings.Contains(strings.ToLower(string(list)), word) {
+					t.Errorf("tools/list mentions %q: %.300s", word, list)
+				}
+			}
+			failures := 0
+			for _, c := range calls {
+				body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": c.tool, "arguments": c.args}})
+				status, _, b := ta.Do(t, "POST", "/mcp", cred.token, string(body), "Accept", "application/json, text/event-stream")
+				var msg struct {
+					Result struct {
+						IsError bool `json:"isError"`
+					} `json:"result"`
+				}
+				if status != http.StatusOK || json.Unmarshal(b, &msg) != nil {
+					t.Fatalf("%s %v: %d %.300s", c.tool, c.args, status, b)
+				}
+				if msg.Result.IsError {
+					failures++
+				}
+				// The answer as JSON and as the strings a client decodes
+				// from it (the content's text holds JSON, escaped once more).
+				for _, text := range []string{string(b), strings.ReplaceAll(string(b), `\"`, `"`)} {
+					for what, secret := range secrets {
+						if strings.Contains(text, secret) || strings.Contains(text, url.QueryEscape(secret)) {
+							t.Errorf("%s %v: the answer holds %s", c.tool, c.args, what)
+						}
+					}
+				}
+				for _, l := range link.FindAllString(strings.ReplaceAll(string(b), `\"`, `"`), -1) {
+					u, err := url.Parse(l)
+					if err != nil || !strings.HasPrefix(l, ta.url+"/") || u.RawQuery != "" {
+						t.Errorf("%s: link %s is not a plain product page of %s", c.tool, l, ta.url)
+						continue
+					}
+					resp, err := noFollow.Get(l)
+					if err != nil {
+						t.Fatal(err)
+					}
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/signin?") {
+						t.Errorf("%s: link %s without a session = %d %s; want it sent to sign in", c.tool, l, resp.StatusCode, resp.Header.Get("Location"))
+					}
+				}
+			}
+			if failures < 3 || failures == len(calls) {
+				t.Errorf("%d of %d calls failed; want the three failures and the rest served", failures, len(calls))
+			}
+		})
+	}
+	// No route serves a snapshot or share page either.
+	for _, path := range []string{"/share/chart_weekly_signups", "/public/charts/chart_weekly_signups", "/snapshots/chart_weekly_signups", "/embed/chart_weekly_signups"} {
+		if status, _, _ := ta.Do(t, "GET", path, "", nil); status != http.StatusNotFound {
+			t.Errorf("GET %s = %d, want 404", path, status)
+		}
 	}
 }

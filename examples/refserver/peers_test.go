@@ -164,8 +164,12 @@ func countOf(checks []check) map[string]int {
 
 func TestConformanceSuite(t *testing.T) {
 	bin := mustTools(t)
-	ta := MustApp(t, nil)
-	proxy := httptest.NewServer(withBearer(ta.apiKey(t, "alice"), ta.routes()))
+	// The suite sends the Origin of the URL it is given, the proxy's:
+	// that origin is allowed, as a host allows its own web client's.
+	proxy := httptest.NewUnstartedServer(nil)
+	ta := MustApp(t, func(c *config) { c.mcpOrigins = "http://" + proxy.Listener.Addr().String() })
+	proxy.Config.Handler = withBearer(ta.apiKey(t, "alice"), ta.routes())
+	proxy.Start()
 	defer proxy.Close()
 	for _, scenario := range conformanceScenarios {
 		t.Run(scenario, func(t *testing.T) {
@@ -194,8 +198,11 @@ func TestInspectorCLI(t *testing.T) {
 	})
 }
 
-// inspectorRun lists the tools and runs run_dataset through the Inspector
-// CLI with token; team, when set, must be named in the result.
+// inspectorRun lists the tools through the Inspector CLI with --strict
+// (its schema-portability check of every input and output schema fails
+// on an unportable schema) and calls each of the six with valid
+// arguments (the Inspector checks each result against its output
+// schema); team, when set, must be named in the results.
 func inspectorRun(t *testing.T, bin string, ta *testApp, token, team string) {
 	url := ta.url + "/mcp"
 	inspect := func(args ...string) map[string]any {
@@ -218,7 +225,7 @@ func inspectorRun(t *testing.T, bin string, ta *testApp, token, team string) {
 		}
 		return out.Result
 	}
-	list := inspect("--method", "tools/list")
+	list := inspect("--method", "tools/list", "--strict")
 	var names []string
 	for _, tool := range list["tools"].([]any) {
 		names = append(names, tool.(map[string]any)["name"].(string))
@@ -227,15 +234,30 @@ func inspectorRun(t *testing.T, bin string, ta *testApp, token, team string) {
 	if diff := cmp.Diff(toolOrder, names); diff != "" {
 		t.Errorf("inspector tools/list mismatch (-want +got):\n%s", diff)
 	}
-	res := inspect("--method", "tools/call", "--tool-name", "run_dataset", "--tool-arg", "dataset_id=ds_weekly_signups")
-	sc, _ := res["structuredContent"].(map[string]any)
-	if res["isError"] == true || sc == nil || sc["row_count"] != 12.0 {
-		t.Errorf("inspector run_dataset = %v", res)
+	calls := map[string]string{
+		"search_workspace":       `{"query":"signups","types":["dataset","chart"],"limit":5}`,
+		"get_workspace_activity": `{"limit":5}`,
+		"run_dataset":            `{"dataset_id":"ds_weekly_signups","filters":[{"field":"signups","op":"gte","value":0}],"limit":50}`,
+		"get_chart_data":         `{"chart_id":"chart_weekly_signups","filters":[{"field":"week","op":"in","value":["2026-11-02","2026-11-09"]}]}`,
+		"create_chart_preview":   `{"dataset_id":"ds_weekly_signups","chart_type":"bar","x_field":"week","y_fields":["signups"],"name":"Inspector preview"}`,
+		"explore_data":           `{"operation":"inspect"}`,
 	}
-	if team != "" {
-		if tm, _ := sc["team"].(map[string]any); tm["id"] != team {
-			t.Errorf("inspector run_dataset team = %v, want %s", sc["team"], team)
-		}
+	for _, name := range toolOrder {
+		t.Run(name, func(t *testing.T) {
+			res := inspect("--method", "tools/call", "--tool-name", name, "--tool-args-json", calls[name])
+			sc, _ := res["structuredContent"].(map[string]any)
+			if res["isError"] == true || sc == nil {
+				t.Fatalf("inspector %s = %v", name, res)
+			}
+			if name == "run_dataset" && sc["row_count"] != 12.0 {
+				t.Errorf("inspector run_dataset row_count = %v, want 12", sc["row_count"])
+			}
+			if team != "" {
+				if tm, _ := sc["team"].(map[string]any); tm["id"] != team {
+					t.Errorf("inspector %s team = %v, want %s", name, sc["team"], team)
+				}
+			}
+		})
 	}
 }
 

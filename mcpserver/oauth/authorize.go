@@ -92,25 +92,26 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// newAuthorizeRequest has fosite validate the request after two
+// newAuthorizeRequest has fosite validate the request after three
 // adjustments: scopes this server does not offer (offline_access,
-// openid, ...) are dropped, and no scope at all means every scope the
-// client may request; resource must be this server's MCP URL (RFC 8707)
-// and becomes the audience, absent meaning that same URL, the only
-// resource here. PKCE must be S256.
+// openid, ...) are dropped, no scope at all means every scope the client
+// may request, and data:read is always requested (withDataRead);
+// resource must be this server's MCP URL (RFC 8707) and becomes the
+// audience, absent meaning that same URL, the only resource here. PKCE
+// must be S256.
 func (s *Server) newAuthorizeRequest(ctx context.Context, c Client, q url.Values) (fosite.AuthorizeRequester, error) {
 	q = cloneValues(q)
+	allowed := withDataRead(c.Scopes)
 	scopes := knownScopes(strings.Fields(q.Get("scope")))
-	scopes = slices.DeleteFunc(scopes, func(sc access.Scope) bool { return !slices.Contains(c.Scopes, sc) })
+	scopes = slices.DeleteFunc(scopes, func(sc access.Scope) bool { return !slices.Contains(allowed, sc) })
 	if len(scopes) == 0 {
-		scopes = c.Scopes
+		scopes = allowed
 	}
-	q.Set("scope", scopeList(scopes))
+	q.Set("scope", scopeList(withDataRead(scopes)))
 	res := q["resource"]
 	q.Del("resource")
 	q.Del("audience")
-	fr := &http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/oauth/authorize", RawQuery: q.Encode()}, Header: http.Header{}}
-	ar, err := s.provider.NewAuthorizeRequest(ctx, fr)
+	ar, err := s.authorizeRequest(ctx, q)
 	if err != nil {
 		return ar, err
 	}
@@ -126,6 +127,30 @@ func (s *Server) newAuthorizeRequest(ctx context.Context, c Client, q url.Values
 		return ar, fosite.ErrInvalidRequest.WithHint("Only the S256 code_challenge_method is supported.")
 	}
 	return ar, nil
+}
+
+// noState is the state fosite validates for a request that sent none:
+// fosite refuses a state shorter than one character, while OAuth 2.1
+// makes state optional under PKCE. It never reaches the client or the
+// store.
+const noState = "none"
+
+// authorizeRequest has fosite validate the authorization request q. A
+// request without state is validated with noState, which is then taken
+// out again, so the response carries no state either.
+func (s *Server) authorizeRequest(ctx context.Context, q url.Values) (fosite.AuthorizeRequester, error) {
+	sent := q.Get("state") != ""
+	if !sent {
+		q = cloneValues(q)
+		q.Set("state", noState)
+	}
+	fr := &http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/oauth/authorize", RawQuery: q.Encode()}, Header: http.Header{}}
+	ar, err := s.provider.NewAuthorizeRequest(ctx, fr)
+	if r, ok := ar.(*fosite.AuthorizeRequest); ok && !sent {
+		r.State = ""
+		r.Form.Del("state")
+	}
+	return ar, err
 }
 
 // canonicalQuery is the validated request as the consent answer will
@@ -175,8 +200,7 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx = context.WithValue(ctx, redirectKey, q.Get("redirect_uri"))
-	fr := &http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/oauth/authorize", RawQuery: q.Encode()}, Header: http.Header{}}
-	ar, err := s.provider.NewAuthorizeRequest(ctx, fr)
+	ar, err := s.authorizeRequest(ctx, q)
 	if err != nil {
 		s.writeAuthorizeError(ctx, w, ar, err)
 		return
@@ -203,12 +227,16 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp.AddParameter("iss", s.issuer) // RFC 9207
+	if ar.GetState() == "" {
+		resp.GetParameters().Del("state") // none was sent: none comes back
+	}
 	s.provider.WriteAuthorizeResponse(ctx, w, ar, resp)
 }
 
 // grant checks the consent answer and stores its grant. A user may drop
 // optional scopes, never add one the client did not request; data:read,
-// which every tool needs, is not optional. Owners and admins may grant
+// which every tool needs and every request has (newAuthorizeRequest), is
+// not optional. Owners and admins may grant
 // team-wide access; other members only the existing-data scopes, on the
 // projects they have now. The grant replaces the user's earlier grants
 // to this client in this team. msg is a safe refusal for the user.
@@ -224,11 +252,8 @@ func (s *Server) grant(ctx context.Context, user, clientID, teamID string, reque
 		}
 	}
 	scopes = knownScopes(chosen)
-	if requested.Has(string(access.ScopeDataRead)) && !slices.Contains(scopes, access.ScopeDataRead) {
+	if !slices.Contains(scopes, access.ScopeDataRead) {
 		return Grant{}, "Read data is required: every tool needs it.", nil
-	}
-	if len(scopes) == 0 {
-		return Grant{}, "Allow at least one permission.", nil
 	}
 	projects := access.AllProjects()
 	if !live.Role.AtLeast(access.RoleAdmin) {
@@ -291,7 +316,8 @@ func (s *Server) writeAuthorizeError(ctx context.Context, w http.ResponseWriter,
 	s.provider.WriteAuthorizeError(ctx, issWriter{ResponseWriter: w, iss: s.issuer}, ar, err)
 }
 
-// issWriter adds iss to the redirect of an authorization error.
+// issWriter adds iss to the redirect of an authorization error, and
+// drops the empty state fosite adds when the request had none.
 type issWriter struct {
 	http.ResponseWriter
 	iss string
@@ -302,6 +328,9 @@ func (w issWriter) WriteHeader(code int) {
 		if u, err := url.Parse(loc); err == nil {
 			q := u.Query()
 			q.Set("iss", w.iss)
+			if q.Get("state") == "" {
+				q.Del("state")
+			}
 			u.RawQuery = q.Encode()
 			w.Header().Set("Location", u.String())
 		}

@@ -110,13 +110,14 @@ func (f *fositeClient) GetID() string             { return f.c.ID }
 func (f *fositeClient) GetHashedSecret() []byte   { return f.c.SecretHash }
 func (f *fositeClient) GetRedirectURIs() []string { return f.redirect }
 func (f *fositeClient) GetGrantTypes() fosite.Arguments {
-	return fosite.Arguments{"authorization_code", "refresh_token"}
+	return slices.Clone(grantTypes)
 }
 func (f *fositeClient) GetResponseTypes() fosite.Arguments { return fosite.Arguments{"code"} }
 func (f *fositeClient) GetScopes() fosite.Arguments {
 	// offline_access is accepted and ignored: refresh tokens are always
-	// issued (see Server.authorize).
-	return append(scopeArgs(f.c.Scopes), "offline_access")
+	// issued (see Server.authorize). data:read is always allowed, also to
+	// a client stored before registration added it (withDataRead).
+	return append(scopeArgs(withDataRead(f.c.Scopes)), "offline_access")
 }
 func (f *fositeClient) IsPublic() bool                     { return f.c.AuthMethod == "none" }
 func (f *fositeClient) GetAudience() fosite.Arguments      { return f.audience }

@@ -49,12 +49,11 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		registrationError(w, code, msg)
 		return
 	}
+	// The scopes the client may request: all four by default, else the
+	// offered ones it names, with data:read (see withDataRead).
 	scopes := access.AllScopes
 	if reg.Scope != "" {
-		if scopes = knownScopes(strings.Fields(reg.Scope)); len(scopes) == 0 {
-			registrationError(w, "invalid_client_metadata", "scope: none of the requested scopes is offered ("+strings.Join(scopeArgs(access.AllScopes), ", ")+")")
-			return
-		}
+		scopes = withDataRead(knownScopes(strings.Fields(reg.Scope)))
 	}
 	now := s.now().UTC()
 	c := Client{ID: newID("mcpc_"), AuthMethod: reg.TokenEndpointAuthMethod, Name: reg.ClientName,
@@ -113,10 +112,10 @@ func validateRegistration(reg *registration) (code, msg string) {
 		return "invalid_client_metadata", "token_endpoint_auth_method: must be none, client_secret_post or client_secret_basic"
 	}
 	if len(reg.GrantTypes) == 0 {
-		reg.GrantTypes = []string{"authorization_code", "refresh_token"}
+		reg.GrantTypes = slices.Clone(grantTypes)
 	}
 	for _, g := range reg.GrantTypes {
-		if g != "authorization_code" && g != "refresh_token" {
+		if !slices.Contains(grantTypes, g) {
 			return "invalid_client_metadata", "grant_types: only authorization_code and refresh_token are offered"
 		}
 	}
@@ -158,6 +157,14 @@ func checkRedirectURI(raw string) error {
 		return errors.New("scheme " + scheme + " is not allowed")
 	}
 	return nil
+}
+
+// withDataRead returns scopes with data:read added, in documented order.
+// Every tool needs data:read, so the server never grants a set without
+// it, whatever a client registers or requests: a token without it could
+// list no tool at all.
+func withDataRead(scopes []access.Scope) []access.Scope {
+	return knownScopes(append(scopeArgs(scopes), string(access.ScopeDataRead)))
 }
 
 // knownScopes keeps the scopes of names that this server offers, in

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -182,6 +183,92 @@ func TestRedirectURIExact(t *testing.T) {
 		if !ok && p.header.Get("Location") != "" {
 			t.Errorf("redirect_uri %s: redirected to %s", uri, p.header.Get("Location"))
 		}
+	}
+}
+
+// TestRedirectURIAtToken: the token request must name the redirect URI
+// the code was issued for (RFC 6749 §4.1.3): another registered one, an
+// unregistered one or none is invalid_grant, and issues nothing.
+func TestRedirectURIAtToken(t *testing.T) {
+	e := newEnv(t)
+	reg := e.MustRegister(t, map[string]any{"redirect_uris": []string{"https://app.example.com/cb", "https://app.example.com/other"},
+		"token_endpoint_auth_method": "none"})
+	f := newFlow(reg["client_id"].(string), "https://app.example.com/cb")
+	for name, redirect := range map[string][]string{
+		"another registered URI": {"https://app.example.com/other"},
+		"an unregistered URI":    {"https://evil.example.com/cb"},
+		"no URI":                 nil,
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := e.MustCode(t, f, "alice", "acme", access.ScopeDataRead)
+			form := url.Values{"grant_type": {"authorization_code"}, "code": {c}, "code_verifier": {f.Verifier}, "resource": {e.as.Resource()}}
+			if redirect != nil {
+				form["redirect_uri"] = redirect
+			}
+			if got := e.token(t, f, form); got.Status != http.StatusBadRequest || got.Error != "invalid_grant" || got.AccessToken != "" {
+				t.Errorf("redirect_uri %v for a code issued for %s: %+v; want 400 invalid_grant", redirect, f.Redirect, got)
+			}
+		})
+	}
+	if got := e.exchange(t, f, e.MustCode(t, f, "alice", "acme", access.ScopeDataRead)); got.AccessToken == "" {
+		t.Errorf("the code's own redirect URI: %+v", got)
+	}
+}
+
+// TestStateOptional: with S256 PKCE enforced, state is optional (OAuth
+// 2.1): a short state is returned as sent, and a request without one
+// gets a code and no empty state back.
+func TestStateOptional(t *testing.T) {
+	e := newEnv(t)
+	f := e.MustPublicClient(t)
+	for name, state := range map[string][]string{"short": {"x"}, "missing": nil} {
+		t.Run(name, func(t *testing.T) {
+			g := *f
+			g.Params = url.Values{"state": state}
+			p := e.open(t, g.authorizeURL(e), "alice")
+			if p.status != http.StatusOK || p.form.Get("request_id") == "" {
+				t.Fatalf("state %v: consent page status %d, Location %q", state, p.status, p.header.Get("Location"))
+			}
+			_, loc, _ := e.answer(t, p, "alice", url.Values{"decision": {"allow"}, "team": {"acme"}, "scope": {"data:read"}})
+			q := loc.Query()
+			if q.Get("code") == "" || !slices.Equal(q["state"], state) {
+				t.Fatalf("state %v: authorization response %s; want a code and the same state", state, loc)
+			}
+			if got := e.exchange(t, f, q.Get("code")); got.AccessToken == "" {
+				t.Errorf("state %v: exchange %+v", state, got)
+			}
+			// An error response carries the state as sent, too.
+			p = e.open(t, g.authorizeURL(e), "alice")
+			_, loc, _ = e.answer(t, p, "alice", url.Values{"decision": {"deny"}, "team": {"acme"}})
+			if q := loc.Query(); q.Get("error") != "access_denied" || !slices.Equal(q["state"], state) {
+				t.Errorf("state %v: denial %s; want access_denied and the same state", state, loc)
+			}
+		})
+	}
+}
+
+// TestGrantTypes: a grant type this server does not offer is
+// unsupported_grant_type (RFC 6749 §5.2); a missing one stays
+// invalid_request.
+func TestGrantTypes(t *testing.T) {
+	e := newEnv(t)
+	f := e.MustPublicClient(t)
+	for _, tc := range []struct {
+		name string
+		form url.Values
+		want string
+	}{
+		{"password", url.Values{"grant_type": {"password"}, "username": {"alice"}, "password": {"x"}}, "unsupported_grant_type"},
+		{"client credentials", url.Values{"grant_type": {"client_credentials"}}, "unsupported_grant_type"},
+		{"implicit", url.Values{"grant_type": {"implicit"}}, "unsupported_grant_type"},
+		{"device code", url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:device_code"}, "device_code": {"x"}}, "unsupported_grant_type"},
+		{"missing", url.Values{"code": {"x"}}, "invalid_request"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := e.token(t, f, tc.form); got.Status != http.StatusBadRequest || got.Error != tc.want || got.AccessToken != "" {
+				t.Errorf("%v: %+v; want 400 %s", tc.form, got, tc.want)
+			}
+		})
 	}
 }
 
@@ -468,6 +555,70 @@ func TestConsent(t *testing.T) {
 			t.Errorf("grant widened with the membership: %+v", p.Projects)
 		}
 	})
+}
+
+// TestGrantsHaveDataRead: data:read, which every tool needs, is in every
+// grant, whatever set of scopes the client registers and requests: the
+// consent page holds it as required, and an answer without it is
+// refused.
+func TestGrantsHaveDataRead(t *testing.T) {
+	e := newEnv(t)
+	requiredScope := regexp.MustCompile(`<input type="hidden" name="scope" value="([a-z:]+)">`)
+	for mask := 1; mask < 1<<len(all); mask++ {
+		var set []string
+		for i, sc := range all {
+			if mask&(1<<i) != 0 {
+				set = append(set, string(sc))
+			}
+		}
+		t.Run(strings.Join(set, " "), func(t *testing.T) {
+			reg := e.MustRegister(t, map[string]any{"redirect_uris": []string{"http://127.0.0.1:3000/callback"},
+				"token_endpoint_auth_method": "none", "scope": strings.Join(set, " ")})
+			if !slices.Contains(strings.Fields(reg["scope"].(string)), "data:read") {
+				t.Errorf("registered scope %q lacks data:read", reg["scope"])
+			}
+			f := newFlow(reg["client_id"].(string), "http://127.0.0.1:3000/callback")
+			f.Params = url.Values{"scope": {strings.Join(set, " ")}}
+			// The browser sends the page's required scopes and the
+			// client's set as the boxes.
+			p := e.open(t, f.authorizeURL(e), "alice")
+			fields := url.Values{"decision": {"allow"}, "team": {"acme"}, "scope": set}
+			for _, m := range requiredScope.FindAllStringSubmatch(p.body, -1) {
+				if !slices.Contains(fields["scope"], m[1]) {
+					fields.Add("scope", m[1])
+				}
+			}
+			status, loc, body := e.answer(t, p, "alice", fields)
+			if status != http.StatusSeeOther || loc.Query().Get("code") == "" {
+				t.Fatalf("consent answer %v: status %d %s", fields["scope"], status, body)
+			}
+			tok := e.exchange(t, f, loc.Query().Get("code"))
+			got := strings.Fields(tok.Scope)
+			if !slices.Contains(got, "data:read") || slices.ContainsFunc(got, func(sc string) bool { return sc != "data:read" && !slices.Contains(set, sc) }) {
+				t.Errorf("requested %v: granted %q; want data:read and no scope beyond the request", set, tok.Scope)
+			}
+			// A form that leaves data:read out is refused, and grants
+			// nothing.
+			p = e.open(t, f.authorizeURL(e), "alice")
+			before := len(MustGrants(t, e.store, "alice"))
+			without := slices.DeleteFunc(slices.Clone(set), func(sc string) bool { return sc == "data:read" })
+			status, loc, _ = e.answer(t, p, "alice", url.Values{"decision": {"allow"}, "team": {"acme"}, "scope": without})
+			if status < 400 || loc.Query().Get("code") != "" || len(MustGrants(t, e.store, "alice")) != before {
+				t.Errorf("an answer with %v only: status %d, Location %v; want a refusal", without, status, loc)
+			}
+		})
+	}
+	// A client stored without data:read (registered before it was always
+	// added) still gets it.
+	old := oauth.Client{ID: "mcpc_old", AuthMethod: "none", Name: "Old", RedirectURIs: []string{"http://127.0.0.1:3000/callback"},
+		Scopes: []access.Scope{access.ScopeDataRefresh}, CreatedAt: time.Now()}
+	if err := e.store.CreateClient(context.Background(), old); err != nil {
+		t.Fatal(err)
+	}
+	f := newFlow(old.ID, "http://127.0.0.1:3000/callback")
+	if tok := e.MustTokens(t, f, "alice", "acme", access.ScopeDataRead, access.ScopeDataRefresh); tok.Scope != "data:read data:refresh" {
+		t.Errorf("a client stored with data:refresh only: granted %q, want data:read data:refresh", tok.Scope)
+	}
 }
 
 // TestGrantIsForOneTeam: a grant never follows the user to another

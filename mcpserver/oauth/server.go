@@ -188,14 +188,22 @@ func New(publicURL string, store Store, users Users, checker *access.Checker, op
 		GlobalSecret:                   o.Secret,
 		EnforcePKCE:                    true,
 		EnablePKCEPlainChallengeMethod: false,
+		// state is optional (OAuth 2.1 §4.1.1: S256 PKCE, enforced here,
+		// protects the flow). fosite reads 0 as its default minimum of 8
+		// characters, which refuses a short state with a non-standard
+		// invalid_state; 1 is the least it takes (a missing state: see
+		// authorizeRequest).
+		MinParameterEntropy: 1,
 		// Refresh tokens are issued to every grant, without offline_access.
 		RefreshTokenScopes: []string{},
 		// Scopes and audiences are matched exactly, never as prefixes.
 		ScopeStrategy:            fosite.ExactScopeStrategy,
 		AudienceMatchingStrategy: fosite.ExactAudienceMatchingStrategy,
 		ClientSecretsHasher:      sha256Hasher{},
-		// The code's record keeps its PKCE challenge (see storage.put).
-		SanitationWhiteList: []string{"code_challenge", "code_challenge_method"},
+		// The code's record keeps its PKCE challenge and its redirect URI
+		// (see storage.put), which the token request must repeat (RFC 6749
+		// §4.1.3): fosite compares them only when the stored one is set.
+		SanitationWhiteList: []string{"code_challenge", "code_challenge_method", "redirect_uri"},
 		TokenURL:            s.issuer + "/oauth/token",
 		AccessTokenIssuer:   s.issuer,
 		// Error answers carry fosite's hint, never its debug detail.
@@ -349,7 +357,7 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 		"scopes_supported":                               scopeArgs(access.AllScopes),
 		"response_types_supported":                       []string{"code"},
 		"response_modes_supported":                       []string{"query"},
-		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
+		"grant_types_supported":                          grantTypes,
 		"code_challenge_methods_supported":               []string{"S256"},
 		"token_endpoint_auth_methods_supported":          methods,
 		"revocation_endpoint_auth_methods_supported":     methods,
@@ -357,6 +365,9 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 		"client_id_metadata_document_supported":          false,
 	})
 }
+
+// grantTypes are the grant types the token endpoint offers.
+var grantTypes = []string{"authorization_code", "refresh_token"}
 
 // token serves the token endpoint.
 func (s *Server) token(w http.ResponseWriter, r *http.Request) {
@@ -366,6 +377,13 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		reason = "refresh_replay"
 	}
 	ctx = context.WithValue(ctx, revokeReasonKey, reason)
+	// fosite answers a grant type none of its handlers takes with
+	// invalid_request; RFC 6749 §5.2 names it unsupported_grant_type. A
+	// missing grant_type stays fosite's invalid_request.
+	if gt := r.PostFormValue("grant_type"); gt != "" && !slices.Contains(grantTypes, gt) {
+		s.provider.WriteAccessError(ctx, w, fosite.NewAccessRequest(nil), fosite.ErrUnsupportedGrantType)
+		return
+	}
 	if res := r.PostForm["resource"]; len(res) > 1 || len(res) == 1 && res[0] != s.resource {
 		s.provider.WriteAccessError(ctx, w, fosite.NewAccessRequest(nil), errInvalidTarget())
 		return
