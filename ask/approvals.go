@@ -147,7 +147,8 @@ func (a *Assistant) Approve(ctx context.Context, p access.Principal, req Approve
 		tr.send(Event{Type: EventRequestCompleted, State: TurnCompleted})
 		return nil
 	}
-	if err := a.convs.SaveTurn(ctx, tr.t); err != nil {
+	ctx, err = tr.hold(ctx)
+	if err != nil {
 		a.release(ctx, ap.ID)
 		return err
 	}
@@ -322,7 +323,7 @@ func (a *Assistant) Reject(ctx context.Context, p access.Principal, req ApproveR
 		return err
 	}
 	tr := d.tr
-	if err := a.convs.SaveTurn(ctx, tr.t); err != nil {
+	if ctx, err = tr.hold(ctx); err != nil {
 		return tr.finish(ctx, err)
 	}
 	run := tr.newRun(d.tool, ap.ToolCallID)

@@ -23,6 +23,13 @@ type Options struct {
 	// TurnTimeout is the deadline of one turn, model and tools included.
 	// Default 2 minutes.
 	TurnTimeout time.Duration
+	// TurnLease is how long a running turn's lease lasts: the instance
+	// running it renews it every third of that (ConversationStore.
+	// RenewTurn), and a turn whose lease ran out is shown failed
+	// (unavailable) by whichever instance opens its conversation, since
+	// its process died. Default 15 s: a dead instance's turns show failed
+	// within 15 s.
+	TurnLease time.Duration
 	// HistoryEntries bounds the saved entries replayed to the model.
 	// Default 40.
 	HistoryEntries int
@@ -110,6 +117,9 @@ func New(provider Provider, gate *access.Gate, exec *dataexec.Executor, convs Co
 	def(&o.OfferPlacementAfter, 3)
 	if o.TurnTimeout <= 0 {
 		o.TurnTimeout = 2 * time.Minute
+	}
+	if o.TurnLease <= 0 {
+		o.TurnLease = 15 * time.Second
 	}
 	if o.ApprovalTTL <= 0 {
 		o.ApprovalTTL = 5 * time.Minute

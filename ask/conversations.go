@@ -139,14 +139,12 @@ const maxViewEntries = 200
 // shows as saved everywhere, a deleted one as unavailable) and pending
 // approvals.
 //
-// A turn still running twice its deadline (Options.TurnTimeout) after it
-// started or resumed was abandoned: the process running it died (kill -9,
-// a crash, a lost machine), since the deadline ends a turn's model and
-// tool work and the second half leaves an approved call time to finish
-// and be saved. Open records such a turn as failed (unavailable), with its
-// running tool calls, so it never shows as running forever. No instance
-// can tell sooner whether another instance on the same store still runs
-// a turn.
+// A running turn whose lease (Options.TurnLease) ran out was abandoned:
+// the process running it, which renews the lease while it runs, died
+// (kill -9, a crash, a lost machine). Open records such a turn as failed
+// (unavailable), with its running tool calls, so it never shows as
+// running forever; should that process still be alive, it finds its
+// lease lost and stops the turn.
 func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ *View, err error) {
 	defer askbi.Wrap(&err, "ask.Assistant.Open")
 	live, err := a.begin(ctx, p)
@@ -218,7 +216,7 @@ func (a *Assistant) failAbandoned(ctx context.Context, conversationID string) ([
 	now := a.o.Now().UTC()
 	abandoned := map[string]bool{}
 	for i, t := range turns {
-		if t.State == TurnRunning && now.Sub(t.UpdatedAt) > 2*a.o.TurnTimeout {
+		if t.State == TurnRunning && now.Sub(t.UpdatedAt) > a.o.TurnLease {
 			t.State, t.ErrorCode, t.UpdatedAt = TurnFailed, string(askbi.Unavailable), now
 			if err := a.convs.SaveTurn(ctx, t); err != nil {
 				return nil, err

@@ -129,6 +129,22 @@ func (s *MemoryConversationStore) SaveTurn(_ context.Context, t Turn) error {
 	return nil
 }
 
+// RenewTurn implements ConversationStore.
+func (s *MemoryConversationStore) RenewTurn(_ context.Context, conversationID, id string, at time.Time) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if mc, ok := s.convs[conversationID]; ok {
+		if i := slices.IndexFunc(mc.turns, func(t Turn) bool { return t.ID == id }); i >= 0 {
+			if mc.turns[i].State != TurnRunning {
+				return false, nil
+			}
+			mc.turns[i].UpdatedAt = at
+			return true, nil
+		}
+	}
+	return false, askbi.Errorf(askbi.NotFound, "turn not found")
+}
+
 // Turns implements ConversationStore. Turns created at the same time keep
 // the order they were first saved in.
 // Turn implements ConversationStore.

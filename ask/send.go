@@ -115,7 +115,8 @@ func (a *Assistant) Send(ctx context.Context, p access.Principal, req SendReques
 		}
 	}
 
-	if err := tr.ask(ctx, msg); err != nil {
+	ctx, err = tr.ask(ctx, msg)
+	if err != nil {
 		return err
 	}
 	if q := ambiguousChart(msg, tr.items); q != "" {
@@ -153,7 +154,8 @@ func (a *Assistant) remember(ctx context.Context, p access.Principal, conv Conve
 		return err
 	}
 	tr := a.newTurn(p, conv, emit)
-	if err := tr.ask(ctx, msg); err != nil {
+	ctx, err := tr.ask(ctx, msg)
+	if err != nil {
 		return err
 	}
 	return tr.finish(ctx, tr.answer(ctx, memory.SavedReply))
@@ -167,15 +169,16 @@ func (a *Assistant) newTurn(p access.Principal, conv Conversation, emit Emit) *t
 		t: Turn{ID: newID("turn"), ConversationID: conv.ID, State: TurnRunning, CreatedAt: now, UpdatedAt: now}}
 }
 
-// ask saves the turn and its question (redacted) before anything is
-// generated, so a failed turn still leaves history, and names an untitled
-// conversation after its first question. The turn's attachments are saved
-// as their names, types and sizes, and a text file's text only under
-// SharingRows.
-func (tr *turn) ask(ctx context.Context, question string) error {
+// ask saves the turn (and holds its lease: the context returned is the
+// turn's) and its question (redacted) before anything is generated, so a
+// failed turn still leaves history, and names an untitled conversation
+// after its first question. The turn's attachments are saved as their
+// names, types and sizes, and a text file's text only under SharingRows.
+func (tr *turn) ask(ctx context.Context, question string) (context.Context, error) {
 	a := tr.a
-	if err := a.convs.SaveTurn(ctx, tr.t); err != nil {
-		return err
+	ctx, err := tr.hold(ctx)
+	if err != nil {
+		return ctx, err
 	}
 	question = a.redact.String(question)
 	tr.question = question
@@ -188,13 +191,13 @@ func (tr *turn) ask(ctx context.Context, question string) error {
 		e.Attachments, e.Sharing = append(e.Attachments, info), tr.level
 	}
 	if _, err := a.convs.AppendEntry(ctx, e); err != nil {
-		return err
+		return ctx, err
 	}
 	if tr.conv.Title == "" {
 		tr.conv.Title = title(question)
 	}
 	tr.conv.UpdatedAt = tr.t.CreatedAt
-	return a.convs.UpdateConversation(ctx, tr.conv)
+	return ctx, a.convs.UpdateConversation(ctx, tr.conv)
 }
 
 func title(msg string) string {

@@ -134,6 +134,12 @@ type ConversationStore interface {
 	// SaveTurn inserts or updates turn t. NotFound when its conversation
 	// does not exist.
 	SaveTurn(ctx context.Context, t Turn) error
+	// RenewTurn sets the UpdatedAt of turn id of a conversation to at
+	// while the turn is still running, and reports whether it was: false
+	// once it ended, or another instance recorded it abandoned. It is a
+	// running turn's lease (Options.TurnLease). NotFound when the turn
+	// does not exist.
+	RenewTurn(ctx context.Context, conversationID, id string, at time.Time) (bool, error)
 	// Turn returns turn id of a conversation, or NotFound.
 	Turn(ctx context.Context, conversationID, id string) (Turn, error)
 	// Turns lists a conversation's turns, oldest first.

@@ -37,6 +37,53 @@ type turn struct {
 	// question is the user's message of this turn, redacted; "" for a
 	// turn that runs an approval.
 	question string
+	// unhold ends the lease that hold started; nil before.
+	unhold func()
+}
+
+// errLeaseLost ends a turn that another instance recorded abandoned: its
+// lease could not be renewed in time.
+var errLeaseLost = errors.New("ask: the turn's lease was lost")
+
+// hold saves the running turn and keeps its lease (Options.TurnLease)
+// until finish: every third of the lease it renews the turn's UpdatedAt.
+// The context it returns ends when the lease was lost (another instance,
+// finding it expired, recorded the turn failed), so this instance stops
+// the turn rather than run on in the dark. A renewal that fails (the
+// store unreachable) is tried again at the next tick.
+func (tr *turn) hold(ctx context.Context) (context.Context, error) {
+	if err := tr.a.convs.SaveTurn(ctx, tr.t); err != nil {
+		return ctx, err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	tr.unhold = func() { close(done); cancel(nil) }
+	every := tr.a.o.TurnLease / 3
+	go func() {
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			sctx, stop := store(ctx)
+			running, err := tr.a.convs.RenewTurn(sctx, tr.conv.ID, tr.t.ID, tr.a.o.Now().UTC())
+			stop()
+			switch {
+			case err != nil:
+				tr.a.o.Logger.Warn("ask: renew turn lease", "turn", tr.t.ID, "err", err)
+			case !running:
+				tr.a.o.Logger.Warn("ask: turn lease lost; stopping the turn", "turn", tr.t.ID)
+				cancel(errLeaseLost)
+				return
+			}
+		}
+	}()
+	return ctx, nil
 }
 
 func (tr *turn) send(e Event) {
@@ -71,6 +118,9 @@ func (tr *turn) finish(ctx context.Context, err error) error {
 		if tr.t.ErrorCode == string(askbi.Internal) {
 			tr.a.o.Logger.Error("ask: turn failed", "conversation", tr.conv.ID, "turn", tr.t.ID, "err", err)
 		}
+	}
+	if tr.unhold != nil {
+		tr.unhold()
 	}
 	tr.t.UpdatedAt = tr.a.o.Now().UTC()
 	if serr := tr.a.convs.SaveTurn(sctx, tr.t); serr != nil {

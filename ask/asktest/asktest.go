@@ -299,6 +299,37 @@ func RunConversationStore(t *testing.T, newStore func(t *testing.T) ask.Conversa
 		}
 	})
 
+	// RenewTurn is a running turn's lease: it moves UpdatedAt only while
+	// the turn runs, and says when it no longer does.
+	t.Run("RenewTurn", func(t *testing.T) {
+		s := newStore(t)
+		mustCreate(t, s, conv("c1", "acme", "alice", t0))
+		running := ask.Turn{ID: "t1", ConversationID: "c1", State: ask.TurnRunning, CreatedAt: t0, UpdatedAt: t0}
+		ended := ask.Turn{ID: "t2", ConversationID: "c1", State: ask.TurnFailed, ErrorCode: string(askbi.Unavailable), CreatedAt: t0, UpdatedAt: t0}
+		for _, tu := range []ask.Turn{running, ended} {
+			wantCode(t, s.SaveTurn(ctx, tu), "", "SaveTurn("+tu.ID+")")
+		}
+		later := t0.Add(5 * time.Second)
+		ok, err := s.RenewTurn(ctx, "c1", "t1", later)
+		wantCode(t, err, "", "RenewTurn(running)")
+		if !ok {
+			t.Errorf("RenewTurn(running) = false, want true")
+		}
+		ok, err = s.RenewTurn(ctx, "c1", "t2", later)
+		wantCode(t, err, "", "RenewTurn(ended)")
+		if ok {
+			t.Errorf("RenewTurn(ended) = true, want false")
+		}
+		running.UpdatedAt = later
+		if diff := cmp.Diff([]ask.Turn{running, ended}, mustTurns(t, s, "c1"), diffOptions); diff != "" {
+			t.Errorf("Turns after RenewTurn mismatch (-want +got):\n%s", diff)
+		}
+		for _, k := range [][2]string{{"c1", "nope"}, {"nope", "t1"}} {
+			_, err := s.RenewTurn(ctx, k[0], k[1], later)
+			wantCode(t, err, askbi.NotFound, "RenewTurn("+k[0]+", "+k[1]+")")
+		}
+	})
+
 	t.Run("EntriesSeqAndLimit", func(t *testing.T) {
 		s := newStore(t)
 		mustCreate(t, s, conv("c1", "acme", "alice", t0), conv("c2", "acme", "alice", t0))

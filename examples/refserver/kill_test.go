@@ -74,8 +74,9 @@ func stubModel(t *testing.T) (url string, reached <-chan struct{}) {
 
 // TestKillMidTurn kills the server (kill -9) while a turn waits on the
 // model and memories are being added, and restarts it on the same
-// database: the turn shows as failed once its deadline has passed twice
-// (never running forever), every memory whose add was answered is there
+// database: the turn shows as failed within 30 s of the kill, once its
+// lease (ask.Options.TurnLease, 15 s) has run out unrenewed (never
+// running forever), every memory whose add was answered is there
 // and readable, and the approval the killed process had asked for is
 // still pending and runs once when approved after the restart.
 func TestKillMidTurn(t *testing.T) {
@@ -127,6 +128,7 @@ func TestKillMidTurn(t *testing.T) {
 		}
 	}
 	p.kill()
+	killed := time.Now()
 	wg.Wait()
 
 	q := MustStart(t, bin, env, args...)
@@ -139,6 +141,9 @@ func TestKillMidTurn(t *testing.T) {
 			t.Fatalf("turns after the restart: %+v, want 2", view.Turns)
 		}
 		if view.Turns[1].State != ask.TurnRunning {
+			if d := time.Since(killed); d > 30*time.Second {
+				t.Errorf("the killed turn showed failed %s after the kill, want within 30 s", d.Round(time.Second))
+			}
 			break
 		}
 		if time.Now().After(deadline) {

@@ -116,6 +116,22 @@ func (s *ConversationStore) SaveTurn(ctx context.Context, t ask.Turn) error {
 	return childError("pgstore.ConversationStore.SaveTurn", err)
 }
 
+// RenewTurn implements ask.ConversationStore.
+func (s *ConversationStore) RenewTurn(ctx context.Context, conversationID, id string, at time.Time) (bool, error) {
+	var state string
+	err := s.db.GetContext(ctx, &state, `WITH u AS (UPDATE conversation_turns SET updated_at = $3
+		WHERE conversation_id = $1 AND id = $2 AND state = 'running' RETURNING state)
+		SELECT state FROM u UNION ALL SELECT state FROM conversation_turns WHERE conversation_id = $1 AND id = $2 LIMIT 1`,
+		conversationID, id, at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, askbi.Errorf(askbi.NotFound, "turn not found")
+	}
+	if err != nil {
+		return false, internal("pgstore.ConversationStore.RenewTurn", err)
+	}
+	return state == string(ask.TurnRunning), nil
+}
+
 type turnRow struct {
 	ConversationID string    `db:"conversation_id"`
 	ID             string    `db:"id"`
