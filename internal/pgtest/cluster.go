@@ -112,8 +112,12 @@ func Start(ctx context.Context, dir string, opts *Options) (*Cluster, error) {
 		return c, nil
 	}
 	// A free port can be taken between our probe and the server's bind, so
-	// retry a few times when the port was ours to choose.
-	for attempt := 0; ; attempt++ {
+	// retry a few times when the port was ours to choose. After a
+	// postmaster was killed (-9), its backends may hold its shared memory
+	// for a moment more: postgres then refuses to start, and a retry a
+	// little later starts it.
+	binds, waitShared := 0, time.Now().Add(10*time.Second)
+	for {
 		port := opts.Port
 		if port == 0 {
 			if port, err = freePort(); err != nil {
@@ -121,10 +125,21 @@ func Start(ctx context.Context, dir string, opts *Options) (*Cluster, error) {
 			}
 		}
 		err = c.start(ctx, binDir, port, cred, opts.NoSync)
-		if err == nil {
+		switch {
+		case err == nil:
 			return c, nil
-		}
-		if opts.Port != 0 || attempt == 4 || !strings.Contains(err.Error(), "could not bind") {
+		case opts.Port == 0 && binds < 4 && strings.Contains(err.Error(), "could not bind"):
+			binds++
+		case strings.Contains(err.Error(), "pre-existing shared memory block") && time.Now().Before(waitShared):
+			select {
+			case <-ctx.Done():
+				return nil, err
+			case <-time.After(200 * time.Millisecond):
+			}
+			if _, _, lerr := checkLock(data); lerr != nil {
+				return nil, lerr
+			}
+		default:
 			return nil, err
 		}
 	}

@@ -404,11 +404,12 @@ func TestStopAfterOutsideRestart(t *testing.T) {
 func TestStartStaleLock(t *testing.T) {
 	mustServer(t) // skips where PostgreSQL is not installed
 	dir := serverDir(t)
-	c, err := Start(t.Context(), dir, &Options{NoSync: true})
+	first, err := Start(t.Context(), dir, &Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Stop() })
+	c := first
+	t.Cleanup(func() { first.Stop() })
 	lock := filepath.Join(dir, "data", "postmaster.pid")
 	b, err := os.ReadFile(lock)
 	if err != nil {
@@ -436,6 +437,7 @@ func TestStartStaleLock(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Start with a stale postmaster.pid: %v", err)
 	}
+	t.Cleanup(func() { c.Stop() })
 	if err := mustOpen(t, c.URL("postgres")).Ping(); err != nil {
 		t.Errorf("after recovering the stale lock: %v", err)
 	}

@@ -28,10 +28,12 @@ test("An attached CSV is asked about, with its chip before sending and its name 
   assert.equal(await page.evaluate(() => window.pwned), undefined);
 
   // An unsupported file and a fourth file are refused in words.
+  // The notice changes after the files are read: wait for each text.
+  const notice = (text) => assert.doesNotReject(page.locator("#notice").filter({ hasText: text }).waitFor(), `the notice says ${text}`);
   await page.locator("#attach-input").setInputFiles([file("run.exe", "MZ")]);
-  assert.match(await page.locator("#notice").innerText(), /run\.exe is not a supported file/);
+  await notice(/run\.exe is not a supported file/);
   await page.locator("#attach-input").setInputFiles([file("b.txt", "b"), file("c.txt", "c")]);
-  assert.match(await page.locator("#notice").innerText(), /At most 3 files per message/);
+  await notice(/At most 3 files per message/);
   assert.equal(await chips.count(), 3);
   assert.ok(await page.getByRole("button", { name: "Attach file" }).isDisabled(), "no more than 3 files");
 
