@@ -39,7 +39,9 @@ type lastMember struct {
 }
 
 // NewDirectory returns a Directory on a migrated database.
-func NewDirectory(db *sqlx.DB) *Directory { return &Directory{db: db, last: map[[2]string]lastMember{}} }
+func NewDirectory(db *sqlx.DB) *Directory {
+	return &Directory{db: db, last: map[[2]string]lastMember{}}
+}
 
 // Forget drops the last reads of every member: another instance changed
 // the directory (a "member" Change), or changes may have been missed.
