@@ -94,11 +94,12 @@ type Executor struct {
 	chartPoints  int
 	inspectLimit int
 
-	cache *resultCache
-	slots *slots
-	audit *access.Auditor
-	now   func() time.Time
-	links Links
+	cache   *resultCache
+	flights flights
+	slots   *slots
+	audit   *access.Auditor
+	now     func() time.Time
+	links   Links
 }
 
 // NewExecutor returns an Executor over the host's catalog, running
@@ -848,7 +849,10 @@ func (e *Executor) run(ctx context.Context, pl *plan, refresh bool) (*Result, er
 		out.Cached = true
 		return &out, nil
 	}
-	res, size, err := e.fetch(ctx, pl)
+	res, size, err := e.flights.do(ctx, pl.key, func(ctx context.Context) (*Result, int64, error) { return e.fetch(ctx, pl) })
+	if err != nil && ctx.Err() != nil {
+		err = e.sourceError(ctx, ctx, err) // this caller went away or ran out of time
+	}
 	if err != nil {
 		if !ok || ctx.Err() != nil || askbi.ErrorCode(err) == askbi.InvalidArgument {
 			return nil, err

@@ -27,8 +27,10 @@ const (
 // RateLimited and a retry hint (access.RetryAfter), never queued: a queue
 // would only hold the caller's connection and memory while the bound's
 // owner keeps the source busy. Results served from the cache take no
-// slot. The bounds are per Executor (one process); each process of a
-// deployment has its own. The zero value is valid.
+// slot, and neither do calls that join an identical one already running
+// (they share its query: single flight). The bounds are per Executor (one
+// process); each process of a deployment has its own. The zero value is
+// valid.
 type ConcurrencyOptions struct {
 	// MaxPerPrincipal bounds the source work of one user in one team, across
 	// its credentials. Default DefaultMaxPerPrincipal (4).
