@@ -95,7 +95,10 @@ func TestSingleFlight(t *testing.T) {
 		// Both gone: the query is cancelled.
 		release = make(chan struct{})
 		ctx, stop := context.WithCancel(context.Background())
-		go func() { _, err := e.exec.RunDataset(ctx, alice, "signups", dataexec.Params{Variables: map[string]any{"plan": "gone"}}); done <- err }()
+		go func() {
+			_, err := e.exec.RunDataset(ctx, alice, "signups", dataexec.Params{Variables: map[string]any{"plan": "gone"}})
+			done <- err
+		}()
 		<-arrived
 		stop()
 		<-done
