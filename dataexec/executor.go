@@ -116,12 +116,16 @@ func NewExecutor(catalog Catalog, sources Sources, opts *Options) *Executor {
 		timeout: o.Timeout, maxRows: o.MaxRows, previewRows: o.PreviewRows, maxBytes: o.MaxBytes,
 		maxRequest: o.MaxRequestBytes, sampleRows: o.SampleRows, chartPoints: o.MaxChartPoints,
 		inspectLimit: o.InspectLimit,
-		cache:        newResultCache(o.Cache), slots: newSlots(o.Concurrency), now: o.Now, links: o.Links,
+		cache:        newResultCache(o.Cache), now: o.Now, links: o.Links,
 	}
 	if e.links == nil {
 		e.links = PublicLinks("")
 	}
 	setDefault(&e.timeout, 15*time.Second)
+	if o.Concurrency.Logger == nil {
+		o.Concurrency.Logger = o.Logger
+	}
+	e.slots = newSlots(o.Concurrency, e.timeout)
 	setDefault(&e.maxRows, 1000)
 	e.maxRows = min(e.maxRows, HardMaxRows)
 	setDefault(&e.previewRows, 100)
@@ -539,7 +543,7 @@ func (e *Executor) Inspect(ctx context.Context, p access.Principal, connectionID
 	if !ok {
 		return nil, askbi.Errorf(askbi.Unsupported, "this connection's source cannot be inspected")
 	}
-	release, err := e.slots.acquire(live, src, conn.ID)
+	release, err := e.slots.acquire(ctx, live, src, conn.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -871,7 +875,7 @@ func (e *Executor) run(ctx context.Context, pl *plan, refresh bool) (*Result, er
 // fetch runs a plan on its source under the deadline, then maps, filters
 // and caps the rows. It returns the result and its estimated size.
 func (e *Executor) fetch(ctx context.Context, pl *plan) (*Result, int64, error) {
-	release, err := e.slots.acquire(pl.who, pl.src, pl.connID)
+	release, err := e.slots.acquire(ctx, pl.who, pl.src, pl.connID)
 	if err != nil {
 		return nil, 0, err
 	}

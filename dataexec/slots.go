@@ -1,8 +1,13 @@
 package dataexec
 
 import (
+	"context"
+	"errors"
+	"log/slog"
 	"reflect"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/askbi/askbi"
@@ -44,12 +49,50 @@ type ConcurrencyOptions struct {
 	MaxPerSource int
 	// RetryAfter is the retry hint of a refusal. Default 1 s.
 	RetryAfter time.Duration
+	// Shared, when set, holds the team and connection bounds across every
+	// instance sharing it (pgstore.Leases in the reference server): a
+	// call takes a slot there too, under a lease that expires after the
+	// query deadline and a margin, so the slots of an instance that died
+	// come back. While Shared is unavailable the bounds hold per process
+	// again (logged once). The principal bound, and a Source shared by
+	// several connections, stay per process. Default nil: per process.
+	Shared Leases
+	// Logger logs each change of Shared's availability. Default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Leases keeps concurrency slots shared by several instances. It is safe
+// for concurrent use, across processes.
+type Leases interface {
+	// Acquire takes one slot of each of slots, all below their bounds, or
+	// none: it returns RateLimited wrapping a *SlotFull when one is at its
+	// bound, and Unavailable when the store cannot be reached. A slot not
+	// released expires after ttl. release frees the slots; it may return
+	// before they are freed.
+	Acquire(ctx context.Context, slots []Slot, ttl time.Duration) (release func(), err error)
+}
+
+// SlotFull is the cause of a Leases refusal: the slot at its bound.
+type SlotFull struct{ Key string }
+
+func (f *SlotFull) Error() string { return "dataexec: slot " + f.Key + " is at its bound" }
+
+// Slot is one bound a shared slot counts against: "team:<id>" or
+// "connection:<id>", with its bound.
+type Slot struct {
+	Key string
+	Max int
 }
 
 // slots counts the source work running per principal, team and source.
 type slots struct {
 	perPrincipal, perTeam, perSource int
 	retry                            time.Duration
+	shared                           Leases
+	lease                            time.Duration // of a shared slot
+	log                              *slog.Logger
+	sharedDown                       atomic.Bool
 
 	mu        sync.Mutex
 	principal map[string]int
@@ -57,9 +100,14 @@ type slots struct {
 	source    map[any]int
 }
 
-func newSlots(o ConcurrencyOptions) *slots {
+// newSlots returns the bounds of o, for work that runs at most timeout.
+func newSlots(o ConcurrencyOptions, timeout time.Duration) *slots {
 	s := &slots{perPrincipal: o.MaxPerPrincipal, perTeam: o.MaxPerTeam, perSource: o.MaxPerSource, retry: o.RetryAfter,
+		shared: o.Shared, lease: timeout + 10*time.Second, log: o.Logger,
 		principal: map[string]int{}, team: map[string]int{}, source: map[any]int{}}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
 	setDefault(&s.perPrincipal, DefaultMaxPerPrincipal)
 	setDefault(&s.perTeam, DefaultMaxPerTeam)
 	setDefault(&s.perSource, DefaultMaxPerSource)
@@ -67,10 +115,40 @@ func newSlots(o ConcurrencyOptions) *slots {
 	return s
 }
 
-// acquire takes one slot of p, p's team and src, or none: past a bound it
-// returns RateLimited at once. The caller calls release when the work is
-// done.
-func (s *slots) acquire(p access.Principal, src Source, connID string) (release func(), err error) {
+// acquire takes one slot of p, p's team and src, here and in Shared, or
+// none: past a bound it returns RateLimited at once. The caller calls
+// release when the work is done.
+func (s *slots) acquire(ctx context.Context, p access.Principal, src Source, connID string) (func(), error) {
+	release, err := s.local(p, src, connID)
+	if err != nil || s.shared == nil {
+		return release, err
+	}
+	free, err := s.shared.Acquire(ctx, []Slot{{"team:" + p.TeamID, s.perTeam}, {"connection:" + connID, s.perSource}}, s.lease)
+	switch {
+	case err == nil:
+		if s.sharedDown.CompareAndSwap(true, false) {
+			s.log.InfoContext(ctx, "dataexec: the shared concurrency slots answer again; the team and source bounds hold across instances")
+		}
+		return func() { release(); free() }, nil
+	case askbi.ErrorCode(err) == askbi.RateLimited:
+		release()
+		var full *SlotFull
+		if errors.As(err, &full) && strings.HasPrefix(full.Key, "team:") {
+			return nil, access.Retry(askbi.RateLimited, s.retry, "your team already has %d queries running; try again in a moment", s.perTeam)
+		}
+		return nil, access.Retry(askbi.RateLimited, s.retry, "this data source is busy (%d queries running); try again in a moment", s.perSource)
+	case ctx.Err() != nil:
+		release()
+		return nil, &askbi.Error{Code: askbi.Unavailable, Message: "the request was cancelled", Err: ctx.Err()}
+	}
+	if !s.sharedDown.Swap(true) {
+		s.log.WarnContext(ctx, "dataexec: the shared concurrency slots are unavailable; each instance bounds its own work until they answer", "err", err)
+	}
+	return release, nil
+}
+
+// local takes one slot of p, p's team and src in this process.
+func (s *slots) local(p access.Principal, src Source, connID string) (release func(), err error) {
 	pk, tk := p.TeamID+"/"+p.UserID, p.TeamID
 	// A source counts under its connection, and also as itself when one
 	// Source value serves several connections (a shared pool); a source

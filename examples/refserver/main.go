@@ -444,9 +444,12 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		&connresolve.Options{Verified: verified, LoopbackHTTP: true})
 	// Links: every chat result and MCP tool result links to this server's
 	// pages (web.go) under -public-url.
+	bounds := dataexec.ConcurrencyOptions{MaxPerPrincipal: cfg.maxPerPrincipal, MaxPerTeam: cfg.maxPerTeam, MaxPerSource: cfg.maxPerSource}
+	if state != nil {
+		bounds.Shared = pgstore.NewLeases(state) // the team and source bounds hold across instances
+	}
 	a.executor = dataexec.NewExecutor(catalog, a.conns.Sources(sources), &dataexec.Options{Audit: a.audit, Logger: log,
-		Links:       dataexec.PublicLinks(base),
-		Concurrency: dataexec.ConcurrencyOptions{MaxPerPrincipal: cfg.maxPerPrincipal, MaxPerTeam: cfg.maxPerTeam, MaxPerSource: cfg.maxPerSource}})
+		Links: dataexec.PublicLinks(base), Concurrency: bounds})
 	a.keys = access.NewKeys(keyStore, dir, &access.KeyOptions{CacheTTL: cfg.keyCacheTTL})
 	if state != nil {
 		// What other instances change reaches this one's caches within a
