@@ -104,8 +104,16 @@ func start(tb testing.TB, bin string, env []string, args ...string) (*proc, erro
 				return nil, fmt.Errorf("credentials file: %v", err)
 			}
 			p.Client = chattest.Client{URL: p.creds.BaseURL, HTTP: &http.Client{Timeout: time.Minute}}
+			// The process itself answers at the last -addr with a port;
+			// base_url may be a load balancer's (-public-url).
+			health := p.URL
+			for i := range args[:max(len(args)-1, 0)] {
+				if args[i] == "-addr" && !strings.HasSuffix(args[i+1], ":0") {
+					health = "http://" + args[i+1]
+				}
+			}
 			for range 200 {
-				if resp, err := http.Get(p.URL + "/healthz"); err == nil {
+				if resp, err := http.Get(health + "/healthz"); err == nil {
 					resp.Body.Close()
 					return p, nil
 				}
