@@ -323,3 +323,35 @@ func withSlowLoris(ctx context.Context, t *target, clients int, d time.Duration,
 	}
 	return calls, err
 }
+
+// withKill runs the load on several instances and kills the last one
+// (kill -9) at half time, as a crash would. It reports when, and any
+// failure that remained after the clients' retries.
+func withKill(ctx context.Context, t *target, clients int, d time.Duration) ([]call, error) {
+	killed := make(chan time.Duration, 1)
+	calls, err := runLoad(ctx, t, clients, d, func(begin time.Time) {
+		go func() {
+			select {
+			case <-ctx.Done():
+				killed <- 0
+				return
+			case <-time.After(d / 2):
+			}
+			victim := t.others[len(t.others)-1]
+			victim.cmd.Process.Kill()
+			<-victim.exited
+			killed <- time.Since(begin)
+		}()
+	})
+	if err != nil {
+		return nil, err
+	}
+	failed := 0
+	for _, c := range calls {
+		if c.fail != "" {
+			failed++
+		}
+	}
+	fmt.Printf("kill -9 of instance %d at %s; %d calls failed after their retries\n", len(t.others), round(<-killed), failed)
+	return calls, nil
+}

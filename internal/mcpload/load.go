@@ -123,6 +123,12 @@ func (c *client) do(ctx context.Context, p mcp.CallToolParams) string {
 	return ""
 }
 
+// transient reports whether a call's failure may pass on a retry: the
+// connection went (an instance died), or the server said unavailable.
+func transient(fail string) bool {
+	return strings.HasPrefix(fail, "transport: ") || strings.HasPrefix(fail, "connect: ") || fail == "tool: unavailable"
+}
+
 // short is the first line of an error, without the varying parts that
 // would split one kind of failure into many.
 func short(err error) string {
@@ -180,6 +186,10 @@ func runLoad(ctx context.Context, t *target, n int, d time.Duration, onStart fun
 				p := w.calls[j%len(w.calls)]
 				start := time.Since(begin)
 				fail := c.do(ctx, p)
+				for try := 1; retryTransient && try < 4 && transient(fail); try++ {
+					time.Sleep(failurePause)
+					fail = c.do(ctx, p)
+				}
 				mine = append(mine, call{tool: p.Name, start: start, end: time.Since(begin), fail: fail})
 				if fail != "" && !strings.HasPrefix(fail, "tool: ") {
 					time.Sleep(failurePause) // as a client backs off

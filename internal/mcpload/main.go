@@ -14,6 +14,14 @@
 //	go run ./internal/mcpload -fault pg-restart     # pg_ctl restart -m fast at 1/3, -m immediate at 2/3
 //	go run ./internal/mcpload -fault slow-readers   # 200 clients ask for a 1 MB run_dataset and never read
 //	go run ./internal/mcpload -fault slow-loris     # 200 connections trickle their headers
+//	go run ./internal/mcpload -instances 3 -fault kill-instance   # three behind HAProxy, one killed (-9) at half time
+//
+// With -instances above 1 the servers share the cluster, run behind
+// HAProxy (Debian's haproxy) and the figures are the first instance's;
+// the clients then retry a call that failed for a reason that passes (a
+// closed connection, 502, 503, unavailable) up to three times, as a
+// client of a load-balanced service does, and each call counts once with
+// the time all its tries took.
 //
 // It needs PostgreSQL's server binaries; as root it runs the cluster as
 // the postgres user. MCPLOAD_KEEP=1 keeps the folder with the logs.
@@ -21,6 +29,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -33,10 +42,15 @@ import (
 // cpuProfile is -cpuprofile.
 var cpuProfile string
 
+// retryTransient makes clients retry calls that failed for a reason that
+// passes (see the command's doc); it is on with -instances above 1.
+var retryTransient bool
+
 func main() {
 	clients := flag.Int("clients", 50, "MCP clients calling tools")
 	duration := flag.Duration("duration", 60*time.Second, "how long the clients call")
-	fault := flag.String("fault", "", "fault to inject during the load: pg-restart, slow-readers or slow-loris")
+	fault := flag.String("fault", "", "fault to inject during the load: pg-restart, slow-readers, slow-loris or kill-instance")
+	instances := flag.Int("instances", 1, "reference servers on the one database; above 1, behind HAProxy")
 	slow := flag.Int("slow", 200, "slow readers or slow-loris connections (-fault)")
 	resultBytes := flag.Int("mcp-result-bytes", 0, "the server's -mcp-result-bytes (0: its default)")
 	inFlight := flag.Int("mcp-max-in-flight", 0, "the server's -mcp-max-in-flight, MCP requests per user (0: its default, 16)")
@@ -47,13 +61,14 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *clients, *duration, *fault, *slow, *resultBytes, *inFlight, *settle, *bin); err != nil {
+	retryTransient = *instances > 1
+	if err := run(ctx, *clients, *duration, *fault, *slow, *resultBytes, *inFlight, *instances, *settle, *bin); err != nil {
 		fmt.Fprintln(os.Stderr, "mcpload:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, clients int, d time.Duration, fault string, slow, resultBytes, inFlight int, settle time.Duration, bin string) error {
+func run(ctx context.Context, clients int, d time.Duration, fault string, slow, resultBytes, inFlight, instances int, settle time.Duration, bin string) error {
 	var extra []string
 	if inFlight > 0 {
 		extra = append(extra, "-mcp-max-in-flight", fmt.Sprint(inFlight))
@@ -63,15 +78,19 @@ func run(ctx context.Context, clients int, d time.Duration, fault string, slow, 
 	}
 	switch fault {
 	case "", "pg-restart", "slow-readers", "slow-loris":
+	case "kill-instance":
+		if instances < 2 {
+			return errors.New("-fault kill-instance needs -instances 2 or more")
+		}
 	default:
-		return fmt.Errorf("-fault %q: want pg-restart, slow-readers or slow-loris", fault)
+		return fmt.Errorf("-fault %q: want pg-restart, slow-readers, slow-loris or kill-instance", fault)
 	}
-	t, err := startTarget(ctx, bin, extra)
+	t, err := startTarget(ctx, bin, extra, instances)
 	if err != nil {
 		return err
 	}
 	defer t.stop()
-	fmt.Printf("reference server %s (pid %d), PostgreSQL in %s\n", t.creds.BaseURL, t.proc.Process.Pid, t.pgData)
+	fmt.Printf("reference server %s (pid %d; %d instances), PostgreSQL in %s\n", t.creds.BaseURL, t.proc.Process.Pid, max(instances, 1), t.pgData)
 	fmt.Printf("%d clients, %s, fault %q; machine: %d CPUs (shared with other work unless said otherwise)\n",
 		clients, d, orNone(fault), numCPU())
 
@@ -117,6 +136,8 @@ func run(ctx context.Context, clients int, d time.Duration, fault string, slow, 
 		calls, err = withSlowReaders(ctx, t, clients, d, slow)
 	case "slow-loris":
 		calls, err = withSlowLoris(ctx, t, clients, d, slow)
+	case "kill-instance":
+		calls, err = withKill(ctx, t, clients, d)
 	}
 	if err != nil {
 		return err

@@ -22,8 +22,15 @@ import (
 
 	_ "github.com/lib/pq"
 
+	"github.com/askbi/askbi/internal/haproxy"
 	"github.com/askbi/askbi/internal/pgtest"
 )
+
+// instance is one running reference-server process.
+type instance struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
 
 // target is the reference server under load: its process, the
 // PostgreSQL cluster it uses, and what the credentials file says.
@@ -35,7 +42,11 @@ type target struct {
 	exited  chan struct{}
 	debug   string // base URL of -debug-addr
 	monitor *sql.DB
-	creds   struct {
+	// others are the instances besides the first (-instances), and lb the
+	// HAProxy in front of all of them; the figures are the first's.
+	others []instance
+	lb     *haproxy.Proxy
+	creds  struct {
 		BaseURL    string `json:"base_url"`
 		MCPURL     string `json:"mcp_url"`
 		Warehouse  string `json:"warehouse_database_url"`
@@ -50,9 +61,11 @@ type target struct {
 // startTarget starts a PostgreSQL cluster in a new folder, builds the
 // reference server (unless bin is set) and starts it on that cluster
 // (-database-url) with its debug endpoint, a rate limit that does not
-// get in the way of the load, and extra flags.
-func startTarget(ctx context.Context, bin string, extra []string) (_ *target, err error) {
-	t := &target{exited: make(chan struct{})}
+// get in the way of the load, and extra flags. With instances above 1 it
+// starts that many on the one database, behind HAProxy, whose URL is
+// their -public-url.
+func startTarget(ctx context.Context, bin string, extra []string, instances int) (_ *target, err error) {
+	t := &target{}
 	if t.dir, err = os.MkdirTemp("", "mcpload-"); err != nil {
 		return nil, err
 	}
@@ -86,47 +99,85 @@ func startTarget(ctx context.Context, bin string, extra []string) (_ *target, er
 			return nil, fmt.Errorf("build the reference server: %w", err)
 		}
 	}
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
 	debugAddr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
-	credsPath := filepath.Join(t.dir, "creds.json")
-	args := append([]string{"-addr", addr, "-database-url", t.cluster.URL("askbi"), "-data-dir", filepath.Join(t.dir, "data"),
-		"-credentials-file", credsPath, "-debug-addr", debugAddr, "-demo-sign-in=false",
-		"-rate", "1000000", "-rate-burst", "1000000"}, extra...)
-	t.proc = exec.Command(bin, args...)
-	logf, err := os.Create(filepath.Join(t.dir, "refserver.log"))
-	if err != nil {
-		return nil, err
+	common := []string{"-database-url", t.cluster.URL("askbi"), "-data-dir", filepath.Join(t.dir, "data"),
+		"-demo-sign-in=false", "-rate", "1000000", "-rate-burst", "1000000"}
+	var lbAddr string
+	if instances > 1 {
+		if lbAddr, err = haproxy.Listen(); err != nil {
+			return nil, err
+		}
+		common = append(common, "-public-url", "http://"+lbAddr)
 	}
-	t.proc.Stdout, t.proc.Stderr = logf, logf
-	t.proc.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	if err := t.proc.Start(); err != nil {
-		return nil, err
+	var addrs []string
+	for i := range max(instances, 1) {
+		addr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		addrs = append(addrs, addr)
+		args := append([]string{"-addr", addr}, common...)
+		if i == 0 {
+			args = append(args, "-debug-addr", debugAddr)
+		}
+		cmd, exited, err := t.launch(ctx, bin, append(args, extra...), i)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			t.proc, t.exited = cmd, exited
+		} else {
+			t.others = append(t.others, instance{cmd, exited})
+		}
 	}
-	go func() { t.proc.Wait(); logf.Close(); close(t.exited) }()
 	t.debug = "http://" + debugAddr
+	if instances > 1 {
+		if t.lb, err = haproxy.Start(ctx, t.dir, lbAddr, addrs); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// launch starts instance i of the reference server with args and waits
+// until it serves; the first also writes the credentials file.
+func (t *target) launch(ctx context.Context, bin string, args []string, i int) (*exec.Cmd, chan struct{}, error) {
+	credsPath := filepath.Join(t.dir, fmt.Sprintf("creds-%d.json", i))
+	cmd := exec.Command(bin, append(args, "-credentials-file", credsPath)...)
+	logf, err := os.Create(filepath.Join(t.dir, fmt.Sprintf("refserver-%d.log", i)))
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); logf.Close(); close(exited) }()
+	addr := args[1] // -addr
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		select {
-		case <-t.exited:
-			return nil, fmt.Errorf("the reference server exited; see %s", logf.Name())
+		case <-exited:
+			return nil, nil, fmt.Errorf("the reference server exited; see %s", logf.Name())
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
 		case <-time.After(200 * time.Millisecond):
 		}
 		if b, err := os.ReadFile(credsPath); err == nil && json.Unmarshal(b, &t.creds) == nil && t.creds.MCPURL != "" {
-			if resp, err := http.Get(t.creds.BaseURL + "/healthz"); err == nil {
+			if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
 				resp.Body.Close()
 				if resp.StatusCode == http.StatusOK {
-					return t, nil
+					return cmd, exited, nil
 				}
 			}
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("the reference server did not start within 90 s; see %s", logf.Name())
+			return nil, nil, fmt.Errorf("the reference server did not start within 90 s; see %s", logf.Name())
 		}
 	}
 }
@@ -134,6 +185,15 @@ func startTarget(ctx context.Context, bin string, extra []string) (_ *target, er
 // stop stops the server, then the cluster by its data folder: after a
 // pg_ctl restart the postmaster is no longer the process pgtest started.
 func (t *target) stop() {
+	if t.lb != nil {
+		t.lb.Stop()
+	}
+	for _, o := range t.others {
+		o.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	for _, o := range t.others {
+		<-o.exited
+	}
 	if t.proc != nil && t.proc.Process != nil {
 		t.proc.Process.Signal(syscall.SIGTERM)
 		select {
