@@ -526,3 +526,43 @@ func TestRevocationEverywhere(t *testing.T) {
 		})
 	})
 }
+
+// TestTeamBoundAcrossInstances: a team's bound on queries running at once
+// (-max-queries-per-team 2) holds across two instances: of four slow
+// previews started at once, two through each, two run and two are
+// refused with rate_limited; once they finish the slots are free again.
+func TestTeamBoundAcrossInstances(t *testing.T) {
+	dbURL := pgtest.MustDatabase(t)
+	args := []string{"-database-url", dbURL, "-data-dir", t.TempDir(), "-max-queries-per-team", "2"}
+	bin := MustBinary(t)
+	a, b := MustStart(t, bin, nil, args...), MustStart(t, bin, nil, args...)
+	key := a.apiKey(t, "alice")
+	preview := func(i int) map[string]any {
+		return map[string]any{"operation": "preview", "connection_id": "conn_acme_wh",
+			"sql": fmt.Sprintf("SELECT count(*) + %d AS n FROM generate_series(1, 30000000)", i)}
+	}
+	codes := make([]string, 4)
+	var wg sync.WaitGroup
+	for i := range codes {
+		p := []*proc{a, b}[i%2]
+		wg.Go(func() { _, codes[i] = p.mcpCall(t, key, "explore_data", preview(i)) })
+	}
+	wg.Wait()
+	ran, limited := 0, 0
+	for _, c := range codes {
+		switch c {
+		case "":
+			ran++
+		case "rate_limited":
+			limited++
+		default:
+			t.Errorf("a preview answered %q", c)
+		}
+	}
+	if ran != 2 || limited != 2 {
+		t.Errorf("4 slow previews at once across two instances, team bound 2: %d ran, %d refused; want 2 and 2 (codes %q)", ran, limited, codes)
+	}
+	if _, code := b.mcpCall(t, key, "explore_data", preview(9)); code != "" {
+		t.Errorf("a preview after the others finished = %q, want it run (the slots were freed)", code)
+	}
+}

@@ -82,7 +82,7 @@ func stubModel(t *testing.T) (url string, reached <-chan struct{}) {
 func TestKillMidTurn(t *testing.T) {
 	modelURL, hung := stubModel(t)
 	args := []string{"-database-url", pgtest.MustDatabase(t), "-data-dir", t.TempDir(), "-provider", "openai", "-model", "m",
-		"-provider-base-url", modelURL, "-provider-key-env", "ASKBI_TEST_MODEL_KEY", "-turn-timeout", "5s"}
+		"-provider-base-url", modelURL, "-provider-key-env", "ASKBI_TEST_MODEL_KEY"}
 	env := []string{"ASKBI_TEST_MODEL_KEY=test"}
 	bin := MustBinary(t)
 	p := MustStart(t, bin, env, args...)
