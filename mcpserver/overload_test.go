@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -72,6 +73,13 @@ func post(t *testing.T, ctx context.Context, url, token, body string) (*http.Res
 }
 
 const runSignups = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_dataset","arguments":{"dataset_id":"ds_signups","refresh":true}}}`
+
+// runSignupsWithout is runSignups without week w: another query, where
+// two identical ones at once would share one (single flight).
+func runSignupsWithout(w string) string {
+	return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_dataset","arguments":{"dataset_id":"ds_signups","refresh":true,` +
+		`"filters":[{"field":"week","op":"ne","value":"` + w + `"}]}}}`
+}
 
 // rpcError is the JSON-RPC error of an answer the HTTP layer refused.
 type rpcError struct {
@@ -250,9 +258,9 @@ func TestInFlightBound(t *testing.T) {
 	carol := e.MustKey(t, "carol", "globex", access.AllProjects(), access.AllScopes...)
 	url := e.serve(t, nil, &mcpserver.Options{MaxInFlight: 2}, nil)
 	var wg sync.WaitGroup
-	for _, tok := range []string{alice, alice2} {
+	for i, tok := range []string{alice, alice2} {
 		wg.Add(1)
-		go func() { defer wg.Done(); post(t, context.Background(), url, tok, runSignups) }()
+		go func() { defer wg.Done(); post(t, context.Background(), url, tok, runSignupsWithout(fmt.Sprint(i))) }()
 		<-src.started
 	}
 	resp, body := post(t, context.Background(), url, alice, runSignups)
@@ -281,7 +289,7 @@ func TestBusySourceRetryAfter(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); post(t, context.Background(), url, alice, runSignups) }()
 	<-src.started
-	resp, body := post(t, context.Background(), url, alice, runSignups)
+	resp, body := post(t, context.Background(), url, alice, runSignupsWithout("x"))
 	var res struct {
 		Result struct {
 			IsError           bool `json:"isError"`

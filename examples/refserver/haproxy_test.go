@@ -97,21 +97,12 @@ func TestBehindHAProxy(t *testing.T) {
 	}
 	hc := &http.Client{Timeout: time.Minute}
 
-	// The approval, asked for before the load; the catalog's DELETE
-	// statements are counted (see TestTwoInstances).
+	// The approval, asked for before the load, and the catalog's DELETE
+	// statements counted.
 	alice := front.session(t, "alice")
 	conv := front.MustConversation(t, alice)
 	e := front.MustStartDelete(t, alice, conv)
-	for _, q := range []string{
-		`CREATE SEQUENCE test_catalog_deletes`,
-		`CREATE FUNCTION test_count_delete() RETURNS trigger LANGUAGE plpgsql AS $$
-		 BEGIN PERFORM nextval('test_catalog_deletes'); RETURN NULL; END $$`,
-		`CREATE TRIGGER test_count_delete AFTER DELETE ON catalog_entities FOR EACH STATEMENT EXECUTE FUNCTION test_count_delete()`,
-	} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	deletes := mustCountDeletes(t, db)
 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -242,15 +233,8 @@ func TestBehindHAProxy(t *testing.T) {
 			t.Errorf("approve %d saw receipt %+v, another saw %+v", i, got, first)
 		}
 	}
-	var deletes struct {
-		LastValue int64 `db:"last_value"`
-		IsCalled  bool  `db:"is_called"`
-	}
-	if err := db.Get(&deletes, `SELECT last_value, is_called FROM test_catalog_deletes`); err != nil {
-		t.Fatal(err)
-	}
-	if !deletes.IsCalled || deletes.LastValue != 2 {
-		t.Errorf("the catalog saw %d DELETE statements, want 2: the approved call ran once", deletes.LastValue)
+	if n := deletes(); n != 2 {
+		t.Errorf("the catalog saw %d DELETE statements, want 2: the approved call ran once", n)
 	}
 	for who, texts := range answered {
 		var list struct{ Items []struct{ Text string } }

@@ -155,13 +155,7 @@ func (p *proc) stderrText() string {
 // session returns the session token of the named demo principal on p.
 func (p *proc) session(tb testing.TB, name string) string {
 	tb.Helper()
-	for _, c := range p.creds.Principals {
-		if c.Name == name {
-			return c.SessionToken
-		}
-	}
-	tb.Fatalf("no demo principal %q", name)
-	return ""
+	return MustPrincipal(tb, p.creds, name).SessionToken
 }
 
 // post sends a JSON request from any goroutine and returns the status
@@ -194,6 +188,40 @@ func (s *syncWriter) Write(b []byte) (int, error) {
 	return s.w.Write(b)
 }
 
+// mustCountDeletes counts the DELETE statements on the workspace catalog
+// from now on, and returns a reader of the count. It counts with a
+// sequence, since a DeleteDashboard that finds nothing rolls back and a
+// sequence does not: one DeleteDashboard that runs issues two (the
+// dashboard, then its charts).
+func mustCountDeletes(t *testing.T, db *sqlx.DB) func() int64 {
+	t.Helper()
+	for _, q := range []string{
+		`CREATE SEQUENCE test_catalog_deletes`,
+		`CREATE FUNCTION test_count_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+		 BEGIN PERFORM nextval('test_catalog_deletes'); RETURN NULL; END $$`,
+		`CREATE TRIGGER test_count_delete AFTER DELETE ON catalog_entities
+		 FOR EACH STATEMENT EXECUTE FUNCTION test_count_delete()`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return func() int64 {
+		t.Helper()
+		var seq struct {
+			LastValue int64 `db:"last_value"`
+			IsCalled  bool  `db:"is_called"`
+		}
+		if err := db.Get(&seq, `SELECT last_value, is_called FROM test_catalog_deletes`); err != nil {
+			t.Fatal(err)
+		}
+		if !seq.IsCalled {
+			return 0
+		}
+		return seq.LastValue
+	}
+}
+
 // MustTwoInstances starts two reference-server processes on one new
 // database, one after the other, sharing a data folder (so they share the
 // development memory key and OAuth secret, as instances behind one load
@@ -223,20 +251,7 @@ func TestTwoInstances(t *testing.T) {
 		tokA, tokB := a.session(t, "alice"), b.session(t, "alice")
 		conv := a.MustConversation(t, tokA)
 		e := a.MustStartDelete(t, tokA, conv)
-		// Count the DELETE statements on the catalog: a sequence, since a
-		// DeleteDashboard that finds nothing rolls back, and sequences do
-		// not. One DeleteDashboard issues two (dashboard, then charts).
-		for _, q := range []string{
-			`CREATE SEQUENCE test_catalog_deletes`,
-			`CREATE FUNCTION test_count_delete() RETURNS trigger LANGUAGE plpgsql AS $$
-			 BEGIN PERFORM nextval('test_catalog_deletes'); RETURN NULL; END $$`,
-			`CREATE TRIGGER test_count_delete AFTER DELETE ON catalog_entities
-			 FOR EACH STATEMENT EXECUTE FUNCTION test_count_delete()`,
-		} {
-			if _, err := db.Exec(q); err != nil {
-				t.Fatal(err)
-			}
-		}
+		deletes := mustCountDeletes(t, db)
 		path := "/ai/conversations/" + conv + "/approvals/" + e.Tool.ApprovalID + "/approve"
 		body := map[string]any{"tool": "delete_dashboard", "arguments": e.Tool.Arguments}
 		const n = 100
@@ -291,15 +306,8 @@ func TestTwoInstances(t *testing.T) {
 				t.Errorf("approve %d saw receipt %+v, approve before saw %+v", i, got, first)
 			}
 		}
-		var calls struct {
-			LastValue int64 `db:"last_value"`
-			IsCalled  bool  `db:"is_called"`
-		}
-		if err := db.Get(&calls, `SELECT last_value, is_called FROM test_catalog_deletes`); err != nil {
-			t.Fatal(err)
-		}
-		if !calls.IsCalled || calls.LastValue != 2 {
-			t.Errorf("the catalog saw %d DELETE statements (called %v), want 2: the call ran once", calls.LastValue, calls.IsCalled)
+		if n := deletes(); n != 2 {
+			t.Errorf("the catalog saw %d DELETE statements, want 2: the call ran once", n)
 		}
 	})
 
@@ -440,13 +448,7 @@ func (p *proc) mcpCall(t *testing.T, token, tool string, args map[string]any) (i
 // apiKey returns the API key of the named demo principal on p.
 func (p *proc) apiKey(tb testing.TB, name string) string {
 	tb.Helper()
-	for _, c := range p.creds.Principals {
-		if c.Name == name {
-			return c.APIKey
-		}
-	}
-	tb.Fatalf("no demo principal %q", name)
-	return ""
+	return MustPrincipal(tb, p.creds, name).APIKey
 }
 
 // TestRevocationEverywhere: a key revoked, a member removed or a role

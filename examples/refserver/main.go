@@ -826,12 +826,18 @@ func (a *app) dataAuth(r *http.Request) (access.Principal, error) {
 
 // demoToken is the session token of the named demo principal.
 func (a *app) demoToken(name string) (string, bool) {
-	for _, p := range a.creds.Principals {
-		if p.Name == name {
-			return p.SessionToken, true
+	e, ok := a.creds.principal(name)
+	return e.SessionToken, ok
+}
+
+// principal returns the entry of the named demo principal.
+func (c credentials) principal(name string) (credentialEntry, bool) {
+	for _, e := range c.Principals {
+		if e.Name == name {
+			return e, true
 		}
 	}
-	return "", false
+	return credentialEntry{}, false
 }
 
 // credentials is the -credentials-file document.

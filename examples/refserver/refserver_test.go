@@ -64,27 +64,25 @@ func MustApp(tb testing.TB, edit func(*config)) *testApp {
 	return &testApp{app: a, Client: chattest.Client{URL: base, HTTP: ts.Client()}, url: base, srv: ts}
 }
 
+// MustPrincipal returns the entry of the named demo principal in creds.
+func MustPrincipal(tb testing.TB, creds credentials, name string) credentialEntry {
+	tb.Helper()
+	e, ok := creds.principal(name)
+	if !ok {
+		tb.Fatalf("no demo principal %q", name)
+	}
+	return e
+}
+
 // session returns the session token of the named demo principal.
 func (ta *testApp) session(tb testing.TB, name string) string {
 	tb.Helper()
-	for _, p := range ta.creds.Principals {
-		if p.Name == name {
-			return p.SessionToken
-		}
-	}
-	tb.Fatalf("no demo principal %q", name)
-	return ""
+	return MustPrincipal(tb, ta.creds, name).SessionToken
 }
 
 func (ta *testApp) apiKey(tb testing.TB, name string) string {
 	tb.Helper()
-	for _, p := range ta.creds.Principals {
-		if p.Name == name {
-			return p.APIKey
-		}
-	}
-	tb.Fatalf("no demo principal %q", name)
-	return ""
+	return MustPrincipal(tb, ta.creds, name).APIKey
 }
 
 func TestCredentialsFile(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,5 +127,18 @@ func TestTypeScriptSDKClient(t *testing.T) {
 	t.Run("API key", func(t *testing.T) {
 		r := runTSClient(t, bin, ta, "apikey", calls, "ASKBI_API_KEY="+ta.apiKey(t, "alice"))
 		check(t, r, []string{"search_workspace", "get_workspace_activity", "run_dataset", "get_chart_data", "create_chart_preview", "explore_data"}, "")
+	})
+	// An API key missing a scope gets a tool error naming it, which the
+	// SDK's client hands over as a result, not an HTTP 403 it cannot act
+	// on.
+	t.Run("API key missing a scope", func(t *testing.T) {
+		r := runTSClient(t, bin, ta, "apikey", []tsCall{{Name: "run_dataset", Arguments: map[string]any{"dataset_id": "ds_weekly_signups", "refresh": true}}},
+			"ASKBI_API_KEY="+ta.apiKey(t, "alice-read"))
+		if len(r.Calls) != 1 || !r.Calls[0].IsError || r.Calls[0].StructuredContent["code"] != "scope_required" {
+			t.Fatalf("run_dataset with refresh by a data:read key = %+v, want the tool error scope_required", r.Calls)
+		}
+		if msg, _ := r.Calls[0].StructuredContent["message"].(string); !strings.Contains(msg, "data:refresh") {
+			t.Errorf("the scope_required message %q does not name data:refresh", msg)
+		}
 	})
 }
