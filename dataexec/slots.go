@@ -34,8 +34,8 @@ const (
 // owner keeps the source busy. Results served from the cache take no
 // slot, and neither do calls that join an identical one already running
 // (they share its query: single flight). The bounds are per Executor (one
-// process); each process of a deployment has its own. The zero value is
-// valid.
+// process), but for the team and source bounds when Shared is set. The
+// zero value is valid.
 type ConcurrencyOptions struct {
 	// MaxPerPrincipal bounds the source work of one user in one team, across
 	// its credentials. Default DefaultMaxPerPrincipal (4).

@@ -577,7 +577,7 @@ func (s *Server) createChartPreview(ctx context.Context, p access.Principal, b b
 		}
 		summary := summarizeMeta(fmt.Sprintf("Created preview chart %q: %s", cr.Chart.Name, chart.URL), cr.Data.Meta)
 		if imageError != "" {
-			summary += " The image is unavailable: it could not be drawn; the chart was created."
+			summary += " The image is unavailable: " + imageError + "."
 		}
 		return reply{
 			summary: summary,

@@ -91,8 +91,9 @@ backend instances
 	}
 	go func() { p.cmd.Wait(); close(p.exited) }()
 	deadline := time.Now().Add(30 * time.Second)
+	probe := &http.Client{Timeout: 2 * time.Second}
 	for {
-		resp, err := http.Get(p.URL + "/healthz")
+		resp, err := probe.Get(p.URL + "/healthz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {

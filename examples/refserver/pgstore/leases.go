@@ -49,6 +49,10 @@ func (l *Leases) Acquire(ctx context.Context, slots []dataexec.Slot, ttl time.Du
 	}
 	return func() {
 		// Should this fail, the lease expires on its own.
-		go l.db.ExecContext(context.Background(), `DELETE FROM concurrency_leases WHERE holder = $1`, holder)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			l.db.ExecContext(ctx, `DELETE FROM concurrency_leases WHERE holder = $1`, holder)
+		}()
 	}, nil
 }
