@@ -39,15 +39,18 @@ export class Picker {
 
   async search() {
     const seq = ++this.seq;
+    const text = this.query.value.trim();
     let doc;
     try {
-      doc = await api.search(this.team(), this.query.value.trim(), 20);
+      doc = await api.search(this.team(), text, 20);
     } catch (err) {
       if (seq === this.seq) this.results.replaceChildren(h("p", { class: "error", role: "alert" }, err.message));
       return;
     }
+    // An answer to an older query is dropped, and the shown results name
+    // the query they answer, not what the box holds by now.
     if (seq !== this.seq) return;
-    this.results.dataset.query = this.query.value.trim();
+    this.results.dataset.query = text;
     const chosen = new Set(this.selected().map((it) => it.entity_type + ":" + it.id));
     const groups = doc.groups.filter((g) => g.items.length);
     if (!groups.length) {
