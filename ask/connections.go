@@ -12,27 +12,14 @@ import (
 )
 
 // ConnectionSetupType is the Type of a ConnectionSetup result.
-const ConnectionSetupType = "connection_setup"
+const ConnectionSetupType = connresolve.SetupType
 
 // ConnectionSetup is the typed chat result of list_connections, the
 // connection setup card a client renders (Output.Result, and
-// ToolRun.Result in the work summary): the options of the connection
-// resolver (package connresolve) for the provider and capability the
-// question needs, in its order. It holds no credentials and no schemas.
+// ToolRun.Result in the work summary): connresolve's Setup card.
 // Opening the conversation again resolves it afresh, so a card whose
 // connection was since set up shows it connected.
-type ConnectionSetup struct {
-	Type       string                 `json:"type"` // ConnectionSetupType
-	Provider   string                 `json:"provider,omitempty"`
-	Capability connresolve.Capability `json:"capability,omitempty"`
-	// NeedsSetup is true when no option is a connection Ask can use now:
-	// the card offers setup, and the turn offers no chart tools after it.
-	NeedsSetup bool `json:"needs_setup"`
-	// Missing says in words which access is missing (shown before the
-	// options); "" when a connection is ready.
-	Missing string               `json:"missing,omitempty"`
-	Options []connresolve.Option `json:"options"`
-}
+type ConnectionSetup = connresolve.Setup
 
 // connectionsInput is list_connections' input.
 type connectionsInput struct {
@@ -58,7 +45,7 @@ func ListConnections(r *connresolve.Resolver) Tool {
 		`"capability":{"type":"string","enum":[` + strings.Join(caps, ",") + `],"description":"The kind of data the question needs."}},` +
 		`"required":["capability"],"additionalProperties":false}`
 	resolve := func(ctx context.Context, p access.Principal, in connectionsInput) (ConnectionSetup, error) {
-		return ResolveSetup(ctx, r, p, in.Provider, in.Capability)
+		return r.Setup(ctx, p, in.Provider, in.Capability)
 	}
 	return Tool{
 		Name: "list_connections",
@@ -100,51 +87,4 @@ func ListConnections(r *connresolve.Resolver) Tool {
 			return json.Marshal(setup)
 		},
 	}
-}
-
-// ResolveSetup resolves a provider and capability for live principal p
-// into the setup card list_connections shows (the chat API's setup route
-// answers the same). Errors: the resolver's.
-func ResolveSetup(ctx context.Context, r *connresolve.Resolver, p access.Principal, provider string, capability connresolve.Capability) (ConnectionSetup, error) {
-	opts, err := r.Resolve(ctx, p, connresolve.Request{Provider: provider, Capability: capability})
-	if err != nil {
-		return ConnectionSetup{}, err
-	}
-	return setupOf(connectionsInput{Provider: provider, Capability: capability}, opts), nil
-}
-
-// setupOf is the setup result of a resolution.
-func setupOf(in connectionsInput, opts []connresolve.Option) ConnectionSetup {
-	s := ConnectionSetup{Type: ConnectionSetupType, Provider: strings.TrimSpace(in.Provider), Capability: in.Capability,
-		Options: opts, NeedsSetup: true}
-	if s.Options == nil {
-		s.Options = []connresolve.Option{}
-	}
-	for _, o := range opts {
-		if o.State == connresolve.StateConnected {
-			s.NeedsSetup = false
-		}
-	}
-	if !s.NeedsSetup {
-		return s
-	}
-	what := strings.ReplaceAll(string(in.Capability), "_", " ") + " data"
-	if s.Provider != "" {
-		what = s.Provider + " data"
-		if len(opts) > 0 && opts[0].Provider != "" {
-			what = opts[0].Provider + " data"
-		}
-	}
-	s.Missing = "Your team has no connection to " + what + " that Ask can use yet, so this question cannot be answered now."
-	if len(opts) > 0 {
-		switch opts[0].State {
-		case connresolve.StateAdminRequired:
-			s.Missing += " Connecting it needs a team owner or admin."
-		case connresolve.StateUnsupported:
-			s.Missing += " Nothing installed here serves it."
-		default:
-			s.Missing += " You can connect it below; nothing is connected until you do."
-		}
-	}
-	return s
 }

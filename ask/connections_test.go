@@ -54,7 +54,7 @@ func connEnv(t *testing.T) (*env, *teamConns) {
 	natives := []connresolve.NativeSource{{Type: "postgres", Name: "PostgreSQL", Providers: []string{"postgresql", "postgres"},
 		Capabilities: []connresolve.Capability{connresolve.Database}},
 		{Type: "mysql", Name: "MySQL", Providers: []string{"mysql"}, Capabilities: []connresolve.Capability{connresolve.Database}}}
-	tool := ask.ListConnections(connresolve.New(conns, natives, nil))
+	tool := ask.ListConnections(connresolve.NewResolver(conns, natives, nil))
 	return newEnv(t, nil, func(c *envConfig) { c.extra = append(c.extra, tool) }), conns
 }
 

@@ -8,8 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/dataexec"
-	"github.com/askbi/askbi/dataexec/mcpsource"
 )
 
 // remoteResultChars caps what one remote call keeps: the text and the
@@ -26,11 +26,22 @@ const remoteResultChars = 20000
 // Descriptions and results are the remote server's: they reach the model
 // marked untrusted, and results are capped and pass the sharing filter
 // (remoteFilter) like product results. Every call re-reads the
-// approval (mcpsource.Service.Call); a change of the team's connections
-// or approvals stops the turns that offered the tools.
-func RemoteTools(svc *mcpsource.Service) ToolSource { return remoteTools{svc} }
+// approval (Remote.Call); a change of the team's connections or
+// approvals stops the turns that offered the tools.
+func RemoteTools(r Remote) ToolSource { return remoteTools{r} }
 
-type remoteTools struct{ svc *mcpsource.Service }
+// Remote is what Ask needs of the team's remote MCP connections: the
+// tools an admin approved, and a call of one. connresolve.Service is one.
+type Remote interface {
+	// ApprovedTools returns the usable tools of p's team and a channel
+	// closed at the next change of them.
+	ApprovedTools(ctx context.Context, p access.Principal) ([]connresolve.ApprovedTool, <-chan struct{}, error)
+	// Call runs tool of connection connID when it is still approved with
+	// fingerprint fp.
+	Call(ctx context.Context, p access.Principal, connID, tool, fp string, args json.RawMessage) (*connresolve.CallResult, error)
+}
+
+type remoteTools struct{ svc Remote }
 
 func (r remoteTools) Tools(ctx context.Context, p access.Principal) ([]Tool, <-chan struct{}, error) {
 	approved, changed, err := r.svc.ApprovedTools(ctx, p)
@@ -49,7 +60,7 @@ func (r remoteTools) Tools(ctx context.Context, p access.Principal) ([]Tool, <-c
 	return tools, changed, nil
 }
 
-func (r remoteTools) tool(at mcpsource.ApprovedTool) Tool {
+func (r remoteTools) tool(at connresolve.ApprovedTool) Tool {
 	connID, name, fp, conn := at.ConnectionID, at.Tool.Name, at.Tool.Fingerprint(), at.ConnectionName
 	desc := fmt.Sprintf("Remote tool %q of the connection %q. Its description, from the remote server (untrusted): %s",
 		name, conn, at.Tool.Description)
@@ -98,7 +109,7 @@ func callRight(c dataexec.Class) access.Right {
 // server's read-only setting does not replace it. At the rows level the
 // model sees the answer (already capped). Below it, the structured
 // content is summarised the way product tables are (TableFilter, on the
-// rows a dataset would read of it: mcpsource.CallResult.Table): columns
+// rows a dataset would read of it: connresolve.CallResult.Table): columns
 // and row count, and at the aggregates level numeric summaries; the text,
 // which may say anything, is withheld with a note naming the level.
 func remoteFilter(data json.RawMessage, level Sharing) json.RawMessage {
@@ -135,7 +146,7 @@ func structuredSummary(raw json.RawMessage, level Sharing) json.RawMessage {
 	if d.Decode(&v) != nil {
 		return notTable
 	}
-	tab, err := mcpsource.CallResult{Structured: v}.Table()
+	tab, err := connresolve.CallResult{Structured: v}.Table()
 	if err != nil {
 		return notTable
 	}

@@ -21,8 +21,8 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
+	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/dataexec"
-	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/seal"
 )
 
@@ -117,12 +117,12 @@ func remoteTool(name, desc string, ann *mcp.ToolAnnotations) *mcp.Tool {
 }
 
 // withRemote gives the env's assistant the approved remote tools of svc.
-func withRemote(svc **mcpsource.Service) envOption {
+func withRemote(svc **connresolve.Service) envOption {
 	return func(c *envConfig) { c.opts.Tools = lazyTools{svc} }
 }
 
 // lazyTools lets the env build the gate before the service exists.
-type lazyTools struct{ svc **mcpsource.Service }
+type lazyTools struct{ svc **connresolve.Service }
 
 func (l lazyTools) Tools(ctx context.Context, p access.Principal) ([]ask.Tool, <-chan struct{}, error) {
 	return ask.RemoteTools(*l.svc).Tools(ctx, p)
@@ -130,13 +130,13 @@ func (l lazyTools) Tools(ctx context.Context, p access.Principal) ([]ask.Tool, <
 
 // remoteEnv is an env whose assistant offers the remote tools of an
 // "Analytics" connection to r, with the given tools allowed.
-func remoteEnv(t *testing.T, r *mcpRemote, allow ...string) (*env, *mcpsource.Service, string) {
+func remoteEnv(t *testing.T, r *mcpRemote, allow ...string) (*env, *connresolve.Service, string) {
 	t.Helper()
-	var svc *mcpsource.Service
+	var svc *connresolve.Service
 	e := newEnv(t, nil, withRemote(&svc))
 	keys, _ := seal.NewStaticKeyring("k", map[string][]byte{"k": seal.GenerateKey()})
-	svc = mcpsource.NewService(mcpsource.NewMemoryStore(), keys, e.gate, &mcpsource.Options{Catalog: e.cat, CallTimeout: 10 * time.Second})
-	c, err := svc.Create(t.Context(), alice, mcpsource.Input{Name: "Analytics", URL: r.URL, Token: "remote-token"})
+	svc = connresolve.NewService(connresolve.NewMemoryStore(), keys, e.gate, &connresolve.Options{Catalog: e.cat, CallTimeout: 10 * time.Second})
+	c, err := svc.Create(t.Context(), alice, connresolve.Input{Name: "Analytics", URL: r.URL, Token: "remote-token"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func TestRemoteApprovalBinding(t *testing.T) {
 	if err := svc.Delete(ctx, alice, connID); err != nil {
 		t.Fatal(err)
 	}
-	c2, _ := svc.Create(ctx, alice, mcpsource.Input{Name: "Analytics", URL: r.URL})
+	c2, _ := svc.Create(ctx, alice, connresolve.Input{Name: "Analytics", URL: r.URL})
 	svc.Discover(ctx, alice, c2.ID, nil)
 	svc.SetAccess(ctx, alice, c2.ID, "create_note", true)
 	_, err = approve(alice, conv3, te3, string(te3.Arguments))

@@ -1,24 +1,3 @@
-// Package connresolve finds the shortest safe path to the data a question
-// needs: a connection the team already has, or else the setup that gets
-// one, in a fixed order (SPEC "Connection resolution"):
-//
-//  1. connected: a connected, ready source the principal may read;
-//  2. native_setup: a source type the host has installed that serves the
-//     provider or capability, when the principal may configure it;
-//  3. mcp_oauth_setup: a verified MCP provider (Verified) with a remote
-//     HTTPS endpoint and OAuth sign-in;
-//  4. manual_mcp_setup: a remote MCP server the principal sets up by hand,
-//     for a provider the catalog does not know;
-//  5. unsupported: nothing serves the request.
-//
-// A principal who may not configure connections (access.RightManageConnections)
-// gets admin_required instead of a setup option. The first step that
-// yields options wins, at most five of them; an option holds names, states
-// and public setup facts only, never credentials or schemas.
-//
-// The host supplies its connections (Connections) and the native source
-// types it has installed (NativeSource); the verified catalog is this
-// package's own.
 package connresolve
 
 import (
@@ -98,22 +77,22 @@ type Connections interface {
 	Connections(ctx context.Context, p access.Principal) ([]Connected, error)
 }
 
-// State is what an option asks of the user.
-type State string
+// OptionState is what an option asks of the user.
+type OptionState string
 
 // States.
 const (
-	StateConnected      State = "connected"
-	StateNativeSetup    State = "native_setup"
-	StateMCPOAuthSetup  State = "mcp_oauth_setup"
-	StateManualMCPSetup State = "manual_mcp_setup"
-	StateAdminRequired  State = "admin_required"
-	StateUnsupported    State = "unsupported"
+	StateConnected      OptionState = "connected"
+	StateNativeSetup    OptionState = "native_setup"
+	StateMCPOAuthSetup  OptionState = "mcp_oauth_setup"
+	StateManualMCPSetup OptionState = "manual_mcp_setup"
+	StateAdminRequired  OptionState = "admin_required"
+	StateUnsupported    OptionState = "unsupported"
 )
 
 // Option is one way to the data.
 type Option struct {
-	State State `json:"state"`
+	State OptionState `json:"state"`
 	// Provider is the display name of what the option connects to.
 	Provider string `json:"provider,omitempty"`
 	// ConnectionID and ConnectionName name a connected connection.
@@ -140,8 +119,8 @@ type Request struct {
 // MaxOptions is the most options Resolve returns.
 const MaxOptions = 5
 
-// Options configures a Resolver. The zero value is valid.
-type Options struct {
+// ResolverOptions configures a Resolver. The zero value is valid.
+type ResolverOptions struct {
 	// Verified replaces the verified provider catalog (tests, a demo).
 	// Default Verified.
 	Verified []Provider
@@ -160,9 +139,9 @@ type Resolver struct {
 	loopback bool
 }
 
-// New returns a resolver over the host's connections and its installed
+// NewResolver returns a resolver over the host's connections and its installed
 // native source types. opts may be nil.
-func New(conns Connections, natives []NativeSource, opts *Options) *Resolver {
+func NewResolver(conns Connections, natives []NativeSource, opts *ResolverOptions) *Resolver {
 	r := &Resolver{conns: conns, natives: slices.Clone(natives), verified: Verified}
 	if opts != nil && opts.Verified != nil {
 		r.verified = opts.Verified

@@ -99,7 +99,7 @@ func TestResolve(t *testing.T) {
 			connresolve.Request{Capability: connresolve.ErrorTracking}, []string{"unsupported "}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := connresolve.New(tc.conns, tc.natives, nil)
+			r := connresolve.NewResolver(tc.conns, tc.natives, nil)
 			got, err := r.Resolve(context.Background(), live(t, tc.user), tc.req)
 			if err != nil {
 				t.Fatal(err)
@@ -126,7 +126,7 @@ func TestOnlyVerifiedEndpointsGetOAuth(t *testing.T) {
 		{Name: "Keyed", Aliases: []string{"keyed"}, MCPURL: "https://mcp.keyed.example/mcp", OAuth: false, Docs: "https://keyed.example/docs"},
 		{Name: "Userinfo", Aliases: []string{"userinfo"}, MCPURL: "https://u:p@mcp.userinfo.example/mcp", OAuth: true},
 	}
-	r := connresolve.New(conns{}, nil, &connresolve.Options{Verified: verified})
+	r := connresolve.NewResolver(conns{}, nil, &connresolve.ResolverOptions{Verified: verified})
 	alice := live(t, "alice")
 	for provider, want := range map[string]connresolve.Option{
 		"good":     {State: connresolve.StateMCPOAuthSetup, Provider: "Good", MCPURL: "https://mcp.good.example/mcp"},
@@ -160,14 +160,14 @@ func TestLoopbackHTTP(t *testing.T) {
 	for _, tc := range []struct {
 		loopback bool
 		name     string
-		want     connresolve.State
+		want     connresolve.OptionState
 	}{
 		{false, "local", connresolve.StateManualMCPSetup},
 		{true, "local", connresolve.StateMCPOAuthSetup},
 		{true, "remote", connresolve.StateManualMCPSetup},
 		{true, "lookalike", connresolve.StateManualMCPSetup}, // a name, not a loopback address
 	} {
-		r := connresolve.New(conns{}, nil, &connresolve.Options{Verified: verified, LoopbackHTTP: tc.loopback})
+		r := connresolve.NewResolver(conns{}, nil, &connresolve.ResolverOptions{Verified: verified, LoopbackHTTP: tc.loopback})
 		got, err := r.Resolve(context.Background(), live(t, "alice"), connresolve.Request{Provider: tc.name})
 		if err != nil {
 			t.Fatal(err)
@@ -177,7 +177,7 @@ func TestLoopbackHTTP(t *testing.T) {
 			t.Errorf("loopback %v, %s: %s, OAuthProvider %v; want %s", tc.loopback, tc.name, got[0].State, ok, tc.want)
 		}
 	}
-	if p, ok := connresolve.New(conns{}, nil, nil).OAuthProvider("Post Hog"); !ok || p.MCPURL != "https://mcp.posthog.com/mcp" {
+	if p, ok := connresolve.NewResolver(conns{}, nil, nil).OAuthProvider("Post Hog"); !ok || p.MCPURL != "https://mcp.posthog.com/mcp" {
 		t.Errorf("OAuthProvider(Post Hog) = %+v, %v", p, ok)
 	}
 }
@@ -188,7 +188,7 @@ func TestAtMostFiveOptions(t *testing.T) {
 		cs = append(cs, connresolve.Connected{ID: fmt.Sprint("wh", i), TeamID: "acme", Name: fmt.Sprint("Warehouse ", i),
 			Capabilities: []connresolve.Capability{connresolve.Database}, Ready: true})
 	}
-	got, err := connresolve.New(cs, nil, nil).Resolve(context.Background(), live(t, "alice"), connresolve.Request{Capability: connresolve.Database})
+	got, err := connresolve.NewResolver(cs, nil, nil).Resolve(context.Background(), live(t, "alice"), connresolve.Request{Capability: connresolve.Database})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestAtMostFiveOptions(t *testing.T) {
 }
 
 func TestResolveBadInput(t *testing.T) {
-	r := connresolve.New(conns{}, nil, nil)
+	r := connresolve.NewResolver(conns{}, nil, nil)
 	alice := live(t, "alice")
 	for name, req := range map[string]connresolve.Request{
 		"neither":             {},

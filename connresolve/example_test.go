@@ -22,7 +22,7 @@ func Example() {
 		Capabilities: []connresolve.Capability{connresolve.Database}, Ready: true}}
 	natives := []connresolve.NativeSource{{Type: "mysql", Name: "MySQL", Providers: []string{"mysql"},
 		Capabilities: []connresolve.Capability{connresolve.Database}}}
-	r := connresolve.New(conns, natives, nil)
+	r := connresolve.NewResolver(conns, natives, nil)
 	for _, req := range []connresolve.Request{
 		{Capability: connresolve.Database},
 		{Provider: "MySQL"},

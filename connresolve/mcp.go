@@ -9,11 +9,11 @@ import (
 )
 
 // MCPConnections is the remote half of a host's Connections: the remote
-// MCP connections of p's team that Ask can use now (mcpsource.Service.
+// MCP connections of p's team that Ask can use now (Service.
 // Usable: active, signed in when they use OAuth, with an approved tool),
 // each with the capabilities of the verified provider it was set up for
 // (one of verified). The host adds its native connections.
-func MCPConnections(ctx context.Context, svc *mcpsource.Service, p access.Principal, verified []Provider) ([]Connected, error) {
+func MCPConnections(ctx context.Context, svc *Service, p access.Principal, verified []Provider) ([]Connected, error) {
 	usable, err := svc.Usable(ctx, p)
 	if err != nil {
 		return nil, err

@@ -1,7 +1,8 @@
 // Package askhttp is the chat HTTP adapter of askbi: the Ask conversation,
-// turn, approval, direct-action, context-search, status, memory,
-// connection and connection setup (with the OAuth callback) routes
-// as one http.Handler a host mounts, the way mcpserver is the MCP adapter.
+// turn, approval, direct-action, context-search, status and memory
+// routes as one http.Handler a host mounts, the way mcpserver is the MCP
+// adapter. The connection routes are package connresolve/connhttp's
+// handler, mounted beside it.
 // It owns the transport only: JSON and Server-Sent Events, write deadlines
 // for long turns, body validation, and the one table from askbi error codes
 // to HTTP statuses. Every rule stays in package ask and package memory.
@@ -33,16 +34,9 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
-	"github.com/askbi/askbi/connresolve"
-	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/internal/httpjson"
 	"github.com/askbi/askbi/memory"
 )
-
-// Authenticate maps a request to the principal of its product session. It
-// fails with Unauthenticated; a host's API keys and MCP tokens must not
-// pass here.
-type Authenticate func(r *http.Request) (access.Principal, error)
 
 // Options configures the handler. The zero value is valid; each zero field
 // means its default.
@@ -57,22 +51,6 @@ type Options struct {
 	// ask.SSEHeartbeat) is never cut, while a client that stops reading
 	// is. Default ask.SSEHeartbeat plus a minute.
 	StreamWindow time.Duration
-	// Connections, when set, serves the connection routes (remote MCP
-	// connections and their tools' access). Default none: those routes
-	// answer Unsupported.
-	Connections *mcpsource.Service
-	// Resolver, when set, serves the connection setup route and lets
-	// save and connect take a verified provider by name. Default none.
-	Resolver *connresolve.Resolver
-	// ConnectionPage is where the OAuth callback sends the browser: the
-	// host's connection page, for tool approval, with the conversation and
-	// team in the query (the chat stays closed). Default
-	// DefaultConnectionPage.
-	ConnectionPage func(OAuthReturn) string
-	// SecureCookies marks the sign-in binding cookie Secure even when the
-	// request arrived without TLS (behind a TLS-terminating proxy).
-	// Default: Secure on TLS requests only.
-	SecureCookies bool
 	// Logger logs internal errors with detail. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -81,7 +59,7 @@ type Options struct {
 type handler struct {
 	assistant *ask.Assistant
 	memory    *memory.Service
-	authn     Authenticate
+	authn     access.Authenticate
 	o         Options
 	mux       *http.ServeMux
 }
@@ -89,7 +67,7 @@ type handler struct {
 // New returns the chat API over assistant and memories (nil: the memory
 // routes answer Unsupported), authenticating requests with authn. opts may
 // be nil.
-func New(assistant *ask.Assistant, memories *memory.Service, authn Authenticate, opts *Options) http.Handler {
+func New(assistant *ask.Assistant, memories *memory.Service, authn access.Authenticate, opts *Options) http.Handler {
 	h := &handler{assistant: assistant, memory: memories, authn: authn, mux: http.NewServeMux()}
 	if opts != nil {
 		h.o = *opts
@@ -108,30 +86,26 @@ func New(assistant *ask.Assistant, memories *memory.Service, authn Authenticate,
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	if o.ConnectionPage == nil {
-		o.ConnectionPage = DefaultConnectionPage
+	route := func(method, path string, fn func(http.ResponseWriter, *http.Request, access.Principal)) {
+		h.mux.HandleFunc(method+" "+o.Prefix+path, h.begin(fn, true))
 	}
-	route := func(method, path string, fn func(http.ResponseWriter, *http.Request, access.Principal), gated bool) {
-		h.mux.HandleFunc(method+" "+o.Prefix+path, h.begin(fn, gated))
-	}
-	route("GET", "/status", h.status, false)
-	route("POST", "/conversations", h.createConversation, true)
-	route("GET", "/conversations", h.listConversations, true)
-	route("GET", "/conversations/{id}", h.openConversation, true)
-	route("DELETE", "/conversations/{id}", h.deleteConversation, true)
-	route("POST", "/conversations/{id}/messages", h.sendMessage, true)
-	route("POST", "/conversations/{id}/approvals/{approval_id}/approve", h.approve, true)
-	route("POST", "/conversations/{id}/approvals/{approval_id}/reject", h.reject, true)
-	route("GET", "/conversations/{id}/charts/{chart_id}", h.chart, true)
-	route("POST", "/conversations/{id}/charts/{chart_id}/add-to-dashboard", h.addToDashboard, true)
-	route("GET", "/context", h.searchContext, true)
-	route("GET", "/memory", h.listMemory, true)
-	route("POST", "/memory", h.addMemory, true)
-	route("DELETE", "/memory", h.deleteAllMemory, true)
-	route("PUT", "/memory/{id}", h.editMemory, true)
-	route("DELETE", "/memory/{id}", h.deleteMemory, true)
-	h.connectionRoutes(route)
-	h.setupRoutes(route)
+	// The status reports instead of refusing: it is not gated.
+	h.mux.HandleFunc("GET "+o.Prefix+"/status", h.begin(h.status, false))
+	route("POST", "/conversations", h.createConversation)
+	route("GET", "/conversations", h.listConversations)
+	route("GET", "/conversations/{id}", h.openConversation)
+	route("DELETE", "/conversations/{id}", h.deleteConversation)
+	route("POST", "/conversations/{id}/messages", h.sendMessage)
+	route("POST", "/conversations/{id}/approvals/{approval_id}/approve", h.approve)
+	route("POST", "/conversations/{id}/approvals/{approval_id}/reject", h.reject)
+	route("GET", "/conversations/{id}/charts/{chart_id}", h.chart)
+	route("POST", "/conversations/{id}/charts/{chart_id}/add-to-dashboard", h.addToDashboard)
+	route("GET", "/context", h.searchContext)
+	route("GET", "/memory", h.listMemory)
+	route("POST", "/memory", h.addMemory)
+	route("DELETE", "/memory", h.deleteAllMemory)
+	route("PUT", "/memory/{id}", h.editMemory)
+	route("DELETE", "/memory/{id}", h.deleteMemory)
 	// What no route matched is answered after authentication too, so the
 	// routes cannot be mapped without a credential.
 	noRoute := httpjson.NoRoute(h.mux, o.Prefix+"/", o.Logger)

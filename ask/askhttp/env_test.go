@@ -17,9 +17,7 @@ import (
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/ask/askhttp"
 	"github.com/askbi/askbi/ask/provider/mock"
-	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/dataexec"
-	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/memory"
 )
 
@@ -137,12 +135,6 @@ type config struct {
 	opts askhttp.Options
 	// server, when set, changes the HTTP server before it starts.
 	server func(*http.Server)
-	// connections serves the connection routes over an in-memory store.
-	connections bool
-	// oauth turns OAuth sign-in on for them (the callback is this
-	// server's), with this resolver for the setup routes.
-	oauth    bool
-	resolver func(*mcpsource.Service) *connresolve.Resolver
 }
 
 // testServer is askhttp over the workspace, behind a real HTTP server.
@@ -152,7 +144,6 @@ type testServer struct {
 	cat   *dataexec.MemoryCatalog
 	model ask.Provider
 	audit *access.MemoryAudit // the one audit log of the executor and memory
-	conns *mcpsource.Service
 }
 
 // MustServer builds the workspace with the SDK, serves askhttp.New over it
@@ -188,17 +179,6 @@ func MustServer(tb testing.TB, edit func(*config)) *testServer {
 	opts.Logger = log
 	mux := http.NewServeMux()
 	srv := httptest.NewUnstartedServer(mux)
-	if cfg.connections || cfg.oauth {
-		mo := &mcpsource.Options{Catalog: cat, Audit: ts.audit, Logger: log}
-		if cfg.oauth {
-			mo.OAuth.RedirectURL = "http://" + srv.Listener.Addr().String() + "/ai/connections/oauth/callback"
-		}
-		ts.conns = mcpsource.NewService(mcpsource.NewMemoryStore(), keyring, gate, mo)
-		opts.Connections = ts.conns
-		if cfg.resolver != nil {
-			opts.Resolver = cfg.resolver(ts.conns)
-		}
-	}
 	mux.Handle("/ai/", askhttp.New(assistant, memories, authenticate, &opts))
 	if cfg.server != nil {
 		cfg.server(srv.Config)

@@ -30,7 +30,7 @@
 // same; the answer is the executor's result, bounded by its caps, with no
 // further budget.
 //
-// Every request is authenticated by the host's Authenticate, passes the
+// Every request is authenticated by the host's access.Authenticate, passes the
 // gate once (live membership, the rate limit), and is decided by the
 // executor's access checks: an entity of another team, or in a project
 // (or on a dataset) the user cannot reach, is 404 like an unknown one.
@@ -52,12 +52,6 @@ import (
 	"github.com/askbi/askbi/internal/httpjson"
 )
 
-// Authenticate maps a request to its principal, or fails with
-// Unauthenticated. Which credentials pass is the host's decision; the
-// executor applies a token's scopes (data:read, data:refresh,
-// datasets:write) as it does for MCP.
-type Authenticate func(r *http.Request) (access.Principal, error)
-
 // Options configures the handler. The zero value is valid; each zero field
 // means its default.
 type Options struct {
@@ -70,7 +64,7 @@ type Options struct {
 type handler struct {
 	exec  *dataexec.Executor
 	gate  *access.Gate
-	authn Authenticate
+	authn access.Authenticate
 	o     Options
 	mux   *http.ServeMux
 	cop   *http.CrossOriginProtection
@@ -78,7 +72,7 @@ type handler struct {
 
 // New returns the handler over exec, passing each request through gate
 // once after authn. opts may be nil.
-func New(exec *dataexec.Executor, gate *access.Gate, authn Authenticate, opts *Options) http.Handler {
+func New(exec *dataexec.Executor, gate *access.Gate, authn access.Authenticate, opts *Options) http.Handler {
 	h := &handler{exec: exec, gate: gate, authn: authn, mux: http.NewServeMux(), cop: http.NewCrossOriginProtection()}
 	if opts != nil {
 		h.o = *opts

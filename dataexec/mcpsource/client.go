@@ -7,12 +7,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbi/askbi"
@@ -20,10 +22,10 @@ import (
 	"github.com/askbi/askbi/internal/outbound"
 )
 
-// probe records what the transport saw of one session's HTTP exchanges,
+// Probe records what the transport saw of one session's HTTP exchanges,
 // so errors are classified from facts, not from the text of an error the
 // MCP client built (which may quote the remote body: that is never shown).
-type probe struct {
+type Probe struct {
 	mu       sync.Mutex
 	status   int // the first non-2xx status
 	tooLarge bool
@@ -38,26 +40,27 @@ type probe struct {
 	challenge http.Header
 }
 
-// reset forgets the status, after an authorization that fixed it.
-func (p *probe) reset() {
+// Reset forgets the status, after an authorization that fixed it.
+func (p *Probe) Reset() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.status, p.challenge = 0, nil
 }
 
-func (p *probe) getChallenge() http.Header {
+// Challenge is the WWW-Authenticate of the first 401 or 403, or nil.
+func (p *Probe) Challenge() http.Header {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.challenge
 }
 
-func (p *probe) get() (int, bool) {
+func (p *Probe) get() (int, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.status, p.tooLarge
 }
 
-func (p *probe) leftOrigin() bool {
+func (p *Probe) leftOrigin() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.otherOrigin
@@ -65,7 +68,7 @@ func (p *probe) leftOrigin() bool {
 
 // note records what a transport error says: the response cap or a
 // timeout.
-func (p *probe) note(err error) {
+func (p *Probe) note(err error) {
 	large, late := outbound.TooLarge(err), isTimeout(err)
 	if !large && !late {
 		return
@@ -76,7 +79,7 @@ func (p *probe) note(err error) {
 	p.timedOut = p.timedOut || late
 }
 
-func (p *probe) late() bool {
+func (p *Probe) late() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.timedOut
@@ -93,7 +96,7 @@ func isTimeout(err error) bool {
 // read, not only ctx.Err: the transport's own timer, set for about the
 // same instant, can end a request a moment before ctx's timer fires, and
 // the MCP client does not always keep the error's chain.
-func (se *session) timedOut(ctx context.Context) bool {
+func (se *Session) timedOut(ctx context.Context) bool {
 	if se.probe.late() || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return true
 	}
@@ -119,7 +122,7 @@ type authTransport struct {
 	origin string
 	token  string
 	oauth  bool
-	probe  *probe
+	probe  *Probe
 }
 
 func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -158,7 +161,7 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 type probedBody struct {
 	io.ReadCloser
-	probe *probe
+	probe *Probe
 }
 
 func (b *probedBody) Read(p []byte) (int, error) {
@@ -169,49 +172,118 @@ func (b *probedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// session is one MCP client session to a connection's server.
-type session struct {
+// OAuth is the OAuth side of a session (connresolve's sign-in): the
+// go-sdk handler that gives the transport its access token and answers a
+// 401 or 403, and what the session's errors need of it.
+type OAuth interface {
+	auth.OAuthHandler
+	// Watch hands the handler the session's Probe, before the first
+	// request: it resets the status after a refresh that fixed a 401.
+	Watch(*Probe)
+	// Failure is the handler's own failure (a refused refresh, a scope
+	// step-up), which the session returns instead of the transport's.
+	Failure() error
+	// Rejected is the failure of a 401 the handler could not fix.
+	Rejected(ctx context.Context) error
+}
+
+// Credential is how a session authenticates: a bearer token ("" for
+// none), or an OAuth connection's handler.
+type Credential struct {
+	Bearer string
+	OAuth  OAuth
+}
+
+// ClientOptions configures a Client. The zero value is valid.
+type ClientOptions struct {
+	// DenyLoopback refuses loopback addresses where they are dialled.
+	DenyLoopback bool
+	// AllowPrivateNetworks allows private addresses (10/8, 172.16/12,
+	// 192.168/16, 100.64/10, 198.18/15, fc00::/7, fec0::/10).
+	AllowPrivateNetworks bool
+	// Resolver resolves server names. Default the system's.
+	Resolver Resolver
+	// Timeout bounds one HTTP exchange of a session. Default 30 s.
+	Timeout time.Duration
+}
+
+// Resolver resolves a host name to its addresses; *net.Resolver is one.
+// It must be safe for concurrent use.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Client opens MCP client sessions (go-sdk, Streamable HTTP) to remote
+// servers, every request through the one outbound request policy
+// (internal/outbound): http(s) only, no link-local, cloud-metadata or
+// private targets after DNS resolution, bounded redirects, timeouts and
+// response byte caps; the credential goes to the URL's own origin only.
+// It is safe for concurrent use.
+type Client struct {
+	pool    *outbound.Pool
+	timeout time.Duration
+}
+
+// NewClient returns a client; o may be nil.
+func NewClient(o *ClientOptions) *Client {
+	var opts ClientOptions
+	if o != nil {
+		opts = *o
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 30 * time.Second
+	}
+	var res outbound.Resolver
+	if opts.Resolver != nil {
+		res = opts.Resolver
+	}
+	return &Client{timeout: opts.Timeout,
+		pool: outbound.NewPool(&outbound.Options{DenyLoopback: opts.DenyLoopback, AllowPrivate: opts.AllowPrivateNetworks, Resolver: res})}
+}
+
+// HTTPClient is a plain HTTP client under the same outbound policy, for
+// the sign-in's requests (metadata, registration, tokens): responses
+// capped at limit bytes, each exchange bounded by timeout.
+func (c *Client) HTTPClient(limit int64, timeout time.Duration) *http.Client {
+	return c.pool.Client(limit, timeout)
+}
+
+// Session is one MCP client session to a connection's server.
+type Session struct {
 	cs    *mcp.ClientSession
-	probe *probe
+	probe *Probe
 	limit int64
-	oauth *oauthSession // nil unless the connection uses OAuth
+	oauth OAuth // nil unless the connection uses OAuth
 	// listChanged is set when the server sent
 	// notifications/tools/list_changed during the session (read it after
 	// close, which waits for the notification's handler).
 	listChanged atomic.Bool
 }
 
-// credential is how a session authenticates: a bearer token ("" for
-// none), or an OAuth connection's tokens.
-type credential struct {
-	bearer string
-	oauth  *oauthSession
-}
-
-// connect opens a session to url, authenticated with cred, under the
-// outbound policy with response cap limit.
-func (s *Service) connect(ctx context.Context, rawURL string, cred credential, limit int64) (*session, error) {
+// Open opens a session to rawURL, authenticated with cred, with response
+// cap limit. Its errors are the safe failure kinds (Fail): the remote
+// server's own words never pass.
+func (c *Client) Open(ctx context.Context, rawURL string, cred Credential, limit int64) (*Session, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, &askbi.Error{Code: askbi.Internal, Message: "the connection's URL cannot be read", Err: err}
 	}
-	pr := &probe{}
-	base := s.pool.Client(limit, max(s.o.DiscoveryTimeout, s.o.CallTimeout))
-	hc := &http.Client{Transport: &authTransport{next: base.Transport, origin: outbound.Origin(u), token: cred.bearer, oauth: cred.oauth != nil, probe: pr},
+	pr := &Probe{}
+	base := c.pool.Client(limit, c.timeout)
+	hc := &http.Client{Transport: &authTransport{next: base.Transport, origin: outbound.Origin(u), token: cred.Bearer, oauth: cred.OAuth != nil, probe: pr},
 		CheckRedirect: base.CheckRedirect, Timeout: base.Timeout}
-	se := &session{probe: pr, limit: limit, oauth: cred.oauth}
+	se := &Session{probe: pr, limit: limit, oauth: cred.OAuth}
 	// Sessions are short (one listing or one call), so a list_changed
 	// reaches askbi only while one is open: on a response's event stream,
 	// or on the subscription a server of the stateless protocol opens for
-	// this handler. It marks the connection's listing stale (see
-	// Options.ListingMaxAge).
+	// this handler (ListChanged).
 	client := mcp.NewClient(&mcp.Implementation{Name: "askbi", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { se.listChanged.Store(true) }})
 	tr := &mcp.StreamableClientTransport{Endpoint: rawURL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true,
 		MaxEventSize: int(limit)}
-	if cred.oauth != nil {
-		cred.oauth.probe = pr
-		tr.OAuthHandler = cred.oauth
+	if cred.OAuth != nil {
+		cred.OAuth.Watch(pr)
+		tr.OAuthHandler = cred.OAuth
 	}
 	cs, err := client.Connect(ctx, tr, nil)
 	if err != nil {
@@ -221,22 +293,27 @@ func (s *Service) connect(ctx context.Context, rawURL string, cred credential, l
 	return se, nil
 }
 
-func (se *session) close() {
+// Close ends the session.
+func (se *Session) Close() {
 	if se.cs != nil {
 		se.cs.Close()
 	}
 }
 
+// ListChanged reports whether the server said its tool list changed
+// during the session; read it after Close.
+func (se *Session) ListChanged() bool { return se.listChanged.Load() }
+
 // fail classifies an error of the session: each failure kind with a safe
 // message of its own. The remote server's own words never pass.
-func (se *session) fail(ctx context.Context, err error) error {
+func (se *Session) fail(ctx context.Context, err error) error {
 	status, tooLarge := se.probe.get()
 	if o := se.oauth; o != nil {
-		if ferr := o.failed(); ferr != nil {
+		if ferr := o.Failure(); ferr != nil {
 			return ferr
 		}
 		if status == http.StatusUnauthorized {
-			return o.rejected(ctx)
+			return o.Rejected(ctx)
 		}
 	}
 	switch {
@@ -265,16 +342,16 @@ func (se *session) fail(ctx context.Context, err error) error {
 	return dataexec.Fail(dataexec.FailUnavailableTool, askbi.Unavailable, err, "the MCP server could not be reached or did not speak MCP; check the URL and try again")
 }
 
-// listTools reads the server's tool list within the discovery bounds,
-// page by page, handing each page to each: time (ctx), pages and total
-// bytes. Past the page or byte bound it stops reading, and unread says
-// that pages were left (how many tools they hold is not known). A
-// response over the cap fails whole.
-func (se *session) listTools(ctx context.Context, o *Options, each func([]*mcp.Tool)) (unread bool, err error) {
+// ListTools reads the server's tool list page by page, handing each page
+// to each, within time (ctx), maxPages pages and maxBytes bytes in total.
+// Past the page or byte bound it stops reading, and unread says that
+// pages were left (how many tools they hold is not known). A response
+// over the cap fails whole.
+func (se *Session) ListTools(ctx context.Context, maxPages int, maxBytes int64, each func([]*mcp.Tool)) (unread bool, err error) {
 	var size int64
 	cursor := ""
 	for page := 0; ; page++ {
-		if page == o.MaxPages {
+		if page == maxPages {
 			return true, nil
 		}
 		res, err := se.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
@@ -289,15 +366,15 @@ func (se *session) listTools(ctx context.Context, o *Options, each func([]*mcp.T
 		if res.NextCursor == "" || res.NextCursor == cursor {
 			return false, nil
 		}
-		if size > o.MaxListBytes {
+		if size > maxBytes {
 			return true, nil
 		}
 		cursor = res.NextCursor
 	}
 }
 
-// callTool calls one tool.
-func (se *session) callTool(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+// CallTool calls one tool ({} for no arguments).
+func (se *Session) CallTool(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
 	}

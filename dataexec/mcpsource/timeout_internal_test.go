@@ -24,7 +24,7 @@ func (c expiredCtx) Deadline() (time.Time, bool) { return c.deadline, true }
 // the MCP client wrapped the transport's error (the go-sdk quotes some as
 // text, losing the chain).
 func TestFailAtTheDeadline(t *testing.T) {
-	se := &session{probe: &probe{}, limit: 1 << 20}
+	se := &Session{probe: &Probe{}, limit: 1 << 20}
 	ctx := expiredCtx{Context: context.Background(), deadline: time.Now().Add(-time.Millisecond)}
 	err := se.fail(ctx, errors.New(`sending "tools/list": failed to read body: net/http: request canceled`))
 	if askbi.ErrorCode(err) != askbi.Timeout {

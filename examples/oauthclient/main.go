@@ -27,8 +27,8 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/dataexec"
-	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/seal"
 )
 
@@ -66,9 +66,9 @@ func run(ctx context.Context, serverURL, metadataURL, toolName, confCtx string, 
 	if confCtx != "" {
 		json.Unmarshal([]byte(confCtx), &pre)
 	}
-	opts := mcpsource.OAuthOptions{RedirectURL: redirectURL, ClientMetadataURL: metadataURL, ClientName: "askbi"}
+	opts := connresolve.OAuthOptions{RedirectURL: redirectURL, ClientMetadataURL: metadataURL, ClientName: "askbi"}
 	if pre.ClientID != "" {
-		opts.Clients = []mcpsource.OAuthClient{{Issuer: pre.Issuer, ClientID: pre.ClientID, ClientSecret: pre.ClientSecret}}
+		opts.Clients = []connresolve.OAuthClient{{Issuer: pre.Issuer, ClientID: pre.ClientID, ClientSecret: pre.ClientSecret}}
 	}
 	dir := access.NewMemoryDirectory()
 	dir.SetMember("team", "owner", access.RoleOwner, access.AllProjects())
@@ -77,10 +77,10 @@ func run(ctx context.Context, serverURL, metadataURL, toolName, confCtx string, 
 		return err
 	}
 	gate := access.NewGate(access.NewChecker(dir, nil), access.NewMemoryRateLimiter(&access.RateOptions{Rate: 1000, Burst: 1000}))
-	svc := mcpsource.NewService(mcpsource.NewMemoryStore(), keys, gate, &mcpsource.Options{OAuth: opts, Logger: log})
+	svc := connresolve.NewService(connresolve.NewMemoryStore(), keys, gate, &connresolve.Options{OAuth: opts, Logger: log})
 	owner := access.Principal{UserID: "owner", TeamID: "team", Auth: access.AuthSession}
 
-	conn, err := svc.Create(ctx, owner, mcpsource.Input{Name: "Server", URL: serverURL, Auth: mcpsource.AuthOAuth})
+	conn, err := svc.Create(ctx, owner, connresolve.Input{Name: "Server", URL: serverURL, Auth: connresolve.AuthOAuth})
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func run(ctx context.Context, serverURL, metadataURL, toolName, confCtx string, 
 // retry reports whether a failure asks for another sign-in: the server
 // wants more scopes, or no longer takes the tokens (say, after moving to
 // another authorization server).
-func retry(svc *mcpsource.Service, ctx context.Context, p access.Principal, id string, err error) bool {
+func retry(svc *connresolve.Service, ctx context.Context, p access.Principal, id string, err error) bool {
 	if kind, _ := dataexec.FailureOf(err); kind == dataexec.FailSignIn {
 		return true
 	}
@@ -118,7 +118,7 @@ func retry(svc *mcpsource.Service, ctx context.Context, p access.Principal, id s
 
 // signIn starts the sign-in, follows the authorization URL to the
 // redirect, and completes the callback with what it carries.
-func signIn(ctx context.Context, svc *mcpsource.Service, p access.Principal, id string) error {
+func signIn(ctx context.Context, svc *connresolve.Service, p access.Principal, id string) error {
 	st, err := svc.StartOAuth(ctx, p, id, "")
 	if err != nil {
 		return err
@@ -138,15 +138,15 @@ func signIn(ctx context.Context, svc *mcpsource.Service, p access.Principal, id 
 		return fmt.Errorf("the authorization endpoint answered %d without a redirect", resp.StatusCode)
 	}
 	q := loc.Query()
-	_, err = svc.CompleteOAuth(ctx, mcpsource.OAuthCallback{State: q.Get("state"), Code: q.Get("code"), Iss: q.Get("iss"),
+	_, err = svc.CompleteOAuth(ctx, connresolve.OAuthCallback{State: q.Get("state"), Code: q.Get("code"), Iss: q.Get("iss"),
 		Error: q.Get("error"), Binding: st.Binding})
 	return err
 }
 
 // callTool allows every tool the connection lists (this client stands for
 // the admin who would) and calls the one named, or the first.
-func callTool(ctx context.Context, svc *mcpsource.Service, p access.Principal, id, name string) error {
-	page, err := svc.Tools(ctx, p, id, mcpsource.ToolQuery{})
+func callTool(ctx context.Context, svc *connresolve.Service, p access.Principal, id, name string) error {
+	page, err := svc.Tools(ctx, p, id, connresolve.ToolQuery{})
 	if err != nil {
 		return err
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/dataexec"
-	"github.com/askbi/askbi/dataexec/mcpsource"
 )
 
 // The demo's remote MCP connection: a small analytics MCP server (go-sdk,
@@ -125,14 +125,14 @@ func (d *demoMCP) close() error {
 // server accepts the one token claimed for the database (see
 // demoCreds). Only when it does not answer (its instance has stopped) is
 // it pointed at this instance's server.
-func seedDemoConnection(ctx context.Context, svc *mcpsource.Service, gate *access.Gate, d *demoMCP) error {
+func seedDemoConnection(ctx context.Context, svc *connresolve.Service, gate *access.Gate, d *demoMCP) error {
 	alice, err := gate.Begin(ctx, access.Principal{UserID: "alice", TeamID: teamAcme, Auth: access.AuthSession})
 	if err != nil {
 		return err
 	}
 	_, err = svc.Get(ctx, alice, demoMCPConn)
 	if askbi.ErrorCode(err) == askbi.NotFound {
-		c, err := svc.Create(ctx, alice, mcpsource.Input{ID: demoMCPConn, Name: demoMCPName, URL: d.URL, Token: d.Token})
+		c, err := svc.Create(ctx, alice, connresolve.Input{ID: demoMCPConn, Name: demoMCPName, URL: d.URL, Token: d.Token})
 		if askbi.ErrorCode(err) == askbi.Conflict {
 			if _, gerr := svc.Get(ctx, alice, demoMCPConn); gerr == nil {
 				return nil // another instance created it just now, and seeds it
@@ -157,7 +157,7 @@ func seedDemoConnection(ctx context.Context, svc *mcpsource.Service, gate *acces
 	if _, err := svc.Discover(ctx, alice, demoMCPConn, nil); err == nil {
 		return nil
 	}
-	if _, err := svc.Update(ctx, alice, demoMCPConn, mcpsource.Patch{URL: &d.URL, Token: &d.Token}); err != nil {
+	if _, err := svc.Update(ctx, alice, demoMCPConn, connresolve.Patch{URL: &d.URL, Token: &d.Token}); err != nil {
 		return err
 	}
 	if _, err := svc.Discover(ctx, alice, demoMCPConn, nil); err != nil {

@@ -49,6 +49,7 @@ import (
 	"github.com/askbi/askbi/ask/provider/mock"
 	"github.com/askbi/askbi/ask/provider/openai"
 	"github.com/askbi/askbi/connresolve"
+	"github.com/askbi/askbi/connresolve/connhttp"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/datahttp"
 	"github.com/askbi/askbi/dataexec/mcpsource"
@@ -269,9 +270,11 @@ type app struct {
 	catalog   workspace
 	assistant *ask.Assistant
 	memory    *memory.Service
-	conns     *mcpsource.Service
+	conns     *connresolve.Service
 	resolver  *connresolve.Resolver
-	demoMCP   *demoMCP
+	// connRoutes are the connection routes (connhttp), at /ai/connections.
+	connRoutes http.Handler
+	demoMCP    *demoMCP
 	// demoOAuth is Demo Analytics, the demo's OAuth provider.
 	demoOAuth *oauthfake.Server
 	sessions  *sessions
@@ -324,8 +327,8 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	var approvals ask.ApprovalStore = ask.NewMemoryApprovalStore()
 	var memories memory.Store = memory.NewMemoryStore()
 	var grants oauth.Store = oauth.NewMemoryStore()
-	var connStore mcpsource.Store = mcpsource.NewMemoryStore()
-	var flows mcpsource.FlowStore = mcpsource.NewMemoryFlowStore()
+	var connStore connresolve.Store = connresolve.NewMemoryStore()
+	var flows connresolve.FlowStore = connresolve.NewMemoryFlowStore()
 	var demo demoStore = &memDemoStore{}
 	sources := dataexec.SourceMap{}
 
@@ -411,10 +414,11 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	// Remote MCP connections share the memory keyring for their tokens,
 	// publish themselves into the catalog, and serve their datasets.
 	a.gate = gate
-	// OAuth connections sign in through the chat API's callback.
-	a.conns = mcpsource.NewService(connStore, keyring, gate, &mcpsource.Options{Catalog: catalog, Audit: a.audit, Logger: log,
+	// OAuth connections sign in through the connection routes' callback,
+	// set where they are mounted (a.connRoutes).
+	a.conns = connresolve.NewService(connStore, keyring, gate, &connresolve.Options{Catalog: catalog, Audit: a.audit, Logger: log,
 		DenyLoopback: cfg.denyLoopback,
-		OAuth:        mcpsource.OAuthOptions{RedirectURL: base + "/ai/connections/oauth/callback", ClientURI: base, Flows: flows}})
+		OAuth:        connresolve.OAuthOptions{ClientURI: base, Flows: flows}})
 	if err := a.conns.SyncCatalog(ctx); err != nil {
 		return nil, err
 	}
@@ -440,15 +444,21 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	a.closers = append(a.closers, a.demoOAuth.Close)
 	a.creds.DemoOAuthMCP = &mcpCredentials{URL: a.demoOAuth.MCPURL}
 	verified := append(slices.Clone(connresolve.Verified), demoProvider(a.demoOAuth.MCPURL))
-	a.resolver = connresolve.New(hostConnections{catalog: catalog, conns: a.conns, verified: verified}, demoNatives,
-		&connresolve.Options{Verified: verified, LoopbackHTTP: true})
+	a.resolver = connresolve.NewResolver(hostConnections{catalog: catalog, conns: a.conns, verified: verified}, demoNatives,
+		&connresolve.ResolverOptions{Verified: verified, LoopbackHTTP: true})
+	a.connRoutes = connhttp.New(a.conns, a.resolver, func(r *http.Request) (access.Principal, error) { return a.sessions.authenticate(r) },
+		&connhttp.Options{Prefix: "/ai/connections", PublicURL: base, Logger: log,
+			CheckConversation: func(ctx context.Context, p access.Principal, id string) error {
+				return a.assistant.CheckConversation(ctx, p, id)
+			},
+			ConnectionPage: connectionPage, SecureCookies: strings.HasPrefix(base, "https://")})
 	// Links: every chat result and MCP tool result links to this server's
 	// pages (web.go) under -public-url.
 	bounds := dataexec.ConcurrencyOptions{MaxPerPrincipal: cfg.maxPerPrincipal, MaxPerTeam: cfg.maxPerTeam, MaxPerSource: cfg.maxPerSource}
 	if state != nil {
 		bounds.Shared = pgstore.NewLeases(state) // the team and source bounds hold across instances
 	}
-	a.executor = dataexec.NewExecutor(catalog, a.conns.Sources(sources), &dataexec.Options{Audit: a.audit, Logger: log,
+	a.executor = dataexec.NewExecutor(catalog, mcpsource.Sources(a.conns, sources), &dataexec.Options{Audit: a.audit, Logger: log,
 		Links: dataexec.PublicLinks(base), Concurrency: bounds})
 	a.keys = access.NewKeys(keyStore, dir, &access.KeyOptions{CacheTTL: cfg.keyCacheTTL})
 	if state != nil {
@@ -794,9 +804,9 @@ func (a *app) routes() http.Handler {
 	mux.HandleFunc("GET /healthz", httpserve.Live)
 	mux.Handle("GET /readyz", a.ready)
 	mux.Handle("/ai/", askhttp.New(a.assistant, a.memory, a.sessions.authenticate, &askhttp.Options{
-		StreamWindow: a.streamWindow, Logger: a.log, Connections: a.conns, Resolver: a.resolver,
-		ConnectionPage: connectionPage, SecureCookies: strings.HasPrefix(a.base, "https://"),
-	}))
+		StreamWindow: a.streamWindow, Logger: a.log}))
+	mux.Handle("/ai/connections", a.connRoutes)
+	mux.Handle("/ai/connections/", a.connRoutes)
 	if a.demoSignIn != nil {
 		a.demoSignIn.routes(mux, a.log)
 	}

@@ -27,8 +27,8 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/ask/provider/mock"
+	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/dataexec"
-	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/internal/chattest"
 )
 
@@ -306,7 +306,7 @@ func TestServerEverything(t *testing.T) {
 	// (below that level it is withheld: ask's TestRemoteSharing).
 	ta := MustApp(t, func(c *config) { c.modelOverride, c.sharing = model, "rows" })
 	alice := ta.session(t, "alice")
-	var created struct{ Connection mcpsource.Connection }
+	var created struct{ Connection connresolve.Connection }
 	ta.MustDo(t, http.StatusCreated, "POST", "/ai/connections", alice, map[string]any{"name": "Everything", "url": url}, &created)
 	id := created.Connection.ID
 	ta.MustDo(t, http.StatusOK, "POST", "/ai/connections/"+id+"/discover", alice, nil, &created)
@@ -315,9 +315,9 @@ func TestServerEverything(t *testing.T) {
 		t.Errorf("discovery = %+v; want its dozen-odd tools, all shown", created.Connection.Discovery)
 	}
 	classes := map[string]dataexec.Class{}
-	states := map[string]mcpsource.ToolState{}
+	states := map[string]connresolve.ToolState{}
 	for page := 1; ; page++ {
-		var p mcpsource.ToolPage
+		var p connresolve.ToolPage
 		ta.MustDo(t, http.StatusOK, "GET", fmt.Sprintf("/ai/connections/%s/tools?page=%d", id, page), alice, nil, &p)
 		for _, v := range p.Tools {
 			classes[v.Name], states[v.Name] = v.Class, v.State
@@ -334,7 +334,7 @@ func TestServerEverything(t *testing.T) {
 		if classes[name] != want {
 			t.Errorf("%s is %q; want %q from its annotations", name, classes[name], want)
 		}
-		if states[name] != mcpsource.StateOff {
+		if states[name] != connresolve.ToolOff {
 			t.Errorf("%s starts %q; want off", name, states[name])
 		}
 	}

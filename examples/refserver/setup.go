@@ -10,8 +10,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbi/askbi/access"
-	"github.com/askbi/askbi/ask/askhttp"
 	"github.com/askbi/askbi/connresolve"
+	"github.com/askbi/askbi/connresolve/connhttp"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/internal/oauthfake"
@@ -93,7 +93,7 @@ func startDemoProvider() (*oauthfake.Server, error) {
 // (connresolve.MCPConnections).
 type hostConnections struct {
 	catalog  dataexec.Catalog
-	conns    *mcpsource.Service
+	conns    *connresolve.Service
 	verified []connresolve.Provider
 }
 
@@ -124,8 +124,8 @@ func (h hostConnections) Connections(ctx context.Context, p access.Principal) ([
 // connectionPage is where the OAuth callback sends the browser: the
 // page's connection view for tool approval (#/connections/{id}), with
 // the return in the query, which the page consumes at once.
-func connectionPage(ret askhttp.OAuthReturn) string {
-	u := askhttp.DefaultConnectionPage(ret)
+func connectionPage(ret connhttp.OAuthReturn) string {
+	u := connhttp.DefaultConnectionPage(ret)
 	if ret.ConnectionID != "" {
 		u += "#/connections/" + url.PathEscape(ret.ConnectionID)
 	}

@@ -264,16 +264,17 @@ func QueryInt(r *http.Request, name string) (int, error) {
 }
 
 // NoRoute answers what no route of mux matched under prefix (the pattern
-// it is mounted at, such as "/ai/"): 405 with Allow when the path exists
-// for other methods, else 404, both as JSON errors. The allowed methods
-// are read from mux itself, so there is no second list of routes.
+// it is mounted at, such as "/ai/", and prefix without its slash): 405
+// with Allow when the path exists for other methods, else 404, both as
+// JSON errors. The allowed methods are read from mux itself, so there is
+// no second list of routes.
 func NoRoute(mux *http.ServeMux, prefix string, log *slog.Logger) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var allow []string
 		for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
 			probe := r.Clone(r.Context())
 			probe.Method = m
-			if _, pattern := mux.Handler(probe); pattern != prefix && pattern != "" {
+			if _, pattern := mux.Handler(probe); pattern != prefix && pattern != strings.TrimSuffix(prefix, "/") && pattern != "" {
 				allow = append(allow, m)
 			}
 		}

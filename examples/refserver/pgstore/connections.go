@@ -13,11 +13,11 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/askbi/askbi"
-	"github.com/askbi/askbi/dataexec/mcpsource"
+	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/seal"
 )
 
-// ConnectionStore is an mcpsource.Store in PostgreSQL. Update holds the
+// ConnectionStore is an connresolve.Store in PostgreSQL. Update holds the
 // connection row's lock (SELECT ... FOR UPDATE) from its read to its
 // write, in one transaction, so of concurrent updates of one connection,
 // across processes too, each sees the one before.
@@ -28,7 +28,7 @@ type ConnectionStore struct {
 // NewConnectionStore returns a ConnectionStore on a migrated database.
 func NewConnectionStore(db *sqlx.DB) *ConnectionStore { return &ConnectionStore{db: db} }
 
-var _ mcpsource.Store = (*ConnectionStore)(nil)
+var _ connresolve.Store = (*ConnectionStore)(nil)
 
 const connColumns = `id, team_id, name, url, auth, has_token, token_key_id, token_nonce, token_ciphertext, active,
 	tool_focus, discovery, version, created_at, updated_at, provider, setup_conversation, sign_in`
@@ -54,9 +54,9 @@ type connRow struct {
 	SignIn          []byte    `db:"sign_in"`
 }
 
-func (r connRow) state() (mcpsource.State, error) {
-	st := mcpsource.State{Record: mcpsource.Record{
-		Connection: mcpsource.Connection{ID: r.ID, TeamID: r.TeamID, Name: r.Name, URL: r.URL, Auth: mcpsource.Auth(r.Auth),
+func (r connRow) state() (connresolve.State, error) {
+	st := connresolve.State{Record: connresolve.Record{
+		Connection: connresolve.Connection{ID: r.ID, TeamID: r.TeamID, Name: r.Name, URL: r.URL, Auth: connresolve.Auth(r.Auth),
 			HasToken: r.HasToken, Active: r.Active, ToolFocus: r.ToolFocus, Version: r.Version,
 			CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()},
 		Token: seal.Box{KeyID: r.TokenKeyID, Nonce: r.TokenNonce, Ciphertext: r.TokenCiphertext}, SetupConversation: r.SetupConv}}
@@ -65,7 +65,7 @@ func (r connRow) state() (mcpsource.State, error) {
 		return st, err
 	}
 	if len(r.SignIn) > 0 && string(r.SignIn) != "null" {
-		var si mcpsource.SignIn
+		var si connresolve.SignIn
 		if err := json.Unmarshal(r.SignIn, &si); err != nil {
 			return st, err
 		}
@@ -85,7 +85,7 @@ func nilIfEmpty(b []byte) []byte {
 	return b
 }
 
-func connArgs(st mcpsource.State) ([]any, error) {
+func connArgs(st connresolve.State) ([]any, error) {
 	disc, err := json.Marshal(st.Discovery)
 	if err != nil {
 		return nil, err
@@ -109,8 +109,8 @@ func errConnName() error {
 	return askbi.Errorf(askbi.Conflict, "name: the team already has a connection with this name")
 }
 
-// Create implements mcpsource.Store.
-func (s *ConnectionStore) Create(ctx context.Context, st mcpsource.State) error {
+// Create implements connresolve.Store.
+func (s *ConnectionStore) Create(ctx context.Context, st connresolve.State) error {
 	const op = "pgstore.ConnectionStore.Create"
 	args, err := connArgs(st)
 	if err != nil {
@@ -132,7 +132,7 @@ func (s *ConnectionStore) Create(ctx context.Context, st mcpsource.State) error 
 }
 
 // writeTools replaces the tools of connection id, in order.
-func writeTools(ctx context.Context, tx *sqlx.Tx, id string, tools []mcpsource.Tool) error {
+func writeTools(ctx context.Context, tx *sqlx.Tx, id string, tools []connresolve.Tool) error {
 	const op = "pgstore.ConnectionStore.writeTools"
 	if _, err := tx.ExecContext(ctx, `DELETE FROM mcp_tools WHERE connection_id = $1`, id); err != nil {
 		return internal(op, err)
@@ -169,7 +169,7 @@ type queryer interface {
 }
 
 // readTools returns the tools of the given connections, by connection.
-func readTools(ctx context.Context, db queryer, ids []string) (map[string][]mcpsource.Tool, error) {
+func readTools(ctx context.Context, db queryer, ids []string) (map[string][]connresolve.Tool, error) {
 	var rows []struct {
 		ConnectionID string `db:"connection_id"`
 		Doc          []byte `db:"doc"`
@@ -178,9 +178,9 @@ func readTools(ctx context.Context, db queryer, ids []string) (map[string][]mcps
 		ORDER BY connection_id, position`, pq.Array(ids)); err != nil {
 		return nil, err
 	}
-	out := map[string][]mcpsource.Tool{}
+	out := map[string][]connresolve.Tool{}
 	for _, r := range rows {
-		var t mcpsource.Tool
+		var t connresolve.Tool
 		if err := json.Unmarshal(r.Doc, &t); err != nil {
 			return nil, err
 		}
@@ -193,7 +193,7 @@ func readTools(ctx context.Context, db queryer, ids []string) (map[string][]mcps
 func (s *ConnectionStore) load(ctx context.Context, db interface {
 	queryer
 	GetContext(ctx context.Context, dest any, query string, args ...any) error
-}, id string, lock bool) (mcpsource.State, error) {
+}, id string, lock bool) (connresolve.State, error) {
 	q := `SELECT ` + connColumns + ` FROM mcp_connections WHERE id = $1`
 	if lock {
 		q += ` FOR UPDATE`
@@ -201,10 +201,10 @@ func (s *ConnectionStore) load(ctx context.Context, db interface {
 	var r connRow
 	err := db.GetContext(ctx, &r, q, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return mcpsource.State{}, errConnNotFound()
+		return connresolve.State{}, errConnNotFound()
 	}
 	if err != nil {
-		return mcpsource.State{}, err
+		return connresolve.State{}, err
 	}
 	st, err := r.state()
 	if err != nil {
@@ -218,15 +218,15 @@ func (s *ConnectionStore) load(ctx context.Context, db interface {
 	return st, nil
 }
 
-func orNoTools(t []mcpsource.Tool) []mcpsource.Tool {
+func orNoTools(t []connresolve.Tool) []connresolve.Tool {
 	if t == nil {
-		return []mcpsource.Tool{}
+		return []connresolve.Tool{}
 	}
 	return t
 }
 
-// Get implements mcpsource.Store.
-func (s *ConnectionStore) Get(ctx context.Context, id string) (mcpsource.State, error) {
+// Get implements connresolve.Store.
+func (s *ConnectionStore) Get(ctx context.Context, id string) (connresolve.State, error) {
 	st, err := s.load(ctx, s.db, id, false)
 	if err != nil && askbi.ErrorCode(err) != askbi.NotFound {
 		return st, internal("pgstore.ConnectionStore.Get", err)
@@ -234,8 +234,8 @@ func (s *ConnectionStore) Get(ctx context.Context, id string) (mcpsource.State, 
 	return st, err
 }
 
-// List implements mcpsource.Store.
-func (s *ConnectionStore) List(ctx context.Context, teamID string) ([]mcpsource.State, error) {
+// List implements connresolve.Store.
+func (s *ConnectionStore) List(ctx context.Context, teamID string) ([]connresolve.State, error) {
 	const op = "pgstore.ConnectionStore.List"
 	var rows []connRow
 	err := s.db.SelectContext(ctx, &rows, `SELECT `+connColumns+` FROM mcp_connections
@@ -251,7 +251,7 @@ func (s *ConnectionStore) List(ctx context.Context, teamID string) ([]mcpsource.
 	if err != nil {
 		return nil, internal(op, err)
 	}
-	out := make([]mcpsource.State, 0, len(rows))
+	out := make([]connresolve.State, 0, len(rows))
 	for _, r := range rows {
 		st, err := r.state()
 		if err != nil {
@@ -263,10 +263,10 @@ func (s *ConnectionStore) List(ctx context.Context, teamID string) ([]mcpsource.
 	return out, nil
 }
 
-// Update implements mcpsource.Store.
-func (s *ConnectionStore) Update(ctx context.Context, id string, fn func(*mcpsource.State) error) (mcpsource.State, error) {
+// Update implements connresolve.Store.
+func (s *ConnectionStore) Update(ctx context.Context, id string, fn func(*connresolve.State) error) (connresolve.State, error) {
 	const op = "pgstore.ConnectionStore.Update"
-	var out mcpsource.State
+	var out connresolve.State
 	err := Transact(ctx, s.db, func(tx *sqlx.Tx) error {
 		cur, err := s.load(ctx, tx, id, true)
 		if err != nil {
@@ -276,7 +276,7 @@ func (s *ConnectionStore) Update(ctx context.Context, id string, fn func(*mcpsou
 			return internal(op, err)
 		}
 		next := cur
-		next.Tools = append([]mcpsource.Tool(nil), cur.Tools...)
+		next.Tools = append([]connresolve.Tool(nil), cur.Tools...)
 		if err := fn(&next); err != nil {
 			return err
 		}
@@ -298,7 +298,7 @@ func (s *ConnectionStore) Update(ctx context.Context, id string, fn func(*mcpsou
 		return nil
 	})
 	if err != nil {
-		return mcpsource.State{}, err
+		return connresolve.State{}, err
 	}
 	// What was written, read back as Get reads it.
 	out.Tools = orNoTools(out.Tools)
@@ -307,7 +307,7 @@ func (s *ConnectionStore) Update(ctx context.Context, id string, fn func(*mcpsou
 
 // normalize gives a state the form reading it back would: times in UTC,
 // empty byte slices nil, tools as JSON decodes them.
-func normalize(st mcpsource.State) mcpsource.State {
+func normalize(st connresolve.State) connresolve.State {
 	st.CreatedAt, st.UpdatedAt, st.Discovery.At = st.CreatedAt.UTC(), st.UpdatedAt.UTC(), st.Discovery.At.UTC()
 	st.Token.Nonce, st.Token.Ciphertext = nilIfEmpty(st.Token.Nonce), nilIfEmpty(st.Token.Ciphertext)
 	if e := st.Discovery.Error; e != nil {
@@ -317,13 +317,13 @@ func normalize(st mcpsource.State) mcpsource.State {
 	}
 	if st.SignIn != nil {
 		b, _ := json.Marshal(st.SignIn)
-		var si mcpsource.SignIn
+		var si connresolve.SignIn
 		json.Unmarshal(b, &si)
 		st.SignIn = normalizeSignIn(&si)
 	}
 	for i, t := range st.Tools {
 		b, _ := json.Marshal(t)
-		var back mcpsource.Tool
+		var back connresolve.Tool
 		json.Unmarshal(b, &back)
 		back.Access.ApprovedAt = back.Access.ApprovedAt.UTC()
 		st.Tools[i] = back
@@ -331,12 +331,12 @@ func normalize(st mcpsource.State) mcpsource.State {
 	return st
 }
 
-// Delete implements mcpsource.Store.
+// Delete implements connresolve.Store.
 func (s *ConnectionStore) Delete(ctx context.Context, id string) error {
 	return execOne(ctx, s.db, "pgstore.ConnectionStore.Delete", errConnNotFound(), `DELETE FROM mcp_connections WHERE id = $1`, id)
 }
 
-func normalizeSignIn(si *mcpsource.SignIn) *mcpsource.SignIn {
+func normalizeSignIn(si *connresolve.SignIn) *connresolve.SignIn {
 	si.At = si.At.UTC()
 	if si.Error != nil {
 		si.Error.At = si.Error.At.UTC()
@@ -344,7 +344,7 @@ func normalizeSignIn(si *mcpsource.SignIn) *mcpsource.SignIn {
 	return si
 }
 
-// FlowStore is an mcpsource.FlowStore in PostgreSQL: TakeFlow is one
+// FlowStore is an connresolve.FlowStore in PostgreSQL: TakeFlow is one
 // DELETE ... RETURNING, so a flow is taken once across processes.
 type FlowStore struct {
 	db *sqlx.DB
@@ -353,7 +353,7 @@ type FlowStore struct {
 // NewFlowStore returns a FlowStore on a migrated database.
 func NewFlowStore(db *sqlx.DB) *FlowStore { return &FlowStore{db: db} }
 
-var _ mcpsource.FlowStore = (*FlowStore)(nil)
+var _ connresolve.FlowStore = (*FlowStore)(nil)
 
 const flowColumns = `id, connection_id, team_id, user_id, conversation_id, secret_key_id, secret_nonce, secret_ciphertext, created_at, expires_at`
 
@@ -370,29 +370,29 @@ type flowRow struct {
 	ExpiresAt      time.Time `db:"expires_at"`
 }
 
-// CreateFlow implements mcpsource.FlowStore.
-func (s *FlowStore) CreateFlow(ctx context.Context, f mcpsource.Flow) error {
+// CreateFlow implements connresolve.FlowStore.
+func (s *FlowStore) CreateFlow(ctx context.Context, f connresolve.Flow) error {
 	const op = "pgstore.FlowStore.CreateFlow"
 	return write(ctx, s.db, op, askbi.Errorf(askbi.Conflict, "flow already exists"), `INSERT INTO mcp_oauth_flows (`+flowColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, f.ID, f.ConnectionID, f.TeamID, f.UserID, f.ConversationID,
 		f.Secret.KeyID, f.Secret.Nonce, f.Secret.Ciphertext, f.CreatedAt, f.ExpiresAt)
 }
 
-// TakeFlow implements mcpsource.FlowStore.
-func (s *FlowStore) TakeFlow(ctx context.Context, id string) (mcpsource.Flow, error) {
+// TakeFlow implements connresolve.FlowStore.
+func (s *FlowStore) TakeFlow(ctx context.Context, id string) (connresolve.Flow, error) {
 	var r flowRow
 	err := s.db.GetContext(ctx, &r, `DELETE FROM mcp_oauth_flows WHERE id = $1 RETURNING `+flowColumns, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return mcpsource.Flow{}, askbi.Errorf(askbi.NotFound, "flow not found")
+		return connresolve.Flow{}, askbi.Errorf(askbi.NotFound, "flow not found")
 	}
 	if err != nil {
-		return mcpsource.Flow{}, internal("pgstore.FlowStore.TakeFlow", err)
+		return connresolve.Flow{}, internal("pgstore.FlowStore.TakeFlow", err)
 	}
-	return mcpsource.Flow{ID: r.ID, ConnectionID: r.ConnectionID, TeamID: r.TeamID, UserID: r.UserID, ConversationID: r.ConversationID,
+	return connresolve.Flow{ID: r.ID, ConnectionID: r.ConnectionID, TeamID: r.TeamID, UserID: r.UserID, ConversationID: r.ConversationID,
 		Secret: seal.Box{KeyID: r.KeyID, Nonce: r.Nonce, Ciphertext: r.Ciphertext}, CreatedAt: r.CreatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC()}, nil
 }
 
-// PurgeFlows implements mcpsource.FlowStore.
+// PurgeFlows implements connresolve.FlowStore.
 func (s *FlowStore) PurgeFlows(ctx context.Context, t time.Time) (int, error) {
 	res, err := s.db.ExecContext(ctx, `DELETE FROM mcp_oauth_flows WHERE expires_at < $1`, t)
 	if err != nil {

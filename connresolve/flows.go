@@ -1,4 +1,4 @@
-package mcpsource
+package connresolve
 
 import (
 	"context"
@@ -33,7 +33,7 @@ type Flow struct {
 // when the exchange failed without a definite answer (the authorization
 // server unreachable or busy), so the same callback can be tried again.
 // Implementations must be safe for concurrent use;
-// mcpsourcetest.RunFlows proves one.
+// connresolvetest.RunFlows proves one.
 type FlowStore interface {
 	// CreateFlow stores f. Conflict when its ID exists; a flow that was
 	// taken may be created again (put back).

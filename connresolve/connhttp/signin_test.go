@@ -1,4 +1,4 @@
-package askhttp_test
+package connhttp_test
 
 import (
 	"context"
@@ -13,10 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbi/askbi/access"
-	"github.com/askbi/askbi/ask"
-	"github.com/askbi/askbi/ask/provider/mock"
 	"github.com/askbi/askbi/connresolve"
-	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/internal/oauthfake"
 )
 
@@ -38,25 +35,22 @@ func newProvider(t *testing.T) *oauthfake.Server {
 }
 
 // usable is the resolver's view of the service's usable connections.
-type usable struct{ svc *mcpsource.Service }
-
-func (u usable) Connections(ctx context.Context, p access.Principal) ([]connresolve.Connected, error) {
-	cs, err := u.svc.Usable(ctx, p)
-	var out []connresolve.Connected
-	for _, c := range cs {
-		out = append(out, connresolve.Connected{ID: c.ID, TeamID: c.TeamID, Name: c.Name, Type: mcpsource.TypeMCP,
-			Provider: strings.ToLower(c.Provider), Ready: true})
-	}
-	return out, err
+type usable struct {
+	svc      *connresolve.Service
+	verified []connresolve.Provider
 }
 
-func oauthServer(t *testing.T, fake *oauthfake.Server, model *mock.Provider) *testServer {
+func (u usable) Connections(ctx context.Context, p access.Principal) ([]connresolve.Connected, error) {
+	return connresolve.MCPConnections(ctx, u.svc, p, u.verified)
+}
+
+func oauthServer(t *testing.T, fake *oauthfake.Server) *testServer {
 	verified := []connresolve.Provider{{Name: "Demo Analytics", Aliases: []string{"demo analytics"},
 		Capabilities: []connresolve.Capability{connresolve.WebAnalytics}, MCPURL: fake.MCPURL, OAuth: true}}
 	return MustServer(t, func(c *config) {
-		c.provider, c.oauth = model, true
-		c.resolver = func(svc *mcpsource.Service) *connresolve.Resolver {
-			return connresolve.New(usable{svc}, nil, &connresolve.Options{Verified: verified, LoopbackHTTP: true})
+		c.oauth = true
+		c.resolver = func(svc *connresolve.Service) *connresolve.Resolver {
+			return connresolve.NewResolver(usable{svc, verified}, nil, &connresolve.ResolverOptions{Verified: verified, LoopbackHTTP: true})
 		}
 	})
 }
@@ -98,7 +92,7 @@ func callbackTo(t *testing.T, cbURL string, cookies []*http.Cookie) *url.URL {
 }
 
 type connectAnswer struct {
-	Connection       mcpsource.Connection
+	Connection       connresolve.Connection
 	AuthorizationURL string `json:"authorization_url"`
 	Error            *struct{ Code, Message string }
 }
@@ -117,8 +111,7 @@ func (ts *testServer) connect(t *testing.T, want int, tok string, body any) (con
 // TestSaveAndConnectRoutes: seed 000 test plan 33 to 37 over HTTP.
 func TestSaveAndConnectRoutes(t *testing.T) {
 	fake := newProvider(t)
-	model := mock.New()
-	ts := oauthServer(t, fake, model)
+	ts := oauthServer(t, fake)
 	alice := token("alice")
 	conv := ts.MustConversation(t, alice)
 
@@ -137,7 +130,7 @@ func TestSaveAndConnectRoutes(t *testing.T) {
 	// the same request, with the binding cookie.
 	ans, cookies := ts.connect(t, http.StatusCreated, alice, map[string]any{"provider": "Demo Analytics", "conversation_id": conv})
 	c := ans.Connection
-	if c.Active || c.Auth != mcpsource.AuthOAuth || c.URL != fake.MCPURL || c.Provider != "Demo Analytics" || ans.AuthorizationURL == "" {
+	if c.Active || c.Auth != connresolve.AuthOAuth || c.URL != fake.MCPURL || c.Provider != "Demo Analytics" || ans.AuthorizationURL == "" {
 		t.Fatalf("connect = %+v; want an inactive OAuth connection to the catalog's endpoint and the authorization URL", ans)
 	}
 	if len(cookies) != 1 || !strings.HasPrefix(cookies[0].Name, "askbi_oauth_") || !cookies[0].HttpOnly ||
@@ -149,7 +142,7 @@ func TestSaveAndConnectRoutes(t *testing.T) {
 	if again.Connection.ID != c.ID {
 		t.Fatalf("a second click made connection %s; want %s again", again.Connection.ID, c.ID)
 	}
-	var list struct{ Connections []mcpsource.Connection }
+	var list struct{ Connections []connresolve.Connection }
 	ts.MustDo(t, http.StatusOK, "GET", "/ai/connections", alice, nil, &list)
 	if len(list.Connections) != 1 {
 		t.Errorf("%d connections after two clicks; want 1", len(list.Connections))
@@ -157,7 +150,6 @@ func TestSaveAndConnectRoutes(t *testing.T) {
 
 	// 36: a callback from another browser (no cookie) leaves nothing
 	// active.
-	requests := len(model.Requests())
 	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := hc.Get(again.AuthorizationURL)
 	if err != nil {
@@ -171,19 +163,16 @@ func TestSaveAndConnectRoutes(t *testing.T) {
 	}
 	// 37: with the binding, the callback activates the connection and
 	// sends the browser to the connection page with the conversation and
-	// team; no model request.
+	// team.
 	loc = callbackTo(t, cb, cookies)
 	want := url.Values{"oauth": {"connected"}, "connection": {c.ID}, "conversation": {conv}, "team": {"acme"}}
 	if loc.Path != "/" || !cmp.Equal(want, loc.Query()) {
 		t.Errorf("callback went to %s; want / with %v", loc, want)
 	}
-	var got struct{ Connection mcpsource.Connection }
+	var got struct{ Connection connresolve.Connection }
 	ts.MustDo(t, http.StatusOK, "GET", "/ai/connections/"+c.ID, alice, nil, &got)
 	if !got.Connection.Active || !got.Connection.HasToken || got.Connection.Discovery.Tools != 1 {
 		t.Errorf("after the callback: %+v; want active and signed in", got.Connection)
-	}
-	if n := len(model.Requests()); n != requests {
-		t.Errorf("the OAuth return sent %d model requests", n-requests)
 	}
 	// The same callback again is a replay.
 	if q := callbackTo(t, cb, cookies).Query(); q.Get("code") != "conflict" {
@@ -195,7 +184,7 @@ func TestSaveAndConnectRoutes(t *testing.T) {
 	}
 	// Signed in but with no tool approved, it is not yet connected for
 	// Ask; once an admin allows a tool on the connection page, it is.
-	var setup struct{ Setup ask.ConnectionSetup }
+	var setup struct{ Setup connresolve.Setup }
 	ts.MustDo(t, http.StatusOK, "GET", "/ai/connections/setup?provider=Demo+Analytics&capability=web_analytics", alice, nil, &setup)
 	if !setup.Setup.NeedsSetup {
 		t.Errorf("setup before any tool is approved: %+v; want still setup needed", setup.Setup)
@@ -210,7 +199,7 @@ func TestSaveAndConnectRoutes(t *testing.T) {
 // TestFailedStartAllowsRetry: seed 000 test plan 35, its second half.
 func TestFailedStartAllowsRetry(t *testing.T) {
 	fake := newProvider(t)
-	ts := oauthServer(t, fake, mock.New())
+	ts := oauthServer(t, fake)
 	alice := token("alice")
 	fake.Set(func(o *oauthfake.Options) { o.MetadataIssuer = "https://evil.example.com" })
 	ans, cookies := ts.connect(t, http.StatusCreated, alice, map[string]any{"name": "Mine", "url": fake.MCPURL})
@@ -243,17 +232,17 @@ func TestFailedStartAllowsRetry(t *testing.T) {
 
 func TestConnectionSetupRoute(t *testing.T) {
 	fake := newProvider(t)
-	ts := oauthServer(t, fake, mock.New())
+	ts := oauthServer(t, fake)
 	for _, tc := range []struct {
 		who, query string
-		want       connresolve.State
+		want       connresolve.OptionState
 	}{
 		{"alice", "provider=Demo+Analytics&capability=web_analytics", connresolve.StateMCPOAuthSetup},
 		{"vic", "provider=Demo+Analytics", connresolve.StateAdminRequired},
 		{"alice", "provider=Plausible", connresolve.StateManualMCPSetup},
 		{"alice", "capability=crm", connresolve.StateUnsupported},
 	} {
-		var doc struct{ Setup ask.ConnectionSetup }
+		var doc struct{ Setup connresolve.Setup }
 		ts.MustDo(t, http.StatusOK, "GET", "/ai/connections/setup?"+tc.query, token(tc.who), nil, &doc)
 		if len(doc.Setup.Options) != 1 || doc.Setup.Options[0].State != tc.want {
 			t.Errorf("%s %s: %+v; want %s", tc.who, tc.query, doc.Setup.Options, tc.want)
@@ -271,7 +260,7 @@ func TestConnectionSetupRoute(t *testing.T) {
 // longer has the cookie.
 func TestOAuthCallbackKeepsBindingForRetry(t *testing.T) {
 	fake := newProvider(t)
-	ts := oauthServer(t, fake, mock.New())
+	ts := oauthServer(t, fake)
 	ans, cookies := ts.connect(t, http.StatusCreated, token("alice"), map[string]any{"name": "Mine", "url": fake.MCPURL})
 	jar, err := cookiejar.New(nil)
 	if err != nil {

@@ -1,4 +1,4 @@
-package mcpsource_test
+package connresolve_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/dataexec/sourcetest"
 )
 
@@ -65,7 +66,7 @@ func TestSourceConformance(t *testing.T) {
 		q := func(tool string, args string) dataexec.Query {
 			return dataexec.Query{Tool: tool, Arguments: json.RawMessage(args)}
 		}
-		return e.svc.NewSource(c.ID), sourcetest.Fixture{
+		return mcpsource.NewSource(e.svc, c.ID), sourcetest.Fixture{
 			Rows:  func(n int) dataexec.Query { return q("rows", fmt.Sprintf(`{"n":%d}`, n)) },
 			Wide:  func(n int) dataexec.Query { return q("wide", fmt.Sprintf(`{"n":%d}`, n)) },
 			Kinds: func() dataexec.Query { return q("kinds", `{}`) },
@@ -106,7 +107,7 @@ func (e *env) executor(t *testing.T) (*dataexec.Executor, access.Principal) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return dataexec.NewExecutor(e.catalog, e.svc.Sources(nil), nil), live
+	return dataexec.NewExecutor(e.catalog, mcpsource.Sources(e.svc, nil), nil), live
 }
 
 func TestDatasets(t *testing.T) {

@@ -1,4 +1,4 @@
-package mcpsource_test
+package connresolve_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/mcpsource"
 )
@@ -23,14 +24,14 @@ type freshEnv struct {
 	*env
 	clock        *clock
 	r            *remote
-	conn         mcpsource.Connection
+	conn         connresolve.Connection
 	lists, calls atomic.Int64
 }
 
 func newFreshEnv(t *testing.T) *freshEnv {
 	t.Helper()
 	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
-	e := &freshEnv{env: newEnv(t, &mcpsource.Options{Now: c.Now}), clock: c, r: newRemote(t)}
+	e := &freshEnv{env: newEnv(t, &connresolve.Options{Now: c.Now}), clock: c, r: newRemote(t)}
 	e.r.set(tool("top_pages", "Top pages.", readOnly, nil, nil))
 	e.r.before = func(b []byte) {
 		switch {
@@ -53,7 +54,7 @@ func (e *freshEnv) run(t *testing.T, via, fp string) error {
 		_, err := e.svc.Call(t.Context(), alice, e.conn.ID, "top_pages", fp, json.RawMessage(`{}`))
 		return err
 	}
-	_, err := e.svc.NewSource(e.conn.ID).Query(t.Context(), dataexec.Query{Tool: "top_pages", Arguments: json.RawMessage(`{}`), MaxRows: 10, MaxBytes: 1 << 20})
+	_, err := mcpsource.NewSource(e.svc, e.conn.ID).Query(t.Context(), dataexec.Query{Tool: "top_pages", Arguments: json.RawMessage(`{}`), MaxRows: 10, MaxBytes: 1 << 20})
 	return err
 }
 
@@ -87,7 +88,7 @@ func TestCallChecksFreshListing(t *testing.T) {
 			if n := e.calls.Load() - calls; n != 0 {
 				t.Errorf("the blocked call reached the server (%d tools/call)", n)
 			}
-			if s := e.states(t, e.conn.ID)["top_pages"]; s != mcpsource.StateReapprove {
+			if s := e.states(t, e.conn.ID)["top_pages"]; s != connresolve.ToolReapprove {
 				t.Errorf("top_pages is %s; want reapprove", s)
 			}
 			select {

@@ -1,11 +1,10 @@
-package mcpsource
+package connresolve
 
 import (
 	"context"
 	"crypto/rand"
 	"errors"
 	"log/slog"
-	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -21,6 +20,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/internal/outbound"
 	"github.com/askbi/askbi/seal"
 )
@@ -36,9 +36,6 @@ const (
 	ActionToolAllowAll       = "connection.tool_allow_all"
 	ActionRemoteCall         = "connection.remote_call"
 )
-
-// TypeMCP is the dataexec.Connection.Type of remote MCP connections.
-const TypeMCP = "mcp"
 
 // PageSize is how many tools one page of Tools lists.
 const PageSize = 10
@@ -64,7 +61,7 @@ type Options struct {
 	AllowPrivateNetworks bool
 	// Resolver resolves server names. Default the system's. Each address
 	// it answers passes the outbound policy where it is dialled.
-	Resolver Resolver
+	Resolver mcpsource.Resolver
 	// DiscoveryTimeout bounds one discovery, all pages. Default 30 s.
 	DiscoveryTimeout time.Duration
 	// CallTimeout bounds one tool call from Ask. Default 30 s. (Dataset
@@ -113,12 +110,6 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Resolver resolves a host name to its addresses; *net.Resolver is one.
-// It must be safe for concurrent use.
-type Resolver interface {
-	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
-}
-
 // Service manages a team's remote MCP connections: creating, changing
 // and deleting them (access.RightManageConnections), discovering their
 // tools within bounds, approving tools one by one or all at once
@@ -132,10 +123,10 @@ type Service struct {
 	gate  *access.Gate
 	o     Options
 	audit *access.Auditor
-	// pool is the outbound policy's transport for every remote call
-	// (discovery, tool calls, OAuth), made once so that calls to a
-	// server reuse its connections.
-	pool *outbound.Pool
+	// client makes every remote call (discovery, tool calls, OAuth)
+	// under the outbound policy, made once so that calls to a server
+	// reuse its connections.
+	client *mcpsource.Client
 
 	mu      sync.Mutex
 	changed map[string]chan struct{} // per team; closed on a change
@@ -182,8 +173,8 @@ func NewService(store Store, keys seal.Keyring, gate *access.Gate, opts *Options
 	}
 	s.audit = access.NewAuditor(o.Audit, o.Logger, o.Now)
 	s.oauthDefaults()
-	s.pool = outbound.NewPool(&outbound.Options{DenyLoopback: o.DenyLoopback, AllowPrivate: o.AllowPrivateNetworks,
-		Timeout: max(o.DiscoveryTimeout, o.CallTimeout, o.OAuth.Timeout), Resolver: o.Resolver})
+	s.client = mcpsource.NewClient(&mcpsource.ClientOptions{DenyLoopback: o.DenyLoopback, AllowPrivateNetworks: o.AllowPrivateNetworks,
+		Timeout: max(o.DiscoveryTimeout, o.CallTimeout), Resolver: o.Resolver})
 	return s
 }
 
@@ -241,6 +232,19 @@ func (s *Service) outboundOptions() *outbound.Options {
 }
 
 // begin passes the gate and checks right on e.
+// Begin passes p through the service's request gate (live membership,
+// then the rate limit) and returns the live principal, for an adapter
+// that calls other parts with it (connhttp's setup card). A live
+// principal passes uncharged.
+func (s *Service) Begin(ctx context.Context, p access.Principal) (access.Principal, error) {
+	return s.gate.Begin(ctx, p)
+}
+
+// SetRedirectURL turns OAuth sign-in on with the callback URL u, where
+// the host mounted the callback (connhttp.New sets it from its Prefix).
+// Call it while wiring, before serving.
+func (s *Service) SetRedirectURL(u string) { s.o.OAuth.RedirectURL = u }
+
 func (s *Service) begin(ctx context.Context, p access.Principal, right access.Right, e access.Entity) (access.Principal, error) {
 	live, err := s.gate.Begin(ctx, p)
 	if err != nil {
@@ -443,13 +447,11 @@ func (s *Service) apply(st *State, pt Patch) error {
 // It needs access.RightManageConnections; errors as Create's, and
 // NotFound. It stops the Ask turns that use the team's remote tools.
 func (s *Service) Update(ctx context.Context, p access.Principal, id string, pt Patch) (_ Connection, err error) {
-	target := access.Entity{Type: access.TypeConnection, ID: id}
-	defer s.audit.Track(ctx, p, ActionConnectionUpdate, &target, nil)(&err)
-	_, cur, err := s.load(ctx, p, id, access.RightManageConnections)
+	o, err := s.open(ctx, p, ActionConnectionUpdate, id, access.RightManageConnections, nil)
+	defer o.end(&err)
 	if err != nil {
 		return Connection{}, err
 	}
-	target = ref(cur.Connection)
 	st, err := s.store.Update(ctx, id, func(st *State) error {
 		if err := s.apply(st, pt); err != nil {
 			return err
@@ -473,13 +475,12 @@ func (s *Service) Update(ctx context.Context, p access.Principal, id string, pt 
 // answer Unavailable. It needs access.RightManageConnections; NotFound.
 // It stops the Ask turns that use the team's remote tools.
 func (s *Service) Delete(ctx context.Context, p access.Principal, id string) (err error) {
-	target := access.Entity{Type: access.TypeConnection, ID: id}
-	defer s.audit.Track(ctx, p, ActionConnectionDelete, &target, nil)(&err)
-	_, st, err := s.load(ctx, p, id, access.RightManageConnections)
+	o, err := s.open(ctx, p, ActionConnectionDelete, id, access.RightManageConnections, nil)
+	defer o.end(&err)
 	if err != nil {
 		return err
 	}
-	target = ref(st.Connection)
+	st := o.st
 	if err := s.store.Delete(ctx, id); err != nil {
 		return err
 	}
@@ -553,14 +554,13 @@ func (s *Service) Listing(ctx context.Context, p access.Principal) (Listing, err
 // the previous tool list and approvals stay, the failure is recorded on
 // the connection, and the error is returned.
 func (s *Service) Discover(ctx context.Context, p access.Principal, id string, focus *string) (_ Connection, err error) {
-	target := access.Entity{Type: access.TypeConnection, ID: id}
-	details := map[string]string{}
-	defer s.audit.Track(ctx, p, ActionConnectionDiscover, &target, details)(&err)
-	_, cur, err := s.load(ctx, p, id, access.RightManageConnections)
+	o, err := s.open(ctx, p, ActionConnectionDiscover, id, access.RightManageConnections, map[string]string{})
+	defer o.end(&err)
 	if err != nil {
 		return Connection{}, err
 	}
-	target = ref(cur.Connection)
+	cur := o.st
+	details := o.details
 	if focus != nil && utf8.RuneCountInString(*focus) > 500 {
 		return Connection{}, askbi.Errorf(askbi.InvalidArgument, "tool_focus: at most 500 characters")
 	}
@@ -670,10 +670,10 @@ func (s *Service) discover(ctx context.Context, st State, focus string) (listing
 }
 
 // discoverWith lists the tools at st's URL with cred.
-func (s *Service) discoverWith(ctx context.Context, st State, focus string, cred credential) (listing, error) {
+func (s *Service) discoverWith(ctx context.Context, st State, focus string, cred mcpsource.Credential) (listing, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.o.DiscoveryTimeout)
 	defer cancel()
-	se, err := s.connect(ctx, st.URL, cred, s.o.MaxListBytes)
+	se, err := s.client.Open(ctx, st.URL, cred, s.o.MaxListBytes)
 	if err != nil {
 		return listing{}, err
 	}
@@ -684,31 +684,34 @@ func (s *Service) discoverWith(ctx context.Context, st State, focus string, cred
 		}
 	}
 	k := newKeeper(s.o.MaxTools, focus, approved)
-	unread, err := se.listTools(ctx, &s.o, func(page []*mcp.Tool) { k.add(page, &s.o) })
-	se.close()
+	unread, err := se.ListTools(ctx, s.o.MaxPages, s.o.MaxListBytes, func(page []*mcp.Tool) { k.add(page, &s.o) })
+	se.Close()
 	if err != nil {
 		return listing{}, err
 	}
 	l := k.result(unread)
-	l.listChanged = se.listChanged.Load()
+	l.listChanged = se.ListChanged()
 	return l, nil
 }
 
 // credential is how a session to st's server authenticates: its bearer
 // token, or for OAuth its tokens (refreshed first when they expire).
-func (s *Service) credential(ctx context.Context, st State) (credential, error) {
+func (s *Service) credential(ctx context.Context, st State) (mcpsource.Credential, error) {
 	switch {
 	case st.Auth == AuthOAuth:
 		o, err := s.oauthSession(ctx, st)
-		return credential{oauth: o}, err
+		if err != nil {
+			return mcpsource.Credential{}, err
+		}
+		return mcpsource.Credential{OAuth: o}, nil
 	case !st.HasToken:
-		return credential{}, nil
+		return mcpsource.Credential{}, nil
 	}
 	b, err := seal.Open(s.keys, st.Token, tokenAD(st.TeamID, st.ID))
 	if err != nil {
-		return credential{}, dataexec.Fail(dataexec.FailSignIn, askbi.Forbidden, err, "the connection's token cannot be read with the current keys; enter it again")
+		return mcpsource.Credential{}, dataexec.Fail(dataexec.FailSignIn, askbi.Forbidden, err, "the connection's token cannot be read with the current keys; enter it again")
 	}
-	return credential{bearer: string(b)}, nil
+	return mcpsource.Credential{Bearer: string(b)}, nil
 }
 
 // ToolQuery selects a page of a connection's tools.
@@ -804,21 +807,21 @@ func view(t Tool, canApprove bool) ToolView {
 	v := ToolView{Name: t.Name, Title: t.Title, Description: t.Description, Class: t.Class, State: t.State(),
 		DescriptionChanged: t.Access.DescriptionChanged}
 	switch v.State {
-	case StateBlocked:
+	case ToolBlocked:
 		v.Reason = "marked destructive: it cannot be allowed"
-	case StateExcluded:
+	case ToolExcluded:
 		v.Reason = t.Excluded
-	case StateReapprove:
+	case ToolReapprove:
 		v.Reason = t.Access.Reapprove + "; approve it again to use it"
-	case StateRemoved:
+	case ToolRemoved:
 		v.Reason = "the server no longer lists it"
 	}
 	switch {
-	case v.State == StateAllowed && canApprove:
+	case v.State == ToolAllowed && canApprove:
 		v.Action = "disallow"
-	case (v.State == StateOff || v.State == StateReapprove) && canApprove:
+	case (v.State == ToolOff || v.State == ToolReapprove) && canApprove:
 		v.Action = "allow"
-	case v.State == StateOff || v.State == StateReapprove:
+	case v.State == ToolOff || v.State == ToolReapprove:
 		v.Action = "ask_admin"
 	}
 	return v
@@ -833,14 +836,12 @@ func view(t Tool, canApprove bool) ToolView {
 // allowed (destructive, excluded, removed). It stops the Ask turns that
 // use the team's remote tools.
 func (s *Service) SetAccess(ctx context.Context, p access.Principal, id, tool string, allowed bool) (_ ToolView, err error) {
-	target := access.Entity{Type: access.TypeConnection, ID: id}
-	details := map[string]string{"tool": capRunes(tool, 128), "allowed": strconv.FormatBool(allowed)}
-	defer s.audit.Track(ctx, p, ActionToolAccess, &target, details)(&err)
-	live, cur, err := s.load(ctx, p, id, access.RightApproveTools)
+	o, err := s.open(ctx, p, ActionToolAccess, id, access.RightApproveTools, map[string]string{"tool": capRunes(tool, 128), "allowed": strconv.FormatBool(allowed)})
+	defer o.end(&err)
 	if err != nil {
 		return ToolView{}, err
 	}
-	target = ref(cur.Connection)
+	live, cur := o.live, o.st
 	var out Tool
 	_, err = s.store.Update(ctx, id, func(st *State) error {
 		t, ok := st.Tool(tool)
@@ -868,11 +869,11 @@ func (s *Service) SetAccess(ctx context.Context, p access.Principal, id, tool st
 
 func allow(t *Tool, by string, now time.Time) error {
 	switch t.State() {
-	case StateBlocked:
+	case ToolBlocked:
 		return askbi.Errorf(askbi.Conflict, "this tool is marked destructive and cannot be allowed")
-	case StateExcluded:
+	case ToolExcluded:
 		return askbi.Errorf(askbi.Conflict, "this tool failed the schema safety checks (%s) and cannot be allowed", t.Excluded)
-	case StateRemoved:
+	case ToolRemoved:
 		return askbi.Errorf(askbi.Conflict, "the server no longer lists this tool")
 	}
 	t.Access = Access{Allowed: true, ApprovedClass: t.Class, ApprovedSchemaHash: t.SchemaHash,
@@ -891,14 +892,13 @@ type AllowAllResult struct {
 // destructive) and those that cannot be allowed, in one change under the
 // connection's lock. It needs access.RightApproveTools.
 func (s *Service) AllowAll(ctx context.Context, p access.Principal, id string) (_ AllowAllResult, err error) {
-	target := access.Entity{Type: access.TypeConnection, ID: id}
-	details := map[string]string{}
-	defer s.audit.Track(ctx, p, ActionToolAllowAll, &target, details)(&err)
-	live, cur, err := s.load(ctx, p, id, access.RightApproveTools)
+	o, err := s.open(ctx, p, ActionToolAllowAll, id, access.RightApproveTools, map[string]string{})
+	defer o.end(&err)
 	if err != nil {
 		return AllowAllResult{}, err
 	}
-	target = ref(cur.Connection)
+	live, cur := o.live, o.st
+	details := o.details
 	var res AllowAllResult
 	_, err = s.store.Update(ctx, id, func(st *State) error {
 		res = AllowAllResult{}
@@ -910,7 +910,7 @@ func (s *Service) AllowAll(ctx context.Context, p access.Principal, id string) (
 				continue // not shown: Tool focus left it out
 			case t.Usable():
 				continue
-			case t.Class == dataexec.ClassUnknown || t.State() != StateOff && t.State() != StateReapprove:
+			case t.Class == dataexec.ClassUnknown || t.State() != ToolOff && t.State() != ToolReapprove:
 				res.Skipped++
 				continue
 			}
@@ -935,7 +935,7 @@ func (s *Service) publish(ctx context.Context, c Connection) {
 	if s.o.Catalog == nil {
 		return
 	}
-	dc := dataexec.Connection{ID: c.ID, TeamID: c.TeamID, Name: c.Name, Type: TypeMCP, Active: c.Active,
+	dc := dataexec.Connection{ID: c.ID, TeamID: c.TeamID, Name: c.Name, Type: mcpsource.TypeMCP, Active: c.Active,
 		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 	if err := s.o.Catalog.SaveConnection(context.WithoutCancel(ctx), dc); err != nil {
 		s.o.Logger.Error("mcpsource: catalog save", "connection", c.ID, "err", err)
@@ -981,4 +981,34 @@ func (s *Service) notify(teamID string) {
 		close(ch)
 		delete(s.changed, teamID)
 	}
+}
+
+// op is one audited operation on a connection, recorded as it ends.
+type op struct {
+	live    access.Principal
+	st      State
+	target  access.Entity
+	details map[string]string
+	end     func(errp *error)
+}
+
+// open starts action by p on connection id, audited with details (nil
+// for none): it loads the connection and decides right. The caller
+// defers o.end(&err) at once, so a refused or failed opening is recorded
+// too:
+//
+//	o, err := s.open(ctx, p, ActionConnectionDiscover, id, access.RightManageConnections, nil)
+//	defer o.end(&err)
+func (s *Service) open(ctx context.Context, p access.Principal, action, id string, right access.Right, details map[string]string) (*op, error) {
+	if details == nil {
+		details = map[string]string{}
+	}
+	o := &op{details: details, target: access.Entity{Type: access.TypeConnection, ID: id}}
+	o.end = s.audit.Track(ctx, p, action, &o.target, details)
+	live, st, err := s.load(ctx, p, id, right)
+	if err != nil {
+		return o, err
+	}
+	o.live, o.st, o.target = live, st, ref(st.Connection)
+	return o, nil
 }

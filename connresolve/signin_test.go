@@ -1,4 +1,4 @@
-package mcpsource_test
+package connresolve_test
 
 import (
 	"bytes"
@@ -16,8 +16,8 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/dataexec"
-	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/internal/oauthfake"
 )
 
@@ -68,14 +68,14 @@ func newOAuthEnvWrapped(t *testing.T, fo *oauthfake.Options, wrap func(http.Hand
 	}
 	t.Cleanup(func() { fake.Close() })
 	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)} // not the real time: a clock mixed up with it shows
-	e := newEnv(t, &mcpsource.Options{Now: c.Now, OAuth: mcpsource.OAuthOptions{RedirectURL: callbackURL}})
+	e := newEnv(t, &connresolve.Options{Now: c.Now, OAuth: connresolve.OAuthOptions{RedirectURL: callbackURL}})
 	return &oauthEnv{env: e, fake: fake, clock: c}
 }
 
 // mustOAuthConnection creates an OAuth connection to the fake as alice.
-func (e *oauthEnv) mustOAuthConnection(t *testing.T, name string) mcpsource.Connection {
+func (e *oauthEnv) mustOAuthConnection(t *testing.T, name string) connresolve.Connection {
 	t.Helper()
-	c, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: name, URL: e.fake.MCPURL, Auth: mcpsource.AuthOAuth})
+	c, err := e.svc.Create(t.Context(), alice, connresolve.Input{Name: name, URL: e.fake.MCPURL, Auth: connresolve.AuthOAuth})
 	if err != nil {
 		t.Fatalf("Create: %v", err)
 	}
@@ -102,12 +102,12 @@ func authorize(t *testing.T, authURL string) url.Values {
 	return loc.Query()
 }
 
-func callback(q url.Values, binding string) mcpsource.OAuthCallback {
-	return mcpsource.OAuthCallback{State: q.Get("state"), Code: q.Get("code"), Iss: q.Get("iss"), Error: q.Get("error"), Binding: binding}
+func callback(q url.Values, binding string) connresolve.OAuthCallback {
+	return connresolve.OAuthCallback{State: q.Get("state"), Code: q.Get("code"), Iss: q.Get("iss"), Error: q.Get("error"), Binding: binding}
 }
 
 // signIn runs a whole sign-in of connection id as alice.
-func (e *oauthEnv) signIn(t *testing.T, id, conv string) mcpsource.OAuthResult {
+func (e *oauthEnv) signIn(t *testing.T, id, conv string) connresolve.OAuthResult {
 	t.Helper()
 	st, err := e.svc.StartOAuth(t.Context(), alice, id, conv)
 	if err != nil {
@@ -120,7 +120,7 @@ func (e *oauthEnv) signIn(t *testing.T, id, conv string) mcpsource.OAuthResult {
 	return res
 }
 
-func (e *oauthEnv) get(t *testing.T, id string) mcpsource.Connection {
+func (e *oauthEnv) get(t *testing.T, id string) connresolve.Connection {
 	t.Helper()
 	c, err := e.svc.Get(t.Context(), alice, id)
 	if err != nil {
@@ -132,7 +132,7 @@ func (e *oauthEnv) get(t *testing.T, id string) mcpsource.Connection {
 func TestOAuthSignIn(t *testing.T) {
 	e := newOAuthEnv(t, &oauthfake.Options{Scopes: []string{"read"}})
 	c := e.mustOAuthConnection(t, "Analytics")
-	if c.Active || c.HasToken || c.SignIn == nil || c.SignIn.State != mcpsource.SignInNeeded {
+	if c.Active || c.HasToken || c.SignIn == nil || c.SignIn.State != connresolve.SignInNeeded {
 		t.Fatalf("a new OAuth connection is %+v; want inactive, no token, sign-in needed", c)
 	}
 	if _, err := e.svc.Discover(t.Context(), alice, c.ID, nil); askbi.ErrorCode(err) != askbi.Forbidden {
@@ -162,7 +162,7 @@ func TestOAuthSignIn(t *testing.T) {
 		t.Errorf("result %+v; want the connection, team and conversation of the start", res)
 	}
 	got := e.get(t, c.ID)
-	if !got.Active || !got.HasToken || got.SignIn.State != mcpsource.SignedIn || got.SignIn.Issuer != e.fake.Issuer || got.Discovery.Tools != 2 {
+	if !got.Active || !got.HasToken || got.SignIn.State != connresolve.SignedIn || got.SignIn.Issuer != e.fake.Issuer || got.Discovery.Tools != 2 {
 		t.Fatalf("after the callback %+v; want active, signed in, 2 tools", got)
 	}
 	// Sealed at rest: the stored box holds no token in clear.
@@ -178,7 +178,7 @@ func TestOAuthSignIn(t *testing.T) {
 	}
 	var completed bool
 	for _, a := range e.audit.Entries() {
-		if a.Action == mcpsource.ActionOAuthComplete && a.Outcome == "ok" && a.Target.ID == c.ID && a.UserID == "alice" {
+		if a.Action == connresolve.ActionOAuthComplete && a.Outcome == "ok" && a.Target.ID == c.ID && a.UserID == "alice" {
 			completed = true
 		}
 		for _, v := range a.Details {
@@ -192,7 +192,7 @@ func TestOAuthSignIn(t *testing.T) {
 	}
 }
 
-func storedTool(t *testing.T, e *env, connID, name string) mcpsource.Tool {
+func storedTool(t *testing.T, e *env, connID, name string) connresolve.Tool {
 	t.Helper()
 	st, err := e.store.Get(t.Context(), connID)
 	if err != nil {
@@ -247,7 +247,7 @@ func TestOAuthFailedRefreshNeedsSignIn(t *testing.T) {
 		t.Fatalf("call with a refused refresh = %v (kind %q); want forbidden, sign_in, open_connection", err, kind)
 	}
 	got := e.get(t, c.ID)
-	if got.Active || got.HasToken || got.SignIn.State != mcpsource.SignInNeeded || got.SignIn.Error == nil {
+	if got.Active || got.HasToken || got.SignIn.State != connresolve.SignInNeeded || got.SignIn.Error == nil {
 		t.Errorf("after a failed refresh %+v; want inactive, no token, sign-in needed with the reason", got)
 	}
 	if u, _ := e.svc.Usable(t.Context(), alice); len(u) != 0 {
@@ -258,7 +258,7 @@ func TestOAuthFailedRefreshNeedsSignIn(t *testing.T) {
 	}
 	var marked bool
 	for _, a := range e.audit.Entries() {
-		marked = marked || a.Action == mcpsource.ActionSignInNeeded && a.Target.ID == c.ID
+		marked = marked || a.Action == connresolve.ActionSignInNeeded && a.Target.ID == c.ID
 	}
 	if !marked {
 		t.Error("the failed refresh was not audited")
@@ -279,13 +279,13 @@ func TestOAuthCallbackRefused(t *testing.T) {
 		fake *oauthfake.Options
 		// edit changes the callback; start is the sign-in's, other a
 		// second connection's.
-		edit func(e *oauthEnv, cb *mcpsource.OAuthCallback, other func() mcpsource.OAuthCallback)
+		edit func(e *oauthEnv, cb *connresolve.OAuthCallback, other func() connresolve.OAuthCallback)
 		code askbi.Code
 	}{
-		{"forged state", nil, func(_ *oauthEnv, cb *mcpsource.OAuthCallback, _ func() mcpsource.OAuthCallback) {
+		{"forged state", nil, func(_ *oauthEnv, cb *connresolve.OAuthCallback, _ func() connresolve.OAuthCallback) {
 			cb.State = "flabcdefghijklmnopqrst.AAAA"
 		}, askbi.InvalidArgument},
-		{"tampered state", nil, func(_ *oauthEnv, cb *mcpsource.OAuthCallback, _ func() mcpsource.OAuthCallback) {
+		{"tampered state", nil, func(_ *oauthEnv, cb *connresolve.OAuthCallback, _ func() connresolve.OAuthCallback) {
 			b := []byte(cb.State)
 			i := len(b) - 5
 			b[i] ^= 1
@@ -294,27 +294,27 @@ func TestOAuthCallbackRefused(t *testing.T) {
 			}
 			cb.State = string(b)
 		}, askbi.InvalidArgument},
-		{"expired state", nil, func(e *oauthEnv, _ *mcpsource.OAuthCallback, _ func() mcpsource.OAuthCallback) {
+		{"expired state", nil, func(e *oauthEnv, _ *connresolve.OAuthCallback, _ func() connresolve.OAuthCallback) {
 			e.clock.Add(11 * time.Minute)
 		}, askbi.Timeout},
-		{"another user's session", nil, func(_ *oauthEnv, cb *mcpsource.OAuthCallback, _ func() mcpsource.OAuthCallback) {
+		{"another user's session", nil, func(_ *oauthEnv, cb *connresolve.OAuthCallback, _ func() connresolve.OAuthCallback) {
 			p := access.Principal{UserID: "ada", TeamID: "acme", Auth: access.AuthSession}
 			cb.Caller = &p
 		}, askbi.Forbidden},
-		{"another team's session", nil, func(_ *oauthEnv, cb *mcpsource.OAuthCallback, _ func() mcpsource.OAuthCallback) {
+		{"another team's session", nil, func(_ *oauthEnv, cb *connresolve.OAuthCallback, _ func() connresolve.OAuthCallback) {
 			cb.Caller = &carol
 		}, askbi.Forbidden},
-		{"another browser", nil, func(_ *oauthEnv, cb *mcpsource.OAuthCallback, other func() mcpsource.OAuthCallback) {
+		{"another browser", nil, func(_ *oauthEnv, cb *connresolve.OAuthCallback, other func() connresolve.OAuthCallback) {
 			cb.Binding = other().Binding
 		}, askbi.Forbidden},
-		{"no binding", nil, func(_ *oauthEnv, cb *mcpsource.OAuthCallback, _ func() mcpsource.OAuthCallback) {
+		{"no binding", nil, func(_ *oauthEnv, cb *connresolve.OAuthCallback, _ func() connresolve.OAuthCallback) {
 			cb.Binding = ""
 		}, askbi.Forbidden},
 		{"provider error", &oauthfake.Options{Deny: true}, nil, askbi.Forbidden},
-		{"no code", nil, func(_ *oauthEnv, cb *mcpsource.OAuthCallback, _ func() mcpsource.OAuthCallback) {
+		{"no code", nil, func(_ *oauthEnv, cb *connresolve.OAuthCallback, _ func() connresolve.OAuthCallback) {
 			cb.Code = ""
 		}, askbi.InvalidArgument},
-		{"a code for another connection", nil, func(_ *oauthEnv, cb *mcpsource.OAuthCallback, other func() mcpsource.OAuthCallback) {
+		{"a code for another connection", nil, func(_ *oauthEnv, cb *connresolve.OAuthCallback, other func() connresolve.OAuthCallback) {
 			cb.Code = other().Code
 		}, askbi.Forbidden},
 		{"iss of another server", &oauthfake.Options{IssInRedirect: "wrong"}, nil, askbi.InvalidResult},
@@ -331,7 +331,7 @@ func TestOAuthCallbackRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			cb := callback(authorize(t, st.AuthorizationURL), st.Binding)
-			other := func() mcpsource.OAuthCallback {
+			other := func() connresolve.OAuthCallback {
 				c2 := e.mustOAuthConnection(t, "Other")
 				st2, err := e.svc.StartOAuth(t.Context(), alice, c2.ID, "")
 				if err != nil {
@@ -401,7 +401,7 @@ func TestOAuthReplayedState(t *testing.T) {
 	}
 	// The replay (a reload after the first request completed) leaves
 	// the signed-in connection as it was.
-	if got := e.get(t, c.ID); !got.Active || got.SignIn == nil || got.SignIn.State != mcpsource.SignedIn || got.SignIn.Error != nil {
+	if got := e.get(t, c.ID); !got.Active || got.SignIn == nil || got.SignIn.State != connresolve.SignedIn || got.SignIn.Error != nil {
 		t.Errorf("after a replay %+v (sign-in %+v); want it still signed in, with no error", got, got.SignIn)
 	}
 }
@@ -447,7 +447,7 @@ func TestOAuthStartRefused(t *testing.T) {
 // that was signed in as it was.
 func TestConnect(t *testing.T) {
 	e := newOAuthEnv(t, nil)
-	in := mcpsource.Input{Name: "PostHog", URL: e.fake.MCPURL, Provider: "PostHog"}
+	in := connresolve.Input{Name: "PostHog", URL: e.fake.MCPURL, Provider: "PostHog"}
 
 	t.Run("a failed save starts nothing", func(t *testing.T) {
 		bad := in
@@ -465,14 +465,14 @@ func TestConnect(t *testing.T) {
 	})
 
 	var id string
-	var other mcpsource.Connection // a second connection, its sign-in started
-	var ost mcpsource.OAuthStart
+	var other connresolve.Connection // a second connection, its sign-in started
+	var ost connresolve.OAuthStart
 	t.Run("save and connect starts sign-in in one call", func(t *testing.T) {
 		c, st, err := e.svc.Connect(t.Context(), alice, in, "conv_a")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.Active || c.Auth != mcpsource.AuthOAuth || c.Provider != "PostHog" || st.AuthorizationURL == "" || st.Binding == "" || st.Reused {
+		if c.Active || c.Auth != connresolve.AuthOAuth || c.Provider != "PostHog" || st.AuthorizationURL == "" || st.Binding == "" || st.Reused {
 			t.Fatalf("Connect = %+v, %+v; want an inactive OAuth connection and a started sign-in", c, st)
 		}
 		if e.fake.Stats().Registrations != 1 {
@@ -555,10 +555,10 @@ func TestConnect(t *testing.T) {
 		if _, err := e.svc.CompleteOAuth(t.Context(), late); err == nil {
 			t.Error("the abandoned sign-in's callback after the purge completed it")
 		}
-		if got := e.get(t, other.ID); got.Active || got.HasToken || got.SignIn.State != mcpsource.SignInNeeded {
+		if got := e.get(t, other.ID); got.Active || got.HasToken || got.SignIn.State != connresolve.SignInNeeded {
 			t.Errorf("the abandoned connection: %+v; want inactive, no token, sign-in needed", got)
 		}
-		if got := e.get(t, id); !got.Active || !got.HasToken || got.SignIn.State != mcpsource.SignedIn {
+		if got := e.get(t, id); !got.Active || !got.HasToken || got.SignIn.State != connresolve.SignedIn {
 			t.Errorf("the signed-in connection after an abandoned reconnect: %+v; want active and signed in, as it was", got)
 		}
 	})
@@ -572,33 +572,33 @@ func TestOAuthSecretsStayOut(t *testing.T) {
 	c := e.mustOAuthConnection(t, "Analytics")
 	e.signIn(t, c.ID, "")
 	tok := "abc"
-	if _, err := e.svc.Update(t.Context(), alice, c.ID, mcpsource.Patch{Token: &tok}); askbi.ErrorCode(err) != askbi.InvalidArgument {
+	if _, err := e.svc.Update(t.Context(), alice, c.ID, connresolve.Patch{Token: &tok}); askbi.ErrorCode(err) != askbi.InvalidArgument {
 		t.Errorf("a token on an OAuth connection = %v; want invalid_argument", err)
 	}
 	other := e.fake.MCPURL + "?v=2"
-	got, err := e.svc.Update(t.Context(), alice, c.ID, mcpsource.Patch{URL: &other})
+	got, err := e.svc.Update(t.Context(), alice, c.ID, connresolve.Patch{URL: &other})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Active || got.HasToken || got.SignIn.State != mcpsource.SignInNeeded {
+	if got.Active || got.HasToken || got.SignIn.State != connresolve.SignInNeeded {
 		t.Errorf("after a URL change %+v; want the sign-in dropped", got)
 	}
 }
 
 // service is another service over the env's store (or a wrapper of it),
 // keys, gate, audit and clock, with OAuth on.
-func (e *oauthEnv) service(store mcpsource.Store, o mcpsource.Options) *mcpsource.Service {
+func (e *oauthEnv) service(store connresolve.Store, o connresolve.Options) *connresolve.Service {
 	o.Now, o.Audit, o.Catalog = e.clock.Now, e.audit, e.catalog
 	o.OAuth.RedirectURL = callbackURL
-	return mcpsource.NewService(store, e.keys, e.gate, &o)
+	return connresolve.NewService(store, e.keys, e.gate, &o)
 }
 
 // commitStore fails an Update whose context ended before its write, as
 // a database's commit does.
-type commitStore struct{ mcpsource.Store }
+type commitStore struct{ connresolve.Store }
 
-func (s commitStore) Update(ctx context.Context, id string, fn func(*mcpsource.State) error) (mcpsource.State, error) {
-	return s.Store.Update(ctx, id, func(st *mcpsource.State) error {
+func (s commitStore) Update(ctx context.Context, id string, fn func(*connresolve.State) error) (connresolve.State, error) {
+	return s.Store.Update(ctx, id, func(st *connresolve.State) error {
 		if err := fn(st); err != nil {
 			return err
 		}
@@ -615,7 +615,7 @@ func TestOAuthRefreshOutlivesItsCaller(t *testing.T) {
 	e.signIn(t, c.ID, "")
 	e.mustAllow(t, c.ID, "top_pages")
 	fp := storedTool(t, e.env, c.ID, "top_pages").Fingerprint()
-	svc := e.service(commitStore{e.store}, mcpsource.Options{})
+	svc := e.service(commitStore{e.store}, connresolve.Options{})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	e.fake.Set(func(o *oauthfake.Options) {
@@ -631,7 +631,7 @@ func TestOAuthRefreshOutlivesItsCaller(t *testing.T) {
 	if _, err := svc.Call(t.Context(), alice, c.ID, "top_pages", fp, nil); err != nil {
 		t.Fatalf("the next call = %v; want it to use the token the cancelled turn's refresh saved", err)
 	}
-	if got := e.get(t, c.ID); !got.HasToken || got.SignIn.State != mcpsource.SignedIn {
+	if got := e.get(t, c.ID); !got.HasToken || got.SignIn.State != connresolve.SignedIn {
 		t.Errorf("after a cancelled refresh %+v; want still signed in", got)
 	}
 	if got := e.fake.Stats().Refreshes; got != 1 {
@@ -671,7 +671,7 @@ func TestOAuthRefreshKeepsGrantOnTemporaryFailure(t *testing.T) {
 			fp := storedTool(t, e.env, c.ID, "top_pages").Fingerprint()
 			svc := e.svc
 			if tc.deny {
-				svc = e.service(e.store, mcpsource.Options{DenyLoopback: true})
+				svc = e.service(e.store, connresolve.Options{DenyLoopback: true})
 				e.clock.Add(time.Hour) // refreshed before the call, which the policy would refuse too
 			} else {
 				e.fake.Set(tc.fake)
@@ -683,12 +683,12 @@ func TestOAuthRefreshKeepsGrantOnTemporaryFailure(t *testing.T) {
 			}
 			got := e.get(t, c.ID)
 			if tc.code == askbi.Forbidden {
-				if got.HasToken || got.Active || got.SignIn.State != mcpsource.SignInNeeded {
+				if got.HasToken || got.Active || got.SignIn.State != connresolve.SignInNeeded {
 					t.Errorf("after a refusal %+v; want the tokens dropped, sign-in needed", got)
 				}
 				return
 			}
-			if !got.HasToken || !got.Active || got.SignIn.State != mcpsource.SignedIn {
+			if !got.HasToken || !got.Active || got.SignIn.State != connresolve.SignedIn {
 				t.Fatalf("after a temporary failure %+v; want the tokens kept, still signed in", got)
 			}
 			e.fake.Set(func(o *oauthfake.Options) { *o = oauthfake.Options{} })
@@ -735,7 +735,7 @@ func TestOAuthStaleRefusalKeepsNewerGrant(t *testing.T) {
 	if seen.Load() < 2 {
 		t.Fatal("the sign-in in between did not happen")
 	}
-	if got := e.get(t, c.ID); !got.HasToken || !got.Active || got.SignIn.State != mcpsource.SignedIn {
+	if got := e.get(t, c.ID); !got.HasToken || !got.Active || got.SignIn.State != connresolve.SignedIn {
 		t.Fatalf("after a stale refusal %+v; want the newer sign-in kept", got)
 	}
 	if _, err := e.svc.Call(t.Context(), alice, c.ID, "top_pages", fp, nil); err != nil {
@@ -746,35 +746,35 @@ func TestOAuthStaleRefusalKeepsNewerGrant(t *testing.T) {
 // downStore is a Store that fails, as a database that is down, while
 // down is set.
 type downStore struct {
-	mcpsource.Store
+	connresolve.Store
 	down *atomic.Bool
 }
 
 func errDown() error { return askbi.Errorf(askbi.Unavailable, "the database is down") }
 
-func (s downStore) Get(ctx context.Context, id string) (mcpsource.State, error) {
+func (s downStore) Get(ctx context.Context, id string) (connresolve.State, error) {
 	if s.down.Load() {
-		return mcpsource.State{}, errDown()
+		return connresolve.State{}, errDown()
 	}
 	return s.Store.Get(ctx, id)
 }
 
-func (s downStore) Update(ctx context.Context, id string, fn func(*mcpsource.State) error) (mcpsource.State, error) {
+func (s downStore) Update(ctx context.Context, id string, fn func(*connresolve.State) error) (connresolve.State, error) {
 	if s.down.Load() {
-		return mcpsource.State{}, errDown()
+		return connresolve.State{}, errDown()
 	}
 	return s.Store.Update(ctx, id, fn)
 }
 
 // downFlows is a FlowStore whose TakeFlow fails while down is set.
 type downFlows struct {
-	mcpsource.FlowStore
+	connresolve.FlowStore
 	down *atomic.Bool
 }
 
-func (s downFlows) TakeFlow(ctx context.Context, id string) (mcpsource.Flow, error) {
+func (s downFlows) TakeFlow(ctx context.Context, id string) (connresolve.Flow, error) {
 	if s.down.Load() {
-		return mcpsource.Flow{}, &askbi.Error{Code: askbi.Internal, Message: "internal error", Err: errors.New("connection reset")}
+		return connresolve.Flow{}, &askbi.Error{Code: askbi.Internal, Message: "internal error", Err: errors.New("connection reset")}
 	}
 	return s.FlowStore.TakeFlow(ctx, id)
 }
@@ -820,7 +820,7 @@ func TestOAuthCallbackRetry(t *testing.T) {
 			e := newOAuthEnv(t, nil)
 			var storeDown, flowsDown atomic.Bool
 			svc := e.service(downStore{e.store, &storeDown},
-				mcpsource.Options{OAuth: mcpsource.OAuthOptions{Flows: downFlows{mcpsource.NewMemoryFlowStore(), &flowsDown}}})
+				connresolve.Options{OAuth: connresolve.OAuthOptions{Flows: downFlows{connresolve.NewMemoryFlowStore(), &flowsDown}}})
 			c := e.mustOAuthConnection(t, "Analytics")
 			st, err := svc.StartOAuth(t.Context(), alice, c.ID, "conv_1")
 			if err != nil {
@@ -912,7 +912,7 @@ func TestOAuthCallbackOfOthers(t *testing.T) {
 	good := callback(authorize(t, st.AuthorizationURL), st.Binding)
 	completions := func() (n int, reasons []string) {
 		for _, a := range e.audit.Entries() {
-			if a.Action == mcpsource.ActionOAuthComplete {
+			if a.Action == connresolve.ActionOAuthComplete {
 				n++
 				reasons = append(reasons, a.Details["reason"])
 			}

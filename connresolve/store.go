@@ -1,4 +1,4 @@
-package mcpsource
+package connresolve
 
 import (
 	"context"
@@ -180,33 +180,33 @@ type ToolState string
 
 // Tool states.
 const (
-	StateOff       ToolState = "off"       // not approved (new tools start here)
-	StateAllowed   ToolState = "allowed"   // usable by Ask and datasets
-	StateBlocked   ToolState = "blocked"   // marked destructive: cannot be allowed
-	StateReapprove ToolState = "reapprove" // a widening change turned it off
-	StateExcluded  ToolState = "excluded"  // failed the schema safety checks
-	StateRemoved   ToolState = "removed"   // no longer listed by the server
+	ToolOff       ToolState = "off"       // not approved (new tools start here)
+	ToolAllowed   ToolState = "allowed"   // usable by Ask and datasets
+	ToolBlocked   ToolState = "blocked"   // marked destructive: cannot be allowed
+	ToolReapprove ToolState = "reapprove" // a widening change turned it off
+	ToolExcluded  ToolState = "excluded"  // failed the schema safety checks
+	ToolRemoved   ToolState = "removed"   // no longer listed by the server
 )
 
 // State returns where t stands.
 func (t Tool) State() ToolState {
 	switch {
 	case t.Excluded != "":
-		return StateExcluded
+		return ToolExcluded
 	case !t.Present:
-		return StateRemoved
+		return ToolRemoved
 	case t.Class == dataexec.ClassDestructive:
-		return StateBlocked
+		return ToolBlocked
 	case t.Access.Reapprove != "":
-		return StateReapprove
+		return ToolReapprove
 	case t.Access.Allowed:
-		return StateAllowed
+		return ToolAllowed
 	}
-	return StateOff
+	return ToolOff
 }
 
 // Usable reports whether Ask and datasets may use t now.
-func (t Tool) Usable() bool { return t.State() == StateAllowed }
+func (t Tool) Usable() bool { return t.State() == ToolAllowed }
 
 // Fingerprint identifies what t may do: its input schema and class. An
 // approval of a remote call binds it, so a call approved before a
@@ -252,7 +252,7 @@ func (s *State) Tool(name string) (*Tool, bool) {
 // processes never spend one refresh token twice. Meanwhile only that
 // connection waits: Get and List answer what was stored before, and
 // other connections' Updates go on. Implementations must be safe for
-// concurrent use; mcpsourcetest.Run proves one.
+// concurrent use; connresolvetest.Run proves one.
 type Store interface {
 	// Create stores a new connection. Conflict when its ID exists or its
 	// team has a connection of the same name (case-insensitive).

@@ -1,4 +1,4 @@
-package mcpsource_test
+package connresolve_test
 
 import (
 	"net"
@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/dataexec"
-	"github.com/askbi/askbi/dataexec/mcpsource"
 )
 
 // elsewhere is a server at another origin that records the
@@ -104,7 +104,7 @@ func TestTokenStaysOnItsOrigin(t *testing.T) {
 		r.token = "conn-token"
 		r.set(tool("top_pages", "Top pages.", readOnly, nil, nil))
 		moved := r.srv.URL + "/old"
-		c, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "Analytics", URL: moved, Token: r.token})
+		c, err := e.svc.Create(t.Context(), alice, connresolve.Input{Name: "Analytics", URL: moved, Token: r.token})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +178,7 @@ func TestURLChangeToAnotherOriginDropsToken(t *testing.T) {
 		"http://127.0.0.1:1/mcp",                            // another port
 		strings.Replace(r.URL, "http://", "https://", 1),    // another scheme
 	} {
-		_, err := e.svc.Update(t.Context(), alice, c.ID, mcpsource.Patch{URL: &other})
+		_, err := e.svc.Update(t.Context(), alice, c.ID, connresolve.Patch{URL: &other})
 		if askbi.ErrorCode(err) != askbi.InvalidArgument || !strings.Contains(askbi.ErrorMessage(err), "token") {
 			t.Errorf("Update(url %s) without a token = %v; want invalid_argument asking for the token again", other, err)
 		}
@@ -189,7 +189,7 @@ func TestURLChangeToAnotherOriginDropsToken(t *testing.T) {
 
 	// Within the origin: the token stays.
 	same := r.URL + "?v=2"
-	got, err := e.svc.Update(t.Context(), alice, c.ID, mcpsource.Patch{URL: &same})
+	got, err := e.svc.Update(t.Context(), alice, c.ID, connresolve.Patch{URL: &same})
 	if err != nil || !got.HasToken {
 		t.Fatalf("Update(url in the origin) = %+v, %v; want the token kept", got, err)
 	}
@@ -200,7 +200,7 @@ func TestURLChangeToAnotherOriginDropsToken(t *testing.T) {
 	// Another origin with the token entered again.
 	el := newElsewhere(t, "127.0.0.2")
 	tok := "new-token"
-	got, err = e.svc.Update(t.Context(), alice, c.ID, mcpsource.Patch{URL: &el.URL, Token: &tok})
+	got, err = e.svc.Update(t.Context(), alice, c.ID, connresolve.Patch{URL: &el.URL, Token: &tok})
 	if err != nil || !got.HasToken || got.Active {
 		t.Fatalf("Update(url, token) = %+v, %v; want the new token, inactive", got, err)
 	}
@@ -211,9 +211,9 @@ func TestURLChangeToAnotherOriginDropsToken(t *testing.T) {
 		}
 	}
 	// Switching to no auth with the move is fine too.
-	none := mcpsource.AuthNone
+	none := connresolve.AuthNone
 	back, empty := r.URL, ""
-	if got, err := e.svc.Update(t.Context(), alice, c.ID, mcpsource.Patch{URL: &back, Auth: &none, Token: &empty}); err != nil || got.HasToken {
+	if got, err := e.svc.Update(t.Context(), alice, c.ID, connresolve.Patch{URL: &back, Auth: &none, Token: &empty}); err != nil || got.HasToken {
 		t.Errorf("Update(url, auth none) = %+v, %v; want no token", got, err)
 	}
 }

@@ -1,4 +1,4 @@
-package mcpsource_test
+package connresolve_test
 
 import (
 	"bytes"
@@ -15,16 +15,16 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/dataexec"
-	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/seal"
 )
 
 // env is a service over in-memory state, a team acme with alice (owner),
 // eve (editor) and vic (viewer), and a team globex with carol (owner).
 type env struct {
-	svc     *mcpsource.Service
-	store   *mcpsource.MemoryStore
+	svc     *connresolve.Service
+	store   *connresolve.MemoryStore
 	catalog *dataexec.MemoryCatalog
 	audit   *access.MemoryAudit
 	gate    *access.Gate
@@ -42,7 +42,7 @@ var (
 	carol = principal("globex", "carol")
 )
 
-func newEnv(t *testing.T, opts *mcpsource.Options) *env {
+func newEnv(t *testing.T, opts *connresolve.Options) *env {
 	t.Helper()
 	dir := access.NewMemoryDirectory()
 	dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
@@ -54,14 +54,14 @@ func newEnv(t *testing.T, opts *mcpsource.Options) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{store: mcpsource.NewMemoryStore(), catalog: dataexec.NewMemoryCatalog(), audit: access.NewMemoryAudit(0), keys: keys,
+	e := &env{store: connresolve.NewMemoryStore(), catalog: dataexec.NewMemoryCatalog(), audit: access.NewMemoryAudit(0), keys: keys,
 		gate: access.NewGate(access.NewChecker(dir, nil), access.NewMemoryRateLimiter(&access.RateOptions{Rate: 1e6, Burst: 1e6}))}
-	var o mcpsource.Options
+	var o connresolve.Options
 	if opts != nil {
 		o = *opts
 	}
 	o.Catalog, o.Audit = e.catalog, e.audit
-	e.svc = mcpsource.NewService(e.store, keys, e.gate, &o)
+	e.svc = connresolve.NewService(e.store, keys, e.gate, &o)
 	return e
 }
 
@@ -195,9 +195,9 @@ func tool(name, desc string, ann *mcp.ToolAnnotations, schema json.RawMessage, h
 }
 
 // mustConnection creates and discovers a connection to r as alice.
-func (e *env) mustConnection(t *testing.T, name string, r *remote, token string) mcpsource.Connection {
+func (e *env) mustConnection(t *testing.T, name string, r *remote, token string) connresolve.Connection {
 	t.Helper()
-	c, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: name, URL: r.URL, Token: token})
+	c, err := e.svc.Create(t.Context(), alice, connresolve.Input{Name: name, URL: r.URL, Token: token})
 	if err != nil {
 		t.Fatalf("Create: %v", err)
 	}
@@ -217,11 +217,11 @@ func (e *env) mustAllow(t *testing.T, connID string, tools ...string) {
 }
 
 // states returns each listed tool's state, by name, across all pages.
-func (e *env) states(t *testing.T, connID string) map[string]mcpsource.ToolState {
+func (e *env) states(t *testing.T, connID string) map[string]connresolve.ToolState {
 	t.Helper()
-	out := map[string]mcpsource.ToolState{}
+	out := map[string]connresolve.ToolState{}
 	for page := 1; ; page++ {
-		p, err := e.svc.Tools(t.Context(), alice, connID, mcpsource.ToolQuery{Page: page})
+		p, err := e.svc.Tools(t.Context(), alice, connID, connresolve.ToolQuery{Page: page})
 		if err != nil {
 			t.Fatalf("Tools: %v", err)
 		}

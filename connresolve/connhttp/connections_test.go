@@ -1,4 +1,4 @@
-package askhttp_test
+package connhttp_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/askbi/askbi/dataexec/mcpsource"
+	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/internal/chattest"
 )
 
@@ -47,7 +47,7 @@ func newRemote(t *testing.T, n int, token string) string {
 }
 
 func TestConnectionRoutes(t *testing.T) {
-	ts := MustServer(t, func(c *config) { c.connections = true })
+	ts := MustServer(t, nil)
 	const secret = "remote-secret-token-42"
 	url := newRemote(t, 23, secret)
 	alice, bob, vic := token("alice"), token("bob"), token("vic")
@@ -65,7 +65,7 @@ func TestConnectionRoutes(t *testing.T) {
 			}
 		}
 	}
-	var created struct{ Connection mcpsource.Connection }
+	var created struct{ Connection connresolve.Connection }
 	do(http.StatusCreated, "POST", "/ai/connections", alice, map[string]any{"name": "Analytics", "url": url, "token": secret}, &created)
 	id := created.Connection.ID
 	if !created.Connection.HasToken || created.Connection.Active {
@@ -92,7 +92,7 @@ func TestConnectionRoutes(t *testing.T) {
 	}
 	do(http.StatusForbidden, "POST", "/ai/connections", bob, map[string]any{"name": "x", "url": "https://mcp.example.com/"}, nil)
 	var list struct {
-		Connections []mcpsource.Connection
+		Connections []connresolve.Connection
 		CanManage   bool `json:"can_manage"`
 	}
 	do(http.StatusOK, "GET", "/ai/connections", vic, nil, &list)
@@ -108,7 +108,7 @@ func TestConnectionRoutes(t *testing.T) {
 	if !created.Connection.Active || created.Connection.Discovery.Tools != 23 {
 		t.Errorf("after discovery: %+v", created.Connection)
 	}
-	var page mcpsource.ToolPage
+	var page connresolve.ToolPage
 	do(http.StatusOK, "GET", "/ai/connections/"+id+"/tools?page=3", alice, nil, &page)
 	if page.Total != 23 || page.Pages != 3 || len(page.Tools) != 3 || page.Tools[0].Name != "tool_20" || !page.CanApprove {
 		t.Errorf("page 3 = %+v", page)
@@ -125,15 +125,15 @@ func TestConnectionRoutes(t *testing.T) {
 	if page.CanApprove || page.Tools[0].Action != "ask_admin" {
 		t.Errorf("a viewer's page = %+v; want ask_admin", page.Tools[0])
 	}
-	var tv struct{ Tool mcpsource.ToolView }
+	var tv struct{ Tool connresolve.ToolView }
 	do(http.StatusOK, "PUT", "/ai/connections/"+id+"/tools/tool_00/access", alice, map[string]any{"allowed": true}, &tv)
-	if tv.Tool.State != mcpsource.StateAllowed {
+	if tv.Tool.State != connresolve.ToolAllowed {
 		t.Errorf("tool_00 = %+v; want allowed", tv.Tool)
 	}
 	do(http.StatusConflict, "PUT", "/ai/connections/"+id+"/tools/tool_22/access", alice, map[string]any{"allowed": true}, nil)
 	do(http.StatusNotFound, "PUT", "/ai/connections/"+id+"/tools/nope/access", alice, map[string]any{"allowed": true}, nil)
 	do(http.StatusBadRequest, "PUT", "/ai/connections/"+id+"/tools/tool_01/access", alice, map[string]any{}, nil)
-	var all mcpsource.AllowAllResult
+	var all connresolve.AllowAllResult
 	do(http.StatusOK, "POST", "/ai/connections/"+id+"/tools/allow-all", alice, nil, &all)
 	if all.Allowed != 21 || all.Skipped != 1 {
 		t.Errorf("allow all = %+v; want 21 allowed (tool_00 already), the destructive one skipped", all)
@@ -146,7 +146,7 @@ func TestConnectionRoutes(t *testing.T) {
 		t.Errorf("discover with a bad token = %d %+v; want 403 without the remote body", status, e)
 	}
 	do(http.StatusOK, "GET", "/ai/connections/"+id+"/tools?page=1", alice, nil, &page)
-	if page.Tools[0].State != mcpsource.StateAllowed {
+	if page.Tools[0].State != connresolve.ToolAllowed {
 		t.Errorf("after a failed discovery tool_00 is %s; want allowed", page.Tools[0].State)
 	}
 	// Another team sees nothing.
@@ -164,10 +164,35 @@ func TestConnectionRoutes(t *testing.T) {
 	}
 }
 
-func TestConnectionRoutesUnsupported(t *testing.T) {
+// TestUnknownRoutesAnswerJSON: a path under the prefix that does not
+// exist answers 404, a method a route does not take 405 with its Allow,
+// both as the JSON error body, after authentication.
+func TestUnknownRoutesAnswerJSON(t *testing.T) {
 	ts := MustServer(t, nil)
-	status, _, _ := ts.Do(t, "GET", "/ai/connections", token("alice"), nil)
-	if status != http.StatusNotImplemented {
-		t.Errorf("GET /ai/connections without a service = %d; want 501", status)
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		allow        string
+	}{
+		{"GET", "/ai/connections/x/nope", 404, ""},
+		{"POST", "/ai/connections/x/oauth/nope", 404, ""},
+		// Not connection IDs.
+		{"DELETE", "/ai/connections/setup", 405, "GET"},
+		{"POST", "/ai/connections/setup", 405, "GET"},
+		{"GET", "/ai/connections/connect", 405, "POST"},
+		{"PUT", "/ai/connections/connect", 405, "POST"},
+		{"PUT", "/ai/connections", 405, "GET, POST"},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			status, h, b := ts.Do(t, tc.method, tc.path, token("alice"), nil)
+			if status != tc.status || !strings.HasPrefix(h.Get("Content-Type"), "application/json") || h.Get("Allow") != tc.allow {
+				t.Fatalf("%d, Content-Type %q, Allow %q, body %s; want %d with Allow %q", status, h.Get("Content-Type"), h.Get("Allow"), b, tc.status, tc.allow)
+			}
+			chattest.MustError(t, b)
+			// Without a credential the routes cannot be mapped.
+			if status, _, _ := ts.Do(t, tc.method, tc.path, "", nil); status != http.StatusUnauthorized {
+				t.Errorf("without a credential: %d; want 401", status)
+			}
+		})
 	}
 }

@@ -1,4 +1,4 @@
-package mcpsource_test
+package connresolve_test
 
 import (
 	"context"
@@ -10,12 +10,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/seal"
 )
 
-func Example() {
+func ExampleService() {
 	// A remote MCP server with one read-only tool (a team's analytics
 	// server, say), over Streamable HTTP.
 	remote := mcp.NewServer(&mcp.Implementation{Name: "analytics", Version: "1"}, nil)
@@ -33,10 +34,10 @@ func Example() {
 	gate := access.NewGate(access.NewChecker(dir, nil), nil)
 	keys, _ := seal.NewStaticKeyring("k1", map[string][]byte{"k1": seal.GenerateKey()})
 	catalog := dataexec.NewMemoryCatalog()
-	svc := mcpsource.NewService(mcpsource.NewMemoryStore(), keys, gate, &mcpsource.Options{Catalog: catalog})
+	svc := connresolve.NewService(connresolve.NewMemoryStore(), keys, gate, &connresolve.Options{Catalog: catalog})
 	alice := access.Principal{UserID: "alice", TeamID: "acme", Auth: access.AuthSession}
 
-	c, err := svc.Create(ctx, alice, mcpsource.Input{Name: "Analytics", URL: srv.URL, Token: "t0ken"})
+	c, err := svc.Create(ctx, alice, connresolve.Input{Name: "Analytics", URL: srv.URL, Token: "t0ken"})
 	if err != nil {
 		panic(err)
 	}
@@ -45,7 +46,7 @@ func Example() {
 	svc.SetAccess(ctx, alice, c.ID, "top_pages", true)
 
 	// A dataset request on the approved tool, with output field paths.
-	exec := dataexec.NewExecutor(catalog, svc.Sources(nil), nil)
+	exec := dataexec.NewExecutor(catalog, mcpsource.Sources(svc, nil), nil)
 	live, _ := gate.Begin(ctx, alice)
 	var fields dataexec.Fields
 	json.Unmarshal([]byte(`{"page": ["column_0"], "visitors": ["column_1", "0"]}`), &fields)

@@ -1,4 +1,4 @@
-package askhttp
+package connhttp
 
 import (
 	"net/http"
@@ -8,9 +8,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
-	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/connresolve"
-	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/internal/httpjson"
 )
 
@@ -55,27 +53,6 @@ func DefaultConnectionPage(ret OAuthReturn) string {
 // browser that started it.
 const bindingCookie = "askbi_oauth_"
 
-func (h *handler) setupRoutes(route func(method, path string, fn func(http.ResponseWriter, *http.Request, access.Principal), gated bool)) {
-	route("GET", "/connections/setup", h.connectionSetup, true)
-	route("POST", "/connections/connect", h.saveAndConnect, false)
-	route("POST", "/connections/{id}/oauth/start", h.startOAuth, false)
-	// The callback is a browser redirect from another site: it carries no
-	// bearer token. The state and the binding cookie authenticate it.
-	h.mux.HandleFunc("GET "+h.o.Prefix+"/connections/oauth/callback", h.oauthCallback)
-	// setup and connect are not connection IDs: their other methods
-	// answer 405 with their own Allow, not /connections/{id}'s.
-	for path, method := range map[string]string{"/connections/setup": "GET", "/connections/connect": "POST"} {
-		for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
-			if m != method {
-				h.mux.HandleFunc(m+" "+h.o.Prefix+path, func(w http.ResponseWriter, r *http.Request) { httpjson.MethodNotAllowed(w, r, method) })
-			}
-		}
-	}
-}
-
-// callbackPath is the callback route's path, the binding cookie's Path.
-func (h *handler) callbackPath() string { return h.o.Prefix + "/connections/oauth/callback" }
-
 // connectionSetup is GET /connections/setup?provider=&capability=: the
 // setup card for a missing provider.
 func (h *handler) connectionSetup(w http.ResponseWriter, r *http.Request, p access.Principal) {
@@ -84,12 +61,15 @@ func (h *handler) connectionSetup(w http.ResponseWriter, r *http.Request, p acce
 		Capability string `query:"capability" validate:"max=40"`
 	}{Provider: r.URL.Query().Get("provider"), Capability: r.URL.Query().Get("capability")}
 	err := httpjson.Check(&q)
-	if err == nil && h.o.Resolver == nil {
+	if err == nil && h.resolver == nil {
 		err = askbi.Errorf(askbi.Unsupported, "connection setup is not enabled here")
 	}
-	var setup ask.ConnectionSetup
 	if err == nil {
-		setup, err = ask.ResolveSetup(r.Context(), h.o.Resolver, p, q.Provider, connresolve.Capability(q.Capability))
+		p, err = h.svc.Begin(r.Context(), p)
+	}
+	var setup connresolve.Setup
+	if err == nil {
+		setup, err = h.resolver.Setup(r.Context(), p, q.Provider, connresolve.Capability(q.Capability))
 	}
 	if err != nil {
 		h.error(w, r, err)
@@ -117,22 +97,23 @@ type connectBody struct {
 // a failed start answers 201 with the saved connection and its error, so
 // the client offers the retry (POST .../oauth/start).
 func (h *handler) saveAndConnect(w http.ResponseWriter, r *http.Request, p access.Principal) {
-	svc, err := h.connections()
+	svc := h.svc
+	var err error
 	var body connectBody
 	if err == nil {
 		err = httpjson.Decode(w, r, &body, false)
 	}
-	in := mcpsource.Input{Name: body.Name, URL: body.URL, ToolFocus: body.ToolFocus, Auth: mcpsource.AuthOAuth}
+	in := connresolve.Input{Name: body.Name, URL: body.URL, ToolFocus: body.ToolFocus, Auth: connresolve.AuthOAuth}
 	switch {
 	case err != nil:
 	case body.Provider != "" && body.URL != "":
 		err = askbi.Errorf(askbi.InvalidArgument, "url: give a verified provider or a URL, not both")
 	case body.Provider != "":
-		if h.o.Resolver == nil {
+		if h.resolver == nil {
 			err = askbi.Errorf(askbi.Unsupported, "connection setup is not enabled here")
 			break
 		}
-		v, ok := h.o.Resolver.OAuthProvider(body.Provider)
+		v, ok := h.resolver.OAuthProvider(body.Provider)
 		if !ok {
 			err = askbi.Errorf(askbi.InvalidArgument, "provider: not a verified provider with OAuth sign-in; set the connection up by its URL")
 			break
@@ -141,8 +122,8 @@ func (h *handler) saveAndConnect(w http.ResponseWriter, r *http.Request, p acces
 	case body.URL == "" || body.Name == "":
 		err = askbi.Errorf(askbi.InvalidArgument, "name and url: required without a provider")
 	}
-	if err == nil && body.ConversationID != "" {
-		err = h.assistant.CheckConversation(r.Context(), p, body.ConversationID)
+	if err == nil {
+		err = h.checkConversation(r.Context(), p, body.ConversationID)
 	}
 	if err != nil {
 		h.error(w, r, err)
@@ -170,17 +151,18 @@ func (h *handler) saveAndConnect(w http.ResponseWriter, r *http.Request, p acces
 // startOAuth is POST /connections/{id}/oauth/start: the sign-in of a
 // saved OAuth connection (retry after a failed start, or sign in again).
 func (h *handler) startOAuth(w http.ResponseWriter, r *http.Request, p access.Principal) {
-	svc, err := h.connections()
+	svc := h.svc
+	var err error
 	var body struct {
 		ConversationID string `json:"conversation_id" validate:"max=100"`
 	}
 	if err == nil {
 		err = httpjson.Decode(w, r, &body, true)
 	}
-	if err == nil && body.ConversationID != "" {
-		err = h.assistant.CheckConversation(r.Context(), p, body.ConversationID)
+	if err == nil {
+		err = h.checkConversation(r.Context(), p, body.ConversationID)
 	}
-	var start mcpsource.OAuthStart
+	var start connresolve.OAuthStart
 	if err == nil {
 		start, err = svc.StartOAuth(r.Context(), p, r.PathValue("id"), body.ConversationID)
 	}
@@ -196,27 +178,23 @@ func (h *handler) startOAuth(w http.ResponseWriter, r *http.Request, p access.Pr
 // cookie for the callback path only, that lasts as long as the sign-in.
 // SameSite=Lax: the provider's redirect is a top-level navigation, which
 // carries it.
-func (h *handler) setBinding(w http.ResponseWriter, r *http.Request, start mcpsource.OAuthStart) {
+func (h *handler) setBinding(w http.ResponseWriter, r *http.Request, start connresolve.OAuthStart) {
 	http.SetCookie(w, &http.Cookie{Name: bindingCookie + start.FlowID, Value: start.Binding, Path: h.callbackPath(),
 		Expires: start.ExpiresAt, MaxAge: max(int(time.Until(start.ExpiresAt).Seconds()), 1), HttpOnly: true,
 		Secure: h.o.SecureCookies || r.TLS != nil, SameSite: http.SameSiteLaxMode})
 }
 
 // oauthCallback is GET /connections/oauth/callback: it completes the
-// sign-in (mcpsource.Service.CompleteOAuth: state, binding, code, iss,
+// sign-in (connresolve.Service.CompleteOAuth: state, binding, code, iss,
 // token, discovery) and redirects (303) to the connection page, on
 // failure with the error's code. The binding cookie is cleared on
 // success and on a final failure, and kept when the failure may pass. It
 // never opens the chat or asks the model anything.
 func (h *handler) oauthCallback(w http.ResponseWriter, r *http.Request) {
-	svc, err := h.connections()
-	if err != nil {
-		h.error(w, r, err)
-		return
-	}
+	svc := h.svc
 	q := r.URL.Query()
-	cb := mcpsource.OAuthCallback{State: q.Get("state"), Code: q.Get("code"), Iss: q.Get("iss"), Error: q.Get("error")}
-	flow := mcpsource.FlowOfState(cb.State)
+	cb := connresolve.OAuthCallback{State: q.Get("state"), Code: q.Get("code"), Iss: q.Get("iss"), Error: q.Get("error")}
+	flow := connresolve.FlowOfState(cb.State)
 	if flow != "" {
 		if c, err := r.Cookie(bindingCookie + flow); err == nil {
 			cb.Binding = c.Value

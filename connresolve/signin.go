@@ -1,4 +1,4 @@
-package mcpsource
+package connresolve
 
 import (
 	"context"
@@ -19,9 +19,11 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/internal/mcpoauth"
 	"github.com/askbi/askbi/internal/outbound"
 	"github.com/askbi/askbi/seal"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Audit actions of OAuth sign-in. Details never hold a token, code,
@@ -97,7 +99,7 @@ func (s *Service) oauthDefaults() {
 
 // oauthClient is the outbound policy's client for OAuth requests.
 func (s *Service) oauthClient() *mcpoauth.Client {
-	return mcpoauth.NewClient(s.pool.Client(s.o.OAuth.MaxResponseBytes, s.o.OAuth.Timeout))
+	return mcpoauth.NewClient(s.client.HTTPClient(s.o.OAuth.MaxResponseBytes, s.o.OAuth.Timeout))
 }
 
 // grant is what an OAuth connection's sealed box holds: the
@@ -179,14 +181,13 @@ type OAuthStart struct {
 // server unreachable), InvalidResult (metadata for another resource,
 // another issuer, no PKCE, no way to register), TooLarge.
 func (s *Service) StartOAuth(ctx context.Context, p access.Principal, id, conversationID string) (_ OAuthStart, err error) {
-	target := access.Entity{Type: access.TypeConnection, ID: id}
-	details := map[string]string{}
-	defer s.audit.Track(ctx, p, ActionOAuthStart, &target, details)(&err)
-	live, st, err := s.load(ctx, p, id, access.RightManageConnections)
+	o, err := s.open(ctx, p, ActionOAuthStart, id, access.RightManageConnections, map[string]string{})
+	defer o.end(&err)
 	if err != nil {
 		return OAuthStart{}, err
 	}
-	target = ref(st.Connection)
+	live, st := o.live, o.st
+	details := o.details
 	switch {
 	case st.Auth != AuthOAuth:
 		return OAuthStart{}, askbi.Errorf(askbi.InvalidArgument, "auth: this connection does not sign in with OAuth")
@@ -371,12 +372,12 @@ func (s *Service) challenge(ctx context.Context, url string) mcpoauth.Challenge 
 	ctx, cancel := context.WithTimeout(ctx, s.o.OAuth.Timeout)
 	defer cancel()
 	o := &oauthSession{probeOnly: true}
-	if se, err := s.connect(ctx, url, credential{oauth: o}, 1<<20); err == nil {
-		se.cs.ListTools(ctx, nil)
-		se.close()
+	if se, err := s.client.Open(ctx, url, mcpsource.Credential{OAuth: o}, 1<<20); err == nil {
+		se.ListTools(ctx, 1, 1<<20, func([]*mcp.Tool) {})
+		se.Close()
 	}
 	if o.probe != nil {
-		if h := o.probe.getChallenge(); h != nil {
+		if h := o.probe.Challenge(); h != nil {
 			return mcpoauth.ParseChallenge(h)
 		}
 	}
@@ -581,7 +582,7 @@ func (s *Service) CompleteOAuth(ctx context.Context, cb OAuthCallback) (res OAut
 		return fail(string(mcpoauth.ReasonOf(err)), oauthFailure(err, st.Name))
 	}
 	// The new token must work before anything is saved: list the tools.
-	l, derr := s.discoverWith(ctx, st, st.ToolFocus, credential{oauth: &oauthSession{s: s, st: st, access: tok.Access, fresh: true}})
+	l, derr := s.discoverWith(ctx, st, st.ToolFocus, mcpsource.Credential{OAuth: &oauthSession{s: s, st: st, access: tok.Access, fresh: true}})
 	usable := 0
 	if derr == nil {
 		usable, derr = usableOf(l)
@@ -744,7 +745,7 @@ type oauthSession struct {
 	// probeOnly sends no token at all (StartOAuth's challenge).
 	probeOnly bool
 
-	probe   *probe
+	probe   *mcpsource.Probe
 	mu      sync.Mutex
 	tried   bool
 	failure error
@@ -791,21 +792,25 @@ func (o *oauthSession) Authorize(ctx context.Context, _ *http.Request, resp *htt
 	}
 	o.access = tok
 	if o.probe != nil {
-		o.probe.reset()
+		o.probe.Reset()
 	}
 	return nil
 }
 
-func (o *oauthSession) failed() error {
+// Watch implements mcpsource.OAuth.
+func (o *oauthSession) Watch(p *mcpsource.Probe) { o.probe = p }
+
+// Failure implements mcpsource.OAuth.
+func (o *oauthSession) Failure() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.failure
 }
 
-// rejected is the failure of a token the server refused for good (a 401
-// after a refresh, or with nothing to refresh): the connection needs
-// sign-in again.
-func (o *oauthSession) rejected(ctx context.Context) error {
+// Rejected implements mcpsource.OAuth: the failure of a token the server
+// refused for good (a 401 after a refresh, or with nothing to refresh):
+// the connection needs sign-in again.
+func (o *oauthSession) Rejected(ctx context.Context) error {
 	err := dataexec.Fail(dataexec.FailSignIn, askbi.Forbidden, nil, "%s refused the connection's sign-in; open the connection and sign in again", o.st.Name)
 	if o.probeOnly {
 		return err

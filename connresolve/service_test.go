@@ -1,15 +1,12 @@
-package mcpsource_test
+package connresolve_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/netip"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,31 +14,35 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"context"
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/internal/outbound"
+	"net/netip"
+	"sync"
 )
 
 func TestCreateRefusesBadInput(t *testing.T) {
 	e := newEnv(t, nil)
 	for _, tc := range []struct {
 		name string
-		in   mcpsource.Input
+		in   connresolve.Input
 		p    func() any
 		code askbi.Code
 	}{
-		{"userinfo", mcpsource.Input{Name: "a", URL: "https://user:secret@mcp.example.com/mcp"}, nil, askbi.InvalidArgument},
-		{"non-HTTP scheme", mcpsource.Input{Name: "a", URL: "ftp://mcp.example.com/mcp"}, nil, askbi.InvalidArgument},
-		{"metadata address", mcpsource.Input{Name: "a", URL: "http://169.254.169.254/latest"}, nil, askbi.InvalidArgument},
-		{"link-local v6", mcpsource.Input{Name: "a", URL: "http://[fe80::1]/mcp"}, nil, askbi.InvalidArgument},
-		{"private address", mcpsource.Input{Name: "a", URL: "http://10.0.0.5/mcp"}, nil, askbi.InvalidArgument},
-		{"token in query", mcpsource.Input{Name: "a", URL: "https://mcp.example.com/mcp?access_token=secret"}, nil, askbi.InvalidArgument},
-		{"empty name", mcpsource.Input{Name: " ", URL: "https://mcp.example.com/mcp"}, nil, askbi.InvalidArgument},
-		{"token with space", mcpsource.Input{Name: "a", URL: "https://mcp.example.com/mcp", Token: "a b"}, nil, askbi.InvalidArgument},
-		{"bearer without token", mcpsource.Input{Name: "a", URL: "https://mcp.example.com/mcp", Auth: mcpsource.AuthBearer}, nil, askbi.InvalidArgument},
-		{"unknown auth", mcpsource.Input{Name: "a", URL: "https://mcp.example.com/mcp", Auth: "basic"}, nil, askbi.InvalidArgument},
+		{"userinfo", connresolve.Input{Name: "a", URL: "https://user:secret@mcp.example.com/mcp"}, nil, askbi.InvalidArgument},
+		{"non-HTTP scheme", connresolve.Input{Name: "a", URL: "ftp://mcp.example.com/mcp"}, nil, askbi.InvalidArgument},
+		{"metadata address", connresolve.Input{Name: "a", URL: "http://169.254.169.254/latest"}, nil, askbi.InvalidArgument},
+		{"link-local v6", connresolve.Input{Name: "a", URL: "http://[fe80::1]/mcp"}, nil, askbi.InvalidArgument},
+		{"private address", connresolve.Input{Name: "a", URL: "http://10.0.0.5/mcp"}, nil, askbi.InvalidArgument},
+		{"token in query", connresolve.Input{Name: "a", URL: "https://mcp.example.com/mcp?access_token=secret"}, nil, askbi.InvalidArgument},
+		{"empty name", connresolve.Input{Name: " ", URL: "https://mcp.example.com/mcp"}, nil, askbi.InvalidArgument},
+		{"token with space", connresolve.Input{Name: "a", URL: "https://mcp.example.com/mcp", Token: "a b"}, nil, askbi.InvalidArgument},
+		{"bearer without token", connresolve.Input{Name: "a", URL: "https://mcp.example.com/mcp", Auth: connresolve.AuthBearer}, nil, askbi.InvalidArgument},
+		{"unknown auth", connresolve.Input{Name: "a", URL: "https://mcp.example.com/mcp", Auth: "basic"}, nil, askbi.InvalidArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := e.svc.Create(t.Context(), alice, tc.in)
@@ -57,7 +58,7 @@ func TestCreateRefusesBadInput(t *testing.T) {
 		name string
 		code askbi.Code
 	}{{"eve", askbi.Forbidden}, {"vic", askbi.Forbidden}} {
-		_, err := e.svc.Create(t.Context(), principal("acme", p.name), mcpsource.Input{Name: "x", URL: "https://mcp.example.com/mcp"})
+		_, err := e.svc.Create(t.Context(), principal("acme", p.name), connresolve.Input{Name: "x", URL: "https://mcp.example.com/mcp"})
 		if askbi.ErrorCode(err) != p.code {
 			t.Errorf("Create as %s = %v; want %s", p.name, err, p.code)
 		}
@@ -65,21 +66,21 @@ func TestCreateRefusesBadInput(t *testing.T) {
 	if all, _ := e.store.List(t.Context(), ""); len(all) != 0 {
 		t.Errorf("the store holds %d connections after refused creates; want none", len(all))
 	}
-	dup, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "Dup", URL: "https://mcp.example.com/mcp"})
+	dup, err := e.svc.Create(t.Context(), alice, connresolve.Input{Name: "Dup", URL: "https://mcp.example.com/mcp"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// An edit with bad input changes nothing either.
 	before, _ := e.store.Get(t.Context(), dup.ID)
 	for _, bad := range []string{"https://user:secret@mcp.example.com/", "http://169.254.169.254/", "https://mcp.example.com/?token=secret"} {
-		if _, err := e.svc.Update(t.Context(), alice, dup.ID, mcpsource.Patch{URL: &bad}); askbi.ErrorCode(err) != askbi.InvalidArgument {
+		if _, err := e.svc.Update(t.Context(), alice, dup.ID, connresolve.Patch{URL: &bad}); askbi.ErrorCode(err) != askbi.InvalidArgument {
 			t.Errorf("Update(url %q) = %v; want invalid_argument", bad, err)
 		}
 	}
 	if after, _ := e.store.Get(t.Context(), dup.ID); !cmp.Equal(before, after) {
 		t.Errorf("refused edits changed the connection: %s", cmp.Diff(before, after))
 	}
-	if _, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "dup", URL: "https://mcp.example.com/mcp"}); askbi.ErrorCode(err) != askbi.Conflict {
+	if _, err := e.svc.Create(t.Context(), alice, connresolve.Input{Name: "dup", URL: "https://mcp.example.com/mcp"}); askbi.ErrorCode(err) != askbi.Conflict {
 		t.Errorf("a second connection named dup = %v; want conflict", err)
 	}
 }
@@ -120,11 +121,11 @@ func TestDiscoveryStartsOffAndBlocksDestructive(t *testing.T) {
 		tool("half", "readOnly false only.", &mcp.ToolAnnotations{}, nil, nil),
 	)
 	c := e.mustConnection(t, "Analytics", r, "")
-	want := map[string]mcpsource.ToolState{"top_pages": "off", "create_note": "off", "drop_project": "blocked", "mystery": "off", "half": "off"}
+	want := map[string]connresolve.ToolState{"top_pages": "off", "create_note": "off", "drop_project": "blocked", "mystery": "off", "half": "off"}
 	if diff := cmp.Diff(want, e.states(t, c.ID)); diff != "" {
 		t.Errorf("states after discovery (-want +got):\n%s", diff)
 	}
-	page, _ := e.svc.Tools(t.Context(), alice, c.ID, mcpsource.ToolQuery{})
+	page, _ := e.svc.Tools(t.Context(), alice, c.ID, connresolve.ToolQuery{})
 	classes := map[string]dataexec.Class{}
 	for _, v := range page.Tools {
 		classes[v.Name] = v.Class
@@ -140,7 +141,7 @@ func TestDiscoveryStartsOffAndBlocksDestructive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(mcpsource.AllowAllResult{Allowed: 2, Skipped: 3}, res); diff != "" {
+	if diff := cmp.Diff(connresolve.AllowAllResult{Allowed: 2, Skipped: 3}, res); diff != "" {
 		t.Errorf("AllowAll (-want +got):\n%s", diff)
 	}
 	want["top_pages"], want["create_note"] = "allowed", "allowed"
@@ -166,7 +167,7 @@ func TestNonAdminCannotApprove(t *testing.T) {
 		if _, err := e.svc.AllowAll(t.Context(), pr, c.ID); askbi.ErrorCode(err) != askbi.Forbidden {
 			t.Errorf("AllowAll as %s = %v; want forbidden", p, err)
 		}
-		page, err := e.svc.Tools(t.Context(), pr, c.ID, mcpsource.ToolQuery{})
+		page, err := e.svc.Tools(t.Context(), pr, c.ID, connresolve.ToolQuery{})
 		if err != nil || page.CanApprove || len(page.Tools) != 1 || page.Tools[0].Action != "ask_admin" {
 			t.Errorf("Tools as %s = %+v, %v; want one tool with action ask_admin and can_approve false", p, page, err)
 		}
@@ -174,7 +175,7 @@ func TestNonAdminCannotApprove(t *testing.T) {
 	if _, err := e.svc.SetAccess(t.Context(), carol, c.ID, "top_pages", true); askbi.ErrorCode(err) != askbi.NotFound {
 		t.Errorf("SetAccess from another team = %v; want not_found", err)
 	}
-	if got := e.states(t, c.ID)["top_pages"]; got != mcpsource.StateOff {
+	if got := e.states(t, c.ID)["top_pages"]; got != connresolve.ToolOff {
 		t.Errorf("top_pages is %s after refused approvals; want off", got)
 	}
 }
@@ -187,7 +188,7 @@ func TestBadTokenAndUnreachableKeepTools(t *testing.T) {
 	c := e.mustConnection(t, "Analytics", r, "good-token")
 	e.mustAllow(t, c.ID, "top_pages")
 	bad := "wrong-token"
-	if _, err := e.svc.Update(t.Context(), alice, c.ID, mcpsource.Patch{Token: &bad}); err != nil {
+	if _, err := e.svc.Update(t.Context(), alice, c.ID, connresolve.Patch{Token: &bad}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := e.svc.Discover(t.Context(), alice, c.ID, nil)
@@ -205,7 +206,7 @@ func TestBadTokenAndUnreachableKeepTools(t *testing.T) {
 	}
 	// OAuth is stored as a kind; until its flow exists, discovery says
 	// sign-in is needed.
-	oauth, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "OAuth one", URL: "https://mcp.example.com/mcp", Auth: mcpsource.AuthOAuth})
+	oauth, err := e.svc.Create(t.Context(), alice, connresolve.Input{Name: "OAuth one", URL: "https://mcp.example.com/mcp", Auth: connresolve.AuthOAuth})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +218,7 @@ func TestBadTokenAndUnreachableKeepTools(t *testing.T) {
 	if got.Discovery.Error == nil || got.Discovery.Error.Code != askbi.Unavailable || got.Discovery.Tools != 1 {
 		t.Errorf("Discovery = %+v; want the failure recorded and the one tool kept", got.Discovery)
 	}
-	if s := e.states(t, c.ID)["top_pages"]; s != mcpsource.StateAllowed {
+	if s := e.states(t, c.ID)["top_pages"]; s != connresolve.ToolAllowed {
 		t.Errorf("top_pages is %s after failed discoveries; want still allowed", s)
 	}
 }
@@ -236,7 +237,7 @@ func TestLargeCatalogToolFocus(t *testing.T) {
 		tool("describe_schema", "Lists the tables.", readOnly, nil, nil),
 		tool("search_docs", "Searches the documentation.", readOnly, nil, nil))
 	r.set(tools...)
-	c, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "Big", URL: r.URL, ToolFocus: "Show weekly signups by country"})
+	c, err := e.svc.Create(t.Context(), alice, connresolve.Input{Name: "Big", URL: r.URL, ToolFocus: "Show weekly signups by country"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,11 +249,11 @@ func TestLargeCatalogToolFocus(t *testing.T) {
 	}
 	states := e.states(t, c.ID)
 	for _, name := range []string{"weekly_signups", "describe_schema", "search_docs"} {
-		if states[name] != mcpsource.StateOff {
+		if states[name] != connresolve.ToolOff {
 			t.Errorf("%s is %q; want shown and off (selected, not granted)", name, states[name])
 		}
 	}
-	page, _ := e.svc.Tools(t.Context(), alice, c.ID, mcpsource.ToolQuery{})
+	page, _ := e.svc.Tools(t.Context(), alice, c.ID, connresolve.ToolQuery{})
 	if page.ToolFocus == nil || *page.ToolFocus != "Show weekly signups by country" {
 		t.Errorf("ToolFocus = %v; want the saved question, shown because tools were omitted", page.ToolFocus)
 	}
@@ -260,7 +261,7 @@ func TestLargeCatalogToolFocus(t *testing.T) {
 	// even one the new focus would leave out.
 	var deep string
 	for name, st := range states {
-		if strings.HasPrefix(name, "crm_record_") && st == mcpsource.StateOff {
+		if strings.HasPrefix(name, "crm_record_") && st == connresolve.ToolOff {
 			deep = name
 			break
 		}
@@ -274,7 +275,7 @@ func TestLargeCatalogToolFocus(t *testing.T) {
 	if _, err := e.svc.Discover(t.Context(), alice, c.ID, &focus); err != nil {
 		t.Fatal(err)
 	}
-	if s := e.states(t, c.ID)[deep]; s != mcpsource.StateAllowed {
+	if s := e.states(t, c.ID)[deep]; s != connresolve.ToolAllowed {
 		t.Errorf("approved %s is %q after a new focus; want allowed", deep, s)
 	}
 	if tools, _, _ := e.svc.ApprovedTools(t.Context(), alice); len(tools) != 1 || tools[0].Tool.Name != deep {
@@ -283,13 +284,13 @@ func TestLargeCatalogToolFocus(t *testing.T) {
 	// 250 or fewer: everything is shown, no focus.
 	r.set(tools[:250]...)
 	c, _ = e.svc.Discover(t.Context(), alice, c.ID, nil)
-	if page, _ := e.svc.Tools(t.Context(), alice, c.ID, mcpsource.ToolQuery{}); page.ToolFocus != nil || c.Discovery.Omitted != 0 || c.Discovery.Shown != 250 {
+	if page, _ := e.svc.Tools(t.Context(), alice, c.ID, connresolve.ToolQuery{}); page.ToolFocus != nil || c.Discovery.Omitted != 0 || c.Discovery.Shown != 250 {
 		t.Errorf("with 250 tools: focus %v, discovery %+v; want no focus, all 250 shown", page.ToolFocus, c.Discovery)
 	}
 }
 
 func TestDiscoveryBounds(t *testing.T) {
-	e := newEnv(t, &mcpsource.Options{MaxListBytes: 1 << 20})
+	e := newEnv(t, &connresolve.Options{MaxListBytes: 1 << 20})
 	r := newRemote(t)
 	r.set(tool("top_pages", "Top pages.", readOnly, nil, nil))
 	c := e.mustConnection(t, "Analytics", r, "")
@@ -337,14 +338,14 @@ func TestLargeToolCount(t *testing.T) {
 	tools = append(tools, tool("describe_schema", "Lists the tables.", readOnly, nil, nil),
 		tool("weekly_signups", "Signups per week.", readOnly, nil, nil))
 	r.set(tools...)
-	c, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "Huge", URL: r.URL, ToolFocus: "Show weekly signups"})
+	c, err := e.svc.Create(t.Context(), alice, connresolve.Input{Name: "Huge", URL: r.URL, ToolFocus: "Show weekly signups"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c, err = e.svc.Discover(t.Context(), alice, c.ID, nil); err != nil {
 		t.Fatalf("Discover of 5,000 tools = %v; want a large count not to fail setup", err)
 	}
-	want := mcpsource.Discovery{Tools: 1000, Shown: 250, Omitted: 750, LeftOut: 4000}
+	want := connresolve.Discovery{Tools: 1000, Shown: 250, Omitted: 750, LeftOut: 4000}
 	got := c.Discovery
 	got.At = time.Time{}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -356,11 +357,11 @@ func TestLargeToolCount(t *testing.T) {
 	}
 	states := e.states(t, c.ID)
 	for _, name := range []string{"weekly_signups", "describe_schema"} {
-		if states[name] != mcpsource.StateOff {
+		if states[name] != connresolve.ToolOff {
 			t.Errorf("%s is %q; want kept and shown (off)", name, states[name])
 		}
 	}
-	page, _ := e.svc.Tools(t.Context(), alice, c.ID, mcpsource.ToolQuery{})
+	page, _ := e.svc.Tools(t.Context(), alice, c.ID, connresolve.ToolQuery{})
 	if page.LeftOut != 4000 || page.ToolFocus == nil {
 		t.Errorf("Tools page says %d left out, focus %v; want 4000 and the Tool focus", page.LeftOut, page.ToolFocus)
 	}
@@ -371,13 +372,13 @@ func TestLargeToolCount(t *testing.T) {
 	if c, err = e.svc.Discover(t.Context(), alice, c.ID, &other); err != nil {
 		t.Fatal(err)
 	}
-	if s := e.states(t, c.ID)["weekly_signups"]; s != mcpsource.StateAllowed || c.Discovery.LeftOut != 4000 {
+	if s := e.states(t, c.ID)["weekly_signups"]; s != connresolve.ToolAllowed || c.Discovery.LeftOut != 4000 {
 		t.Errorf("after a new focus weekly_signups is %q, %d left out; want allowed, 4000", s, c.Discovery.LeftOut)
 	}
 
 	// Past the page bound the rest is unread, not a failure; an approved
 	// tool the read did not reach is not usable until one does.
-	paged := mcpsource.NewService(e.store, e.keys, e.gate, &mcpsource.Options{MaxPages: 2})
+	paged := connresolve.NewService(e.store, e.keys, e.gate, &connresolve.Options{MaxPages: 2})
 	if c, err = paged.Discover(t.Context(), alice, c.ID, nil); err != nil {
 		t.Fatalf("Discover past the page bound = %v; want what was read kept", err)
 	}
@@ -421,7 +422,7 @@ func hundredMB(r *remote, sent *atomic.Int64) http.HandlerFunc {
 }
 
 func TestSchemaSafetyExclusions(t *testing.T) {
-	e := newEnv(t, &mcpsource.Options{MaxSchemaBytes: 2048})
+	e := newEnv(t, &connresolve.Options{MaxSchemaBytes: 2048})
 	r := newRemote(t)
 	deep := `{"type":"string"}`
 	for range 12 {
@@ -440,7 +441,7 @@ func TestSchemaSafetyExclusions(t *testing.T) {
 	if c.Discovery.Tools != 2 || c.Discovery.Excluded != 5 || c.Discovery.Omitted != 0 {
 		t.Errorf("Discovery = %+v; want 2 usable, 5 excluded, no Tool focus", c.Discovery)
 	}
-	want := map[string]mcpsource.ToolState{"good": "off", "local_ref": "off", "big_schema": "excluded", "remote_ref": "excluded", "deep": "excluded"}
+	want := map[string]connresolve.ToolState{"good": "off", "local_ref": "off", "big_schema": "excluded", "remote_ref": "excluded", "deep": "excluded"}
 	if diff := cmp.Diff(want, e.states(t, c.ID)); diff != "" {
 		t.Errorf("states (-want +got):\n%s", diff)
 	}
@@ -458,7 +459,7 @@ func TestSchemaSafetyExclusions(t *testing.T) {
 	if _, err := e.svc.Discover(t.Context(), alice, c.ID, nil); err != nil {
 		t.Fatal(err)
 	}
-	if s := e.states(t, c.ID)["good"]; s != mcpsource.StateExcluded {
+	if s := e.states(t, c.ID)["good"]; s != connresolve.ToolExcluded {
 		t.Errorf("good is %s; want excluded", s)
 	}
 	st, _ := e.store.Get(t.Context(), c.ID)
@@ -485,11 +486,11 @@ func TestFingerprintChanges(t *testing.T) {
 	if _, err := e.svc.Discover(t.Context(), alice, c.ID, nil); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]mcpsource.ToolState{"a": "allowed", "b": "reapprove", "c": "reapprove", "d": "allowed"}
+	want := map[string]connresolve.ToolState{"a": "allowed", "b": "reapprove", "c": "reapprove", "d": "allowed"}
 	if diff := cmp.Diff(want, e.states(t, c.ID)); diff != "" {
 		t.Errorf("states (-want +got):\n%s", diff)
 	}
-	page, _ := e.svc.Tools(t.Context(), alice, c.ID, mcpsource.ToolQuery{Search: "ignore previous"})
+	page, _ := e.svc.Tools(t.Context(), alice, c.ID, connresolve.ToolQuery{Search: "ignore previous"})
 	if len(page.Tools) != 1 || !page.Tools[0].DescriptionChanged {
 		t.Errorf("Tools(search) = %+v; want a, marked description_changed", page.Tools)
 	}
@@ -509,7 +510,7 @@ func TestFingerprintChanges(t *testing.T) {
 	// b now mutating and back to read-only: still needs an admin.
 	r.set(tool("a", "A.", readOnly, schema, nil), tool("b", "B.", readOnly, schema, nil), tool("c", "C.", readOnly, schema, nil), tool("d", "D.", destructive, schema, nil))
 	e.svc.Discover(t.Context(), alice, c.ID, nil)
-	want = map[string]mcpsource.ToolState{"a": "allowed", "b": "reapprove", "c": "reapprove", "d": "blocked"}
+	want = map[string]connresolve.ToolState{"a": "allowed", "b": "reapprove", "c": "reapprove", "d": "blocked"}
 	if diff := cmp.Diff(want, e.states(t, c.ID)); diff != "" {
 		t.Errorf("states after the flip back (-want +got):\n%s", diff)
 	}
@@ -524,17 +525,17 @@ func TestRemovedToolKeepsApproval(t *testing.T) {
 	e.mustAllow(t, c.ID, "top_pages")
 	r.set(tool("other", "", readOnly, nil, nil))
 	e.svc.Discover(t.Context(), alice, c.ID, nil)
-	if s := e.states(t, c.ID)["top_pages"]; s != mcpsource.StateRemoved {
+	if s := e.states(t, c.ID)["top_pages"]; s != connresolve.ToolRemoved {
 		t.Errorf("a removed tool is %s; want removed", s)
 	}
-	src := e.svc.NewSource(c.ID)
+	src := mcpsource.NewSource(e.svc, c.ID)
 	_, err := src.Query(t.Context(), dataexec.Query{Tool: "top_pages", Arguments: json.RawMessage(`{}`), MaxRows: 10, MaxBytes: 1 << 20})
 	if kind, _ := dataexec.FailureOf(err); kind != dataexec.FailUnavailableTool || kind.Repair() != dataexec.RepairOpenConnection {
 		t.Errorf("a dataset on a removed tool = %v (%s); want unavailable_tool, open connection", err, kind)
 	}
 	r.set(tool("top_pages", "Top pages.", readOnly, nil, nil), tool("other", "", readOnly, nil, nil))
 	e.svc.Discover(t.Context(), alice, c.ID, nil)
-	if s := e.states(t, c.ID)["top_pages"]; s != mcpsource.StateAllowed {
+	if s := e.states(t, c.ID)["top_pages"]; s != connresolve.ToolAllowed {
 		t.Errorf("the tool came back as %s; want allowed, its approval kept", s)
 	}
 }
@@ -604,7 +605,7 @@ func TestRefreshRacingAdminKeepsChange(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if s := e.states(t, c.ID)["top_pages"]; s != mcpsource.StateAllowed {
+	if s := e.states(t, c.ID)["top_pages"]; s != connresolve.ToolAllowed {
 		t.Errorf("top_pages is %s after the refresh; want the admin's approval kept", s)
 	}
 }
@@ -623,16 +624,16 @@ func TestPagingAndFilters(t *testing.T) {
 	r.set(tools...)
 	c := e.mustConnection(t, "Analytics", r, "")
 	for _, tc := range []struct {
-		q           mcpsource.ToolQuery
+		q           connresolve.ToolQuery
 		total, n, p int
 		first       string
 	}{
-		{mcpsource.ToolQuery{}, 23, 10, 3, "tool_00"},
-		{mcpsource.ToolQuery{Page: 3}, 23, 3, 3, "tool_20"},
-		{mcpsource.ToolQuery{Page: 4}, 23, 0, 3, ""},
-		{mcpsource.ToolQuery{Hint: dataexec.ClassMutating}, 8, 8, 1, "tool_00"},
-		{mcpsource.ToolQuery{Hint: dataexec.ClassReadOnly, Page: 2}, 15, 5, 2, "tool_16"},
-		{mcpsource.ToolQuery{Search: "NUMBER 2"}, 4, 4, 1, "tool_02"},
+		{connresolve.ToolQuery{}, 23, 10, 3, "tool_00"},
+		{connresolve.ToolQuery{Page: 3}, 23, 3, 3, "tool_20"},
+		{connresolve.ToolQuery{Page: 4}, 23, 0, 3, ""},
+		{connresolve.ToolQuery{Hint: dataexec.ClassMutating}, 8, 8, 1, "tool_00"},
+		{connresolve.ToolQuery{Hint: dataexec.ClassReadOnly, Page: 2}, 15, 5, 2, "tool_16"},
+		{connresolve.ToolQuery{Search: "NUMBER 2"}, 4, 4, 1, "tool_02"},
 	} {
 		page, err := e.svc.Tools(t.Context(), alice, c.ID, tc.q)
 		if err != nil {
@@ -647,13 +648,13 @@ func TestPagingAndFilters(t *testing.T) {
 				tc.q, page.Total, len(page.Tools), page.Pages, first, tc.total, tc.n, tc.p, tc.first)
 		}
 	}
-	if _, err := e.svc.Tools(t.Context(), alice, c.ID, mcpsource.ToolQuery{Hint: "safe"}); askbi.ErrorCode(err) != askbi.InvalidArgument {
+	if _, err := e.svc.Tools(t.Context(), alice, c.ID, connresolve.ToolQuery{Hint: "safe"}); askbi.ErrorCode(err) != askbi.InvalidArgument {
 		t.Errorf("an unknown hint = %v; want invalid_argument", err)
 	}
 }
 
 func TestCallLimits(t *testing.T) {
-	e := newEnv(t, &mcpsource.Options{CallTimeout: 300 * time.Millisecond, MaxResultBytes: 4 << 20})
+	e := newEnv(t, &connresolve.Options{CallTimeout: 300 * time.Millisecond, MaxResultBytes: 4 << 20})
 	r := newRemote(t)
 	r.token = "conn-token"
 	slowDone := make(chan struct{}, 1)
@@ -685,7 +686,7 @@ func TestCallLimits(t *testing.T) {
 	}
 	// The 50 MB answer takes the server a while to build: a service with
 	// a roomier deadline, so the cap, not the clock, stops it.
-	roomy := mcpsource.NewService(e.store, e.keys, e.gate, &mcpsource.Options{CallTimeout: time.Minute, MaxResultBytes: 4 << 20})
+	roomy := connresolve.NewService(e.store, e.keys, e.gate, &connresolve.Options{CallTimeout: time.Minute, MaxResultBytes: 4 << 20})
 	if _, err := roomy.Call(t.Context(), alice, c.ID, "huge", fp["huge"], json.RawMessage(`{}`)); askbi.ErrorCode(err) != askbi.TooLarge {
 		t.Errorf("a 50 MB result = %v; want too_large", err)
 	}
@@ -724,12 +725,12 @@ func TestURLChangeNeedsReapproval(t *testing.T) {
 	r2.set(tool("top_pages", "Top pages.", readOnly, nil, nil))
 	c := e.mustConnection(t, "Analytics", r1, "")
 	e.mustAllow(t, c.ID, "top_pages")
-	got, err := e.svc.Update(t.Context(), alice, c.ID, mcpsource.Patch{URL: &r2.URL})
+	got, err := e.svc.Update(t.Context(), alice, c.ID, connresolve.Patch{URL: &r2.URL})
 	if err != nil || got.Active {
 		t.Fatalf("Update(URL) = %+v, %v; want an inactive connection", got, err)
 	}
 	e.svc.Discover(t.Context(), alice, c.ID, nil)
-	if s := e.states(t, c.ID)["top_pages"]; s != mcpsource.StateReapprove {
+	if s := e.states(t, c.ID)["top_pages"]; s != connresolve.ToolReapprove {
 		t.Errorf("after a URL change top_pages is %s; want reapprove", s)
 	}
 	if err := e.svc.Delete(t.Context(), eve, c.ID); askbi.ErrorCode(err) != askbi.Forbidden {
@@ -758,12 +759,12 @@ func TestURLChangeNeedsReapproval(t *testing.T) {
 // without it the name would not resolve, which is unavailable, not a
 // refusal) fails discovery with its own message.
 func TestOutboundPolicyOnResolvedName(t *testing.T) {
-	e := newEnv(t, &mcpsource.Options{DenyLoopback: true,
+	e := newEnv(t, &connresolve.Options{DenyLoopback: true,
 		Resolver: outbound.MapResolver{"mcp.internal.test": {netip.MustParseAddr("127.0.0.1")}}})
 	r := newRemote(t)
 	r.set(tool("top_pages", "", readOnly, nil, nil))
 	url := strings.Replace(r.URL, "127.0.0.1", "mcp.internal.test", 1)
-	c, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "Local", URL: url})
+	c, err := e.svc.Create(t.Context(), alice, connresolve.Input{Name: "Local", URL: url})
 	if err != nil {
 		t.Fatalf("Create(%s): %v (a name passes until it is dialled)", url, err)
 	}
@@ -780,22 +781,22 @@ func TestOutboundPolicyOnResolvedName(t *testing.T) {
 // host is this machine in any spelling is refused when it is saved, with
 // invalid_argument, by Create, Update and Connect alike.
 func TestCreateRefusesLoopbackForms(t *testing.T) {
-	e := newEnv(t, &mcpsource.Options{DenyLoopback: true, OAuth: mcpsource.OAuthOptions{RedirectURL: callbackURL}})
-	ok, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "Fine", URL: "https://mcp.example.com/mcp"})
+	e := newEnv(t, &connresolve.Options{DenyLoopback: true, OAuth: connresolve.OAuthOptions{RedirectURL: callbackURL}})
+	ok, err := e.svc.Create(t.Context(), alice, connresolve.Input{Name: "Fine", URL: "https://mcp.example.com/mcp"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, host := range []string{"2130706433", "0x7f000001", "localhost.", "localhost", "127.1", "0177.0.0.1", "127.0.0.1.",
 		"[::ffff:127.0.0.1]", "[::1]", "LOCALHOST", "foo.localhost", "0", "[64:ff9b::7f00:1]", "[::ffff:0:7f00:1]"} {
 		url := "http://" + host + ":8080/mcp"
-		if _, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "Local", URL: url}); askbi.ErrorCode(err) != askbi.InvalidArgument ||
+		if _, err := e.svc.Create(t.Context(), alice, connresolve.Input{Name: "Local", URL: url}); askbi.ErrorCode(err) != askbi.InvalidArgument ||
 			!strings.HasPrefix(askbi.ErrorMessage(err), "url:") {
 			t.Errorf("Create(%s) = %v; want invalid_argument naming the url", url, err)
 		}
-		if _, err := e.svc.Update(t.Context(), alice, ok.ID, mcpsource.Patch{URL: &url}); askbi.ErrorCode(err) != askbi.InvalidArgument {
+		if _, err := e.svc.Update(t.Context(), alice, ok.ID, connresolve.Patch{URL: &url}); askbi.ErrorCode(err) != askbi.InvalidArgument {
 			t.Errorf("Update(url %s) = %v; want invalid_argument", url, err)
 		}
-		if _, _, err := e.svc.Connect(t.Context(), alice, mcpsource.Input{Name: "Local", URL: url}, ""); askbi.ErrorCode(err) != askbi.InvalidArgument {
+		if _, _, err := e.svc.Connect(t.Context(), alice, connresolve.Input{Name: "Local", URL: url}, ""); askbi.ErrorCode(err) != askbi.InvalidArgument {
 			t.Errorf("Connect(%s) = %v; want invalid_argument", url, err)
 		}
 	}
@@ -809,7 +810,7 @@ func TestCreateRefusesLoopbackForms(t *testing.T) {
 // right from their role.
 func TestListingCanManage(t *testing.T) {
 	e := newEnv(t, nil)
-	if _, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "Analytics", URL: "https://mcp.example.com/mcp"}); err != nil {
+	if _, err := e.svc.Create(t.Context(), alice, connresolve.Input{Name: "Analytics", URL: "https://mcp.example.com/mcp"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -827,12 +828,12 @@ func TestListingCanManage(t *testing.T) {
 	dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
 	checker := access.NewChecker(dir, &access.CheckerOptions{Withdraw: map[access.Right][]access.Role{
 		access.RightManageConnections: {access.RoleOwner}}})
-	svc := mcpsource.NewService(mcpsource.NewMemoryStore(), e.keys, access.NewGate(checker, nil), nil)
+	svc := connresolve.NewService(connresolve.NewMemoryStore(), e.keys, access.NewGate(checker, nil), nil)
 	l, err := svc.Listing(t.Context(), alice)
 	if err != nil || l.CanManage {
 		t.Errorf("Listing with the right withdrawn = %+v, %v; want can_manage false", l, err)
 	}
-	if _, err := svc.Create(t.Context(), alice, mcpsource.Input{Name: "x", URL: "https://mcp.example.com/mcp"}); askbi.ErrorCode(err) != askbi.Forbidden {
+	if _, err := svc.Create(t.Context(), alice, connresolve.Input{Name: "x", URL: "https://mcp.example.com/mcp"}); askbi.ErrorCode(err) != askbi.Forbidden {
 		t.Errorf("Create with the right withdrawn = %v; want forbidden, as Listing said", err)
 	}
 }
@@ -841,7 +842,7 @@ func TestListingCanManage(t *testing.T) {
 // request first (a dataset run whose deadline is longer than the
 // service's), the failure is a timeout, not unavailable.
 func TestTransportTimeoutIsTimeout(t *testing.T) {
-	e := newEnv(t, &mcpsource.Options{DiscoveryTimeout: 200 * time.Millisecond, CallTimeout: 200 * time.Millisecond})
+	e := newEnv(t, &connresolve.Options{DiscoveryTimeout: 200 * time.Millisecond, CallTimeout: 200 * time.Millisecond})
 	r := newRemote(t)
 	r.set(tool("hang", "", readOnly, nil, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		<-r.httpContext().Done() // until the client goes away
@@ -851,7 +852,7 @@ func TestTransportTimeoutIsTimeout(t *testing.T) {
 	e.mustAllow(t, c.ID, "hang")
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	_, err := e.svc.NewSource(c.ID).Query(ctx, dataexec.Query{Tool: "hang", Arguments: json.RawMessage(`{}`), MaxRows: 10, MaxBytes: 1 << 20})
+	_, err := mcpsource.NewSource(e.svc, c.ID).Query(ctx, dataexec.Query{Tool: "hang", Arguments: json.RawMessage(`{}`), MaxRows: 10, MaxBytes: 1 << 20})
 	if kind, _ := dataexec.FailureOf(err); askbi.ErrorCode(err) != askbi.Timeout || kind != dataexec.FailTimeout {
 		t.Errorf("a hung tool stopped by the transport's timer = %v (kind %q); want timeout", err, kind)
 	}
@@ -883,10 +884,10 @@ func TestHungDiscoveryIsTimeout(t *testing.T) {
 		{"tool list, event stream", "tools/list", "text/event-stream", ": waiting\n\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, &mcpsource.Options{DiscoveryTimeout: 300 * time.Millisecond})
+			e := newEnv(t, &connresolve.Options{DiscoveryTimeout: 300 * time.Millisecond})
 			r := newRemote(t)
 			r.set(tool("top_pages", "", readOnly, nil, nil))
-			c, err := e.svc.Create(t.Context(), alice, mcpsource.Input{Name: "Hangs", URL: r.URL})
+			c, err := e.svc.Create(t.Context(), alice, connresolve.Input{Name: "Hangs", URL: r.URL})
 			if err != nil {
 				t.Fatal(err)
 			}

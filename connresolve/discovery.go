@@ -1,4 +1,4 @@
-package mcpsource
+package connresolve
 
 import (
 	"cmp"
@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -15,12 +14,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/internal/canonjson"
 )
-
-// remoteName is MCP's rule for tool names (1 to 128 of A-Z a-z 0-9 _ - .).
-// A name outside it ("../../x", 300 characters) is excluded.
-var remoteName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
 // Limits on the remote text kept for a tool.
 const (
@@ -37,7 +33,7 @@ func hashHex(b []byte) string {
 // ok is false when the name itself is invalid: such a tool is only
 // counted.
 func inspect(t *mcp.Tool, o *Options) (Tool, bool) {
-	if t == nil || !remoteName.MatchString(t.Name) {
+	if t == nil || !mcpsource.ValidToolName(t.Name) {
 		return Tool{}, false
 	}
 	out := Tool{Name: t.Name, Title: capRunes(t.Title, maxTitle), Description: capRunes(t.Description, maxDescription), Present: true}

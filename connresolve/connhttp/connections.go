@@ -1,42 +1,19 @@
-package askhttp
+package connhttp
 
 import (
 	"net/http"
 
-	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/dataexec"
-	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/internal/httpjson"
 )
 
-// The connection routes manage the team's remote MCP connections
-// (package dataexec/mcpsource): create, list, read, change and delete a
-// connection (owners and admins), discover its tools, page through them
-// (10 a page, search and hint filters applied before paging) and set a
-// tool's access one by one or all at once (owners and admins). Every
-// answer shows has_token, never a token. They pass the request gate in
-// the service, not the assistant's right: managing connections is not
-// using Ask.
-
-func (h *handler) connectionRoutes(route func(method, path string, fn func(http.ResponseWriter, *http.Request, access.Principal), gated bool)) {
-	route("POST", "/connections", h.createConnection, false)
-	route("GET", "/connections", h.listConnections, false)
-	route("GET", "/connections/{id}", h.getConnection, false)
-	route("PATCH", "/connections/{id}", h.updateConnection, false)
-	route("DELETE", "/connections/{id}", h.deleteConnection, false)
-	route("POST", "/connections/{id}/discover", h.discover, false)
-	route("GET", "/connections/{id}/tools", h.listTools, false)
-	route("PUT", "/connections/{id}/tools/{tool}/access", h.setAccess, false)
-	route("POST", "/connections/{id}/tools/allow-all", h.allowAll, false)
-}
-
-func (h *handler) connections() (*mcpsource.Service, error) {
-	if h.o.Connections == nil {
-		return nil, askbi.Errorf(askbi.Unsupported, "remote MCP connections are not enabled here")
-	}
-	return h.o.Connections, nil
-}
+// The connection routes manage the team's remote MCP connections:
+// create, list, read, change and delete a connection (owners and
+// admins), discover its tools, page through them (10 a page, search and
+// hint filters applied before paging) and set a tool's access one by one
+// or all at once (owners and admins).
 
 // connectionBody is POST /connections.
 type connectionBody struct {
@@ -58,14 +35,15 @@ type connectionPatch struct {
 }
 
 func (h *handler) createConnection(w http.ResponseWriter, r *http.Request, p access.Principal) {
-	svc, err := h.connections()
+	svc := h.svc
+	var err error
 	var body connectionBody
 	if err == nil {
 		err = httpjson.Decode(w, r, &body, false)
 	}
-	var c mcpsource.Connection
+	var c connresolve.Connection
 	if err == nil {
-		c, err = svc.Create(r.Context(), p, mcpsource.Input{Name: body.Name, URL: body.URL, Auth: mcpsource.Auth(body.Auth),
+		c, err = svc.Create(r.Context(), p, connresolve.Input{Name: body.Name, URL: body.URL, Auth: connresolve.Auth(body.Auth),
 			Token: body.Token, ToolFocus: body.ToolFocus})
 	}
 	if err != nil {
@@ -76,8 +54,9 @@ func (h *handler) createConnection(w http.ResponseWriter, r *http.Request, p acc
 }
 
 func (h *handler) listConnections(w http.ResponseWriter, r *http.Request, p access.Principal) {
-	svc, err := h.connections()
-	var list mcpsource.Listing
+	svc := h.svc
+	var err error
+	var list connresolve.Listing
 	if err == nil {
 		list, err = svc.Listing(r.Context(), p)
 	}
@@ -89,8 +68,9 @@ func (h *handler) listConnections(w http.ResponseWriter, r *http.Request, p acce
 }
 
 func (h *handler) getConnection(w http.ResponseWriter, r *http.Request, p access.Principal) {
-	svc, err := h.connections()
-	var c mcpsource.Connection
+	svc := h.svc
+	var err error
+	var c connresolve.Connection
 	if err == nil {
 		c, err = svc.Get(r.Context(), p, r.PathValue("id"))
 	}
@@ -102,16 +82,17 @@ func (h *handler) getConnection(w http.ResponseWriter, r *http.Request, p access
 }
 
 func (h *handler) updateConnection(w http.ResponseWriter, r *http.Request, p access.Principal) {
-	svc, err := h.connections()
+	svc := h.svc
+	var err error
 	var body connectionPatch
 	if err == nil {
 		err = httpjson.Decode(w, r, &body, false)
 	}
-	var c mcpsource.Connection
+	var c connresolve.Connection
 	if err == nil {
-		pt := mcpsource.Patch{Name: body.Name, URL: body.URL, Token: body.Token, ToolFocus: body.ToolFocus}
+		pt := connresolve.Patch{Name: body.Name, URL: body.URL, Token: body.Token, ToolFocus: body.ToolFocus}
 		if body.Auth != nil {
-			a := mcpsource.Auth(*body.Auth)
+			a := connresolve.Auth(*body.Auth)
 			pt.Auth = &a
 		}
 		c, err = svc.Update(r.Context(), p, r.PathValue("id"), pt)
@@ -124,7 +105,8 @@ func (h *handler) updateConnection(w http.ResponseWriter, r *http.Request, p acc
 }
 
 func (h *handler) deleteConnection(w http.ResponseWriter, r *http.Request, p access.Principal) {
-	svc, err := h.connections()
+	svc := h.svc
+	var err error
 	if err == nil {
 		err = svc.Delete(r.Context(), p, r.PathValue("id"))
 	}
@@ -136,14 +118,15 @@ func (h *handler) deleteConnection(w http.ResponseWriter, r *http.Request, p acc
 }
 
 func (h *handler) discover(w http.ResponseWriter, r *http.Request, p access.Principal) {
-	svc, err := h.connections()
+	svc := h.svc
+	var err error
 	var body struct {
 		ToolFocus *string `json:"tool_focus" validate:"omitnil,max=500"`
 	}
 	if err == nil {
 		err = httpjson.Decode(w, r, &body, true)
 	}
-	var c mcpsource.Connection
+	var c connresolve.Connection
 	if err == nil {
 		c, err = svc.Discover(r.Context(), p, r.PathValue("id"), body.ToolFocus)
 	}
@@ -155,7 +138,8 @@ func (h *handler) discover(w http.ResponseWriter, r *http.Request, p access.Prin
 }
 
 func (h *handler) listTools(w http.ResponseWriter, r *http.Request, p access.Principal) {
-	svc, err := h.connections()
+	svc := h.svc
+	var err error
 	q := struct {
 		Search string `query:"search" validate:"max=200"`
 		Hint   string `query:"hint" validate:"omitempty,oneof=read_only mutating destructive unknown"`
@@ -166,9 +150,9 @@ func (h *handler) listTools(w http.ResponseWriter, r *http.Request, p access.Pri
 			err = httpjson.Check(&q)
 		}
 	}
-	var page mcpsource.ToolPage
+	var page connresolve.ToolPage
 	if err == nil {
-		page, err = svc.Tools(r.Context(), p, r.PathValue("id"), mcpsource.ToolQuery{Search: q.Search, Hint: dataexec.Class(q.Hint), Page: q.Page})
+		page, err = svc.Tools(r.Context(), p, r.PathValue("id"), connresolve.ToolQuery{Search: q.Search, Hint: dataexec.Class(q.Hint), Page: q.Page})
 	}
 	if err != nil {
 		h.error(w, r, err)
@@ -178,14 +162,15 @@ func (h *handler) listTools(w http.ResponseWriter, r *http.Request, p access.Pri
 }
 
 func (h *handler) setAccess(w http.ResponseWriter, r *http.Request, p access.Principal) {
-	svc, err := h.connections()
+	svc := h.svc
+	var err error
 	var body struct {
 		Allowed *bool `json:"allowed" validate:"required"`
 	}
 	if err == nil {
 		err = httpjson.Decode(w, r, &body, false)
 	}
-	var v mcpsource.ToolView
+	var v connresolve.ToolView
 	if err == nil {
 		v, err = svc.SetAccess(r.Context(), p, r.PathValue("id"), r.PathValue("tool"), *body.Allowed)
 	}
@@ -197,12 +182,13 @@ func (h *handler) setAccess(w http.ResponseWriter, r *http.Request, p access.Pri
 }
 
 func (h *handler) allowAll(w http.ResponseWriter, r *http.Request, p access.Principal) {
-	svc, err := h.connections()
+	svc := h.svc
+	var err error
 	var body struct{}
 	if err == nil {
 		err = httpjson.Decode(w, r, &body, true)
 	}
-	var res mcpsource.AllowAllResult
+	var res connresolve.AllowAllResult
 	if err == nil {
 		res, err = svc.AllowAll(r.Context(), p, r.PathValue("id"))
 	}
