@@ -20,7 +20,9 @@ const ConnectionSetupType = "connection_setup"
 // resolver (package connresolve) for the provider and capability the
 // question needs, in its order. It holds no credentials and no schemas.
 // Opening the conversation again resolves it afresh, so a card whose
-// connection was since set up shows it connected.
+// connection was since set up shows it connected, and marks every card
+// but the latest Inert. ContinueRequest and AddedConnection answer the
+// latest card (Send).
 type ConnectionSetup struct {
 	Type       string                 `json:"type"` // ConnectionSetupType
 	Provider   string                 `json:"provider,omitempty"`
@@ -32,6 +34,11 @@ type ConnectionSetup struct {
 	// options); "" when a connection is ready.
 	Missing string               `json:"missing,omitempty"`
 	Options []connresolve.Option `json:"options"`
+	// Inert is true when the card no longer offers actions (no Connect,
+	// no Continue request): a later card of the conversation exists, or
+	// the request it was shown for has continued. The conversation's
+	// latest card is the live one.
+	Inert bool `json:"inert,omitempty"`
 }
 
 // connectionsInput is list_connections' input.
@@ -97,6 +104,7 @@ func ListConnections(r *connresolve.Resolver) Tool {
 			if err != nil {
 				return nil, err
 			}
+			setup.Inert = old.Inert
 			return json.Marshal(setup)
 		},
 	}
