@@ -479,11 +479,14 @@ func TestRemoteSharing(t *testing.T) {
 	for _, tc := range []struct {
 		level ask.Sharing
 		want  map[string]any // what the model sees; nil for the whole answer
+		said  string         // the mock's answer: what it was shown
 	}{
-		{ask.SharingSchema, withheld("schema", nil)},
+		{ask.SharingSchema, withheld("schema", nil),
+			"visits on Analytics returned 2 rows with the columns page, visitors (the rows themselves are not shared with me here)."},
 		{ask.SharingAggregates, withheld("aggregates", map[string]any{
-			"aggregates": map[string]any{"visitors": map[string]any{"count": 2.0, "min": 80.0, "max": 120.0, "sum": 200.0}}})},
-		{ask.SharingRows, nil},
+			"aggregates": map[string]any{"visitors": map[string]any{"count": 2.0, "min": 80.0, "max": 120.0, "sum": 200.0}}}),
+			"visits on Analytics returned 2 rows with the columns page, visitors, visitors from 80 to 120 (the rows themselves are not shared with me here)."},
+		{ask.SharingRows, nil, "visits on Analytics returned 2 rows of visitors by page, from 120 on /pricing to 80 on /docs."},
 	} {
 		t.Run(string(tc.level), func(t *testing.T) {
 			r := newMCPRemote(t)
@@ -491,7 +494,9 @@ func TestRemoteSharing(t *testing.T) {
 			e, _, _ := remoteEnv(t, r, "visits")
 			e.sharing.set(tc.level)
 			conv := e.MustConversation(t, alice)
-			e.MustSend(t, alice, conv, "use the visits tool", nil)
+			if said := find(e.MustSend(t, alice, conv, "use the visits tool", nil), ask.EventMessageCompleted); said == nil || said.Text != tc.said {
+				t.Errorf("the mock answered %v; want %q", said, tc.said)
+			}
 			check := func(when string) {
 				t.Helper()
 				var got map[string]any

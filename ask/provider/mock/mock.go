@@ -292,7 +292,14 @@ func rowsLine(s any) string {
 				for _, c := range cols {
 					names = append(names, fmt.Sprint(c))
 				}
-				return fmt.Sprintf("%d rows with the columns %s (the rows are not shared with me here)", int(n), strings.Join(names, ", "))
+				line := fmt.Sprintf("%d rows with the columns %s", int(n), strings.Join(names, ", "))
+				aggs, _ := x["aggregates"].(map[string]any)
+				for _, k := range sortedKeys(aggs) {
+					if a, ok := aggs[k].(map[string]any); ok && a["min"] != nil && a["max"] != nil {
+						line += fmt.Sprintf(", %s from %s to %s", k, num(a["min"]), num(a["max"]))
+					}
+				}
+				return line + " (the rows themselves are not shared with me here)"
 			}
 		}
 		rows, _ = x["rows"].([]any)
