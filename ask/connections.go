@@ -18,7 +18,9 @@ const ConnectionSetupType = connresolve.SetupType
 // connection setup card a client renders (Output.Result, and
 // ToolRun.Result in the work summary): connresolve's Setup card.
 // Opening the conversation again resolves it afresh, so a card whose
-// connection was since set up shows it connected.
+// connection was since set up shows it connected, and marks every card
+// but the latest Inert. ContinueRequest and AddedConnection answer the
+// latest card (Send).
 type ConnectionSetup = connresolve.Setup
 
 // connectionsInput is list_connections' input.
@@ -84,6 +86,7 @@ func ListConnections(r *connresolve.Resolver) Tool {
 			if err != nil {
 				return nil, err
 			}
+			setup.Inert = old.Inert
 			return json.Marshal(setup)
 		},
 	}

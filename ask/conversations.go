@@ -136,7 +136,8 @@ const maxViewEntries = 200
 // Open returns one of p's conversations with its history, its active
 // context revalidated (unavailable items are removed, with Notice), its
 // work summary (chart results re-resolved: a chart placed on a dashboard
-// shows as saved everywhere, a deleted one as unavailable) and pending
+// shows as saved everywhere, a deleted one as unavailable; setup cards
+// resolved afresh, every one but the latest inert) and pending
 // approvals.
 //
 // A running turn whose lease (Options.TurnLease) ran out was abandoned:
@@ -188,6 +189,7 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 		return nil, err
 	}
 	a.refreshResults(ctx, live, tools, v.WorkSummary)
+	inertSetups(v.WorkSummary)
 	pending, err := a.approvals.Pending(ctx, conv.ID, a.o.Now())
 	if err != nil {
 		return nil, err
@@ -289,6 +291,27 @@ func (a *Assistant) refreshResults(ctx context.Context, p access.Principal, tool
 			continue
 		}
 		runs[i].Result = res
+	}
+}
+
+// inertSetups marks, in place, every setup card of runs but the latest
+// inert (ConnectionSetup.Inert): only the latest offers actions.
+func inertSetups(runs []ToolRun) {
+	last := -1
+	for i, r := range runs {
+		if r.State == RunCompleted && isSetup(r.Result) {
+			last = i
+		}
+	}
+	for i := range last {
+		var s ConnectionSetup
+		if runs[i].State != RunCompleted || !isSetup(runs[i].Result) || json.Unmarshal(runs[i].Result, &s) != nil {
+			continue
+		}
+		s.Inert = true
+		if b, err := json.Marshal(s); err == nil {
+			runs[i].Result = b
+		}
 	}
 }
 

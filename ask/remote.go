@@ -79,16 +79,83 @@ func (r remoteTools) tool(at connresolve.ApprovedTool) Tool {
 			if res.Text != "" {
 				data["text"] = capChars(res.Text, remoteResultChars)
 			}
+			var kept *connresolve.CallResult // what the page may draw: within the caps
 			if res.Structured != nil {
 				if b, err := json.Marshal(res.Structured); err == nil && utf8.RuneCount(b) <= remoteResultChars {
 					data["structured"] = json.RawMessage(b)
+					kept = &connresolve.CallResult{Structured: res.Structured}
 				} else {
 					data["structured_truncated"] = true
 				}
 			}
-			return Output{Summary: "Answer from " + capChars(conn, 60), Data: data}, nil
+			return Output{Summary: "Answer from " + capChars(conn, 60), Data: data,
+				Result: remoteResultOf(conn, name, kept, data["text"])}, nil
 		},
 	}
+}
+
+// RemoteResultType is the Type of a RemoteResult.
+const RemoteResultType = "remote_result"
+
+// Kinds of a RemoteResult.
+const (
+	RemoteChart = "chart"
+	RemoteTable = "table"
+	RemoteText  = "text"
+)
+
+// RemoteResult is the typed chat result of a remote MCP tool's call
+// (Output.Result, and ToolRun.Result in the work summary): what the page
+// or a host draws of the answer, the user's own data. Kind says which
+// field is set: RemoteChart when the structured content reads as rows
+// that chart (a label column and a numeric one, built and checked by
+// dataexec.TableChart, the chart preview's building and sample
+// validation), RemoteTable when it reads as rows that do not, RemoteText
+// otherwise (the answer's text, to be shown as text, never as markup).
+// It is built from what the call kept (the text and structured content
+// within their caps); the model's view of the answer is the sharing
+// filter's (remoteFilter), not this.
+type RemoteResult struct {
+	Type       string `json:"type"` // RemoteResultType
+	Connection string `json:"connection"`
+	Tool       string `json:"tool"`
+	Kind       string `json:"kind"`
+	// Chart is the chart data of a RemoteChart, drawn like a chart
+	// result's data.
+	Chart *dataexec.ChartData `json:"chart_data,omitempty"`
+	// Table is the rows of a RemoteTable, and of a RemoteChart too (for
+	// a table view of the chart).
+	Table *RemoteRows `json:"table,omitempty"`
+	// Text is a RemoteText's text, "" when the answer had none.
+	Text string `json:"text,omitempty"`
+}
+
+// RemoteRows are the rows of a remote answer, as a dataset on the tool
+// reads them (connresolve.CallResult.Table).
+type RemoteRows struct {
+	Columns []string `json:"columns"`
+	Rows    [][]any  `json:"rows"`
+}
+
+// remoteResultOf is the typed result of an answer: kept is its
+// structured content within the cap (nil when none or over it), text its
+// capped text (nil when none).
+func remoteResultOf(conn, tool string, kept *connresolve.CallResult, text any) RemoteResult {
+	r := RemoteResult{Type: RemoteResultType, Connection: conn, Tool: tool, Kind: RemoteText}
+	r.Text, _ = text.(string)
+	if kept == nil {
+		return r
+	}
+	tab, err := kept.Table()
+	if err != nil {
+		return r
+	}
+	r.Text, r.Table = "", &RemoteRows{Columns: tab.Columns, Rows: tab.Rows}
+	r.Kind = RemoteTable
+	if cd, err := dataexec.TableChart(tab); err == nil {
+		r.Kind, r.Chart = RemoteChart, cd
+	}
+	return r
 }
 
 // callRight is the right approving a call of a remote tool of class c

@@ -29,7 +29,10 @@ type SendRequest struct {
 
 // Send runs one turn: it saves the question, then calls the model and
 // tools until an answer, an approval request, the iteration cap or the
-// deadline. Events go to emit in order. Cancelling ctx (the client left)
+// deadline. ContinueRequest and AddedConnection, in a conversation that
+// showed a connection setup card, check the connection again first and,
+// once it is ready, continue the question that led to the card (see
+// turn.resume); while it is not, the new card answers and nothing runs. Events go to emit in order. Cancelling ctx (the client left)
 // stops the model call and its queries; the turn is saved as stopped.
 //
 // The returned error is also sent as request.failed when the turn had
@@ -121,6 +124,11 @@ func (a *Assistant) Send(ctx context.Context, p access.Principal, req SendReques
 	}
 	if q := ambiguousChart(msg, tr.items); q != "" {
 		return tr.finish(ctx, tr.answer(ctx, q))
+	}
+	if isContinue(msg) {
+		if handled, err := tr.resume(ctx); handled || err != nil {
+			return tr.finish(ctx, err)
+		}
 	}
 	return tr.finish(ctx, tr.loop(ctx))
 }

@@ -104,7 +104,7 @@ type ToolRun struct {
 	Retry      bool   `json:"retry"`
 	ApprovalID string `json:"approval_id,omitempty"`
 	// Result is the safe result the client renders (chart references and
-	// the like), never the rows.
+	// the like; Output.Result): no rows, but for a remote tool's answer.
 	Result    json.RawMessage `json:"result,omitempty"`
 	CreatedAt time.Time       `json:"created_at"`
 	UpdatedAt time.Time       `json:"updated_at"`

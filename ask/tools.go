@@ -36,7 +36,10 @@ type Output struct {
 	// the model only through the tool's Filter.
 	Data any
 	// Result is the safe result the client renders, such as chart
-	// references; it never holds rows.
+	// references. It holds no rows of the product's data (the page loads
+	// those through the chart routes); a remote tool's answer
+	// (RemoteResult) is the one exception: the user's own data, drawn in
+	// the chat.
 	Result any
 	// NeedsSetup says the data the question needs is not connected yet
 	// (list_connections found no usable connection): the rest of the turn

@@ -37,6 +37,9 @@ type turn struct {
 	// question is the user's message of this turn, redacted; "" for a
 	// turn that runs an approval.
 	question string
+	// resumed is set when this turn continues a question whose
+	// connection is ready now (resume): the model is told which.
+	resumed *resumption
 	// unhold ends the lease that hold started; nil before.
 	unhold func()
 }
@@ -529,7 +532,7 @@ func (tr *turn) request(ctx context.Context) (ModelRequest, error) {
 			}
 		}
 	}
-	block := contextBlock(tr.items)
+	block := contextBlock(tr.items) + continueBlock(tr.resumed)
 	if m := tr.a.o.Memory; m != nil {
 		// Read fresh each turn, as the policy allows now; never stored.
 		mems, err := m.ForModel(ctx, tr.p)

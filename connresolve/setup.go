@@ -26,6 +26,11 @@ type Setup struct {
 	// options); "" when a connection is ready.
 	Missing string   `json:"missing,omitempty"`
 	Options []Option `json:"options"`
+	// Inert is true when the card no longer offers actions (no Connect,
+	// no Continue request): a later card of the conversation exists, or
+	// the request it was shown for has continued. The conversation's
+	// latest card is the live one.
+	Inert bool `json:"inert,omitempty"`
 }
 
 // Setup resolves a provider and capability for live principal p into

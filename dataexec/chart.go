@@ -2,6 +2,7 @@ package dataexec
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -11,6 +12,13 @@ import (
 // TruncatedPoints is the TruncatedReason of chart data that drew only the
 // first Options.MaxChartPoints rows.
 const TruncatedPoints = "point_cap"
+
+// Defaults of Options.SampleRows and Options.MaxChartPoints, which
+// TableChart uses too.
+const (
+	DefaultSampleRows     = 200
+	DefaultMaxChartPoints = 1000
+)
 
 // Limits on charts.
 const (
@@ -158,6 +166,53 @@ func buildChart(res *Result, s ChartSpec, validate bool, sampleRows, maxPoints i
 	}
 	return cd, nil
 }
+
+// TableChart is the chart a table reads as, for an answer that is not a
+// dataset (a remote tool's rows, drawn in the chat), built and checked
+// the way a chart is before it is created (buildChart with validation,
+// the default sample and point caps): the labels come from the first
+// column that holds no number in the sample (the first column when every
+// one does), a series from each other column (at most 10); a line chart
+// when the label column is named for time (day, week, month, date …),
+// else a bar chart. InvalidResult, with buildChart's correction, when
+// the table has no rows, only one column, or a series with no finite
+// number in the sample: such a table is not a chart.
+func TableChart(t *Table) (*ChartData, error) {
+	if t == nil || len(t.Columns) < 2 {
+		return nil, askbi.Errorf(askbi.InvalidResult, "a chart needs a label column and a numeric column")
+	}
+	for _, row := range t.Rows {
+		if len(row) != len(t.Columns) {
+			return nil, askbi.Errorf(askbi.InvalidResult, "every row needs one cell per column")
+		}
+	}
+	res := &Result{Columns: t.Columns, Rows: t.Rows,
+		Meta: Meta{RowCount: len(t.Rows), Truncated: t.Truncated, TruncatedReason: t.TruncatedReason}}
+	sample := t.Rows[:min(len(t.Rows), DefaultSampleRows)]
+	x := 0
+	for i := range t.Columns {
+		if !hasNumber(sample, i) {
+			x = i
+			break
+		}
+	}
+	spec := ChartSpec{Name: "answer", Type: ChartBar, XField: t.Columns[x]}
+	if timeName.MatchString(spec.XField) {
+		spec.Type = ChartLine
+	}
+	for i, c := range t.Columns {
+		if i != x && len(spec.YFields) < maxSeries {
+			spec.YFields = append(spec.YFields, c)
+		}
+	}
+	if err := validateChartSpec(spec); err != nil {
+		return nil, askbi.Errorf(askbi.InvalidResult, "the answer's columns do not make a chart: %s", askbi.ErrorMessage(err))
+	}
+	return buildChart(res, spec, true, DefaultSampleRows, DefaultMaxChartPoints)
+}
+
+// timeName matches a column named for time, whose chart is a line.
+var timeName = regexp.MustCompile(`(?i)(^|_)(time|timestamp|hour|day|date|week|month|quarter|year|period)s?($|_)`)
 
 func hasNumber(rows [][]any, col int) bool {
 	for _, row := range rows {

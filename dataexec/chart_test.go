@@ -165,3 +165,67 @@ func TestValidateChartSpec(t *testing.T) {
 		})
 	}
 }
+
+// TestTableChart: a table that is not a dataset (a remote tool's rows)
+// charts with buildChart's building and sample validation: a label
+// column and numeric series, and no chart for an empty table or a
+// measure with no finite number.
+func TestTableChart(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		table   *Table
+		want    *ChartData
+		wantErr string
+	}{
+		{
+			name: "the label column is the text one, wherever it is; a time name makes a line",
+			table: &Table{Columns: []string{"pageviews", "week"},
+				Rows: [][]any{{json.Number("4200"), "2026-09-07"}, {json.Number("4630"), "2026-09-14"}}},
+			want: &ChartData{Type: ChartLine, Labels: []string{"2026-09-07", "2026-09-14"},
+				Series: []Series{{Name: "pageviews", Values: []*float64{ptr(4200), ptr(4630)}}}, Meta: Meta{RowCount: 2}},
+		},
+		{
+			name:  "a category makes bars, one series per other column",
+			table: &Table{Columns: []string{"referrer", "visits", "signups"}, Rows: [][]any{{"google.com", int64(1840), int64(12)}}},
+			want: &ChartData{Type: ChartBar, Labels: []string{"google.com"},
+				Series: []Series{{Name: "visits", Values: []*float64{ptr(1840)}}, {Name: "signups", Values: []*float64{ptr(12)}}},
+				Meta:   Meta{RowCount: 1}},
+		},
+		{
+			name:    "empty",
+			table:   &Table{Columns: []string{"week", "pageviews"}, Rows: [][]any{}},
+			wantErr: "the query returned no rows; widen the date range or remove filters",
+		},
+		{
+			name:    "a measure with no finite number",
+			table:   &Table{Columns: []string{"page", "note"}, Rows: [][]any{{"/", "fine"}, {"/docs", "NaN"}}},
+			wantErr: "field note has no numeric values; choose a numeric field or aggregate",
+		},
+		{
+			name:    "one column",
+			table:   &Table{Columns: []string{"value"}, Rows: [][]any{{int64(3)}}},
+			wantErr: "a chart needs a label column and a numeric column",
+		},
+		{
+			name:    "ragged rows",
+			table:   &Table{Columns: []string{"page", "visits"}, Rows: [][]any{{"/"}}},
+			wantErr: "every row needs one cell per column",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := TableChart(tc.table)
+			if tc.wantErr != "" {
+				if askbi.ErrorCode(err) != askbi.InvalidResult || askbi.ErrorMessage(err) != tc.wantErr {
+					t.Fatalf("TableChart error = %v (%v), want invalid_result %q", err, got, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("TableChart mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

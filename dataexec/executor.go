@@ -37,9 +37,10 @@ type Options struct {
 	// combined. Larger calls get TooLarge. Default 64 KiB.
 	MaxRequestBytes int
 	// SampleRows is how many rows are checked before a chart is created or
-	// changed. Default 200.
+	// changed. Default DefaultSampleRows.
 	SampleRows int
-	// MaxChartPoints caps the rows a chart draws. Default 1,000.
+	// MaxChartPoints caps the rows a chart draws. Default
+	// DefaultMaxChartPoints.
 	MaxChartPoints int
 	// InspectLimit caps the relations an inspection lists. Default 200.
 	InspectLimit int
@@ -132,8 +133,8 @@ func NewExecutor(catalog Catalog, sources Sources, opts *Options) *Executor {
 	e.previewRows = min(e.previewRows, e.maxRows)
 	setDefault(&e.maxBytes, 1<<20)
 	setDefault(&e.maxRequest, 64<<10)
-	setDefault(&e.sampleRows, 200)
-	setDefault(&e.chartPoints, 1000)
+	setDefault(&e.sampleRows, DefaultSampleRows)
+	setDefault(&e.chartPoints, DefaultMaxChartPoints)
 	setDefault(&e.inspectLimit, 200)
 	if e.now == nil {
 		e.now = time.Now

@@ -61,8 +61,9 @@ func TestDemoResolution(t *testing.T) {
 // TestDemoOAuth is the demo's save and connect end to end, on both
 // storages: Connect from the chat's card, the provider's redirect, the
 // callback to the connection page (#/connections/{id}) with the
-// conversation and team, the connection active after discovery, and the
-// card connected once a tool is allowed.
+// conversation and team, the connection active after discovery, the
+// card connected once a tool is allowed, and Continue request answering
+// the question with the provider's tool, drawn as a chart.
 func TestDemoOAuth(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -75,6 +76,10 @@ func TestDemoOAuth(t *testing.T) {
 			ta := MustApp(t, tc.edit)
 			alice := ta.session(t, "alice")
 			conv := ta.MustConversation(t, alice)
+			ta.MustTurn(t, "/ai/conversations/"+conv+"/messages", alice, map[string]any{"message": "show pageviews from Demo Analytics by week"})
+			var view ask.View
+			ta.MustDo(t, http.StatusOK, "GET", "/ai/conversations/"+conv, alice, nil, &view)
+			asked := len(view.Messages)
 			status, h, b := ta.Do(t, "POST", "/ai/connections/connect", alice, map[string]any{"provider": "Demo Analytics", "conversation_id": conv})
 			var ans struct {
 				Connection       connresolve.Connection
@@ -109,13 +114,46 @@ func TestDemoOAuth(t *testing.T) {
 				t.Fatalf("after the callback: %+v", got.Connection)
 			}
 			ta.MustDo(t, http.StatusOK, "PUT", "/ai/connections/"+ans.Connection.ID+"/tools/pageviews_by_week/access", alice, map[string]any{"allowed": true}, nil)
-			var view ask.View
 			ta.MustDo(t, http.StatusOK, "GET", "/ai/conversations/"+conv, alice, nil, &view)
-			if len(view.Messages) != 0 {
+			if len(view.Messages) != asked {
 				t.Errorf("the OAuth return wrote messages into the conversation: %+v", view.Messages)
 			}
+			// Continue request resumes the question that led to the card:
+			// the fresh check, then the provider's tool that fits it, drawn
+			// as a chart in the chat.
+			events := ta.MustTurn(t, "/ai/conversations/"+conv+"/messages", alice, map[string]any{"message": ask.ContinueRequest})
+			var ran []string
+			var drawn ask.RemoteResult
+			for _, e := range events {
+				if e.Type == ask.EventToolCompleted {
+					ran = append(ran, e.Tool.Name)
+					if e.Tool.Name == "Demo_Analytics__pageviews_by_week" {
+						json.Unmarshal(e.Tool.Result, &drawn)
+					}
+				}
+			}
+			if diff := cmp.Diff([]string{"list_connections", "Demo_Analytics__pageviews_by_week"}, ran); diff != "" {
+				t.Errorf("Continue request ran (-want +got):\n%s", diff)
+			}
+			if drawn.Kind != ask.RemoteChart || drawn.Chart == nil || len(drawn.Chart.Labels) != 8 || drawn.Chart.Labels[0] != "2026-09-07" {
+				t.Errorf("the tool's result %+v; want a chart of 8 weeks", drawn)
+			}
+			if e := find(events, ask.EventMessageCompleted); e == nil || !strings.HasPrefix(e.Text, "pageviews_by_week on Demo Analytics returned 8 rows") {
+				t.Errorf("the answer %v; want what came back", e)
+			}
+			ta.MustDo(t, http.StatusOK, "GET", "/ai/conversations/"+conv, alice, nil, &view)
+			var inert []bool
+			for _, r := range view.WorkSummary {
+				var s ask.ConnectionSetup
+				if json.Unmarshal(r.Result, &s) == nil && s.Type == ask.ConnectionSetupType {
+					inert = append(inert, s.Inert)
+				}
+			}
+			if diff := cmp.Diff([]bool{true, true}, inert); diff != "" {
+				t.Errorf("cards inert once the request continued (-want +got):\n%s", diff)
+			}
 			// The tool answers with the stored (sealed) token.
-			events := ta.MustTurn(t, "/ai/conversations/"+conv+"/messages", alice, map[string]any{"message": "use the pageviews_by_week tool"})
+			events = ta.MustTurn(t, "/ai/conversations/"+conv+"/messages", alice, map[string]any{"message": "use the pageviews_by_week tool"})
 			if e := find(events, ask.EventToolCompleted); e == nil || e.Tool.Name != "Demo_Analytics__pageviews_by_week" {
 				t.Errorf("the demo provider's tool did not run: %v", events)
 			}

@@ -33,14 +33,27 @@
 //   - "use the top_pages tool" (any "use the X tool", optionally "with
 //     {json}"): calls the offered tool named X or <connection>__X (a
 //     remote MCP tool an admin approved), with those arguments or {},
-//     then says it answered.
+//     then says in one sentence what came back, as far as it was shown
+//     the answer: "top_pages on Acme analytics returned 5 rows of …",
+//     its text, or that the sharing level withheld it.
 //   - a question naming a data provider ("show pageviews from PostHog",
 //     also Demo Analytics, Plausible, Sentry, MySQL, PostgreSQL, Acme
 //     analytics): list_connections with the provider and its capability;
 //     when nothing is connected it explains the missing access in one
-//     sentence and stops (the setup card follows), else it says what is
-//     connected. "I added the connection" and "Continue request" check
-//     again with the last list_connections arguments of the conversation.
+//     sentence and stops (the setup card follows). When it is connected,
+//     it runs the offered remote tool of that connection that fits the
+//     question (the most words of the question, of four letters or more,
+//     in the tool's name or description; the first by name on a tie:
+//     "show pageviews from Demo Analytics by week" runs
+//     Demo_Analytics__pageviews_by_week) and says in one sentence what
+//     came back; with no fitting tool it says what is connected.
+//   - a continued request: when the product's <continue_request> note
+//     leads the message (Ask adds it once "Continue request" or "I added
+//     the connection" found the connection ready, after its own fresh
+//     list_connections), it answers the question the note quotes, down
+//     the path above from that check's result. Without the note (no card
+//     to continue) those two messages call list_connections again with
+//     the conversation's last arguments.
 //
 // Any other message with attached files (<ATTACHED-FILE> blocks, image
 // parts) is answered by describing what arrived: each file's name and type, a
@@ -64,6 +77,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -109,6 +123,7 @@ var (
 	categorical = map[string]bool{"country": true, "plan": true, "region": true, "segment": true, "channel": true}
 	providerRe  = regexp.MustCompile(`(?i)\b(posthog|demo analytics|acme analytics|plausible|sentry|mysql|postgresql)\b`)
 	checkAgain  = regexp.MustCompile(`(?i)\b(i added the connection|continue (?:my |the )?request)\b`)
+	continued   = regexp.MustCompile(`(?s)<continue_request from="product"[^>]*>\n[^\n]*\n(.*?)\n</continue_request>`)
 	previewIt   = regexp.MustCompile(`(?i)\b(?:create|make) (?:a )?previews? (?:for|of) (?:it|this|that|them)\b`)
 	placeAll    = regexp.MustCompile(`(?i)^\s*(?:yes|ok|okay|sure|please)\b.*?\b(?:add|place|put|move)\b(?:.*?\bto (?:the )?(.+?)(?: dashboard)?\s*[.!]?\s*$)?`)
 	declineAll  = regexp.MustCompile(`(?i)^\s*(?:no|not now|keep them)\b`)
@@ -148,6 +163,8 @@ func connections(req ask.ModelRequest, st turnState, tool string, out map[string
 	}
 	var args map[string]any
 	switch {
+	case st.continued && lastCall(req, "list_connections") != nil:
+		args = lastCall(req, "list_connections")
 	case checkAgain.MatchString(st.question):
 		if args = lastCall(req, "list_connections"); args == nil {
 			return say("Which connection do you mean? Ask your question again."), true
@@ -173,9 +190,182 @@ func connections(req ask.ModelRequest, st turnState, tool string, out map[string
 				names = append(names, fmt.Sprint(m["connection"]))
 			}
 		}
+		if t := fitting(req, names, st.question); t != "" {
+			return call(n, t, map[string]any{}), true
+		}
 		return say("%s is connected, so I can use it now. Tell me what to look at, or say \"use the <tool> tool\".", strings.Join(names, " and ")), true
 	}
-	return say("Done."), true
+	return say("%s", answered(tool, out)), true
+}
+
+// fitting is the offered remote tool of one of the connections named
+// that fits question best: the most words of the question (those of
+// four letters or more, "pageviews", "week") found in its name or its
+// remote description, the first such tool by name on a tie; "" when no
+// word fits.
+func fitting(req ask.ModelRequest, connections []string, question string) string {
+	own := map[string]bool{}
+	for _, c := range connections {
+		own[squash(c)] = true
+	}
+	var words []string
+	for _, w := range wordRe.FindAllString(strings.ToLower(question), -1) {
+		if len(w) >= 4 && !stopWords[w] {
+			words = append(words, w)
+		}
+	}
+	best, bestScore := "", 0
+	for _, t := range req.Tools {
+		conn, remote, ok := strings.Cut(t.Name, "__")
+		if !ok || !own[squash(conn)] {
+			continue
+		}
+		_, desc, _ := strings.Cut(t.Description, "(untrusted): ")
+		have := map[string]bool{}
+		for _, w := range wordRe.FindAllString(strings.ToLower(remote+" "+desc), -1) {
+			have[w] = true
+		}
+		score := 0
+		for _, w := range words {
+			if have[w] || have[strings.TrimSuffix(w, "s")] || have[w+"s"] {
+				score++
+			}
+		}
+		if score > bestScore || score == bestScore && score > 0 && t.Name < best {
+			best, bestScore = t.Name, score
+		}
+	}
+	return best
+}
+
+var (
+	wordRe    = regexp.MustCompile(`[a-z0-9]+`)
+	stopWords = map[string]bool{"show": true, "from": true, "with": true, "what": true, "data": true, "please": true,
+		"demo": true, "analytics": true, "posthog": true, "plausible": true}
+)
+
+// squash is a connection name as tool names spell it, compared loosely.
+func squash(s string) string {
+	return strings.Join(wordRe.FindAllString(strings.ToLower(s), -1), "")
+}
+
+// answered says in one sentence what a tool's answer holds: for a
+// remote tool, its rows (how many, of what, from the first to the last)
+// or its text, as much as the model was shown of it.
+func answered(tool string, out map[string]any) string {
+	conn, _ := out["connection"].(string)
+	remote, _ := out["tool"].(string)
+	if conn == "" {
+		c, r, ok := strings.Cut(tool, "__")
+		if !ok {
+			return fmt.Sprintf("The %s tool ran.", tool)
+		}
+		// An answer cut to the model's cap is no longer JSON.
+		return r + " on " + strings.ReplaceAll(c, "_", " ") + " answered more than I can read at once."
+	}
+	who := remote + " on " + conn
+	if s, ok := out["structured"]; ok {
+		if line := rowsLine(s); line != "" {
+			return who + " returned " + line + "."
+		}
+	}
+	if text, ok := out["text"].(string); ok && text != "" {
+		return who + " answered: " + oneLine(text, 160)
+	}
+	if _, ok := out["text_withheld"]; ok {
+		return who + " answered in text, which is not shared with me here."
+	}
+	return who + " returned no content."
+}
+
+// rowsLine describes structured content: rows of objects (in a "rows"
+// array or alone), or the sharing filter's summary (columns, row_count).
+func rowsLine(s any) string {
+	var rows []any
+	switch x := s.(type) {
+	case []any:
+		rows = x
+	case map[string]any:
+		if cols, ok := x["columns"].([]any); ok {
+			if n, ok := x["row_count"].(float64); ok {
+				var names []string
+				for _, c := range cols {
+					names = append(names, fmt.Sprint(c))
+				}
+				line := fmt.Sprintf("%d rows with the columns %s", int(n), strings.Join(names, ", "))
+				aggs, _ := x["aggregates"].(map[string]any)
+				for _, k := range sortedKeys(aggs) {
+					if a, ok := aggs[k].(map[string]any); ok && a["min"] != nil && a["max"] != nil {
+						line += fmt.Sprintf(", %s from %s to %s", k, num(a["min"]), num(a["max"]))
+					}
+				}
+				return line + " (the rows themselves are not shared with me here)"
+			}
+		}
+		rows, _ = x["rows"].([]any)
+		if rows == nil {
+			return ""
+		}
+	default:
+		return ""
+	}
+	if len(rows) == 0 {
+		return "no rows"
+	}
+	first, _ := rows[0].(map[string]any)
+	last, _ := rows[len(rows)-1].(map[string]any)
+	if first == nil || last == nil {
+		return count(len(rows), "row")
+	}
+	label, measure := "", ""
+	for _, k := range sortedKeys(first) {
+		switch first[k].(type) {
+		case string:
+			if label == "" {
+				label = k
+			}
+		case float64:
+			if measure == "" {
+				measure = k
+			}
+		}
+	}
+	if label == "" || measure == "" {
+		return count(len(rows), "row")
+	}
+	return fmt.Sprintf("%s of %s by %s, from %v on %v to %v on %v", count(len(rows), "row"), measure, label,
+		num(first[measure]), first[label], num(last[measure]), last[label])
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func num(v any) string {
+	if f, ok := v.(float64); ok {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return fmt.Sprint(v)
+}
+
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 // Complete implements ask.Provider.
@@ -211,10 +401,13 @@ func reasoning(req ask.ModelRequest, reply ask.ModelReply) string {
 // the selection, and the tool outputs since the question.
 type turnState struct {
 	question string
-	files    []file              // the question's attachments
-	handles  map[string][]string // entity type → handles
-	outputs  []ask.Message       // tool messages after the question, in order
-	calls    []ask.ToolCall      // the calls those answer
+	// continued is set when the product said this turn continues an
+	// earlier question (a <continue_request> block): question is that one.
+	continued bool
+	files     []file              // the question's attachments
+	handles   map[string][]string // entity type → handles
+	outputs   []ask.Message       // tool messages after the question, in order
+	calls     []ask.ToolCall      // the calls those answer
 }
 
 func read(req ask.ModelRequest) turnState {
@@ -234,6 +427,11 @@ func read(req ask.ModelRequest) turnState {
 			st.handles[m[2]] = append(st.handles[m[2]], m[1])
 		}
 		q = strings.TrimSpace(q[i+len("</selected_items>"):])
+	}
+	if m := continued.FindStringSubmatch(q); m != nil {
+		// The product's note of a continued request: its question is the
+		// one to answer.
+		st.continued, q = true, strings.TrimSpace(m[1])
 	}
 	st.files, q = attached(q, req.Messages[last].Images)
 	st.question = q
@@ -365,7 +563,7 @@ func script(req ask.ModelRequest, n int) ask.ModelReply {
 		m := useTool.FindStringSubmatch(st.question)
 		want := strings.ToLower(m[1])
 		if tool != "" {
-			return say("The %s tool answered; its answer is above.", tool)
+			return say("%s", answered(tool, out))
 		}
 		for _, t := range req.Tools {
 			name := strings.ToLower(t.Name)

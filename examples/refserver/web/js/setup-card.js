@@ -8,7 +8,11 @@
 // or why not (ask an admin, unsupported). After a setup was opened,
 // "I added the connection" sends a normal message so Ask checks again;
 // it grants nothing. "Continue request" appears once a connection is
-// ready, and only the user chooses it.
+// ready, and only the user chooses it: Ask checks again and continues
+// the question the card was shown for. Only the conversation's newest
+// card acts: an inert one (the server's "inert", or settled here once a
+// newer card came or the request continued) shows its options without
+// buttons.
 
 import { sentence } from "./api.js";
 import { connections } from "./settings-api.js";
@@ -33,13 +37,23 @@ export class SetupCard {
     this.render();
   }
 
+  // settle makes the card inert: a newer card, or the continued
+  // request, took over.
+  settle() {
+    if (this.setup.inert) return;
+    this.setup = { ...this.setup, inert: true };
+    this.render();
+  }
+
   render() {
     const s = this.setup;
     const ready = !s.needs_setup;
     this.status = h("p", { class: "setup-status", role: "status" });
     const rows = s.options.map((o) => this.row(o));
     const after = [];
-    if (ready) {
+    if (s.inert) {
+      after.push(h("p", { class: "setup-inert" }, ready ? "Connected: the request continued with it." : "Checked again: see the newer card."));
+    } else if (ready) {
       after.push(h("button", { type: "button", class: "primary", onclick: () => this.deps.say("Continue request") }, "Continue request"));
     } else if (this.opened) {
       after.push(h("button", { type: "button", onclick: () => this.deps.say("I added the connection") }, "I added the connection"));
@@ -89,7 +103,7 @@ export class SetupCard {
         h("span", { class: "setup-kind" }, kind),
         h("span", { class: "setup-message" }, o.message),
         o.docs ? h("span", { class: "setup-docs" }, newTab(o.docs, name + " setup guide")) : null),
-      action);
+      this.setup.inert && o.state !== "connected" ? null : action);
   }
 
   // open shows a setup form in a new tab, so the chat stays here; the

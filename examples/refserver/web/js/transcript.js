@@ -7,6 +7,7 @@ import { h } from "./dom.js";
 import { WorkSummary } from "./work-summary.js";
 import { ApprovalCard, decidedCard } from "./approval-card.js";
 import { SetupCard, setupOf } from "./setup-card.js";
+import { remoteOf, remoteResult } from "./remote-result.js";
 
 function chartOf(result) {
   return result && result.chart && result.chart.type === "chart" && result.chart.id ? result : null;
@@ -22,6 +23,7 @@ export class Transcript {
     this.column = column;
     Object.assign(this, deps);
     this.turns = new Map();
+    this.setupCards = []; // the transcript's setup cards, oldest first
     // Follow the newest content (charts load after they are placed)
     // while the reader is at the bottom; stop when they scroll up.
     // Only a move up lets go (content that grows below is no reason);
@@ -42,6 +44,7 @@ export class Transcript {
   clear() {
     this.column.replaceChildren();
     this.turns.clear();
+    this.setupCards = [];
     this.charts.clear();
   }
 
@@ -55,6 +58,13 @@ export class Transcript {
   }
 
   bind(turnID, tv) { if (turnID) this.turns.set(turnID, tv); }
+
+  // addSetup keeps a new setup card: only the newest offers actions, as
+  // the server marks the older ones inert when the conversation opens.
+  addSetup(card) {
+    for (const c of this.setupCards) c.settle();
+    this.setupCards.push(card);
+  }
 
   // scroll keeps the newest message in view, unless the reader scrolled
   // up to read earlier ones.
@@ -156,6 +166,8 @@ class TurnView {
       }
     }
     if (chart) this.insert(this.t.charts.add(chart));
+    const remote = remoteOf(run.result);
+    if (remote) this.insert(remoteResult(remote));
     const setup = setupOf(run.result);
     if (setup) this.setups.push(setup);
   }
@@ -191,6 +203,8 @@ class TurnView {
         if (tool.approval_id) this.t.charts.reloadAll();
         const chart = chartOf(tool.result);
         if (chart) this.insert(this.t.charts.add(chart));
+        const remote = remoteOf(tool.result);
+        if (remote) this.insert(remoteResult(remote));
         const setup = setupOf(tool.result);
         if (setup) this.setups.push(setup);
         break;
@@ -237,7 +251,9 @@ class TurnView {
     // follow it.
     const explained = [...this.answer.querySelectorAll(".text")].some((p) => p.textContent.trim() !== "");
     for (const s of this.setups.splice(0)) {
-      this.insert(new SetupCard(s, { say: (text) => this.t.say(text), conversation: () => this.t.conversation(), explained }).el);
+      const card = new SetupCard(s, { say: (text) => this.t.say(text), conversation: () => this.t.conversation(), explained });
+      this.t.addSetup(card);
+      this.insert(card.el);
     }
     this.work.finish();
     if (!quiet) this.t.live("Answer ready.");
