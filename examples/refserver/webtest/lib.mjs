@@ -44,9 +44,28 @@ export async function open(options = {}) {
   return page;
 }
 
-// done checks that a page had no script errors, then closes it.
+// axeSource is axe-core, from the same tools folder.
+const axeSource = fs.readFileSync(path.join(tools, "node_modules", "axe-core", "axe.min.js"), "utf8");
+
+// a11y runs axe-core (WCAG 2.1 A and AA) on the page as it stands and
+// fails on any critical or serious finding, naming the rule and where.
+// axe is evaluated in the page's world, which its CSP does not govern,
+// so the page's own policy stays as strict as served.
+export async function a11y(page, view) {
+  if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.evaluate(axeSource);
+  const res = await page.evaluate(() => window.axe.run(document, {
+    runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] }, resultTypes: ["violations"],
+  }));
+  const bad = res.violations.filter((v) => v.impact === "critical" || v.impact === "serious")
+    .map((v) => `${v.impact} ${v.id}: ${v.nodes.slice(0, 5).map((n) => n.target.join(" ")).join(" | ")}`);
+  assert.deepEqual(bad, [], `axe found critical or serious problems in ${view}`);
+}
+
+// done checks that a page had no script errors and no critical or
+// serious accessibility finding as it ended, then closes it.
 export async function done(page) {
   assert.deepEqual(page.problems, [], "the page reported errors");
+  await a11y(page, page.url());
   await page.context().close();
 }
 
