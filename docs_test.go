@@ -3,6 +3,7 @@ package askbi_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -92,4 +93,43 @@ func anchors(file string) (map[string]bool, error) {
 		seen[s]++
 	}
 	return out, nil
+}
+
+// TestREADMEHost builds the README's minimal host as a module of its own
+// against this one, so the snippet a newcomer pastes keeps compiling as
+// the SDK's API moves.
+func TestREADMEHost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a program")
+	}
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(b), -1)
+	if len(blocks) != 1 || !strings.Contains(blocks[0][1], "func main()") {
+		t.Fatalf("the README has %d go blocks; want one, the minimal host", len(blocks))
+	}
+	root, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := os.ReadFile("go.sum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	mod := "module readmehost\n\ngo 1.26\n\nrequire github.com/askbi/askbi v0.0.0\n\nreplace github.com/askbi/askbi => " + root + "\n"
+	for name, text := range map[string]string{"go.mod": mod, "go.sum": string(sum), "main.go": blocks[0][1]} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.CommandContext(t.Context(), "go", "vet", ".")
+	cmd.Dir = dir
+	// The module's own dependencies are all the host needs: no download.
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the README's minimal host does not build: %v\n%s", err, out)
+	}
 }
