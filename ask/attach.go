@@ -20,9 +20,9 @@ import (
 	"github.com/askbi/askbi"
 )
 
-// Attachment limits. They are the contract of the chat API (README
-// "Limits"); an adapter sizes its request body from them
-// (MaxAttachmentBodyBytes).
+// Attachment limits. They are the contract of the chat API
+// (docs/chat-api.md, "Attachments"); an adapter sizes its request
+// body from them (MaxAttachmentBodyBytes).
 const (
 	// MaxAttachments is how many files one message may carry.
 	MaxAttachments = 3

@@ -27,7 +27,7 @@ var clientAuthScenarios = []string{
 }
 
 // clientAuthExtensions are the suite's extension scenarios, which do not
-// apply (see the README): other grants (client credentials, token
+// apply (docs/oauth.md): other grants (client credentials, token
 // exchange, JWT bearer) and sender-constrained tokens (DPoP) that a
 // person's sign-in to a team's connection does not use. The test fails
 // when one starts passing, so the list cannot go stale.
@@ -122,7 +122,7 @@ func TestConformanceClientAuth(t *testing.T) {
 				t.Parallel()
 				for name, checks := range run(t, "--scenario", s) {
 					if countOf(checks)["FAILURE"] == 0 {
-						t.Errorf("%s passes now: take it off the not-applicable list (README)", name)
+						t.Errorf("%s passes now: take it off the not-applicable list (docs/oauth.md)", name)
 					}
 				}
 			})

@@ -11,9 +11,15 @@ import (
 	"time"
 )
 
-// TestREADMEChat runs the shell blocks of the README's chat section top to
-// bottom against a fresh server, with every curl failing on an HTTP
-// error, so the documented commands, IDs and fields stay true.
+// chatDocs are the documents whose shell blocks make up one session
+// against the reference server, in the order they run: the chat API
+// starts the server and signs in, connections and the Data API go on with
+// its variables.
+var chatDocs = []string{"docs/chat-api.md", "docs/connections.md", "docs/data-api.md"}
+
+// TestREADMEChat runs every ```sh block of chatDocs top to bottom against a
+// fresh server, with every curl failing on an HTTP error, so the
+// documented commands, IDs and fields stay true.
 func TestREADMEChat(t *testing.T) {
 	for _, tool := range []string{"bash", "curl", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -23,19 +29,19 @@ func TestREADMEChat(t *testing.T) {
 			t.Skipf("SKIPPING: %s is not installed", tool)
 		}
 	}
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
-	start := strings.Index(readme, "## Chat API (`ask/askhttp`)")
-	end := strings.Index(readme, "### Errors")
-	if start < 0 || end < start {
-		t.Fatal("the README has no chat section")
-	}
 	var script strings.Builder
-	for _, m := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(readme[start:end], -1) {
-		script.WriteString(m[1])
+	for _, name := range chatDocs {
+		b, err := os.ReadFile(filepath.Join("..", "..", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks := regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(string(b), -1)
+		if len(blocks) == 0 {
+			t.Fatalf("%s has no sh blocks", name)
+		}
+		for _, m := range blocks {
+			script.WriteString(m[1])
+		}
 	}
 	ta := MustApp(t, nil)
 	dir := t.TempDir()
@@ -45,7 +51,7 @@ func TestREADMEChat(t *testing.T) {
 	body := script.String()
 	for _, line := range []string{"go run ./examples/refserver -credentials-file creds.json &\n", "BASE=http://127.0.0.1:8080\n"} {
 		if !strings.Contains(body, line) {
-			t.Fatalf("the chat section no longer starts the server with %q", line)
+			t.Fatalf("%s no longer starts the server with %q", chatDocs[0], line)
 		}
 	}
 	body = strings.Replace(body, "go run ./examples/refserver -credentials-file creds.json &\n", "", 1)
@@ -57,7 +63,7 @@ func TestREADMEChat(t *testing.T) {
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("the README's chat commands failed: %v\n%s", err, out)
+		t.Fatalf("the commands of %s failed: %v\n%s", strings.Join(chatDocs, ", "), err, out)
 	}
 	for _, want := range []string{`"available":true`, `"status":"saved"`, `"deleted":0`, `oauth=connected`, `"sign_in":"signed_in"`, `"started":true`,
 		// The connect path ends in data: the connected tool ran, and its answer charts.
