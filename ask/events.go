@@ -85,7 +85,7 @@ type ErrorBody struct {
 	Kind   string `json:"kind,omitempty"`
 	Repair string `json:"repair,omitempty"`
 	// RetryAfter is set on rate_limited and unavailable: the seconds to
-	// wait before the same call may succeed (access.RetryAfter).
+	// wait before the same call may succeed (askbi.RetryAfter).
 	RetryAfter int `json:"retry_after,omitempty"`
 }
 

@@ -465,7 +465,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				if te, ok := r.StructuredContent.(toolError); ok {
 					outcome = askbi.E(askbi.Code(te.Code))
 					if te.RetryAfter > 0 {
-						noteRetry(ctx, access.Retry(askbi.Code(te.Code), time.Duration(te.RetryAfter)*time.Second, ""))
+						noteRetry(ctx, askbi.Retry(askbi.Code(te.Code), time.Duration(te.RetryAfter)*time.Second, ""))
 					}
 				}
 			} else if err != nil {
@@ -528,7 +528,7 @@ type toolError struct {
 
 func toolErrorOf(err error) toolError {
 	te := toolError{Code: string(askbi.ErrorCode(err)), Message: askbi.ErrorMessage(err)}
-	te.RetryAfter, _ = access.RetryAfter(err)
+	te.RetryAfter, _ = askbi.RetryAfter(err)
 	return te
 }
 
