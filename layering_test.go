@@ -51,6 +51,9 @@ var layers = []struct {
 		never: []string{"github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go"},
 		// Its benchmarks run the tools on a real PostgreSQL source.
 		tests: []string{"dataexec/pgsource", "github.com/jmoiron/sqlx", "github.com/lib/pq"}},
+	// The optional PNG of create_chart_preview (gonum/plot), out of
+	// mcpserver so that a host that does not opt in does not link gonum.
+	{pkg: "mcpserver/chartimage", may: []string{"", "dataexec"}},
 	{pkg: "ask", may: []string{"", "access", "seal", "dataexec", "memory", "connresolve", "internal"}},
 	// The chat routes: the assistant over HTTP.
 	{pkg: "ask/askhttp", may: []string{"", "access", "ask", "dataexec", "memory", "connresolve", "internal"}},
