@@ -60,6 +60,10 @@ var layers = []struct {
 	// Serving helpers around the SDK's HTTP handlers (server limits,
 	// readiness, drain): a host imports them beside mcpserver or askhttp.
 	{pkg: "httpserve", may: []string{"", "access", "internal"}},
+	// Commands (package main) that drive the reference server as a
+	// process, such as the load benchmark cmd/mcpload: internal helpers
+	// only.
+	{pkg: "cmd", may: []string{"internal"}},
 	{pkg: "examples", may: []string{"", "access", "seal", "dataexec", "memory", "connresolve", "ask", "mcpserver", "internal", "httpserve", "examples",
 		"dataexec/pgsource", "dataexec/mcpsource", "dataexec/datahttp", "connresolve/connhttp", "ask/askhttp"}},
 }
@@ -72,7 +76,7 @@ var adapters = []string{"dataexec/pgsource", "dataexec/mcpsource", "dataexec/dat
 // drivers are the database drivers; only the PostgreSQL adapters use them.
 var drivers = []string{"github.com/lib/pq", "github.com/jmoiron/sqlx"}
 
-var driverUsers = []string{"dataexec/pgsource", "examples/refserver", "internal/pgtest", "internal/mcpload"}
+var driverUsers = []string{"dataexec/pgsource", "examples/refserver", "internal/pgtest", "cmd/mcpload"}
 
 // providerSDKs are the model providers' SDKs; only ask/provider uses them.
 var providerSDKs = []string{"github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go"}
@@ -137,6 +141,24 @@ func TestLayering(t *testing.T) {
 			if hasPrefix(imp, providerSDKs) && !within(pkg, "ask/provider") {
 				t.Errorf("%s imports the model SDK %s", orRoot(pkg), imp)
 			}
+		}
+	}
+}
+
+// TestCommands keeps commands where a newcomer looks for them: a package
+// main lives under cmd/ (tools of this repository) or examples/ (the
+// reference server and clients), never among the SDK's packages or under
+// internal/.
+func TestCommands(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{.Name}}", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		path, name, _ := strings.Cut(line, " ")
+		pkg := strings.TrimPrefix(strings.TrimPrefix(path, module), "/")
+		if name == "main" && !within(pkg, "cmd") && !within(pkg, "examples") {
+			t.Errorf("command %s is outside cmd/ and examples/", pkg)
 		}
 	}
 }
