@@ -15,16 +15,40 @@
 //
 // # Packages
 //
-//   - access: principals, roles, scopes, access decisions, API keys.
+//   - access: principals, roles, scopes, access decisions, the request
+//     gate, API keys; access/accesstest proves its stores.
+//   - seal: the keyring and AES-GCM sealing of every secret at rest.
 //   - dataexec: the workspace catalog, bounded execution, cache, field
-//     mapping, chart data and search; dataexec/pgsource is the PostgreSQL
-//     source with its read-only guard.
-//   - mcpserver: the inbound MCP server (six tools, Streamable HTTP).
+//     mapping, chart data and search; dataexec/catalogtest and
+//     dataexec/sourcetest prove a catalog and a source.
+//   - dataexec/pgsource: the PostgreSQL source with its read-only guard.
+//   - dataexec/mcpsource: the go-sdk client of remote MCP servers and the
+//     dataset Source on a remote tool.
+//   - dataexec/datahttp: the Data API and the routes of the pages that
+//     results link to.
+//   - connresolve: a team's remote MCP connections, their OAuth sign-in
+//     and the resolution of a question into a connection or its setup;
+//     connresolve/connresolvetest proves its stores.
+//   - connresolve/connhttp: the connection routes over HTTP.
+//   - mcpserver: the inbound MCP server (six tools, Streamable HTTP);
+//     mcpserver/chartimage draws create_chart_preview's optional PNG
+//     (gonum/plot, linked only by a host that opts in).
+//   - mcpserver/oauth: the OAuth 2.1 authorization server of the MCP
+//     server; mcpserver/oauth/oauthtest proves its store.
 //   - ask: the Ask orchestrator (turns, context, tools, approvals, events);
-//     ask/provider/... holds the mock, OpenAI-compatible and Anthropic
-//     models.
-//   - memory: explicit, encrypted, personal memory.
-//   - examples/refserver: the reference server that wires them together.
+//     ask/asktest proves its stores; ask/provider/mock,
+//     ask/provider/openai and ask/provider/anthropic are the models.
+//   - ask/askhttp: the chat HTTP API (JSON and Server-Sent Events).
+//   - memory: explicit, encrypted, personal memory; memory/memorytest
+//     proves its store.
+//   - httpserve: server limits, readiness and drain around the handlers.
+//   - examples/refserver: the reference server that wires them together,
+//     with examples/refserver/pgstore, the PostgreSQL stores of the state
+//     askbi owns; examples/oauthclient runs the outbound OAuth headlessly.
+//   - cmd/mcpload: the load and fault benchmark of the MCP endpoint.
+//
+// Example (below) mounts the chat API and the MCP server on in-memory
+// stores in one host.
 //
 // # Quick start
 //

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/askbi/askbi"
 )
@@ -64,6 +67,37 @@ func TestIs(t *testing.T) {
 	var e *askbi.Error
 	if !errors.As(err, &e) || e.Message != "taken" {
 		t.Errorf("errors.As = %v", e)
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	lasting := error(askbi.NoRetry(askbi.Unavailable, "the model is not configured"))
+	askbi.Wrap(&lasting, "op") // wrapped as a method's error is
+	tests := []struct {
+		name    string
+		err     error
+		seconds int
+		ok      bool
+	}{
+		{"hint", askbi.Retry(askbi.RateLimited, 4*time.Second, "slow down"), 4, true},
+		{"hint rounded up", askbi.Retry(askbi.Unavailable, 1200*time.Millisecond, "busy"), 2, true},
+		{"hint below a second", askbi.Retry(askbi.RateLimited, time.Millisecond, "slow down"), 1, true},
+		{"unavailable without a hint", askbi.Errorf(askbi.Unavailable, "down"), 1, true},
+		{"lasting cause", lasting, 0, false},
+		{"not a transient code", askbi.Retry(askbi.NotFound, time.Second, "x"), 0, false},
+		{"foreign error", io.EOF, 0, false},
+		{"nil", nil, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, ok := askbi.RetryAfter(tt.err)
+			if diff := cmp.Diff([2]any{tt.seconds, tt.ok}, [2]any{s, ok}); diff != "" {
+				t.Errorf("RetryAfter(%v) mismatch (-want +got):\n%s", tt.err, diff)
+			}
+		})
+	}
+	if got := askbi.ErrorCode(lasting); got != askbi.Unavailable {
+		t.Errorf("NoRetry's code = %q, want unavailable", got)
 	}
 }
 

@@ -22,7 +22,9 @@ var layers = []struct {
 	// tests are what its tests may import besides, each with its reason.
 	tests []string
 }{
-	{pkg: "", may: nil}, // the root: overview and error vocabulary only
+	// The root: overview and error vocabulary only. Its Example is a
+	// whole host, so its tests import what a host mounts.
+	{pkg: "", may: nil, tests: []string{"access", "ask", "ask/askhttp", "ask/provider/mock", "dataexec", "mcpserver"}},
 	{pkg: "access", may: []string{""}},
 	// The keyring and AES-GCM sealing of every secret at rest (memories,
 	// connection tokens): a leaf, so memory and dataexec share it.
@@ -51,12 +53,19 @@ var layers = []struct {
 		never: []string{"github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go"},
 		// Its benchmarks run the tools on a real PostgreSQL source.
 		tests: []string{"dataexec/pgsource", "github.com/jmoiron/sqlx", "github.com/lib/pq"}},
+	// The optional PNG of create_chart_preview (gonum/plot), out of
+	// mcpserver so that a host that does not opt in does not link gonum.
+	{pkg: "mcpserver/chartimage", may: []string{"", "dataexec"}},
 	{pkg: "ask", may: []string{"", "access", "seal", "dataexec", "memory", "connresolve", "internal"}},
 	// The chat routes: the assistant over HTTP.
 	{pkg: "ask/askhttp", may: []string{"", "access", "ask", "dataexec", "memory", "connresolve", "internal"}},
 	// Serving helpers around the SDK's HTTP handlers (server limits,
 	// readiness, drain): a host imports them beside mcpserver or askhttp.
 	{pkg: "httpserve", may: []string{"", "access", "internal"}},
+	// Commands (package main) that drive the reference server as a
+	// process, such as the load benchmark cmd/mcpload: internal helpers
+	// only.
+	{pkg: "cmd", may: []string{"internal"}},
 	{pkg: "examples", may: []string{"", "access", "seal", "dataexec", "memory", "connresolve", "ask", "mcpserver", "internal", "httpserve", "examples",
 		"dataexec/pgsource", "dataexec/mcpsource", "dataexec/datahttp", "connresolve/connhttp", "ask/askhttp"}},
 }
@@ -69,7 +78,7 @@ var adapters = []string{"dataexec/pgsource", "dataexec/mcpsource", "dataexec/dat
 // drivers are the database drivers; only the PostgreSQL adapters use them.
 var drivers = []string{"github.com/lib/pq", "github.com/jmoiron/sqlx"}
 
-var driverUsers = []string{"dataexec/pgsource", "examples/refserver", "internal/pgtest", "internal/mcpload"}
+var driverUsers = []string{"dataexec/pgsource", "examples/refserver", "internal/pgtest", "cmd/mcpload"}
 
 // providerSDKs are the model providers' SDKs; only ask/provider uses them.
 var providerSDKs = []string{"github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go"}
@@ -134,6 +143,24 @@ func TestLayering(t *testing.T) {
 			if hasPrefix(imp, providerSDKs) && !within(pkg, "ask/provider") {
 				t.Errorf("%s imports the model SDK %s", orRoot(pkg), imp)
 			}
+		}
+	}
+}
+
+// TestCommands keeps commands where a newcomer looks for them: a package
+// main lives under cmd/ (tools of this repository) or examples/ (the
+// reference server and clients), never among the SDK's packages or under
+// internal/.
+func TestCommands(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{.Name}}", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		path, name, _ := strings.Cut(line, " ")
+		pkg := strings.TrimPrefix(strings.TrimPrefix(path, module), "/")
+		if name == "main" && !within(pkg, "cmd") && !within(pkg, "examples") {
+			t.Errorf("command %s is outside cmd/ and examples/", pkg)
 		}
 	}
 }

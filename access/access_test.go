@@ -373,6 +373,8 @@ func TestKeyCache(t *testing.T) {
 	}
 }
 
+// TestRetryAfter: the limiter's refusal carries when the next token comes
+// (askbi.Retry), so adapters can answer Retry-After.
 func TestRetryAfter(t *testing.T) {
 	l := access.NewMemoryRateLimiter(&access.RateOptions{Burst: 1, Rate: 0.25})
 	ctx := context.Background()
@@ -380,20 +382,8 @@ func TestRetryAfter(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := l.Allow(ctx, "k")
-	if s, ok := access.RetryAfter(err); !ok || s != 4 || askbi.ErrorCode(err) != askbi.RateLimited {
+	if s, ok := askbi.RetryAfter(err); !ok || s != 4 || askbi.ErrorCode(err) != askbi.RateLimited {
 		t.Errorf("RetryAfter(%v) = %d, %v; want 4 s", err, s, ok)
-	}
-	if s, ok := access.RetryAfter(askbi.Errorf(askbi.Unavailable, "down")); !ok || s != 1 {
-		t.Errorf("RetryAfter(unavailable) = %d, %v; want 1, true", s, ok)
-	}
-	// A lasting cause, wrapped as a method's error is: waiting cannot help.
-	err = access.NoRetry(askbi.Unavailable, "the model is not configured")
-	askbi.Wrap(&err, "op")
-	if s, ok := access.RetryAfter(err); ok || askbi.ErrorCode(err) != askbi.Unavailable {
-		t.Errorf("RetryAfter(%v) = %d, %v; want no retry for a lasting cause", err, s, ok)
-	}
-	if _, ok := access.RetryAfter(askbi.Errorf(askbi.NotFound, "x")); ok {
-		t.Errorf("RetryAfter(not_found) is ok; waiting cannot help")
 	}
 }
 

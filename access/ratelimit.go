@@ -115,7 +115,7 @@ func (m *MemoryRateLimiter) Allow(_ context.Context, key string) error {
 	}
 	if b.tokens < 1 {
 		wait := math.Ceil((1 - b.tokens) / m.rate)
-		return Retry(askbi.RateLimited, time.Duration(wait)*time.Second, "too many requests; try again in %.0f s", wait)
+		return askbi.Retry(askbi.RateLimited, time.Duration(wait)*time.Second, "too many requests; try again in %.0f s", wait)
 	}
 	b.tokens--
 	return nil

@@ -94,7 +94,7 @@ func (a *Assistant) decide(ctx context.Context, p access.Principal, req ApproveR
 // errNoLongerAvailable is the answer to a call of a tool that is no
 // longer offered. Waiting does not bring it back: an admin has to.
 func errNoLongerAvailable() error {
-	return access.NoRetry(askbi.Unavailable, "This action is no longer available.")
+	return askbi.NoRetry(askbi.Unavailable, "This action is no longer available.")
 }
 
 func errApprovalInvalid() error {

@@ -183,7 +183,7 @@ const notForRole = "The assistant is not available to your role in this team."
 // hint: a missing configuration does not pass by waiting.
 func (a *Assistant) begin(ctx context.Context, p access.Principal) (access.Principal, error) {
 	if a.o.Unavailable != "" {
-		return access.Principal{}, access.NoRetry(askbi.Unavailable, "%s", a.o.Unavailable)
+		return access.Principal{}, askbi.NoRetry(askbi.Unavailable, "%s", a.o.Unavailable)
 	}
 	return a.Begin(ctx, p)
 }

@@ -670,7 +670,7 @@ func TestToolFailedRetryAfter(t *testing.T) {
 		Name: "busy", Description: "always busy", Class: dataexec.ClassReadOnly, Label: "Busy",
 		InputSchema: json.RawMessage(`{"type":"object"}`),
 		Run: func(context.Context, ask.Call) (ask.Output, error) {
-			return ask.Output{}, access.Retry(askbi.RateLimited, 3*time.Second, "this data source is busy; try again in a moment")
+			return ask.Output{}, askbi.Retry(askbi.RateLimited, 3*time.Second, "this data source is busy; try again in a moment")
 		},
 	})
 	if err != nil {

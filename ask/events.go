@@ -2,8 +2,6 @@ package ask
 
 import (
 	"encoding/json"
-	"fmt"
-	"net/http"
 	"sync"
 	"time"
 
@@ -28,7 +26,7 @@ const (
 )
 
 // Event is one typed event of a turn. The same events go over SSE and as
-// one JSON list. Nothing in an event is raw tool data, a secret or an
+// one JSON list (package askhttp). Nothing in an event is raw tool data, a secret or an
 // internal error.
 type Event struct {
 	Seq            int       `json:"seq"`
@@ -87,7 +85,7 @@ type ErrorBody struct {
 	Kind   string `json:"kind,omitempty"`
 	Repair string `json:"repair,omitempty"`
 	// RetryAfter is set on rate_limited and unavailable: the seconds to
-	// wait before the same call may succeed (access.RetryAfter).
+	// wait before the same call may succeed (askbi.RetryAfter).
 	RetryAfter int `json:"retry_after,omitempty"`
 }
 
@@ -109,66 +107,4 @@ func Collect() (Emit, func() []Event) {
 			defer mu.Unlock()
 			return append([]Event(nil), events...)
 		}
-}
-
-// SSEHeartbeat is how often an idle SSE stream sends a comment line.
-const SSEHeartbeat = 15 * time.Second
-
-// SSE writes events as Server-Sent Events, with a heartbeat comment every
-// SSEHeartbeat while the turn is quiet. Call Close when the turn ends.
-type SSE struct {
-	mu   sync.Mutex
-	w    http.ResponseWriter
-	rc   *http.ResponseController
-	stop chan struct{}
-	done sync.WaitGroup
-}
-
-// NewSSE starts an event stream on w.
-func NewSSE(w http.ResponseWriter) *SSE {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	s := &SSE{w: w, rc: http.NewResponseController(w), stop: make(chan struct{})}
-	s.rc.Flush()
-	s.done.Go(func() {
-		t := time.NewTicker(SSEHeartbeat)
-		defer t.Stop()
-		for {
-			select {
-			case <-s.stop:
-				return
-			case <-t.C:
-				s.write(": heartbeat\n\n")
-			}
-		}
-	})
-	return s
-}
-
-// Emit writes one event.
-func (s *SSE) Emit(e Event) {
-	b, err := json.Marshal(e)
-	if err != nil {
-		return
-	}
-	s.write(fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, b))
-}
-
-func (s *SSE) write(frame string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	// A write error means the client left; the request's context is
-	// cancelled by net/http and the turn stops.
-	if _, err := s.w.Write([]byte(frame)); err == nil {
-		s.rc.Flush()
-	}
-}
-
-// Close stops the heartbeat.
-func (s *SSE) Close() {
-	close(s.stop)
-	s.done.Wait()
 }

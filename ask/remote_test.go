@@ -402,7 +402,7 @@ func TestRemoteToolTurnedOffBeforeApprove(t *testing.T) {
 	if msg := askbi.ErrorMessage(err); msg != "This action is no longer available." {
 		t.Errorf("message = %q, want that the action is no longer available", msg)
 	}
-	if s, ok := access.RetryAfter(err); ok {
+	if s, ok := askbi.RetryAfter(err); ok {
 		t.Errorf("retry after %d s; waiting does not bring the tool back", s)
 	}
 	if r.called("create_note") != 0 || find(events, ask.EventToolRunning) != nil {

@@ -144,7 +144,7 @@ func (tr *turn) errorBody(err error) *ErrorBody {
 	if kind, ok := dataFailure(err); ok {
 		b.Kind, b.Repair = string(kind), string(kind.Repair())
 	}
-	b.RetryAfter, _ = access.RetryAfter(err)
+	b.RetryAfter, _ = askbi.RetryAfter(err)
 	return b
 }
 

@@ -29,7 +29,7 @@ const (
 
 // ConcurrencyOptions bound the source work (queries and inspections)
 // running at once. A call past any bound is refused at once with
-// RateLimited and a retry hint (access.RetryAfter), never queued: a queue
+// RateLimited and a retry hint (askbi.RetryAfter), never queued: a queue
 // would only hold the caller's connection and memory while the bound's
 // owner keeps the source busy. Results served from the cache take no
 // slot, and neither do calls that join an identical one already running
@@ -134,9 +134,9 @@ func (s *slots) acquire(ctx context.Context, p access.Principal, src Source, con
 		release()
 		var full *SlotFull
 		if errors.As(err, &full) && strings.HasPrefix(full.Key, "team:") {
-			return nil, access.Retry(askbi.RateLimited, s.retry, "your team already has %d queries running; try again in a moment", s.perTeam)
+			return nil, askbi.Retry(askbi.RateLimited, s.retry, "your team already has %d queries running; try again in a moment", s.perTeam)
 		}
-		return nil, access.Retry(askbi.RateLimited, s.retry, "this data source is busy (%d queries running); try again in a moment", s.perSource)
+		return nil, askbi.Retry(askbi.RateLimited, s.retry, "this data source is busy (%d queries running); try again in a moment", s.perSource)
 	case ctx.Err() != nil:
 		release()
 		return nil, &askbi.Error{Code: askbi.Unavailable, Message: "the request was cancelled", Err: ctx.Err()}
@@ -162,13 +162,13 @@ func (s *slots) local(p access.Principal, src Source, connID string) (release fu
 	defer s.mu.Unlock()
 	switch {
 	case s.principal[pk] >= s.perPrincipal:
-		return nil, access.Retry(askbi.RateLimited, s.retry, "you already have %d queries running; wait for one to finish and try again", s.perPrincipal)
+		return nil, askbi.Retry(askbi.RateLimited, s.retry, "you already have %d queries running; wait for one to finish and try again", s.perPrincipal)
 	case s.team[tk] >= s.perTeam:
-		return nil, access.Retry(askbi.RateLimited, s.retry, "your team already has %d queries running; try again in a moment", s.perTeam)
+		return nil, askbi.Retry(askbi.RateLimited, s.retry, "your team already has %d queries running; try again in a moment", s.perTeam)
 	}
 	for _, sk := range sks {
 		if s.source[sk] >= s.perSource {
-			return nil, access.Retry(askbi.RateLimited, s.retry, "this data source is busy (%d queries running); try again in a moment", s.perSource)
+			return nil, askbi.Retry(askbi.RateLimited, s.retry, "this data source is busy (%d queries running); try again in a moment", s.perSource)
 		}
 	}
 	s.principal[pk]++

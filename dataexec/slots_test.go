@@ -61,7 +61,7 @@ func TestConcurrencyBounds(t *testing.T) {
 		calls := e.src.Calls()
 		_, err := e.exec.RunDataset(ctx, p, id, params(id, "refused-"+name))
 		mustCode(t, err, askbi.RateLimited)
-		if s, ok := access.RetryAfter(err); !ok || s != 1 {
+		if s, ok := askbi.RetryAfter(err); !ok || s != 1 {
 			t.Errorf("%s: RetryAfter = %d, %v; want 1 s", name, s, ok)
 		}
 		if got := e.src.Calls(); got != calls {

@@ -30,7 +30,6 @@ import (
 	"time"
 
 	"github.com/askbi/askbi"
-	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/internal/httpjson"
 )
 
@@ -142,7 +141,7 @@ func (r *Readiness) Check(ctx context.Context) error {
 		cancel()
 		r.note(c.Name, err)
 		if err != nil && first == nil {
-			first = access.Retry(askbi.Unavailable, time.Second, "not ready: %s is unavailable", c.Name)
+			first = askbi.Retry(askbi.Unavailable, time.Second, "not ready: %s is unavailable", c.Name)
 		}
 	}
 	return first
@@ -205,4 +204,4 @@ func (d *Drain) Check() Check {
 	}}
 }
 
-var errShuttingDown = access.Retry(askbi.Unavailable, time.Second, "the server is shutting down; try again in a moment")
+var errShuttingDown = askbi.Retry(askbi.Unavailable, time.Second, "the server is shutting down; try again in a moment")

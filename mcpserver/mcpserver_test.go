@@ -21,6 +21,7 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/mcpserver"
+	"github.com/askbi/askbi/mcpserver/chartimage"
 )
 
 // env is a running MCP server over a small two-team workspace.
@@ -122,6 +123,7 @@ func newEnvWith(t testing.TB, src dataexec.Source, sourceType string, configure 
 	e.keys = access.NewKeys(access.NewMemoryKeyStore(), e.dir, nil)
 	opts := &mcpserver.Options{
 		BaseURL: "https://bi.example.com", Activity: activity, Audit: e.audit, Now: func() time.Time { return now },
+		ChartImage: chartimage.PNG,
 	}
 	authn := mcpserver.Authenticate(e.keys.Verify)
 	if configure != nil {
@@ -1188,40 +1190,52 @@ func TestNoBooleanSchemas(t *testing.T) {
 
 // TestChartImageFailure (seed 000 Test Plan: "optional image failure
 // preserves the chart link"): when the PNG of create_chart_preview cannot
-// be drawn, the preview is created and stored all the same, its
-// reference, link and data come back, and the answer says the image is
-// unavailable instead of carrying one.
+// be drawn, or the host offers no images (Options.ChartImage nil), the
+// preview is created and stored all the same, its reference, link and
+// data come back, and the answer says the image is unavailable instead of
+// carrying one.
 func TestChartImageFailure(t *testing.T) {
-	e := newEnv(t, nil, "")
-	exec := dataexec.NewExecutor(e.catalog, dataexec.SourceMap{"conn_acme": e.source, "conn_globex": e.source}, nil)
-	srv := mcpserver.New(exec, access.NewGate(e.checker, nil), e.keys.Verify, &mcpserver.Options{BaseURL: "https://bi.example.com"})
-	mcpserver.SetRenderer(srv, func(string, *dataexec.ChartData) ([]byte, error) { return nil, errors.New("the renderer failed") })
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
-	cs := MustConnectTo(t, hs.URL, e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...))
-	out, res := call(t, cs, "create_chart_preview", map[string]any{
-		"dataset_id": "ds_signups", "chart_type": "bar", "x_field": "week", "y_fields": []any{"signups"}, "name": "Signups bar", "image": true,
-	})
-	chart, _ := out["chart"].(map[string]any)
-	id, _ := chart["id"].(string)
-	if res.IsError || out["status"] != "preview" || id == "" || chart["url"] != "https://bi.example.com/previews/"+id {
-		t.Fatalf("create_chart_preview with a failing image = isError %v, %v; want the preview and its link", res.IsError, out)
+	tests := []struct {
+		name      string
+		draw      func(string, *dataexec.ChartData) ([]byte, error)
+		wantError string
+	}{
+		{"drawing fails", func(string, *dataexec.ChartData) ([]byte, error) { return nil, errors.New("the renderer failed") }, "could not be drawn"},
+		{"no drawer", nil, "draws no chart images"},
 	}
-	if c, err := e.catalog.Chart(context.Background(), id); err != nil || c.Name != "Signups bar" || c.DashboardID != "" {
-		t.Errorf("the preview chart %v, %v: want it stored, on no dashboard", c, err)
-	}
-	if ds, _ := out["datasets"].([]any); len(ds) != 1 || len(out["labels"].([]any)) != 3 {
-		t.Errorf("datasets %v, labels %v: want the dataset reference and the chart's data", out["datasets"], out["labels"])
-	}
-	if msg, _ := out["image_error"].(string); !strings.Contains(msg, "could not be drawn") {
-		t.Errorf("image_error = %q; want it to say the image could not be drawn", msg)
-	}
-	if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "image is unavailable") || !strings.Contains(text, chart["url"].(string)) {
-		t.Errorf("summary %q: want the link and that the image is unavailable", text)
-	}
-	for _, c := range res.Content {
-		if _, ok := c.(*mcp.ImageContent); ok {
-			t.Error("an image came with the failure")
-		}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, nil, "")
+			exec := dataexec.NewExecutor(e.catalog, dataexec.SourceMap{"conn_acme": e.source, "conn_globex": e.source}, nil)
+			srv := mcpserver.New(exec, access.NewGate(e.checker, nil), e.keys.Verify, &mcpserver.Options{BaseURL: "https://bi.example.com", ChartImage: tt.draw})
+			hs := httptest.NewServer(srv)
+			t.Cleanup(hs.Close)
+			cs := MustConnectTo(t, hs.URL, e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...))
+			out, res := call(t, cs, "create_chart_preview", map[string]any{
+				"dataset_id": "ds_signups", "chart_type": "bar", "x_field": "week", "y_fields": []any{"signups"}, "name": "Signups bar", "image": true,
+			})
+			chart, _ := out["chart"].(map[string]any)
+			id, _ := chart["id"].(string)
+			if res.IsError || out["status"] != "preview" || id == "" || chart["url"] != "https://bi.example.com/previews/"+id {
+				t.Fatalf("create_chart_preview with a failing image = isError %v, %v; want the preview and its link", res.IsError, out)
+			}
+			if c, err := e.catalog.Chart(context.Background(), id); err != nil || c.Name != "Signups bar" || c.DashboardID != "" {
+				t.Errorf("the preview chart %v, %v: want it stored, on no dashboard", c, err)
+			}
+			if ds, _ := out["datasets"].([]any); len(ds) != 1 || len(out["labels"].([]any)) != 3 {
+				t.Errorf("datasets %v, labels %v: want the dataset reference and the chart's data", out["datasets"], out["labels"])
+			}
+			if msg, _ := out["image_error"].(string); !strings.Contains(msg, tt.wantError) {
+				t.Errorf("image_error = %q; want it to say %q", msg, tt.wantError)
+			}
+			if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "image is unavailable") || !strings.Contains(text, chart["url"].(string)) {
+				t.Errorf("summary %q: want the link and that the image is unavailable", text)
+			}
+			for _, c := range res.Content {
+				if _, ok := c.(*mcp.ImageContent); ok {
+					t.Error("an image came with the failure")
+				}
+			}
+		})
 	}
 }

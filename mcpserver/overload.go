@@ -72,7 +72,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		if err == nil {
 			release, ok := s.inFlight.acquire(p.TeamID + "/" + p.UserID)
 			if !ok {
-				writeRPCError(w, http.StatusTooManyRequests, access.Retry(askbi.RateLimited, time.Second,
+				writeRPCError(w, http.StatusTooManyRequests, askbi.Retry(askbi.RateLimited, time.Second,
 					"too many requests in flight (at most %d at once); wait for an answer before sending more", s.inFlight.max))
 				return
 			}
@@ -158,7 +158,7 @@ func withRequest(ctx context.Context) (context.Context, context.CancelFunc) {
 // noteRetry records err's retry hint for the HTTP answer.
 func noteRetry(ctx context.Context, err error) {
 	if n, ok := ctx.Value(retryKey{}).(*retryNote); ok {
-		if sec, ok := access.RetryAfter(err); ok {
+		if sec, ok := askbi.RetryAfter(err); ok {
 			n.seconds.Store(int64(sec))
 		}
 	}
@@ -196,7 +196,7 @@ func rpcError(err error) *jsonrpc.Error {
 // writeRPCError answers a request the server refuses before MCP handles
 // it: HTTP status, Retry-After when waiting helps, and rpcError.
 func writeRPCError(w http.ResponseWriter, status int, err error) {
-	if sec, ok := access.RetryAfter(err); ok && sec > 0 {
+	if sec, ok := askbi.RetryAfter(err); ok && sec > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(sec))
 	}
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": rpcError(err)})

@@ -99,6 +99,13 @@ type Options struct {
 	// metadata names (RFC 9728), such as an oauth.Server's Issuer.
 	// Default none: bearer API keys only.
 	AuthorizationServers []string
+	// ChartImage draws the PNG that create_chart_preview adds when a call
+	// asks for one ("image": true), from the chart's name and data; an
+	// error keeps the chart and says the image is unavailable. Package
+	// mcpserver/chartimage's PNG draws it with gonum/plot, which a host
+	// links only when it imports that package. Default none: the chart
+	// comes without an image, and image_error says why.
+	ChartImage func(title string, cd *dataexec.ChartData) ([]byte, error)
 	// TeamName names a team in OAuth tool results. Default the team ID.
 	TeamName func(ctx context.Context, teamID string) string
 	// Logger logs internal errors with detail. Default slog.Default().
@@ -121,15 +128,13 @@ type Server struct {
 	health   *authHealth                   // whether authentication reaches its store
 	origins  map[string]struct{}           // the allowed Origin values (originOf)
 	inputs   map[string]*jsonschema.Schema // each tool's input schema, by name
-	// render draws create_chart_preview's PNG: renderPNG, or a test's.
-	render func(title string, cd *dataexec.ChartData) ([]byte, error)
 }
 
 // New returns a Server whose tools call exec, authenticating bearer tokens
 // with authn. Each tool call is one request through gate (live
 // membership, then the rate limit of the credential). opts may be nil.
 func New(exec *dataexec.Executor, gate *access.Gate, authn Authenticate, opts *Options) *Server {
-	s := &Server{exec: exec, gate: gate, authn: authn, inputs: map[string]*jsonschema.Schema{}, render: renderPNG}
+	s := &Server{exec: exec, gate: gate, authn: authn, inputs: map[string]*jsonschema.Schema{}}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -465,7 +470,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				if te, ok := r.StructuredContent.(toolError); ok {
 					outcome = askbi.E(askbi.Code(te.Code))
 					if te.RetryAfter > 0 {
-						noteRetry(ctx, access.Retry(askbi.Code(te.Code), time.Duration(te.RetryAfter)*time.Second, ""))
+						noteRetry(ctx, askbi.Retry(askbi.Code(te.Code), time.Duration(te.RetryAfter)*time.Second, ""))
 					}
 				}
 			} else if err != nil {
@@ -528,7 +533,7 @@ type toolError struct {
 
 func toolErrorOf(err error) toolError {
 	te := toolError{Code: string(askbi.ErrorCode(err)), Message: askbi.ErrorMessage(err)}
-	te.RetryAfter, _ = access.RetryAfter(err)
+	te.RetryAfter, _ = askbi.RetryAfter(err)
 	return te
 }
 

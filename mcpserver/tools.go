@@ -561,12 +561,16 @@ func (s *Server) createChartPreview(ctx context.Context, p access.Principal, b b
 	}
 	var png []byte
 	imageError := ""
-	if b.in.Image {
+	switch {
+	case !b.in.Image:
+	case s.opts.ChartImage == nil:
+		imageError = "this server draws no chart images; the chart was created"
+	default:
 		// The chart exists whatever happens to its picture, which shows
 		// the whole chart; the budget applies to the data beside it.
-		if png, err = s.render(cr.Chart.Name, cr.Data); err != nil {
+		if png, err = s.opts.ChartImage(cr.Chart.Name, cr.Data); err != nil {
 			s.opts.Logger.Warn("mcpserver: chart image", "err", err)
-			imageError = "the image could not be drawn; the chart was created"
+			png, imageError = nil, "the image could not be drawn; the chart was created"
 		}
 	}
 	shape := func(s *Server, _ chartPreviewIn, cr *dataexec.ChartResult) reply {

@@ -187,7 +187,7 @@ func RunRateLimiter(t *testing.T, newLimiter func(t *testing.T, rate float64, bu
 		if askbi.ErrorCode(err) != askbi.RateLimited {
 			t.Fatalf("call past the burst = %v, want rate_limited", err)
 		}
-		if s, ok := access.RetryAfter(err); !ok || s <= 0 {
+		if s, ok := askbi.RetryAfter(err); !ok || s <= 0 {
 			t.Errorf("rate_limited without a retry hint: %v", err)
 		}
 		if err := l.Allow(ctx, "other"); err != nil {

@@ -47,9 +47,9 @@ type Options struct {
 	// JSON document. Default the assistant's turn timeout plus a minute.
 	JSONTurnDeadline time.Duration
 	// StreamWindow is how far each write of an event stream moves its
-	// write deadline: a live stream (events, and a heartbeat every
-	// ask.SSEHeartbeat) is never cut, while a client that stops reading
-	// is. Default ask.SSEHeartbeat plus a minute.
+	// write deadline: a live stream (events, and a heartbeat comment every
+	// 15 seconds) is never cut, while a client that stops reading is.
+	// Default the heartbeat's 15 seconds plus a minute.
 	StreamWindow time.Duration
 	// Logger logs internal errors with detail. Default slog.Default().
 	Logger *slog.Logger
@@ -81,7 +81,7 @@ func New(assistant *ask.Assistant, memories *memory.Service, authn access.Authen
 		o.JSONTurnDeadline = assistant.TurnTimeout() + time.Minute
 	}
 	if o.StreamWindow <= 0 {
-		o.StreamWindow = ask.SSEHeartbeat + time.Minute
+		o.StreamWindow = sseHeartbeat + time.Minute
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

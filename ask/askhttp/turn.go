@@ -73,9 +73,9 @@ func (h *handler) runTurn(w http.ResponseWriter, r *http.Request, run func(conte
 		if last != nil {
 			prev = *last
 		}
-		s.sse.Emit(failedAfter(prev, err))
+		s.sse.emit(failedAfter(prev, err))
 	}
-	s.sse.Close()
+	s.sse.close()
 }
 
 // failedAfter is the request.failed event that closes a turn whose error
@@ -105,7 +105,7 @@ type lazyStream struct {
 	timer *time.Timer
 
 	mu    sync.Mutex
-	sse   *ask.SSE
+	sse   *sse
 	last  *ask.Event
 	ended bool
 }
@@ -118,7 +118,7 @@ func (s *lazyStream) open() {
 
 func (s *lazyStream) openLocked() {
 	if s.sse == nil && !s.ended {
-		s.sse = ask.NewSSE(s.w)
+		s.sse = newSSE(s.w)
 	}
 }
 
@@ -127,7 +127,7 @@ func (s *lazyStream) emit(e ask.Event) {
 	defer s.mu.Unlock()
 	s.openLocked()
 	if s.sse != nil && !s.ended {
-		s.sse.Emit(e)
+		s.sse.emit(e)
 		s.last = &e
 	}
 }

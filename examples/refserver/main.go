@@ -61,6 +61,7 @@ import (
 	"github.com/askbi/askbi/internal/pgpool"
 	"github.com/askbi/askbi/internal/pgtest"
 	"github.com/askbi/askbi/mcpserver"
+	"github.com/askbi/askbi/mcpserver/chartimage"
 	"github.com/askbi/askbi/mcpserver/oauth"
 	"github.com/askbi/askbi/memory"
 )
@@ -483,6 +484,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	a.mcp = mcpserver.New(a.executor, gate, mcpserver.AnyOf(a.oauth.Verify, a.keys.Verify), &mcpserver.Options{
 		BaseURL: base, Activity: activity, Audit: a.audit, Logger: log, MaxInFlight: cfg.mcpMaxInFlight,
 		MaxResultBytes:       cfg.mcpResultBytes,
+		ChartImage:           chartimage.PNG,
 		AllowedOrigins:       strings.FieldsFunc(cfg.mcpOrigins, func(r rune) bool { return r == ',' || r == ' ' }),
 		AuthorizationServers: []string{a.oauth.Issuer()},
 		TeamName:             func(_ context.Context, id string) string { return orDefault(teamNames[id], id) },

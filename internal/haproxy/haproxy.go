@@ -3,7 +3,7 @@
 // load balancer would: round robin, health checks on /readyz, and a
 // request retried on another instance only when it never reached one (a
 // refused connection), since anything later may have run. The
-// multi-instance tests and the load command (internal/mcpload) use it.
+// multi-instance tests and the load command (cmd/mcpload) use it.
 package haproxy
 
 import (

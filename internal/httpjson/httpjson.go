@@ -18,7 +18,6 @@ import (
 	"github.com/go-playground/validator/v10"
 
 	"github.com/askbi/askbi"
-	"github.com/askbi/askbi/access"
 )
 
 // statuses maps each askbi code to its HTTP status: the one table of the
@@ -88,7 +87,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 func Body(r *http.Request, log *slog.Logger, err error) ErrorBody {
 	LogInternal(r, log, err)
 	b := ErrorBody{Code: askbi.ErrorCode(err), Message: askbi.ErrorMessage(err)}
-	b.RetryAfter, _ = access.RetryAfter(err)
+	b.RetryAfter, _ = askbi.RetryAfter(err)
 	return b
 }
 

@@ -67,7 +67,7 @@ func (l *RateLimiter) Allow(ctx context.Context, key string) error {
 	}
 	if !row.Allowed {
 		wait := math.Ceil((1 - row.Tokens) / l.rate)
-		return access.Retry(askbi.RateLimited, time.Duration(wait)*time.Second, "too many requests; try again in %.0f s", wait)
+		return askbi.Retry(askbi.RateLimited, time.Duration(wait)*time.Second, "too many requests; try again in %.0f s", wait)
 	}
 	return nil
 }

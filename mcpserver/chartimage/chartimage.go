@@ -1,4 +1,10 @@
-package mcpserver
+// Package chartimage draws the optional PNG of mcpserver's
+// create_chart_preview with gonum/plot. It is a package of its own so that a
+// host that offers no chart images does not link gonum: a host opts in with
+// mcpserver.Options.ChartImage.
+//
+//	srv := mcpserver.New(exec, gate, authn, &mcpserver.Options{ChartImage: chartimage.PNG})
+package chartimage
 
 import (
 	"bytes"
@@ -12,8 +18,8 @@ import (
 	"github.com/askbi/askbi/dataexec"
 )
 
-// maxImageBytes caps the optional PNG of create_chart_preview.
-const maxImageBytes = 256 << 10
+// MaxBytes caps a PNG that PNG returns.
+const MaxBytes = 256 << 10
 
 var palette = []color.Color{
 	color.RGBA{0x25, 0x63, 0xeb, 0xff}, color.RGBA{0xea, 0x58, 0x0c, 0xff},
@@ -21,9 +27,12 @@ var palette = []color.Color{
 	color.RGBA{0xdc, 0x26, 0x26, 0xff},
 }
 
-// renderPNG draws chart data as a PNG of at most maxImageBytes. Line and
-// area charts are drawn as lines, every other type as grouped bars.
-func renderPNG(title string, cd *dataexec.ChartData) ([]byte, error) {
+// PNG draws chart data as a PNG of at most MaxBytes, smaller when a large
+// one would pass it. Line and area charts are drawn as lines, every other
+// type as grouped bars. It fails for chart data with no labels or no series.
+// It has the shape of mcpserver.Options.ChartImage and is safe for
+// concurrent use.
+func PNG(title string, cd *dataexec.ChartData) ([]byte, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.Legend.Top = true
@@ -74,9 +83,9 @@ func renderPNG(title string, cd *dataexec.ChartData) ([]byte, error) {
 		if _, err := wt.WriteTo(&buf); err != nil {
 			return nil, err
 		}
-		if buf.Len() <= maxImageBytes {
+		if buf.Len() <= MaxBytes {
 			return buf.Bytes(), nil
 		}
 	}
-	return nil, fmt.Errorf("image larger than %d bytes", maxImageBytes)
+	return nil, fmt.Errorf("image larger than %d bytes", MaxBytes)
 }

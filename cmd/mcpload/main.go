@@ -10,11 +10,11 @@
 //
 // Run it from the module root:
 //
-//	go run ./internal/mcpload -clients 50 -duration 60s
-//	go run ./internal/mcpload -fault pg-restart     # pg_ctl restart -m fast at 1/3, -m immediate at 2/3
-//	go run ./internal/mcpload -fault slow-readers   # 200 clients ask for a 1 MB run_dataset and never read
-//	go run ./internal/mcpload -fault slow-loris     # 200 connections trickle their headers
-//	go run ./internal/mcpload -instances 3 -fault kill-instance   # three behind HAProxy, one killed (-9) at half time
+//	go run ./cmd/mcpload -clients 50 -duration 60s
+//	go run ./cmd/mcpload -fault pg-restart     # pg_ctl restart -m fast at 1/3, -m immediate at 2/3
+//	go run ./cmd/mcpload -fault slow-readers   # 200 clients ask for a 1 MB run_dataset and never read
+//	go run ./cmd/mcpload -fault slow-loris     # 200 connections trickle their headers
+//	go run ./cmd/mcpload -instances 3 -fault kill-instance   # three behind HAProxy, one killed (-9) at half time
 //
 // With -instances above 1 the servers share the cluster, run behind
 // HAProxy (Debian's haproxy) and the figures are the first instance's;
