@@ -170,16 +170,15 @@ type ConversationStore interface {
 	// when it does not exist.
 	UpdateConversation(ctx context.Context, c Conversation) error
 	// DeleteConversation deletes a conversation with everything the
-	// TurnStore, ContextStore and ToolRunStore beside it keep of it: its
-	// turns, entries, context and tool runs. NotFound when it does not
-	// exist.
+	// Turns, Context and ToolRuns of its Stores keep of it: its turns,
+	// entries, context and tool runs. NotFound when it does not exist.
 	DeleteConversation(ctx context.Context, id string) error
 }
 
 // TurnStore keeps the turns of conversations and their history: the
 // entries replayed to the model. Every method is scoped by conversation
 // ID; the caller checks ownership first. A write is NotFound for a
-// conversation the ConversationStore beside it does not hold; a list
+// conversation that the Conversations of its Stores do not hold; a list
 // answers an empty list for an unknown conversation. Saving a turn again
 // keeps its first CreatedAt. Implementations must be safe for concurrent
 // use, and AppendEntry atomic per conversation, also across processes
@@ -210,8 +209,8 @@ type TurnStore interface {
 
 // ContextStore keeps each conversation's active context: the entities the
 // user is asking about. The caller checks ownership first, and revalidates
-// every ref on use. SetContext is NotFound for a conversation the
-// ConversationStore beside it does not hold; Context answers an empty list
+// every ref on use. SetContext is NotFound for a conversation that the
+// Conversations of its Stores do not hold; Context answers an empty list
 // for an unknown one. Implementations must be safe for concurrent use, and
 // SetContext atomic, also across processes sharing the store: concurrent
 // SetContexts leave one of the sets written. asktest.RunContextStore
@@ -227,7 +226,7 @@ type ContextStore interface {
 
 // ToolRunStore keeps the work summary: each conversation's tool runs. The
 // caller checks ownership first. SaveToolRun is NotFound for a
-// conversation the ConversationStore beside it does not hold; ToolRuns
+// conversation that the Conversations of its Stores do not hold; ToolRuns
 // answers an empty list for an unknown one. Saving a run again keeps its
 // first CreatedAt. Implementations must be safe for concurrent use;
 // asktest.RunToolRunStore proves one.
@@ -330,8 +329,8 @@ type ApprovalStore interface {
 	// Release returns consumed approval id to pending, for a caller whose
 	// call never started (a store or network failure after Consume), so a
 	// transient failure never uses up an approval. It is Conflict when the
-	// approval is not consumed or already has a receipt in the
-	// ReceiptStore beside it, NotFound when it does not exist.
+	// approval is not consumed or already has a receipt (in the Receipts
+	// of its Stores), NotFound when it does not exist.
 	Release(ctx context.Context, id string) error
 	// DeleteConversation deletes every approval of a conversation, with
 	// its arguments and its receipt. Deleting none is not an error.
@@ -339,8 +338,8 @@ type ApprovalStore interface {
 }
 
 // ReceiptStore keeps receipts: the results of approved calls, what a retry
-// of an approval answers without running the call again. Its approvals are
-// those of the ApprovalStore beside it. PutReceipt is atomic: of
+// of an approval answers without running the call again, for the
+// approvals that the Approvals of its Stores hold. PutReceipt is atomic: of
 // concurrent calls for one approval, across processes sharing the store, at
 // most one succeeds. Implementations must be safe for concurrent use;
 // asktest.RunReceiptStore proves one.
