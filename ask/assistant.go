@@ -24,10 +24,10 @@ type Options struct {
 	// Default 2 minutes.
 	TurnTimeout time.Duration
 	// TurnLease is how long a running turn's lease lasts: the instance
-	// running it renews it every third of that (TurnStore.RenewTurn), and a turn whose lease ran out is shown failed
-	// (unavailable) by whichever instance opens its conversation, since
-	// its process died. Default 15 s: a dead instance's turns show failed
-	// within 15 s.
+	// running it renews it every third of that (TurnStore.RenewTurn),
+	// and a turn whose lease ran out is shown failed (unavailable) by
+	// whichever instance opens its conversation, since its process died.
+	// Default 15 s: a dead instance's turns show failed within 15 s.
 	TurnLease time.Duration
 	// HistoryEntries bounds the saved entries replayed to the model.
 	// Default 40.
