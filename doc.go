@@ -73,5 +73,5 @@
 // and so does the assistant:
 //
 //	tools, _ := ask.NewRegistry(ask.ProductTools(exec)...)
-//	assistant := ask.New(mock.New(), gate, exec, ask.NewMemoryConversationStore(), ask.NewMemoryApprovalStore(), tools, nil)
+//	assistant := ask.New(mock.New(), gate, exec, ask.NewMemoryStores(), tools, nil)
 package askbi

@@ -26,7 +26,7 @@ func (a *Assistant) resultOf(ctx context.Context, p access.Principal, id, chartI
 	if err != nil {
 		return Conversation{}, dataexec.ChartResult{}, err
 	}
-	runs, err := a.convs.ToolRuns(ctx, conv.ID)
+	runs, err := a.stores.ToolRuns.ToolRuns(ctx, conv.ID)
 	if err != nil {
 		return Conversation{}, dataexec.ChartResult{}, err
 	}
@@ -62,7 +62,7 @@ func (a *Assistant) AddPreviewToDashboard(ctx context.Context, p access.Principa
 	b, _ := json.Marshal(res)
 	run := ToolRun{CallID: newID("act"), ConversationID: conv.ID, Tool: dataexec.PlaceChartAction.Name, Label: "Added chart to dashboard",
 		State: RunCompleted, Result: b, CreatedAt: now, UpdatedAt: now}
-	return res, a.convs.SaveToolRun(ctx, run)
+	return res, a.stores.ToolRuns.SaveToolRun(ctx, run)
 }
 
 // Links are the URLs of the pages of a chart result (the executor's

@@ -58,7 +58,7 @@ func (a *Assistant) decide(ctx context.Context, p access.Principal, req ApproveR
 		return nil, askbi.Errorf(askbi.InvalidArgument, "arguments: must be the JSON object shown for approval")
 	}
 	d := &decision{b: Binding{UserID: live.UserID, TeamID: live.TeamID, ConversationID: conv.ID, Tool: req.Tool, ArgsHash: hash}}
-	d.ap, err = a.approvals.Approval(ctx, req.ApprovalID)
+	d.ap, err = a.stores.Approvals.Approval(ctx, req.ApprovalID)
 	if err == nil {
 		d.b.Target = d.ap.Target // checked against the tool below
 	}
@@ -165,17 +165,17 @@ func (a *Assistant) consume(ctx context.Context, d *decision) (Approval, *Receip
 	defer cancel()
 	backoff := 10 * time.Millisecond
 	for {
-		ap, err := a.approvals.Consume(ctx, d.ap.ID, d.b, a.o.Now())
+		ap, err := a.stores.Approvals.Consume(ctx, d.ap.ID, d.b, a.o.Now())
 		if askbi.ErrorCode(err) != askbi.ApprovalInvalid {
 			return ap, nil, err
 		}
-		cur, gerr := a.approvals.Approval(ctx, d.ap.ID)
+		cur, gerr := a.stores.Approvals.Approval(ctx, d.ap.ID)
 		if gerr != nil || !d.b.Matches(cur) {
 			return Approval{}, nil, err
 		}
 		switch cur.State {
 		case ApprovalConsumed:
-			rc, rerr := a.approvals.Receipt(ctx, cur.ID)
+			rc, rerr := a.stores.Receipts.Receipt(ctx, cur.ID)
 			if rerr == nil {
 				return cur, &rc, nil
 			}
@@ -212,7 +212,7 @@ func (a *Assistant) consume(ctx context.Context, d *decision) (Approval, *Receip
 func (a *Assistant) release(ctx context.Context, id string) {
 	sctx, cancel := store(ctx)
 	defer cancel()
-	if err := a.approvals.Release(sctx, id); err != nil {
+	if err := a.stores.Approvals.Release(sctx, id); err != nil {
 		a.o.Logger.Error("ask: release approval", "approval", id, "err", err)
 	}
 }
@@ -222,7 +222,7 @@ func (a *Assistant) release(ctx context.Context, id string) {
 func (tr *turn) runApproved(ctx context.Context, tool Tool, ap Approval) error {
 	run := tr.newRun(tool, ap.ToolCallID)
 	run.State, run.ApprovalID = RunRunning, ap.ID
-	if err := tr.a.convs.SaveToolRun(ctx, run); err != nil {
+	if err := tr.a.stores.ToolRuns.SaveToolRun(ctx, run); err != nil {
 		tr.a.release(ctx, ap.ID)
 		return err
 	}
@@ -249,9 +249,9 @@ func (tr *turn) runApproved(ctx context.Context, tool Tool, ap Approval) error {
 	}
 	// The call ran: a blip of the store must not lose what it did.
 	err := retry(sctx, func() error {
-		err := tr.a.approvals.PutReceipt(sctx, rc)
+		err := tr.a.stores.Receipts.PutReceipt(sctx, rc)
 		if askbi.ErrorCode(err) == askbi.Conflict {
-			if _, rerr := tr.a.approvals.Receipt(sctx, rc.ApprovalID); rerr == nil {
+			if _, rerr := tr.a.stores.Receipts.Receipt(sctx, rc.ApprovalID); rerr == nil {
 				return nil // an earlier attempt was stored after all
 			}
 		}
@@ -264,7 +264,7 @@ func (tr *turn) runApproved(ctx context.Context, tool Tool, ap Approval) error {
 	if rc.ErrorCode != "" {
 		run.State, run.ErrorCode, run.ErrorMessage = RunFailed, rc.ErrorCode, rc.ErrorMessage
 	}
-	if err := retry(sctx, func() error { return tr.a.convs.SaveToolRun(sctx, run) }); err != nil {
+	if err := retry(sctx, func() error { return tr.a.stores.ToolRuns.SaveToolRun(sctx, run) }); err != nil {
 		return err
 	}
 	if err := retry(sctx, func() error { return tr.saveOutput(sctx, tool, ap.ToolCallID, data) }); err != nil {
@@ -318,7 +318,7 @@ func (a *Assistant) Reject(ctx context.Context, p access.Principal, req ApproveR
 	if err != nil {
 		return err
 	}
-	ap, err := a.approvals.Reject(ctx, d.ap.ID, d.b, a.o.Now())
+	ap, err := a.stores.Approvals.Reject(ctx, d.ap.ID, d.b, a.o.Now())
 	if err != nil {
 		return err
 	}
@@ -328,7 +328,7 @@ func (a *Assistant) Reject(ctx context.Context, p access.Principal, req ApproveR
 	}
 	run := tr.newRun(d.tool, ap.ToolCallID)
 	run.State, run.ApprovalID = RunRejected, ap.ID
-	if err := a.convs.SaveToolRun(ctx, run); err != nil {
+	if err := a.stores.ToolRuns.SaveToolRun(ctx, run); err != nil {
 		return tr.finish(ctx, err)
 	}
 	tr.send(Event{Type: EventToolRejected, Tool: toolEvent(d.tool, run)})
@@ -350,7 +350,7 @@ func (a *Assistant) resume(ctx context.Context, p access.Principal, conv Convers
 	}
 	tr := a.newTurn(p, conv, emit)
 	tr.level, tr.items = level, items
-	t, err := a.convs.Turn(ctx, conv.ID, turnID)
+	t, err := a.stores.Turns.Turn(ctx, conv.ID, turnID)
 	switch askbi.ErrorCode(err) {
 	case "":
 		t.State, t.ErrorCode, t.UpdatedAt = TurnRunning, "", tr.t.UpdatedAt

@@ -59,6 +59,12 @@ func (f *fault) wasHit() bool {
 	return f.hit
 }
 
+// faultyStores wraps every store of s so that f decides each call.
+func faultyStores(s ask.Stores, f *fault) ask.Stores {
+	return ask.Stores{Conversations: faultyConvs{s.Conversations, f}, Turns: faultyTurns{s.Turns, f}, Context: faultyContext{s.Context, f},
+		ToolRuns: faultyRuns{s.ToolRuns, f}, Approvals: faultyApprovals{s.Approvals, f}, Receipts: faultyReceipts{s.Receipts, f}}
+}
+
 type faultyConvs struct {
 	ask.ConversationStore
 	f *fault
@@ -85,60 +91,75 @@ func (s faultyConvs) UpdateConversation(ctx context.Context, c ask.Conversation)
 	return s.ConversationStore.UpdateConversation(ctx, c)
 }
 
-func (s faultyConvs) SaveTurn(ctx context.Context, t ask.Turn) error {
+type faultyTurns struct {
+	ask.TurnStore
+	f *fault
+}
+
+func (s faultyTurns) SaveTurn(ctx context.Context, t ask.Turn) error {
 	if err := s.f.call(); err != nil {
 		return err
 	}
-	return s.ConversationStore.SaveTurn(ctx, t)
+	return s.TurnStore.SaveTurn(ctx, t)
 }
 
-func (s faultyConvs) Turns(ctx context.Context, conversationID string) ([]ask.Turn, error) {
+func (s faultyTurns) Turns(ctx context.Context, conversationID string) ([]ask.Turn, error) {
 	if err := s.f.call(); err != nil {
 		return nil, err
 	}
-	return s.ConversationStore.Turns(ctx, conversationID)
+	return s.TurnStore.Turns(ctx, conversationID)
 }
 
-func (s faultyConvs) AppendEntry(ctx context.Context, e ask.Entry) (ask.Entry, error) {
+func (s faultyTurns) AppendEntry(ctx context.Context, e ask.Entry) (ask.Entry, error) {
 	if err := s.f.call(); err != nil {
 		return ask.Entry{}, err
 	}
-	return s.ConversationStore.AppendEntry(ctx, e)
+	return s.TurnStore.AppendEntry(ctx, e)
 }
 
-func (s faultyConvs) Entries(ctx context.Context, conversationID string, limit int) ([]ask.Entry, error) {
+func (s faultyTurns) Entries(ctx context.Context, conversationID string, limit int) ([]ask.Entry, error) {
 	if err := s.f.call(); err != nil {
 		return nil, err
 	}
-	return s.ConversationStore.Entries(ctx, conversationID, limit)
+	return s.TurnStore.Entries(ctx, conversationID, limit)
 }
 
-func (s faultyConvs) SetContext(ctx context.Context, conversationID string, refs []ask.ContextRef) error {
+type faultyContext struct {
+	ask.ContextStore
+	f *fault
+}
+
+func (s faultyContext) SetContext(ctx context.Context, conversationID string, refs []ask.ContextRef) error {
 	if err := s.f.call(); err != nil {
 		return err
 	}
-	return s.ConversationStore.SetContext(ctx, conversationID, refs)
+	return s.ContextStore.SetContext(ctx, conversationID, refs)
 }
 
-func (s faultyConvs) Context(ctx context.Context, conversationID string) ([]ask.ContextRef, error) {
+func (s faultyContext) Context(ctx context.Context, conversationID string) ([]ask.ContextRef, error) {
 	if err := s.f.call(); err != nil {
 		return nil, err
 	}
-	return s.ConversationStore.Context(ctx, conversationID)
+	return s.ContextStore.Context(ctx, conversationID)
 }
 
-func (s faultyConvs) SaveToolRun(ctx context.Context, r ask.ToolRun) error {
+type faultyRuns struct {
+	ask.ToolRunStore
+	f *fault
+}
+
+func (s faultyRuns) SaveToolRun(ctx context.Context, r ask.ToolRun) error {
 	if err := s.f.call(); err != nil {
 		return err
 	}
-	return s.ConversationStore.SaveToolRun(ctx, r)
+	return s.ToolRunStore.SaveToolRun(ctx, r)
 }
 
-func (s faultyConvs) ToolRuns(ctx context.Context, conversationID string) ([]ask.ToolRun, error) {
+func (s faultyRuns) ToolRuns(ctx context.Context, conversationID string) ([]ask.ToolRun, error) {
 	if err := s.f.call(); err != nil {
 		return nil, err
 	}
-	return s.ConversationStore.ToolRuns(ctx, conversationID)
+	return s.ToolRunStore.ToolRuns(ctx, conversationID)
 }
 
 type faultyApprovals struct {
@@ -160,18 +181,23 @@ func (s faultyApprovals) Consume(ctx context.Context, id string, b ask.Binding, 
 	return s.ApprovalStore.Consume(ctx, id, b, now)
 }
 
-func (s faultyApprovals) PutReceipt(ctx context.Context, r ask.Receipt) error {
+type faultyReceipts struct {
+	ask.ReceiptStore
+	f *fault
+}
+
+func (s faultyReceipts) PutReceipt(ctx context.Context, r ask.Receipt) error {
 	if err := s.f.call(); err != nil {
 		return err
 	}
-	return s.ApprovalStore.PutReceipt(ctx, r)
+	return s.ReceiptStore.PutReceipt(ctx, r)
 }
 
-func (s faultyApprovals) Receipt(ctx context.Context, approvalID string) (ask.Receipt, error) {
+func (s faultyReceipts) Receipt(ctx context.Context, approvalID string) (ask.Receipt, error) {
 	if err := s.f.call(); err != nil {
 		return ask.Receipt{}, err
 	}
-	return s.ApprovalStore.Receipt(ctx, approvalID)
+	return s.ReceiptStore.Receipt(ctx, approvalID)
 }
 
 // checkNotBurnt asserts the invariant after a failed approve: the approval
@@ -210,8 +236,7 @@ func TestTransientFailureKeepsApproval(t *testing.T) {
 			for k := 1; ; k++ {
 				f := &fault{}
 				e := newEnv(t, nil, func(c *envConfig) {
-					c.convs = faultyConvs{c.convs, f}
-					c.approvals = faultyApprovals{c.approvals, f}
+					c.stores = faultyStores(c.stores, f)
 				})
 				conv, te := proposeDelete(t, e, alice)
 				ctx, cancel := context.WithCancel(context.Background())

@@ -24,11 +24,10 @@ type Options struct {
 	// Default 2 minutes.
 	TurnTimeout time.Duration
 	// TurnLease is how long a running turn's lease lasts: the instance
-	// running it renews it every third of that (ConversationStore.
-	// RenewTurn), and a turn whose lease ran out is shown failed
-	// (unavailable) by whichever instance opens its conversation, since
-	// its process died. Default 15 s: a dead instance's turns show failed
-	// within 15 s.
+	// running it renews it every third of that (TurnStore.RenewTurn),
+	// and a turn whose lease ran out is shown failed (unavailable) by
+	// whichever instance opens its conversation, since its process died.
+	// Default 15 s: a dead instance's turns show failed within 15 s.
 	TurnLease time.Duration
 	// HistoryEntries bounds the saved entries replayed to the model.
 	// Default 40.
@@ -83,22 +82,25 @@ type Options struct {
 // single-use approval, and keeps conversations, context and the work
 // summary. It is safe for concurrent use.
 type Assistant struct {
-	provider  Provider
-	gate      *access.Gate
-	exec      *dataexec.Executor
-	convs     ConversationStore
-	approvals ApprovalStore
-	tools     *Registry
-	redact    *redact.Redactor
-	o         Options
+	provider Provider
+	gate     *access.Gate
+	exec     *dataexec.Executor
+	stores   Stores
+	tools    *Registry
+	redact   *redact.Redactor
+	o        Options
 }
 
-// New returns an Assistant. Every method is one request: it passes gate
-// once (a principal that is already live passes uncharged) and needs
-// access.RightUseAssistant. A nil provider makes an assistant that is
-// unavailable (see Options.Unavailable). opts may be nil.
-func New(provider Provider, gate *access.Gate, exec *dataexec.Executor, convs ConversationStore, approvals ApprovalStore, tools *Registry, opts *Options) *Assistant {
-	a := &Assistant{provider: provider, gate: gate, exec: exec, convs: convs, approvals: approvals, tools: tools}
+// New returns an Assistant keeping its state in stores, every field of
+// which is required: New panics on a nil one. Every method is one request:
+// it passes gate once (a principal that is already live passes uncharged)
+// and needs access.RightUseAssistant. A nil provider makes an assistant
+// that is unavailable (see Options.Unavailable). opts may be nil.
+func New(provider Provider, gate *access.Gate, exec *dataexec.Executor, stores Stores, tools *Registry, opts *Options) *Assistant {
+	if f := stores.missing(); f != "" {
+		panic("ask.New: Stores." + f + " is nil")
+	}
+	a := &Assistant{provider: provider, gate: gate, exec: exec, stores: stores, tools: tools}
 	if opts != nil {
 		a.o = *opts
 	}

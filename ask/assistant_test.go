@@ -635,7 +635,7 @@ func TestSchemaLevelHidesNestedErrorKeys(t *testing.T) {
 	}
 	exec := dataexec.NewExecutor(e.cat, dataexec.SourceMap{}, nil)
 	e.sharing.set(ask.SharingSchema)
-	a := ask.New(model, e.gate, exec, e.convs, e.approvals, reg, &ask.Options{Sharing: e.sharing})
+	a := ask.New(model, e.gate, exec, e.stores(), reg, &ask.Options{Sharing: e.sharing})
 	conv := e.MustConversation(t, alice)
 	if err := a.Send(context.Background(), alice, ask.SendRequest{ConversationID: conv, Message: "go"}, nil); err != nil {
 		t.Fatal(err)
@@ -676,7 +676,7 @@ func TestToolFailedRetryAfter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := ask.New(model, e.gate, dataexec.NewExecutor(e.cat, dataexec.SourceMap{}, nil), e.convs, e.approvals, reg, nil)
+	a := ask.New(model, e.gate, dataexec.NewExecutor(e.cat, dataexec.SourceMap{}, nil), e.stores(), reg, nil)
 	conv := e.MustConversation(t, alice)
 	emit, events := ask.Collect()
 	if err := a.Send(context.Background(), alice, ask.SendRequest{ConversationID: conv, Message: "go"}, emit); err != nil {

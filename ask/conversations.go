@@ -16,7 +16,7 @@ func (a *Assistant) owned(ctx context.Context, p access.Principal, id string) (C
 	if id == "" || len(id) > 100 {
 		return Conversation{}, askbi.Errorf(askbi.InvalidArgument, "conversation_id: must be 1 to 100 characters")
 	}
-	c, err := a.convs.Conversation(ctx, id)
+	c, err := a.stores.Conversations.Conversation(ctx, id)
 	if err == nil && (c.TeamID != p.TeamID || c.UserID != p.UserID) {
 		err = askbi.E(askbi.NotFound)
 	}
@@ -48,7 +48,7 @@ func (a *Assistant) CreateConversation(ctx context.Context, p access.Principal) 
 	}
 	now := a.o.Now().UTC()
 	c := Conversation{ID: newID("conv"), TeamID: live.TeamID, UserID: live.UserID, CreatedAt: now, UpdatedAt: now}
-	return c, a.convs.CreateConversation(ctx, c)
+	return c, a.stores.Conversations.CreateConversation(ctx, c)
 }
 
 // Conversations lists p's conversations, most recent first, at most limit
@@ -65,7 +65,7 @@ func (a *Assistant) Conversations(ctx context.Context, p access.Principal, limit
 	if err != nil {
 		return nil, err
 	}
-	return a.convs.Conversations(ctx, live.TeamID, live.UserID, limit)
+	return a.stores.Conversations.Conversations(ctx, live.TeamID, live.UserID, limit)
 }
 
 // DeleteConversation deletes one of p's conversations.
@@ -79,10 +79,10 @@ func (a *Assistant) DeleteConversation(ctx context.Context, p access.Principal, 
 		return err
 	}
 	// Approvals first: their arguments and results go with the history.
-	if err := a.approvals.DeleteConversation(ctx, id); err != nil {
+	if err := a.stores.Approvals.DeleteConversation(ctx, id); err != nil {
 		return err
 	}
-	return a.convs.DeleteConversation(ctx, id)
+	return a.stores.Conversations.DeleteConversation(ctx, id)
 }
 
 // View is an opened conversation: what the client shows.
@@ -163,7 +163,7 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 	if v.Context, v.Notice, err = a.revalidate(ctx, live, conv.ID); err != nil {
 		return nil, err
 	}
-	entries, err := a.convs.Entries(ctx, conv.ID, maxViewEntries)
+	entries, err := a.stores.Turns.Entries(ctx, conv.ID, maxViewEntries)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +177,7 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 			v.Messages = append(v.Messages, m)
 		}
 	}
-	runs, err := a.convs.ToolRuns(ctx, conv.ID)
+	runs, err := a.stores.ToolRuns.ToolRuns(ctx, conv.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +190,7 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 	}
 	a.refreshResults(ctx, live, tools, v.WorkSummary)
 	inertSetups(v.WorkSummary)
-	pending, err := a.approvals.Pending(ctx, conv.ID, a.o.Now())
+	pending, err := a.stores.Approvals.Pending(ctx, conv.ID, a.o.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +210,7 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 // failAbandoned returns the turns of a conversation after recording the
 // abandoned ones (see Open) as failed, with their running tool calls.
 func (a *Assistant) failAbandoned(ctx context.Context, conversationID string) ([]Turn, error) {
-	turns, err := a.convs.Turns(ctx, conversationID)
+	turns, err := a.stores.Turns.Turns(ctx, conversationID)
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +220,7 @@ func (a *Assistant) failAbandoned(ctx context.Context, conversationID string) ([
 	for i, t := range turns {
 		if t.State == TurnRunning && now.Sub(t.UpdatedAt) > a.o.TurnLease {
 			t.State, t.ErrorCode, t.UpdatedAt = TurnFailed, string(askbi.Unavailable), now
-			if err := a.convs.SaveTurn(ctx, t); err != nil {
+			if err := a.stores.Turns.SaveTurn(ctx, t); err != nil {
 				return nil, err
 			}
 			turns[i], abandoned[t.ID] = t, true
@@ -229,7 +229,7 @@ func (a *Assistant) failAbandoned(ctx context.Context, conversationID string) ([
 	if len(abandoned) == 0 {
 		return turns, nil
 	}
-	runs, err := a.convs.ToolRuns(ctx, conversationID)
+	runs, err := a.stores.ToolRuns.ToolRuns(ctx, conversationID)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +237,7 @@ func (a *Assistant) failAbandoned(ctx context.Context, conversationID string) ([
 		if abandoned[r.TurnID] && r.State == RunRunning {
 			r.State, r.ErrorCode, r.UpdatedAt = RunFailed, string(askbi.Unavailable), now
 			r.ErrorMessage = "The assistant stopped before this finished."
-			if err := a.convs.SaveToolRun(ctx, r); err != nil {
+			if err := a.stores.ToolRuns.SaveToolRun(ctx, r); err != nil {
 				return nil, err
 			}
 		}
@@ -318,7 +318,7 @@ func inertSetups(runs []ToolRun) {
 // revalidate resolves the stored context, drops what is gone and saves
 // the smaller set.
 func (a *Assistant) revalidate(ctx context.Context, p access.Principal, convID string) ([]ContextItem, string, error) {
-	refs, err := a.convs.Context(ctx, convID)
+	refs, err := a.stores.Context.Context(ctx, convID)
 	if err != nil {
 		return nil, "", err
 	}
@@ -326,7 +326,7 @@ func (a *Assistant) revalidate(ctx context.Context, p access.Principal, convID s
 	if err != nil || !dropped {
 		return orEmpty(items), "", err
 	}
-	if err := a.convs.SetContext(ctx, convID, kept); err != nil {
+	if err := a.stores.Context.SetContext(ctx, convID, kept); err != nil {
 		return nil, "", err
 	}
 	return orEmpty(items), UnavailableNotice, nil

@@ -24,16 +24,18 @@
 //
 // A host supplies a Provider (package ask/provider/mock, openai,
 // anthropic), the request gate (access.Gate), the executor, and its
-// stores (ConversationStore, ApprovalStore; in-memory ones here, proven
-// by package asktest). Every method of Assistant is one request: it
-// passes the gate once and needs access.RightUseAssistant.
+// Stores: small interfaces, one per job (ConversationStore, TurnStore,
+// ContextStore, ToolRunStore, ApprovalStore, ReceiptStore), with
+// in-memory ones here (NewMemoryStores), each proven by a suite of
+// package asktest. Every method of Assistant is one request: it passes
+// the gate once and needs access.RightUseAssistant.
 //
 // # Quick start
 //
 //	gate := access.NewGate(access.NewChecker(directory, nil), nil)
 //	exec := dataexec.NewExecutor(catalog, sources, nil)
 //	tools, err := ask.NewRegistry(ask.ProductTools(exec)...)
-//	assistant := ask.New(mock.New(), gate, exec, ask.NewMemoryConversationStore(), ask.NewMemoryApprovalStore(), tools, nil)
+//	assistant := ask.New(mock.New(), gate, exec, ask.NewMemoryStores(), tools, nil)
 //	conv, err := assistant.CreateConversation(ctx, principal)
 //	emit, events := ask.Collect()
 //	err = assistant.Send(ctx, principal, ask.SendRequest{ConversationID: conv.ID, Message: "show signups by week"}, emit)

@@ -84,11 +84,15 @@ const (
 type envOption func(*envConfig)
 
 type envConfig struct {
-	limiter   access.RateLimiter
-	convs     ask.ConversationStore
-	approvals ask.ApprovalStore
-	opts      ask.Options
-	extra     []ask.Tool
+	limiter access.RateLimiter
+	stores  ask.Stores
+	opts    ask.Options
+	extra   []ask.Tool
+}
+
+// stores are e's in-memory stores as ask.New takes them.
+func (e *env) stores() ask.Stores {
+	return ask.Stores{Conversations: e.convs, Turns: e.convs, Context: e.convs, ToolRuns: e.convs, Approvals: e.approvals, Receipts: e.approvals}
 }
 
 func newEnv(t testing.TB, provider ask.Provider, options ...envOption) *env {
@@ -137,7 +141,7 @@ func newEnv(t testing.TB, provider ask.Provider, options ...envOption) *env {
 		sqlTickets: {Columns: []string{"day", "opened"}, Rows: [][]any{{"2026-11-01", int64(4)}}},
 	}
 	cfg := envConfig{limiter: access.NewMemoryRateLimiter(&access.RateOptions{Burst: 1 << 30, Rate: 1 << 30}),
-		convs: e.convs, approvals: e.approvals}
+		stores: e.stores()}
 	for _, o := range options {
 		o(&cfg)
 	}
@@ -154,7 +158,7 @@ func newEnv(t testing.TB, provider ask.Provider, options ...envOption) *env {
 	}
 	o := cfg.opts
 	o.Now, o.Sharing, o.Logger = e.clock.Now, e.sharing, slog.New(slog.DiscardHandler)
-	e.a = ask.New(provider, e.gate, exec, cfg.convs, cfg.approvals, reg, &o)
+	e.a = ask.New(provider, e.gate, exec, cfg.stores, reg, &o)
 	return e
 }
 

@@ -35,7 +35,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	assistant := ask.New(mock.New(), gate, exec, ask.NewMemoryConversationStore(), ask.NewMemoryApprovalStore(), tools, nil)
+	assistant := ask.New(mock.New(), gate, exec, ask.NewMemoryStores(), tools, nil)
 	alice := access.Principal{UserID: "alice", TeamID: "acme", Auth: access.AuthSession}
 	conv, _ := assistant.CreateConversation(ctx, alice)
 

@@ -26,7 +26,7 @@ func withMemory(t *testing.T, e *env, allow bool) *memory.Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.a = ask.New(e.model, e.gate, exec, e.convs, e.approvals, reg, &ask.Options{Now: e.clock.Now, Sharing: e.sharing, Memory: mem})
+	e.a = ask.New(e.model, e.gate, exec, e.stores(), reg, &ask.Options{Now: e.clock.Now, Sharing: e.sharing, Memory: mem})
 	return mem
 }
 

@@ -13,13 +13,14 @@ import (
 	"github.com/askbi/askbi"
 )
 
-// MemoryConversationStore is an in-memory ConversationStore, the embedded
-// default and the fake for tests. It is safe for concurrent use: one mutex
+// MemoryConversationStore is an in-memory ConversationStore, TurnStore,
+// ContextStore and ToolRunStore, the embedded default and the fake for
+// tests (NewMemoryStores). It is safe for concurrent use: one mutex
 // guards all state, so every call is atomic. It stores and returns copies,
 // so callers can neither change stored state through a value they passed
 // in nor through one they got back.
 //
-// Where ConversationStore leaves details open it behaves as the PostgreSQL
+// Where those interfaces leave details open it behaves as the PostgreSQL
 // store does: a turn or tool run is identified by its conversation and ID,
 // and saving it again keeps the CreatedAt it was first saved with; a limit
 // below 1 lists nothing; the lists of an unknown conversation are empty;
@@ -45,7 +46,12 @@ func NewMemoryConversationStore() *MemoryConversationStore {
 	return &MemoryConversationStore{convs: map[string]*memConversation{}}
 }
 
-var _ ConversationStore = (*MemoryConversationStore)(nil)
+var (
+	_ ConversationStore = (*MemoryConversationStore)(nil)
+	_ TurnStore         = (*MemoryConversationStore)(nil)
+	_ ContextStore      = (*MemoryConversationStore)(nil)
+	_ ToolRunStore      = (*MemoryConversationStore)(nil)
+)
 
 func errConversationNotFound() error { return askbi.Errorf(askbi.NotFound, "Conversation not found.") }
 
@@ -111,7 +117,7 @@ func (s *MemoryConversationStore) DeleteConversation(_ context.Context, id strin
 	return nil
 }
 
-// SaveTurn implements ConversationStore.
+// SaveTurn implements TurnStore.
 func (s *MemoryConversationStore) SaveTurn(_ context.Context, t Turn) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -129,7 +135,7 @@ func (s *MemoryConversationStore) SaveTurn(_ context.Context, t Turn) error {
 	return nil
 }
 
-// RenewTurn implements ConversationStore.
+// RenewTurn implements TurnStore.
 func (s *MemoryConversationStore) RenewTurn(_ context.Context, conversationID, id string, at time.Time) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -145,9 +151,7 @@ func (s *MemoryConversationStore) RenewTurn(_ context.Context, conversationID, i
 	return false, askbi.Errorf(askbi.NotFound, "turn not found")
 }
 
-// Turns implements ConversationStore. Turns created at the same time keep
-// the order they were first saved in.
-// Turn implements ConversationStore.
+// Turn implements TurnStore.
 func (s *MemoryConversationStore) Turn(_ context.Context, conversationID, id string) (Turn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -159,6 +163,8 @@ func (s *MemoryConversationStore) Turn(_ context.Context, conversationID, id str
 	return Turn{}, askbi.Errorf(askbi.NotFound, "Turn not found.")
 }
 
+// Turns implements TurnStore. Turns created at the same time keep the
+// order they were first saved in.
 func (s *MemoryConversationStore) Turns(_ context.Context, conversationID string) ([]Turn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -171,7 +177,7 @@ func (s *MemoryConversationStore) Turns(_ context.Context, conversationID string
 	return out, nil
 }
 
-// AppendEntry implements ConversationStore. Seqs start at 1.
+// AppendEntry implements TurnStore. Seqs start at 1.
 func (s *MemoryConversationStore) AppendEntry(_ context.Context, e Entry) (Entry, error) {
 	if err := validEntry(e); err != nil {
 		return Entry{}, err
@@ -189,7 +195,7 @@ func (s *MemoryConversationStore) AppendEntry(_ context.Context, e Entry) (Entry
 	return cloneEntry(e), nil
 }
 
-// Entries implements ConversationStore.
+// Entries implements TurnStore.
 func (s *MemoryConversationStore) Entries(_ context.Context, conversationID string, limit int) ([]Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -205,7 +211,7 @@ func (s *MemoryConversationStore) Entries(_ context.Context, conversationID stri
 	return out, nil
 }
 
-// SetContext implements ConversationStore.
+// SetContext implements ContextStore.
 func (s *MemoryConversationStore) SetContext(_ context.Context, conversationID string, refs []ContextRef) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -228,7 +234,7 @@ func uniqueRefs(refs []ContextRef) []ContextRef {
 	return out
 }
 
-// Context implements ConversationStore.
+// Context implements ContextStore.
 func (s *MemoryConversationStore) Context(_ context.Context, conversationID string) ([]ContextRef, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -239,7 +245,7 @@ func (s *MemoryConversationStore) Context(_ context.Context, conversationID stri
 	return slices.Clone(mc.context), nil
 }
 
-// SaveToolRun implements ConversationStore.
+// SaveToolRun implements ToolRunStore.
 func (s *MemoryConversationStore) SaveToolRun(_ context.Context, r ToolRun) error {
 	if !validJSON(r.Result) {
 		return errInvalidJSON("result")
@@ -261,7 +267,7 @@ func (s *MemoryConversationStore) SaveToolRun(_ context.Context, r ToolRun) erro
 	return nil
 }
 
-// ToolRuns implements ConversationStore. Runs created at the same time
+// ToolRuns implements ToolRunStore. Runs created at the same time
 // keep the order they were first saved in.
 func (s *MemoryConversationStore) ToolRuns(_ context.Context, conversationID string) ([]ToolRun, error) {
 	s.mu.Lock()
@@ -312,13 +318,13 @@ func cloneEntry(e Entry) Entry {
 	return e
 }
 
-// MemoryApprovalStore is an in-memory ApprovalStore, the embedded default
-// and the fake for tests. It is safe for concurrent use: one mutex guards
-// all state, so Consume, Reject and PutReceipt are atomic within the
-// process (it is not shared across processes). It stores and returns
-// copies.
+// MemoryApprovalStore is an in-memory ApprovalStore and ReceiptStore, the
+// embedded default and the fake for tests (NewMemoryStores). It is safe
+// for concurrent use: one mutex guards all state, so Consume, Reject and
+// PutReceipt are atomic within the process (it is not shared across
+// processes). It stores and returns copies.
 //
-// Where ApprovalStore leaves details open it behaves as the PostgreSQL
+// Where those interfaces leave details open it behaves as the PostgreSQL
 // store does: a tool call is identified by its conversation and
 // ToolCallID; CreateApproval stores the approval as pending whatever its
 // State; Reject is never Conflict, so a stale approval of a call that
@@ -350,7 +356,10 @@ func NewMemoryApprovalStore() *MemoryApprovalStore {
 	}
 }
 
-var _ ApprovalStore = (*MemoryApprovalStore)(nil)
+var (
+	_ ApprovalStore = (*MemoryApprovalStore)(nil)
+	_ ReceiptStore  = (*MemoryApprovalStore)(nil)
+)
 
 // CreateApproval implements ApprovalStore.
 func (s *MemoryApprovalStore) CreateApproval(_ context.Context, a Approval) error {
@@ -457,7 +466,7 @@ func (s *MemoryApprovalStore) Release(_ context.Context, id string) error {
 	return nil
 }
 
-// PutReceipt implements ApprovalStore.
+// PutReceipt implements ReceiptStore.
 func (s *MemoryApprovalStore) PutReceipt(_ context.Context, r Receipt) error {
 	if !validJSON(r.Result) {
 		return errInvalidJSON("result")
@@ -499,7 +508,7 @@ func (s *MemoryApprovalStore) DeleteConversation(_ context.Context, conversation
 	return nil
 }
 
-// Receipt implements ApprovalStore.
+// Receipt implements ReceiptStore.
 func (s *MemoryApprovalStore) Receipt(_ context.Context, approvalID string) (Receipt, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

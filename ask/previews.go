@@ -89,7 +89,7 @@ func (tr *turn) ownCharts(ctx context.Context, tool Tool, args json.RawMessage) 
 	if json.Unmarshal(args, &in) != nil {
 		return askbi.Errorf(askbi.InvalidArgument, "chart_ids: must be a list of chart IDs")
 	}
-	runs, err := tr.a.convs.ToolRuns(ctx, tr.conv.ID)
+	runs, err := tr.a.stores.ToolRuns.ToolRuns(ctx, tr.conv.ID)
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ type priorPreview struct {
 // previews reads the conversation's earlier previews of tool, oldest
 // first, and whether placement was offered already.
 func (tr *turn) previews(ctx context.Context, tool string) ([]priorPreview, bool, error) {
-	entries, err := tr.a.convs.Entries(ctx, tr.conv.ID, previewMemory)
+	entries, err := tr.a.stores.Turns.Entries(ctx, tr.conv.ID, previewMemory)
 	if err != nil {
 		return nil, false, err
 	}

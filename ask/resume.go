@@ -62,7 +62,7 @@ func (tr *turn) resume(ctx context.Context) (handled bool, err error) {
 		return out, err
 	}
 	c := ToolCall{ID: newID("call"), Name: tool.Name, Arguments: args}
-	if _, err := tr.a.convs.AppendEntry(ctx, Entry{ID: newID("ent"), ConversationID: tr.conv.ID, TurnID: tr.t.ID,
+	if _, err := tr.a.stores.Turns.AppendEntry(ctx, Entry{ID: newID("ent"), ConversationID: tr.conv.ID, TurnID: tr.t.ID,
 		Role: RoleAssistant, ToolCalls: []ToolCall{c}, CreatedAt: tr.a.o.Now().UTC()}); err != nil {
 		return false, err
 	}
@@ -87,11 +87,11 @@ func (tr *turn) resume(ctx context.Context) (handled bool, err error) {
 // was itself a ContinueRequest or AddedConnection, the question that turn
 // continued. nil when there is none.
 func (tr *turn) setupToContinue(ctx context.Context) (*ToolRun, string, error) {
-	runs, err := tr.a.convs.ToolRuns(ctx, tr.conv.ID)
+	runs, err := tr.a.stores.ToolRuns.ToolRuns(ctx, tr.conv.ID)
 	if err != nil {
 		return nil, "", err
 	}
-	entries, err := tr.a.convs.Entries(ctx, tr.conv.ID, maxViewEntries)
+	entries, err := tr.a.stores.Turns.Entries(ctx, tr.conv.ID, maxViewEntries)
 	if err != nil {
 		return nil, "", err
 	}

@@ -102,7 +102,7 @@ func (a *Assistant) Send(ctx context.Context, p access.Principal, req SendReques
 		if dropped {
 			return askbi.Errorf(askbi.NotFound, "context: an item is not available; select another item")
 		}
-		if err := a.convs.SetContext(ctx, conv.ID, wanted); err != nil {
+		if err := a.stores.Context.SetContext(ctx, conv.ID, wanted); err != nil {
 			return err
 		}
 		tr.items = orEmpty(items)
@@ -198,14 +198,14 @@ func (tr *turn) ask(ctx context.Context, question string) (context.Context, erro
 		}
 		e.Attachments, e.Sharing = append(e.Attachments, info), tr.level
 	}
-	if _, err := a.convs.AppendEntry(ctx, e); err != nil {
+	if _, err := a.stores.Turns.AppendEntry(ctx, e); err != nil {
 		return ctx, err
 	}
 	if tr.conv.Title == "" {
 		tr.conv.Title = title(question)
 	}
 	tr.conv.UpdatedAt = tr.t.CreatedAt
-	return ctx, a.convs.UpdateConversation(ctx, tr.conv)
+	return ctx, a.stores.Conversations.UpdateConversation(ctx, tr.conv)
 }
 
 func title(msg string) string {

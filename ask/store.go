@@ -110,27 +110,80 @@ type ToolRun struct {
 	UpdatedAt time.Time       `json:"updated_at"`
 }
 
-// ConversationStore keeps conversations, their turns, history, active
-// context and work summary. Every method is scoped by conversation ID; the
-// caller checks ownership first. List methods answer an empty list for an
-// unknown conversation, and nothing for a limit below 1. Saving a turn or
-// tool run again keeps its first CreatedAt. Implementations must be safe for
-// concurrent use; asktest.RunConversationStore proves one.
+// Stores are the Assistant's storage, one small interface per job. The
+// stores of one Stores share state: Turns, Context and ToolRuns keep what
+// belongs to the conversations that Conversations holds (their writes are
+// NotFound for a conversation it does not hold, and its
+// DeleteConversation deletes what they keep), and Receipts keeps the
+// receipts of the approvals that Approvals holds. So one value usually
+// fills several fields: NewMemoryStores fills all six with two in-memory
+// stores, and a database adapter does the same with its own. Every field
+// is required. The suites of package asktest prove each one.
+type Stores struct {
+	Conversations ConversationStore
+	Turns         TurnStore
+	Context       ContextStore
+	ToolRuns      ToolRunStore
+	Approvals     ApprovalStore
+	Receipts      ReceiptStore
+}
+
+// NewMemoryStores returns empty in-memory Stores: one
+// MemoryConversationStore for Conversations, Turns, Context and ToolRuns,
+// and one MemoryApprovalStore for Approvals and Receipts.
+func NewMemoryStores() Stores {
+	convs, approvals := NewMemoryConversationStore(), NewMemoryApprovalStore()
+	return Stores{Conversations: convs, Turns: convs, Context: convs, ToolRuns: convs, Approvals: approvals, Receipts: approvals}
+}
+
+// missing names the first nil field of s, or "".
+func (s Stores) missing() string {
+	switch {
+	case s.Conversations == nil:
+		return "Conversations"
+	case s.Turns == nil:
+		return "Turns"
+	case s.Context == nil:
+		return "Context"
+	case s.ToolRuns == nil:
+		return "ToolRuns"
+	case s.Approvals == nil:
+		return "Approvals"
+	case s.Receipts == nil:
+		return "Receipts"
+	}
+	return ""
+}
+
+// ConversationStore keeps conversations: a user's chats in a team, with
+// their titles. The caller checks ownership first. Implementations must be
+// safe for concurrent use; asktest.RunConversationStore proves one.
 type ConversationStore interface {
 	// CreateConversation stores c. Conflict when c.ID exists.
 	CreateConversation(ctx context.Context, c Conversation) error
 	// Conversation returns one conversation, or NotFound.
 	Conversation(ctx context.Context, id string) (Conversation, error)
 	// Conversations lists a user's conversations in a team, most recently
-	// updated first, at most limit.
+	// updated first, at most limit; nothing for a limit below 1.
 	Conversations(ctx context.Context, teamID, userID string, limit int) ([]Conversation, error)
 	// UpdateConversation sets the title and UpdatedAt of c.ID. NotFound
 	// when it does not exist.
 	UpdateConversation(ctx context.Context, c Conversation) error
-	// DeleteConversation deletes a conversation with its turns, entries,
-	// context and tool runs. NotFound when it does not exist.
+	// DeleteConversation deletes a conversation with everything the
+	// Turns, Context and ToolRuns of its Stores keep of it: its turns,
+	// entries, context and tool runs. NotFound when it does not exist.
 	DeleteConversation(ctx context.Context, id string) error
+}
 
+// TurnStore keeps the turns of conversations and their history: the
+// entries replayed to the model. Every method is scoped by conversation
+// ID; the caller checks ownership first. A write is NotFound for a
+// conversation that the Conversations of its Stores do not hold; a list
+// answers an empty list for an unknown conversation. Saving a turn again
+// keeps its first CreatedAt. Implementations must be safe for concurrent
+// use, and AppendEntry atomic per conversation, also across processes
+// sharing the store; asktest.RunTurnStore proves one.
+type TurnStore interface {
 	// SaveTurn inserts or updates turn t. NotFound when its conversation
 	// does not exist.
 	SaveTurn(ctx context.Context, t Turn) error
@@ -146,20 +199,38 @@ type ConversationStore interface {
 	Turns(ctx context.Context, conversationID string) ([]Turn, error)
 
 	// AppendEntry adds e at the end of its conversation's history and
-	// returns it with Seq assigned. NotFound when the conversation does
-	// not exist.
+	// returns it with Seq assigned: concurrent appends get distinct,
+	// increasing Seqs. NotFound when the conversation does not exist.
 	AppendEntry(ctx context.Context, e Entry) (Entry, error)
 	// Entries returns the last limit entries of a conversation, oldest
-	// first.
+	// first; nothing for a limit below 1.
 	Entries(ctx context.Context, conversationID string, limit int) ([]Entry, error)
+}
 
+// ContextStore keeps each conversation's active context: the entities the
+// user is asking about. The caller checks ownership first, and revalidates
+// every ref on use. SetContext is NotFound for a conversation that the
+// Conversations of its Stores do not hold; Context answers an empty list
+// for an unknown one. Implementations must be safe for concurrent use, and
+// SetContext atomic, also across processes sharing the store: concurrent
+// SetContexts leave one of the sets written. asktest.RunContextStore
+// proves one.
+type ContextStore interface {
 	// SetContext replaces a conversation's active context with refs, in
 	// one transaction: rows not in refs are deleted, missing ones
 	// inserted, order kept. NotFound when the conversation does not exist.
 	SetContext(ctx context.Context, conversationID string, refs []ContextRef) error
 	// Context returns the active context in the order it was set.
 	Context(ctx context.Context, conversationID string) ([]ContextRef, error)
+}
 
+// ToolRunStore keeps the work summary: each conversation's tool runs. The
+// caller checks ownership first. SaveToolRun is NotFound for a
+// conversation that the Conversations of its Stores do not hold; ToolRuns
+// answers an empty list for an unknown one. Saving a run again keeps its
+// first CreatedAt. Implementations must be safe for concurrent use;
+// asktest.RunToolRunStore proves one.
+type ToolRunStore interface {
 	// SaveToolRun inserts or updates the run with r.CallID. NotFound when
 	// its conversation does not exist.
 	SaveToolRun(ctx context.Context, r ToolRun) error
@@ -232,10 +303,11 @@ type Receipt struct {
 	CreatedAt    time.Time `json:"created_at"`
 }
 
-// ApprovalStore keeps approvals and receipts. Consume and Reject are
-// atomic: of any number of concurrent calls on one approval, across
-// processes sharing the store, at most one succeeds. Implementations must be
-// safe for concurrent use; asktest.RunApprovalStore proves one.
+// ApprovalStore keeps approvals: the single-use records that let gated
+// tool calls run. Consume and Reject are atomic: of any number of
+// concurrent calls on one approval, across processes sharing the store, at
+// most one succeeds. Implementations must be safe for concurrent use;
+// asktest.RunApprovalStore proves one.
 type ApprovalStore interface {
 	// CreateApproval stores a pending approval. Conflict when a.ID exists.
 	CreateApproval(ctx context.Context, a Approval) error
@@ -257,22 +329,30 @@ type ApprovalStore interface {
 	// Release returns consumed approval id to pending, for a caller whose
 	// call never started (a store or network failure after Consume), so a
 	// transient failure never uses up an approval. It is Conflict when the
-	// approval is not consumed or already has a receipt, NotFound when it
-	// does not exist.
+	// approval is not consumed or already has a receipt (in the Receipts
+	// of its Stores), NotFound when it does not exist.
 	Release(ctx context.Context, id string) error
+	// DeleteConversation deletes every approval of a conversation, with
+	// its arguments and its receipt. Deleting none is not an error.
+	DeleteConversation(ctx context.Context, conversationID string) error
+}
+
+// ReceiptStore keeps receipts: the results of approved calls, what a retry
+// of an approval answers without running the call again, for the
+// approvals that the Approvals of its Stores hold. PutReceipt is atomic: of
+// concurrent calls for one approval, across processes sharing the store, at
+// most one succeeds. Implementations must be safe for concurrent use;
+// asktest.RunReceiptStore proves one.
+//
+// Between Consume and PutReceipt the call runs; a retry in that window
+// waits for the receipt. A crash in it leaves the approval consumed
+// without a receipt: calls run at most once.
+type ReceiptStore interface {
 	// PutReceipt stores r for a consumed approval. Storing the same
 	// approval's receipt again is Conflict; so is a receipt for an approval
 	// that is not consumed, for another tool call, or for r.ToolCallID
 	// under another approval. NotFound when the approval does not exist.
-	//
-	// Between Consume and PutReceipt the call runs; a retry in that window
-	// waits for the receipt. A crash in it leaves the approval consumed
-	// without a receipt: calls run at most once.
 	PutReceipt(ctx context.Context, r Receipt) error
 	// Receipt returns the receipt of approval id, or NotFound.
 	Receipt(ctx context.Context, approvalID string) (Receipt, error)
-	// DeleteConversation deletes every approval and receipt of a
-	// conversation, with their arguments and results. Deleting none is not
-	// an error.
-	DeleteConversation(ctx context.Context, conversationID string) error
 }

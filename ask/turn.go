@@ -55,7 +55,7 @@ var errLeaseLost = errors.New("ask: the turn's lease was lost")
 // the turn rather than run on in the dark. A renewal that fails (the
 // store unreachable) is tried again at the next tick.
 func (tr *turn) hold(ctx context.Context) (context.Context, error) {
-	if err := tr.a.convs.SaveTurn(ctx, tr.t); err != nil {
+	if err := tr.a.stores.Turns.SaveTurn(ctx, tr.t); err != nil {
 		return ctx, err
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -74,7 +74,7 @@ func (tr *turn) hold(ctx context.Context) (context.Context, error) {
 			case <-tick.C:
 			}
 			sctx, stop := store(ctx)
-			running, err := tr.a.convs.RenewTurn(sctx, tr.conv.ID, tr.t.ID, tr.a.o.Now().UTC())
+			running, err := tr.a.stores.Turns.RenewTurn(sctx, tr.conv.ID, tr.t.ID, tr.a.o.Now().UTC())
 			stop()
 			switch {
 			case err != nil:
@@ -126,7 +126,7 @@ func (tr *turn) finish(ctx context.Context, err error) error {
 		tr.unhold()
 	}
 	tr.t.UpdatedAt = tr.a.o.Now().UTC()
-	if serr := tr.a.convs.SaveTurn(sctx, tr.t); serr != nil {
+	if serr := tr.a.stores.Turns.SaveTurn(sctx, tr.t); serr != nil {
 		tr.a.o.Logger.Error("ask: save turn", "turn", tr.t.ID, "err", serr)
 	}
 	if err != nil {
@@ -165,7 +165,7 @@ func dataFailure(err error) (dataexec.FailureKind, bool) {
 
 // answer saves and sends an assistant message that needs no model call.
 func (tr *turn) answer(ctx context.Context, text string) error {
-	if _, err := tr.a.convs.AppendEntry(ctx, Entry{ID: newID("ent"), ConversationID: tr.conv.ID, TurnID: tr.t.ID,
+	if _, err := tr.a.stores.Turns.AppendEntry(ctx, Entry{ID: newID("ent"), ConversationID: tr.conv.ID, TurnID: tr.t.ID,
 		Role: RoleAssistant, Text: text, CreatedAt: tr.a.o.Now().UTC()}); err != nil {
 		return err
 	}
@@ -218,7 +218,7 @@ func (tr *turn) loop(ctx context.Context) error {
 		// reply.Reasoning, the model's private reasoning, is dropped here:
 		// it is never streamed, saved, shown or sent back.
 		text := tr.a.redact.String(reply.Text)
-		if _, err := tr.a.convs.AppendEntry(ctx, Entry{ID: newID("ent"), ConversationID: tr.conv.ID, TurnID: tr.t.ID,
+		if _, err := tr.a.stores.Turns.AppendEntry(ctx, Entry{ID: newID("ent"), ConversationID: tr.conv.ID, TurnID: tr.t.ID,
 			Role: RoleAssistant, Text: text, ToolCalls: saved, CreatedAt: tr.a.o.Now().UTC()}); err != nil {
 			return err
 		}
@@ -293,12 +293,12 @@ func (tr *turn) call(ctx context.Context, c ToolCall) (paused bool, err error) {
 	ap := Approval{ID: newID("apr"), UserID: tr.p.UserID, TeamID: tr.p.TeamID, ConversationID: tr.conv.ID, TurnID: tr.t.ID,
 		ToolCallID: c.ID, Tool: tool.Name, Target: tool.Target, ArgsHash: hash, Arguments: canon, State: ApprovalPending,
 		CreatedAt: now, ExpiresAt: now.Add(tr.a.o.ApprovalTTL)}
-	if err := tr.a.approvals.CreateApproval(ctx, ap); err != nil {
+	if err := tr.a.stores.Approvals.CreateApproval(ctx, ap); err != nil {
 		return false, err
 	}
 	run := tr.newRun(tool, c.ID)
 	run.State, run.ApprovalID = RunApprovalRequired, ap.ID
-	if err := tr.a.convs.SaveToolRun(ctx, run); err != nil {
+	if err := tr.a.stores.ToolRuns.SaveToolRun(ctx, run); err != nil {
 		return false, err
 	}
 	te := toolEvent(tool, run)
@@ -329,7 +329,7 @@ func storageOnly(err error) error {
 func (tr *turn) run(ctx context.Context, tool Tool, c ToolCall, approval string) (json.RawMessage, error) {
 	run := tr.newRun(tool, c.ID)
 	run.State, run.ApprovalID = RunRunning, approval
-	if err := tr.a.convs.SaveToolRun(ctx, run); err != nil {
+	if err := tr.a.stores.ToolRuns.SaveToolRun(ctx, run); err != nil {
 		return nil, err
 	}
 	tr.send(Event{Type: EventToolRunning, Tool: toolEvent(tool, run)})
@@ -349,7 +349,7 @@ func (tr *turn) run(ctx context.Context, tool Tool, c ToolCall, approval string)
 	tr.setupNeeded = tr.setupNeeded || out.NeedsSetup
 	run.State, run.Result, run.ErrorMessage = RunCompleted, result, ""
 	run.UpdatedAt = tr.a.o.Now().UTC()
-	if err := tr.a.convs.SaveToolRun(ctx, run); err != nil {
+	if err := tr.a.stores.ToolRuns.SaveToolRun(ctx, run); err != nil {
 		return nil, err
 	}
 	if err := tr.saveOutput(ctx, tool, c.ID, data); err != nil {
@@ -390,7 +390,7 @@ func (tr *turn) record(ctx context.Context, tool Tool, callID string, body *Erro
 	run := tr.newRun(tool, callID)
 	run.State, run.ErrorCode, run.ErrorMessage, run.ApprovalID = state, body.Code, body.Message, approval
 	run.Retry = state == RunFailed && !tool.Class.Gated() && body.Code != string(askbi.InvalidArgument) && body.Code != string(askbi.Unsupported)
-	if err := tr.a.convs.SaveToolRun(ctx, run); err != nil {
+	if err := tr.a.stores.ToolRuns.SaveToolRun(ctx, run); err != nil {
 		return err
 	}
 	b, _ := json.Marshal(map[string]any{"error": body})
@@ -416,7 +416,7 @@ func (tr *turn) newRun(tool Tool, callID string) ToolRun {
 // saveOutput appends a tool output to the history, stamped with the
 // sharing level in force.
 func (tr *turn) saveOutput(ctx context.Context, tool Tool, callID string, data json.RawMessage) error {
-	_, err := tr.a.convs.AppendEntry(ctx, Entry{ID: newID("ent"), ConversationID: tr.conv.ID, TurnID: tr.t.ID, Role: RoleTool,
+	_, err := tr.a.stores.Turns.AppendEntry(ctx, Entry{ID: newID("ent"), ConversationID: tr.conv.ID, TurnID: tr.t.ID, Role: RoleTool,
 		ToolCallID: callID, Tool: tool.Name, Output: data, Sharing: tr.level, CreatedAt: tr.a.o.Now().UTC()})
 	return err
 }
@@ -496,7 +496,7 @@ func (tr *turn) resolveHandles(args json.RawMessage) (json.RawMessage, error) {
 // every tool output filtered again, and this turn's selection and
 // question.
 func (tr *turn) request(ctx context.Context) (ModelRequest, error) {
-	entries, err := tr.a.convs.Entries(ctx, tr.conv.ID, tr.a.o.HistoryEntries)
+	entries, err := tr.a.stores.Turns.Entries(ctx, tr.conv.ID, tr.a.o.HistoryEntries)
 	if err != nil {
 		return ModelRequest{}, err
 	}

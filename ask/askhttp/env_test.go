@@ -173,7 +173,7 @@ func MustServer(tb testing.TB, edit func(*config)) *testServer {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	assistant := ask.New(cfg.provider, gate, exec, ask.NewMemoryConversationStore(), ask.NewMemoryApprovalStore(), tools,
+	assistant := ask.New(cfg.provider, gate, exec, ask.NewMemoryStores(), tools,
 		&ask.Options{Memory: memories, Logger: log})
 	opts := cfg.opts
 	opts.Logger = log

@@ -1,14 +1,19 @@
 // Package asktest holds conformance suites for the storage interfaces of
-// package ask. The in-memory stores and the PostgreSQL stores of the
-// reference server run them, and a host runs them against its own adapter:
+// package ask, one suite per interface. The in-memory stores and the
+// PostgreSQL stores of the reference server run them, and a host runs them
+// against its own adapter. Every suite takes a function making fresh,
+// empty ask.Stores and proves one field, using the others to set up what
+// it needs (the conversations of a TurnStore, the approvals of a
+// ReceiptStore), since the stores of one ask.Stores share state:
 //
-//	func TestConversationStore(t *testing.T) {
-//		asktest.RunConversationStore(t, func(t *testing.T) ask.ConversationStore { return newStore(t) })
-//	}
+//	func newStores(t *testing.T) ask.Stores { return mystore.NewAskStores(mustDB(t)) }
 //
-//	func TestApprovalStore(t *testing.T) {
-//		asktest.RunApprovalStore(t, func(t *testing.T) ask.ApprovalStore { return newApprovals(t) })
-//	}
+//	func TestConversationStore(t *testing.T) { asktest.RunConversationStore(t, newStores) }
+//	func TestTurnStore(t *testing.T)         { asktest.RunTurnStore(t, newStores) }
+//	func TestContextStore(t *testing.T)      { asktest.RunContextStore(t, newStores) }
+//	func TestToolRunStore(t *testing.T)      { asktest.RunToolRunStore(t, newStores) }
+//	func TestApprovalStore(t *testing.T)     { asktest.RunApprovalStore(t, newStores) }
+//	func TestReceiptStore(t *testing.T)      { asktest.RunReceiptStore(t, newStores) }
 //
 // JSON fields (Output, Result, a tool call's Arguments) must come back as
 // the same JSON value, not byte for byte, so a store may keep them as
@@ -72,81 +77,122 @@ func wantCode(t *testing.T, err error, code askbi.Code, call string) {
 	}
 }
 
-// RunConversationStore proves that the stores made by newStore behave as
-// ask.ConversationStore documents. Each subtest gets a fresh, empty store.
-//
-// Beyond the interface's comments it expects what SPEC.md asks of the
-// active context (repeated refs are dropped, the first kept), that saving
-// a turn or tool run again keeps the CreatedAt it was first saved with (so
-// the lists keep their order), that an unknown conversation has empty
-// lists rather than errors (those methods name no code), and that a limit
-// of 0 lists nothing.
-func RunConversationStore(t *testing.T, newStore func(t *testing.T) ask.ConversationStore) {
+func conv(id, team, user string, updated time.Time) ask.Conversation {
+	return ask.Conversation{ID: id, TeamID: team, UserID: user, Title: "About " + id, CreatedAt: t0, UpdatedAt: updated}
+}
+
+func mustCreate(t *testing.T, s ask.ConversationStore, cs ...ask.Conversation) {
+	t.Helper()
 	ctx := context.Background()
-	conv := func(id, team, user string, updated time.Time) ask.Conversation {
-		return ask.Conversation{ID: id, TeamID: team, UserID: user, Title: "About " + id, CreatedAt: t0, UpdatedAt: updated}
+	for _, c := range cs {
+		wantCode(t, s.CreateConversation(ctx, c), "", "CreateConversation("+c.ID+")")
 	}
-	mustCreate := func(t *testing.T, s ask.ConversationStore, cs ...ask.Conversation) {
-		t.Helper()
-		for _, c := range cs {
-			wantCode(t, s.CreateConversation(ctx, c), "", "CreateConversation("+c.ID+")")
-		}
+}
+
+func mustAppend(t *testing.T, s ask.TurnStore, e ask.Entry) ask.Entry {
+	t.Helper()
+	ctx := context.Background()
+	got, err := s.AppendEntry(ctx, e)
+	wantCode(t, err, "", "AppendEntry("+e.ID+")")
+	return got
+}
+
+func mustEntries(t *testing.T, s ask.TurnStore, id string, limit int) []ask.Entry {
+	t.Helper()
+	ctx := context.Background()
+	got, err := s.Entries(ctx, id, limit)
+	wantCode(t, err, "", fmt.Sprintf("Entries(%s, %d)", id, limit))
+	return got
+}
+
+func mustTurns(t *testing.T, s ask.TurnStore, id string) []ask.Turn {
+	t.Helper()
+	ctx := context.Background()
+	got, err := s.Turns(ctx, id)
+	wantCode(t, err, "", "Turns("+id+")")
+	return got
+}
+
+func mustContext(t *testing.T, s ask.ContextStore, id string) []ask.ContextRef {
+	t.Helper()
+	ctx := context.Background()
+	got, err := s.Context(ctx, id)
+	wantCode(t, err, "", "Context("+id+")")
+	return got
+}
+
+func mustRuns(t *testing.T, s ask.ToolRunStore, id string) []ask.ToolRun {
+	t.Helper()
+	ctx := context.Background()
+	got, err := s.ToolRuns(ctx, id)
+	wantCode(t, err, "", "ToolRuns("+id+")")
+	return got
+}
+
+func ids(cs []ask.Conversation) []string {
+	out := []string{}
+	for _, c := range cs {
+		out = append(out, c.ID)
 	}
-	mustAppend := func(t *testing.T, s ask.ConversationStore, e ask.Entry) ask.Entry {
-		t.Helper()
-		got, err := s.AppendEntry(ctx, e)
-		wantCode(t, err, "", "AppendEntry("+e.ID+")")
-		return got
+	return out
+}
+
+func entry(convID, id string, role ask.Role, at time.Time) ask.Entry {
+	e := ask.Entry{ID: id, ConversationID: convID, TurnID: "turn1", Role: role, Text: "text of " + id, CreatedAt: at}
+	if role == ask.RoleUser {
+		// A user message's attachments are kept as given.
+		e.Sharing = ask.SharingRows
+		e.Attachments = []ask.AttachmentInfo{{Name: "signups.csv", Type: "text/csv", Size: 9, Text: "a,b\n1,2\n"},
+			{Name: "big.log", Type: "text/plain", Size: 30000, Truncated: true}, {Name: "chart.png", Type: "image/png", Size: 70}}
 	}
-	mustEntries := func(t *testing.T, s ask.ConversationStore, id string, limit int) []ask.Entry {
-		t.Helper()
-		got, err := s.Entries(ctx, id, limit)
-		wantCode(t, err, "", fmt.Sprintf("Entries(%s, %d)", id, limit))
-		return got
+	return e
+}
+
+func ref(typ access.EntityType, id string) ask.ContextRef { return ask.ContextRef{Type: typ, ID: id} }
+
+func run(convID, callID string, at time.Time) ask.ToolRun {
+	return ask.ToolRun{CallID: callID, ConversationID: convID, TurnID: "turn1", Tool: "run_dataset", Label: "Previewed data",
+		State: ask.RunRunning, Retry: true, CreatedAt: at, UpdatedAt: at}
+}
+
+// deleteDrops proves that ConversationStore.DeleteConversation drops what
+// put stored for a conversation (count then sees 0) and nothing of
+// another's, and that a conversation created again under the deleted ID
+// starts empty.
+func deleteDrops(t *testing.T, s ask.Stores, what string, put func(t *testing.T, convID string), count func(t *testing.T, convID string) int) {
+	t.Helper()
+	ctx := context.Background()
+	mustCreate(t, s.Conversations, conv("x", "acme", "alice", t0), conv("y", "acme", "alice", t0))
+	put(t, "x")
+	put(t, "y")
+	if got := count(t, "x"); got == 0 {
+		t.Fatalf("x has no %s before DeleteConversation", what)
 	}
-	mustContext := func(t *testing.T, s ask.ConversationStore, id string) []ask.ContextRef {
-		t.Helper()
-		got, err := s.Context(ctx, id)
-		wantCode(t, err, "", "Context("+id+")")
-		return got
+	wantCode(t, s.Conversations.DeleteConversation(ctx, "x"), "", "DeleteConversation(x)")
+	if got := count(t, "x"); got != 0 {
+		t.Errorf("x has %d %s after DeleteConversation, want 0", got, what)
 	}
-	mustTurns := func(t *testing.T, s ask.ConversationStore, id string) []ask.Turn {
-		t.Helper()
-		got, err := s.Turns(ctx, id)
-		wantCode(t, err, "", "Turns("+id+")")
-		return got
+	if got := count(t, "y"); got != 1 {
+		t.Errorf("y has %d %s after deleting x, want 1", got, what)
 	}
-	mustRuns := func(t *testing.T, s ask.ConversationStore, id string) []ask.ToolRun {
-		t.Helper()
-		got, err := s.ToolRuns(ctx, id)
-		wantCode(t, err, "", "ToolRuns("+id+")")
-		return got
+	mustCreate(t, s.Conversations, conv("x", "acme", "alice", t0))
+	if got := count(t, "x"); got != 0 {
+		t.Errorf("x created again has %d %s, want 0", got, what)
 	}
-	ids := func(cs []ask.Conversation) []string {
-		out := []string{}
-		for _, c := range cs {
-			out = append(out, c.ID)
-		}
-		return out
-	}
-	entry := func(convID, id string, role ask.Role, at time.Time) ask.Entry {
-		e := ask.Entry{ID: id, ConversationID: convID, TurnID: "turn1", Role: role, Text: "text of " + id, CreatedAt: at}
-		if role == ask.RoleUser {
-			// A user message's attachments are kept as given.
-			e.Sharing = ask.SharingRows
-			e.Attachments = []ask.AttachmentInfo{{Name: "signups.csv", Type: "text/csv", Size: 9, Text: "a,b\n1,2\n"},
-				{Name: "big.log", Type: "text/plain", Size: 30000, Truncated: true}, {Name: "chart.png", Type: "image/png", Size: 70}}
-		}
-		return e
-	}
-	ref := func(typ access.EntityType, id string) ask.ContextRef { return ask.ContextRef{Type: typ, ID: id} }
-	run := func(convID, callID string, at time.Time) ask.ToolRun {
-		return ask.ToolRun{CallID: callID, ConversationID: convID, TurnID: "turn1", Tool: "run_dataset", Label: "Previewed data",
-			State: ask.RunRunning, Retry: true, CreatedAt: at, UpdatedAt: at}
-	}
+}
+
+// RunConversationStore proves that the Conversations of the stores made
+// by newStores behave as ask.ConversationStore documents. Each subtest
+// gets fresh, empty stores.
+//
+// Beyond the interface's comments it expects a limit of 0 to list nothing.
+// That DeleteConversation drops turns, entries, context and tool runs is
+// proved by the suites of those stores.
+func RunConversationStore(t *testing.T, newStores func(t *testing.T) ask.Stores) {
+	ctx := context.Background()
 
 	t.Run("CreateAndGet", func(t *testing.T) {
-		s := newStore(t)
+		s := newStores(t).Conversations
 		want := conv("c1", "acme", "alice", t0.Add(time.Minute))
 		mustCreate(t, s, want)
 		got, err := s.Conversation(ctx, "c1")
@@ -165,7 +211,7 @@ func RunConversationStore(t *testing.T, newStore func(t *testing.T) ask.Conversa
 	})
 
 	t.Run("ListNewestFirstLimitedAndIsolated", func(t *testing.T) {
-		s := newStore(t)
+		s := newStores(t).Conversations
 		mustCreate(t, s,
 			conv("a1", "acme", "alice", t0),
 			conv("a2", "acme", "alice", t0.Add(2*time.Hour)),
@@ -203,7 +249,7 @@ func RunConversationStore(t *testing.T, newStore func(t *testing.T) ask.Conversa
 	})
 
 	t.Run("UpdateSetsTitleAndUpdatedAtOnly", func(t *testing.T) {
-		s := newStore(t)
+		s := newStores(t).Conversations
 		a1, a2 := conv("a1", "acme", "alice", t0), conv("a2", "acme", "alice", t0.Add(time.Hour))
 		mustCreate(t, s, a1, a2)
 		wantCode(t, s.UpdateConversation(ctx, ask.Conversation{ID: "a1", TeamID: "globex", UserID: "mallory",
@@ -225,15 +271,9 @@ func RunConversationStore(t *testing.T, newStore func(t *testing.T) ask.Conversa
 		}
 	})
 
-	t.Run("DeleteCascades", func(t *testing.T) {
-		s := newStore(t)
+	t.Run("Delete", func(t *testing.T) {
+		s := newStores(t).Conversations
 		mustCreate(t, s, conv("x", "acme", "alice", t0), conv("y", "acme", "alice", t0))
-		for _, id := range []string{"x", "y"} {
-			wantCode(t, s.SaveTurn(ctx, ask.Turn{ID: "turn1", ConversationID: id, State: ask.TurnRunning, CreatedAt: t0, UpdatedAt: t0}), "", "SaveTurn")
-			mustAppend(t, s, entry(id, "e-"+id, ask.RoleUser, t0))
-			wantCode(t, s.SetContext(ctx, id, []ask.ContextRef{ref(access.TypeChart, "ch1")}), "", "SetContext")
-			wantCode(t, s.SaveToolRun(ctx, run(id, "call-"+id, t0)), "", "SaveToolRun")
-		}
 		wantCode(t, s.DeleteConversation(ctx, "x"), "", "DeleteConversation(x)")
 		_, err := s.Conversation(ctx, "x")
 		wantCode(t, err, askbi.NotFound, "Conversation(deleted)")
@@ -242,31 +282,24 @@ func RunConversationStore(t *testing.T, newStore func(t *testing.T) ask.Conversa
 		if list, _ := s.Conversations(ctx, "acme", "alice", 10); !cmp.Equal([]string{"y"}, ids(list)) {
 			t.Errorf("Conversations after delete = %v, want [y]", ids(list))
 		}
-		check := func(t *testing.T, id string, n int) {
-			t.Helper()
-			if got := len(mustTurns(t, s, id)); got != n {
-				t.Errorf("%s has %d turns, want %d", id, got, n)
-			}
-			if got := len(mustEntries(t, s, id, 10)); got != n {
-				t.Errorf("%s has %d entries, want %d", id, got, n)
-			}
-			if got := len(mustContext(t, s, id)); got != n {
-				t.Errorf("%s has %d context refs, want %d", id, got, n)
-			}
-			if got := len(mustRuns(t, s, id)); got != n {
-				t.Errorf("%s has %d tool runs, want %d", id, got, n)
-			}
-		}
-		check(t, "x", 0)
-		check(t, "y", 1)
-		// A new conversation under the deleted ID starts empty.
-		mustCreate(t, s, conv("x", "acme", "alice", t0))
-		check(t, "x", 0)
 	})
+}
+
+// RunTurnStore proves that the Turns of the stores made by newStores
+// behave as ask.TurnStore documents, their conversations kept by
+// Conversations. Each subtest gets fresh, empty stores.
+//
+// Beyond the interface's comments it expects that saving a turn again
+// keeps the CreatedAt it was first saved with (so the list keeps its
+// order), that an unknown conversation has empty lists rather than errors
+// (those methods name no code), and that a limit of 0 lists nothing.
+func RunTurnStore(t *testing.T, newStores func(t *testing.T) ask.Stores) {
+	ctx := context.Background()
 
 	t.Run("Turns", func(t *testing.T) {
-		s := newStore(t)
-		mustCreate(t, s, conv("c1", "acme", "alice", t0), conv("c2", "acme", "alice", t0))
+		st := newStores(t)
+		s := st.Turns
+		mustCreate(t, st.Conversations, conv("c1", "acme", "alice", t0), conv("c2", "acme", "alice", t0))
 		t1 := ask.Turn{ID: "t1", ConversationID: "c1", State: ask.TurnRunning, CreatedAt: t0, UpdatedAt: t0}
 		t2 := ask.Turn{ID: "t2", ConversationID: "c1", State: ask.TurnAwaitingApproval, CreatedAt: t0.Add(time.Minute), UpdatedAt: t0.Add(time.Minute)}
 		t0b := ask.Turn{ID: "t0", ConversationID: "c1", State: ask.TurnCompleted, CreatedAt: t0.Add(-time.Minute), UpdatedAt: t0}
@@ -302,8 +335,9 @@ func RunConversationStore(t *testing.T, newStore func(t *testing.T) ask.Conversa
 	// RenewTurn is a running turn's lease: it moves UpdatedAt only while
 	// the turn runs, and says when it no longer does.
 	t.Run("RenewTurn", func(t *testing.T) {
-		s := newStore(t)
-		mustCreate(t, s, conv("c1", "acme", "alice", t0))
+		st := newStores(t)
+		s := st.Turns
+		mustCreate(t, st.Conversations, conv("c1", "acme", "alice", t0))
 		running := ask.Turn{ID: "t1", ConversationID: "c1", State: ask.TurnRunning, CreatedAt: t0, UpdatedAt: t0}
 		ended := ask.Turn{ID: "t2", ConversationID: "c1", State: ask.TurnFailed, ErrorCode: string(askbi.Unavailable), CreatedAt: t0, UpdatedAt: t0}
 		for _, tu := range []ask.Turn{running, ended} {
@@ -331,8 +365,9 @@ func RunConversationStore(t *testing.T, newStore func(t *testing.T) ask.Conversa
 	})
 
 	t.Run("EntriesSeqAndLimit", func(t *testing.T) {
-		s := newStore(t)
-		mustCreate(t, s, conv("c1", "acme", "alice", t0), conv("c2", "acme", "alice", t0))
+		st := newStores(t)
+		s := st.Turns
+		mustCreate(t, st.Conversations, conv("c1", "acme", "alice", t0), conv("c2", "acme", "alice", t0))
 		var all []ask.Entry
 		var last int64
 		for i, role := range []ask.Role{ask.RoleUser, ask.RoleAssistant, ask.RoleTool, ask.RoleAssistant, ask.RoleUser} {
@@ -366,8 +401,9 @@ func RunConversationStore(t *testing.T, newStore func(t *testing.T) ask.Conversa
 	})
 
 	t.Run("ConcurrentAppendsGetDistinctSeqs", func(t *testing.T) {
-		s := newStore(t)
-		mustCreate(t, s, conv("c1", "acme", "alice", t0), conv("c2", "acme", "alice", t0))
+		st := newStores(t)
+		s := st.Turns
+		mustCreate(t, st.Conversations, conv("c1", "acme", "alice", t0), conv("c2", "acme", "alice", t0))
 		const n = 25 // per conversation
 		seqs := make([]int64, 2*n)
 		errs := make([]error, 2*n)
@@ -405,9 +441,10 @@ func RunConversationStore(t *testing.T, newStore func(t *testing.T) ask.Conversa
 		}
 	})
 
-	t.Run("JSONFieldsRoundTrip", func(t *testing.T) {
-		s := newStore(t)
-		mustCreate(t, s, conv("c1", "acme", "alice", t0))
+	t.Run("EntryJSONRoundTrips", func(t *testing.T) {
+		st := newStores(t)
+		s := st.Turns
+		mustCreate(t, st.Conversations, conv("c1", "acme", "alice", t0))
 		asked := entry("c1", "e1", ask.RoleAssistant, t0)
 		asked.ToolCalls = []ask.ToolCall{
 			{ID: "call1", Name: "run_dataset", Arguments: json.RawMessage(`{"dataset_id": "ds1", "refresh": false, "limit": 20}`)},
@@ -429,19 +466,64 @@ func RunConversationStore(t *testing.T, newStore func(t *testing.T) ask.Conversa
 		if diff := cmp.Diff([]ask.Entry{asked, output}, got, diffOptions); diff != "" {
 			t.Errorf("Entries mismatch (-want +got):\n%s", diff)
 		}
+	})
 
-		r := run("c1", "call2", t0)
-		r.State, r.ApprovalID = ask.RunCompleted, "apr1"
-		r.Result = json.RawMessage(`{"status": "preview", "chart": {"id": "ch9", "name": "Signups"}, "datasets": [{"id": "ds1"}]}`)
-		wantCode(t, s.SaveToolRun(ctx, r), "", "SaveToolRun")
-		if diff := cmp.Diff([]ask.ToolRun{r}, mustRuns(t, s, "c1"), diffOptions); diff != "" {
-			t.Errorf("ToolRuns mismatch (-want +got):\n%s", diff)
+	t.Run("StoredValuesAreCopies", func(t *testing.T) {
+		st := newStores(t)
+		s := st.Turns
+		mustCreate(t, st.Conversations, conv("c1", "acme", "alice", t0))
+		e := entry("c1", "e1", ask.RoleAssistant, t0)
+		e.ToolCalls = []ask.ToolCall{{ID: "call1", Name: "run_dataset", Arguments: json.RawMessage(`{"a":1}`)}}
+		e.Output = json.RawMessage(`{"b":2}`)
+		got := mustAppend(t, s, e)
+		want := got
+		want.ToolCalls = []ask.ToolCall{{ID: "call1", Name: "run_dataset", Arguments: json.RawMessage(`{"a":1}`)}}
+		want.Output = json.RawMessage(`{"b":2}`)
+		e.ToolCalls[0].Arguments[5], e.Output[5] = '7', '7'
+		e.ToolCalls[0].ID = "changed"
+		got.ToolCalls[0].Arguments[5], got.Output[5] = '8', '8'
+		got.ToolCalls[0].Name = "changed"
+		stored := mustEntries(t, s, "c1", 1)
+		if diff := cmp.Diff([]ask.Entry{want}, stored, diffOptions); diff != "" {
+			t.Errorf("Entries after changing values passed and returned mismatch (-want +got):\n%s", diff)
+		}
+		stored[0].ToolCalls[0].Arguments[5] = '9'
+		if diff := cmp.Diff([]ask.Entry{want}, mustEntries(t, s, "c1", 1), diffOptions); diff != "" {
+			t.Errorf("Entries after changing a listed value mismatch (-want +got):\n%s", diff)
 		}
 	})
 
+	t.Run("DeleteConversationDropsTurns", func(t *testing.T) {
+		st := newStores(t)
+		s := st.Turns
+		deleteDrops(t, st, "turns", func(t *testing.T, id string) {
+			wantCode(t, s.SaveTurn(ctx, ask.Turn{ID: "turn1", ConversationID: id, State: ask.TurnRunning, CreatedAt: t0, UpdatedAt: t0}), "", "SaveTurn")
+		}, func(t *testing.T, id string) int { return len(mustTurns(t, s, id)) })
+	})
+
+	t.Run("DeleteConversationDropsEntries", func(t *testing.T) {
+		st := newStores(t)
+		s := st.Turns
+		deleteDrops(t, st, "entries", func(t *testing.T, id string) {
+			mustAppend(t, s, entry(id, "e-"+id, ask.RoleUser, t0))
+		}, func(t *testing.T, id string) int { return len(mustEntries(t, s, id, 10)) })
+	})
+}
+
+// RunContextStore proves that the Context of the stores made by newStores
+// behaves as ask.ContextStore documents, its conversations kept by
+// Conversations. Each subtest gets fresh, empty stores.
+//
+// Beyond the interface's comments it expects what SPEC.md asks of the
+// active context (repeated refs are dropped, the first kept), and that an
+// unknown conversation has an empty context rather than an error.
+func RunContextStore(t *testing.T, newStores func(t *testing.T) ask.Stores) {
+	ctx := context.Background()
+
 	t.Run("SetContextReplaces", func(t *testing.T) {
-		s := newStore(t)
-		mustCreate(t, s, conv("c1", "acme", "alice", t0), conv("c2", "acme", "alice", t0))
+		st := newStores(t)
+		s := st.Context
+		mustCreate(t, st.Conversations, conv("c1", "acme", "alice", t0), conv("c2", "acme", "alice", t0))
 		a, b, c, d := ref(access.TypeChart, "ch1"), ref(access.TypeDashboard, "d1"), ref(access.TypeDataset, "ds1"), ref(access.TypeChart, "ch2")
 		// A chart and a dashboard may share an ID; they are different refs.
 		sameID := ref(access.TypeDashboard, "ch1")
@@ -476,8 +558,9 @@ func RunConversationStore(t *testing.T, newStore func(t *testing.T) ask.Conversa
 	})
 
 	t.Run("ConcurrentSetContextIsAtomic", func(t *testing.T) {
-		s := newStore(t)
-		mustCreate(t, s, conv("c1", "acme", "alice", t0))
+		st := newStores(t)
+		s := st.Context
+		mustCreate(t, st.Conversations, conv("c1", "acme", "alice", t0))
 		var sets [][]ask.ContextRef
 		for i := range 20 {
 			set := []ask.ContextRef{}
@@ -504,9 +587,43 @@ func RunConversationStore(t *testing.T, newStore func(t *testing.T) ask.Conversa
 		t.Errorf("Context after concurrent SetContext = %v, which is none of the sets written", got)
 	})
 
+	t.Run("StoredValuesAreCopies", func(t *testing.T) {
+		st := newStores(t)
+		s := st.Context
+		mustCreate(t, st.Conversations, conv("c1", "acme", "alice", t0))
+		refs := []ask.ContextRef{ref(access.TypeChart, "ch1")}
+		wantCode(t, s.SetContext(ctx, "c1", refs), "", "SetContext")
+		refs[0].ID = "changed"
+		listed := mustContext(t, s, "c1")
+		listed[0].ID = "changed too"
+		if diff := cmp.Diff([]ask.ContextRef{ref(access.TypeChart, "ch1")}, mustContext(t, s, "c1")); diff != "" {
+			t.Errorf("Context after changing values mismatch (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("DeleteConversationDropsContext", func(t *testing.T) {
+		st := newStores(t)
+		s := st.Context
+		deleteDrops(t, st, "context refs", func(t *testing.T, id string) {
+			wantCode(t, s.SetContext(ctx, id, []ask.ContextRef{ref(access.TypeChart, "ch1")}), "", "SetContext")
+		}, func(t *testing.T, id string) int { return len(mustContext(t, s, id)) })
+	})
+}
+
+// RunToolRunStore proves that the ToolRuns of the stores made by newStores
+// behave as ask.ToolRunStore documents, their conversations kept by
+// Conversations. Each subtest gets fresh, empty stores.
+//
+// Beyond the interface's comments it expects that saving a run again keeps
+// the CreatedAt it was first saved with (so the list keeps its order), and
+// that an unknown conversation has no runs rather than an error.
+func RunToolRunStore(t *testing.T, newStores func(t *testing.T) ask.Stores) {
+	ctx := context.Background()
+
 	t.Run("ToolRuns", func(t *testing.T) {
-		s := newStore(t)
-		mustCreate(t, s, conv("c1", "acme", "alice", t0), conv("c2", "acme", "alice", t0))
+		st := newStores(t)
+		s := st.ToolRuns
+		mustCreate(t, st.Conversations, conv("c1", "acme", "alice", t0), conv("c2", "acme", "alice", t0))
 		r1, r2, early := run("c1", "call1", t0), run("c1", "call2", t0.Add(time.Minute)), run("c1", "call0", t0.Add(-time.Minute))
 		other := run("c2", "call9", t0)
 		for _, r := range []ask.ToolRun{r1, r2, early, other} {
@@ -529,29 +646,23 @@ func RunConversationStore(t *testing.T, newStore func(t *testing.T) ask.Conversa
 		}
 	})
 
-	t.Run("StoredValuesAreCopies", func(t *testing.T) {
-		s := newStore(t)
-		mustCreate(t, s, conv("c1", "acme", "alice", t0))
-		e := entry("c1", "e1", ask.RoleAssistant, t0)
-		e.ToolCalls = []ask.ToolCall{{ID: "call1", Name: "run_dataset", Arguments: json.RawMessage(`{"a":1}`)}}
-		e.Output = json.RawMessage(`{"b":2}`)
-		got := mustAppend(t, s, e)
-		want := got
-		want.ToolCalls = []ask.ToolCall{{ID: "call1", Name: "run_dataset", Arguments: json.RawMessage(`{"a":1}`)}}
-		want.Output = json.RawMessage(`{"b":2}`)
-		e.ToolCalls[0].Arguments[5], e.Output[5] = '7', '7'
-		e.ToolCalls[0].ID = "changed"
-		got.ToolCalls[0].Arguments[5], got.Output[5] = '8', '8'
-		got.ToolCalls[0].Name = "changed"
-		stored := mustEntries(t, s, "c1", 1)
-		if diff := cmp.Diff([]ask.Entry{want}, stored, diffOptions); diff != "" {
-			t.Errorf("Entries after changing values passed and returned mismatch (-want +got):\n%s", diff)
+	t.Run("ResultJSONRoundTrips", func(t *testing.T) {
+		st := newStores(t)
+		s := st.ToolRuns
+		mustCreate(t, st.Conversations, conv("c1", "acme", "alice", t0))
+		r := run("c1", "call2", t0)
+		r.State, r.ApprovalID = ask.RunCompleted, "apr1"
+		r.Result = json.RawMessage(`{"status": "preview", "chart": {"id": "ch9", "name": "Signups"}, "datasets": [{"id": "ds1"}]}`)
+		wantCode(t, s.SaveToolRun(ctx, r), "", "SaveToolRun")
+		if diff := cmp.Diff([]ask.ToolRun{r}, mustRuns(t, s, "c1"), diffOptions); diff != "" {
+			t.Errorf("ToolRuns mismatch (-want +got):\n%s", diff)
 		}
-		stored[0].ToolCalls[0].Arguments[5] = '9'
-		if diff := cmp.Diff([]ask.Entry{want}, mustEntries(t, s, "c1", 1), diffOptions); diff != "" {
-			t.Errorf("Entries after changing a listed value mismatch (-want +got):\n%s", diff)
-		}
+	})
 
+	t.Run("StoredValuesAreCopies", func(t *testing.T) {
+		st := newStores(t)
+		s := st.ToolRuns
+		mustCreate(t, st.Conversations, conv("c1", "acme", "alice", t0))
 		r := run("c1", "call1", t0)
 		r.Result = json.RawMessage(`{"c":3}`)
 		wantCode(t, s.SaveToolRun(ctx, r), "", "SaveToolRun")
@@ -561,79 +672,91 @@ func RunConversationStore(t *testing.T, newStore func(t *testing.T) ask.Conversa
 		if got := mustRuns(t, s, "c1"); len(got) != 1 || string(got[0].Result) != `{"c":3}` {
 			t.Errorf("ToolRuns after changing values = %+v, want Result {\"c\":3}", got)
 		}
+	})
 
-		refs := []ask.ContextRef{ref(access.TypeChart, "ch1")}
-		wantCode(t, s.SetContext(ctx, "c1", refs), "", "SetContext")
-		refs[0].ID = "changed"
-		listed := mustContext(t, s, "c1")
-		listed[0].ID = "changed too"
-		if diff := cmp.Diff([]ask.ContextRef{ref(access.TypeChart, "ch1")}, mustContext(t, s, "c1")); diff != "" {
-			t.Errorf("Context after changing values mismatch (-want +got):\n%s", diff)
-		}
+	t.Run("DeleteConversationDropsToolRuns", func(t *testing.T) {
+		st := newStores(t)
+		s := st.ToolRuns
+		deleteDrops(t, st, "tool runs", func(t *testing.T, id string) {
+			wantCode(t, s.SaveToolRun(ctx, run(id, "call-"+id, t0)), "", "SaveToolRun")
+		}, func(t *testing.T, id string) int { return len(mustRuns(t, s, id)) })
 	})
 }
 
-// RunApprovalStore proves that the stores made by newStore behave as
-// ask.ApprovalStore documents. Each subtest gets a fresh, empty store.
+// args is canonical JSON whose member order jsonb would change: a store
+// must keep it byte for byte.
+const args = `{"aa":1,"b":[1,2.5,"grüße"],"c":{"y":null,"x":"<&>"}}`
+
+var argsHash = func() string { sum := sha256.Sum256([]byte(args)); return hex.EncodeToString(sum[:]) }()
+
+// now is when the approval suites consume, reject and store receipts.
+var now = t0.Add(time.Minute)
+
+func approval(id, callID string) ask.Approval {
+	return ask.Approval{ID: id, UserID: "alice", TeamID: "acme", ConversationID: "c1", TurnID: "turn1",
+		ToolCallID: callID, Tool: "create_dashboard", Target: "mcp:conn_1/create.dashboard@f1", ArgsHash: argsHash, Arguments: json.RawMessage(args),
+		State: ask.ApprovalPending, CreatedAt: t0, ExpiresAt: t0.Add(5 * time.Minute)}
+}
+
+func bound(a ask.Approval) ask.Binding {
+	return ask.Binding{UserID: a.UserID, TeamID: a.TeamID, ConversationID: a.ConversationID, Tool: a.Tool, Target: a.Target, ArgsHash: a.ArgsHash}
+}
+
+func mustCreateApprovals(t *testing.T, s ask.ApprovalStore, as ...ask.Approval) {
+	t.Helper()
+	ctx := context.Background()
+	for _, a := range as {
+		wantCode(t, s.CreateApproval(ctx, a), "", "CreateApproval("+a.ID+")")
+	}
+}
+
+func mustApproval(t *testing.T, s ask.ApprovalStore, id string) ask.Approval {
+	t.Helper()
+	ctx := context.Background()
+	a, err := s.Approval(ctx, id)
+	wantCode(t, err, "", "Approval("+id+")")
+	return a
+}
+
+func wantState(t *testing.T, s ask.ApprovalStore, id string, want ask.ApprovalState) {
+	t.Helper()
+	if got := mustApproval(t, s, id).State; got != want {
+		t.Errorf("Approval(%s).State = %s, want %s", id, got, want)
+	}
+}
+
+func mustConsume(t *testing.T, s ask.ApprovalStore, a ask.Approval) ask.Approval {
+	t.Helper()
+	ctx := context.Background()
+	got, err := s.Consume(ctx, a.ID, bound(a), now)
+	wantCode(t, err, "", "Consume("+a.ID+")")
+	return got
+}
+
+func wantArgs(t *testing.T, got ask.Approval) {
+	t.Helper()
+	if string(got.Arguments) != args {
+		t.Errorf("Arguments of %s = %s, want %s byte for byte", got.ID, got.Arguments, args)
+	}
+}
+
+// RunApprovalStore proves that the Approvals of the stores made by
+// newStores behave as ask.ApprovalStore documents, their receipts kept by
+// Receipts. Each subtest gets fresh, empty stores.
 //
 // Beyond the interface's comments it expects CreateApproval to store every
-// approval as pending whatever its State, Reject to burn an approval even
-// when another approval of its tool call was consumed (it runs nothing),
-// and PutReceipt to be Conflict for an approval that is not consumed or
-// belongs to another tool call.
-func RunApprovalStore(t *testing.T, newStore func(t *testing.T) ask.ApprovalStore) {
+// approval as pending whatever its State, and Reject to burn an approval
+// even when another approval of its tool call was consumed (it runs
+// nothing).
+func RunApprovalStore(t *testing.T, newStores func(t *testing.T) ask.Stores) {
 	ctx := context.Background()
-	// args is canonical JSON whose member order jsonb would change: a store
-	// must keep it byte for byte.
-	const args = `{"aa":1,"b":[1,2.5,"grüße"],"c":{"y":null,"x":"<&>"}}`
-	sum := sha256.Sum256([]byte(args))
-	argsHash := hex.EncodeToString(sum[:])
-	approval := func(id, callID string) ask.Approval {
-		return ask.Approval{ID: id, UserID: "alice", TeamID: "acme", ConversationID: "c1", TurnID: "turn1",
-			ToolCallID: callID, Tool: "create_dashboard", Target: "mcp:conn_1/create.dashboard@f1", ArgsHash: argsHash, Arguments: json.RawMessage(args),
-			State: ask.ApprovalPending, CreatedAt: t0, ExpiresAt: t0.Add(5 * time.Minute)}
-	}
-	bound := func(a ask.Approval) ask.Binding {
-		return ask.Binding{UserID: a.UserID, TeamID: a.TeamID, ConversationID: a.ConversationID, Tool: a.Tool, Target: a.Target, ArgsHash: a.ArgsHash}
-	}
-	now := t0.Add(time.Minute)
-	mustCreate := func(t *testing.T, s ask.ApprovalStore, as ...ask.Approval) {
-		t.Helper()
-		for _, a := range as {
-			wantCode(t, s.CreateApproval(ctx, a), "", "CreateApproval("+a.ID+")")
-		}
-	}
-	mustApproval := func(t *testing.T, s ask.ApprovalStore, id string) ask.Approval {
-		t.Helper()
-		a, err := s.Approval(ctx, id)
-		wantCode(t, err, "", "Approval("+id+")")
-		return a
-	}
-	wantState := func(t *testing.T, s ask.ApprovalStore, id string, want ask.ApprovalState) {
-		t.Helper()
-		if got := mustApproval(t, s, id).State; got != want {
-			t.Errorf("Approval(%s).State = %s, want %s", id, got, want)
-		}
-	}
-	mustConsume := func(t *testing.T, s ask.ApprovalStore, a ask.Approval) ask.Approval {
-		t.Helper()
-		got, err := s.Consume(ctx, a.ID, bound(a), now)
-		wantCode(t, err, "", "Consume("+a.ID+")")
-		return got
-	}
-	wantArgs := func(t *testing.T, got ask.Approval) {
-		t.Helper()
-		if string(got.Arguments) != args {
-			t.Errorf("Arguments of %s = %s, want %s byte for byte", got.ID, got.Arguments, args)
-		}
-	}
 
 	t.Run("CreateAndGet", func(t *testing.T) {
-		s := newStore(t)
+		s := newStores(t).Approvals
 		want := approval("a1", "call1")
 		in := want
 		in.State = ""
-		mustCreate(t, s, in)
+		mustCreateApprovals(t, s, in)
 		got := mustApproval(t, s, "a1")
 		if diff := cmp.Diff(want, got, diffOptions); diff != "" {
 			t.Errorf("Approval mismatch (-want +got):\n%s", diff)
@@ -648,20 +771,20 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) ask.ApprovalStor
 	})
 
 	t.Run("CreateStoresPending", func(t *testing.T) {
-		s := newStore(t)
+		s := newStores(t).Approvals
 		for _, st := range []ask.ApprovalState{ask.ApprovalConsumed, ask.ApprovalRejected} {
 			a := approval("a-"+string(st), "call-"+string(st))
 			a.State = st
-			mustCreate(t, s, a)
+			mustCreateApprovals(t, s, a)
 			wantState(t, s, a.ID, ask.ApprovalPending)
 			mustConsume(t, s, a)
 		}
 	})
 
 	t.Run("ConsumeOnce", func(t *testing.T) {
-		s := newStore(t)
+		s := newStores(t).Approvals
 		a := approval("a1", "call1")
-		mustCreate(t, s, a)
+		mustCreateApprovals(t, s, a)
 		got := mustConsume(t, s, a)
 		want := a
 		want.State = ask.ApprovalConsumed
@@ -707,8 +830,8 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) ask.ApprovalStor
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				s := newStore(t)
-				mustCreate(t, s, a)
+				s := newStores(t).Approvals
+				mustCreateApprovals(t, s, a)
 				_, err := s.Consume(ctx, "a1", tt.b, now)
 				wantCode(t, err, askbi.ApprovalInvalid, "Consume(mismatched)")
 				_, err = s.Reject(ctx, "a1", tt.b, now)
@@ -730,8 +853,8 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) ask.ApprovalStor
 			{"a day after", a.ExpiresAt.Add(24 * time.Hour)},
 		} {
 			t.Run(at.name, func(t *testing.T) {
-				s := newStore(t)
-				mustCreate(t, s, a)
+				s := newStores(t).Approvals
+				mustCreateApprovals(t, s, a)
 				_, err := s.Consume(ctx, "a1", bound(a), at.now)
 				wantCode(t, err, askbi.ApprovalInvalid, "Consume(expired)")
 				_, err = s.Reject(ctx, "a1", bound(a), at.now)
@@ -744,9 +867,9 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) ask.ApprovalStor
 	})
 
 	t.Run("RejectBurns", func(t *testing.T) {
-		s := newStore(t)
+		s := newStores(t).Approvals
 		a := approval("a1", "call1")
-		mustCreate(t, s, a)
+		mustCreateApprovals(t, s, a)
 		got, err := s.Reject(ctx, "a1", bound(a), now)
 		wantCode(t, err, "", "Reject")
 		want := a
@@ -763,9 +886,9 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) ask.ApprovalStor
 	})
 
 	t.Run("UnknownID", func(t *testing.T) {
-		s := newStore(t)
+		s := newStores(t).Approvals
 		a := approval("a1", "call1")
-		mustCreate(t, s, a)
+		mustCreateApprovals(t, s, a)
 		_, err := s.Consume(ctx, "nope", bound(a), now)
 		wantCode(t, err, askbi.ApprovalInvalid, "Consume(unknown)")
 		_, err = s.Reject(ctx, "nope", bound(a), now)
@@ -774,9 +897,9 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) ask.ApprovalStor
 	})
 
 	t.Run("ParallelConsumeOneWins", func(t *testing.T) {
-		s := newStore(t)
+		s := newStores(t).Approvals
 		a := approval("a1", "call1")
-		mustCreate(t, s, a)
+		mustCreateApprovals(t, s, a)
 		errs := make([]error, 50)
 		var wg sync.WaitGroup
 		for i := range errs {
@@ -790,9 +913,9 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) ask.ApprovalStor
 	})
 
 	t.Run("ParallelConsumeAndRejectOneWins", func(t *testing.T) {
-		s := newStore(t)
+		s := newStores(t).Approvals
 		a := approval("a1", "call1")
-		mustCreate(t, s, a)
+		mustCreateApprovals(t, s, a)
 		errs := make([]error, 50)
 		states := make([]ask.ApprovalState, len(errs))
 		var wg sync.WaitGroup
@@ -819,9 +942,9 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) ask.ApprovalStor
 	})
 
 	t.Run("OtherApprovalOfConsumedCall", func(t *testing.T) {
-		s := newStore(t)
+		s := newStores(t).Approvals
 		first, second, third := approval("a1", "call1"), approval("a2", "call1"), approval("a3", "call1")
-		mustCreate(t, s, first, second, third)
+		mustCreateApprovals(t, s, first, second, third)
 		mustConsume(t, s, first)
 		_, err := s.Consume(ctx, "a2", bound(second), now)
 		wantCode(t, err, askbi.Conflict, "Consume(other approval of a consumed call)")
@@ -840,9 +963,9 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) ask.ApprovalStor
 	})
 
 	t.Run("ParallelApprovalsOfOneCallOneWins", func(t *testing.T) {
-		s := newStore(t)
+		s := newStores(t).Approvals
 		as := []ask.Approval{approval("a1", "call1"), approval("a2", "call1"), approval("a3", "call1")}
-		mustCreate(t, s, as...)
+		mustCreateApprovals(t, s, as...)
 		errs := make([]error, 10*len(as))
 		var wg sync.WaitGroup
 		for i := range errs {
@@ -864,58 +987,11 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) ask.ApprovalStor
 		}
 	})
 
-	t.Run("Receipts", func(t *testing.T) {
-		s := newStore(t)
-		a1, a2, a3, a4 := approval("a1", "call1"), approval("a2", "call1"), approval("a3", "call2"), approval("a4", "call3")
-		mustCreate(t, s, a1, a2, a3, a4)
-		mustConsume(t, s, a1)
-		mustConsume(t, s, a3)
-		want := ask.Receipt{ApprovalID: "a1", ToolCallID: "call1", Summary: "Added chart \"Weekly\"",
-			Result: json.RawMessage(`{"dashboard": {"id": "d9"}, "status": "saved"}`), CreatedAt: now}
-		wantCode(t, s.PutReceipt(ctx, want), "", "PutReceipt(a1)")
-		got, err := s.Receipt(ctx, "a1")
-		wantCode(t, err, "", "Receipt(a1)")
-		if diff := cmp.Diff(want, got, diffOptions); diff != "" {
-			t.Errorf("Receipt mismatch (-want +got):\n%s", diff)
-		}
-
-		conflicts := []struct {
-			name string
-			r    ask.Receipt
-		}{
-			{"same approval again", ask.Receipt{ApprovalID: "a1", ToolCallID: "call1", Result: json.RawMessage(`{"status":"other"}`), CreatedAt: now}},
-			{"the call under another approval", ask.Receipt{ApprovalID: "a2", ToolCallID: "call1", Result: json.RawMessage(`{}`), CreatedAt: now}},
-			{"the call under another consumed approval", ask.Receipt{ApprovalID: "a3", ToolCallID: "call1", Result: json.RawMessage(`{}`), CreatedAt: now}},
-			{"a pending approval", ask.Receipt{ApprovalID: "a4", ToolCallID: "call3", Result: json.RawMessage(`{}`), CreatedAt: now}},
-		}
-		for _, c := range conflicts {
-			wantCode(t, s.PutReceipt(ctx, c.r), askbi.Conflict, "PutReceipt("+c.name+")")
-		}
-		got, _ = s.Receipt(ctx, "a1")
-		if diff := cmp.Diff(want, got, diffOptions); diff != "" {
-			t.Errorf("Receipt after conflicts mismatch (-want +got):\n%s", diff)
-		}
-		for _, id := range []string{"a2", "a4", "nope"} {
-			_, err := s.Receipt(ctx, id)
-			wantCode(t, err, askbi.NotFound, "Receipt("+id+") without one")
-		}
-		wantCode(t, s.PutReceipt(ctx, ask.Receipt{ApprovalID: "nope", ToolCallID: "call1", CreatedAt: now}), askbi.NotFound, "PutReceipt(unknown approval)")
-
-		// The refused receipt for a3 changed nothing: its own still fits.
-		failed := ask.Receipt{ApprovalID: "a3", ToolCallID: "call2", ErrorCode: string(askbi.Timeout),
-			ErrorMessage: "The operation timed out.", CreatedAt: now.Add(time.Second)}
-		wantCode(t, s.PutReceipt(ctx, failed), "", "PutReceipt(a3)")
-		got, err = s.Receipt(ctx, "a3")
-		wantCode(t, err, "", "Receipt(a3)")
-		if diff := cmp.Diff(failed, got, diffOptions); diff != "" {
-			t.Errorf("Receipt of a failed call mismatch (-want +got):\n%s", diff)
-		}
-	})
-
 	t.Run("Release", func(t *testing.T) {
-		s := newStore(t)
+		st := newStores(t)
+		s := st.Approvals
 		a1, a2, a3, a4 := approval("a1", "call1"), approval("a2", "call1"), approval("a3", "call3"), approval("a4", "call4")
-		mustCreate(t, s, a1, a2, a3, a4)
+		mustCreateApprovals(t, s, a1, a2, a3, a4)
 		mustConsume(t, s, a1)
 		wantCode(t, s.Release(ctx, "a1"), "", "Release(consumed)")
 		wantState(t, s, "a1", ask.ApprovalPending)
@@ -929,7 +1005,7 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) ask.ApprovalStor
 		wantCode(t, s.Release(ctx, "a1"), askbi.Conflict, "Release(pending)")
 		wantCode(t, s.Release(ctx, "nope"), askbi.NotFound, "Release(unknown)")
 		mustConsume(t, s, a3)
-		wantCode(t, s.PutReceipt(ctx, ask.Receipt{ApprovalID: "a3", ToolCallID: "call3", CreatedAt: now}), "", "PutReceipt(a3)")
+		wantCode(t, st.Receipts.PutReceipt(ctx, ask.Receipt{ApprovalID: "a3", ToolCallID: "call3", CreatedAt: now}), "", "PutReceipt(a3)")
 		wantCode(t, s.Release(ctx, "a3"), askbi.Conflict, "Release(with a receipt)")
 		wantState(t, s, "a3", ask.ApprovalConsumed)
 		_, err = s.Reject(ctx, "a4", bound(a4), now)
@@ -938,35 +1014,8 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) ask.ApprovalStor
 		wantState(t, s, "a4", ask.ApprovalRejected)
 	})
 
-	t.Run("ParallelPutReceiptOneWins", func(t *testing.T) {
-		s := newStore(t)
-		a := approval("a1", "call1")
-		mustCreate(t, s, a)
-		mustConsume(t, s, a)
-		rs := make([]ask.Receipt, 20)
-		errs := make([]error, len(rs))
-		var wg sync.WaitGroup
-		for i := range rs {
-			rs[i] = ask.Receipt{ApprovalID: "a1", ToolCallID: "call1", Result: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)), CreatedAt: now}
-			wg.Go(func() { errs[i] = s.PutReceipt(ctx, rs[i]) })
-		}
-		wg.Wait()
-		if got := successes(t, errs, askbi.Conflict); got != 1 {
-			t.Fatalf("%d of %d parallel PutReceipts succeeded, want 1", got, len(errs))
-		}
-		got, err := s.Receipt(ctx, "a1")
-		wantCode(t, err, "", "Receipt")
-		for i, err := range errs {
-			if err == nil {
-				if diff := cmp.Diff(rs[i], got, diffOptions); diff != "" {
-					t.Errorf("Receipt is not the one stored (-want +got):\n%s", diff)
-				}
-			}
-		}
-	})
-
 	t.Run("Pending", func(t *testing.T) {
-		s := newStore(t)
+		s := newStores(t).Approvals
 		at := func(a ask.Approval, created, expires time.Duration) ask.Approval {
 			a.CreatedAt, a.ExpiresAt = t0.Add(created), t0.Add(expires)
 			return a
@@ -980,7 +1029,7 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) ask.ApprovalStor
 		boundary := at(approval("b", "call6"), time.Second, 2*time.Minute)
 		elsewhere := approval("o", "call7")
 		elsewhere.ConversationID = "c2"
-		mustCreate(t, s, second, first, early, consumed, rejected, expired, boundary, elsewhere)
+		mustCreateApprovals(t, s, second, first, early, consumed, rejected, expired, boundary, elsewhere)
 		mustConsume(t, s, consumed)
 		if _, err := s.Reject(ctx, "r", bound(rejected), now); err != nil {
 			t.Fatalf("Reject: %v", err)
@@ -1025,18 +1074,19 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) ask.ApprovalStor
 	})
 
 	t.Run("DeleteConversation", func(t *testing.T) {
-		s := newStore(t)
+		st := newStores(t)
+		s := st.Approvals
 		a, pending, other := approval("a1", "call1"), approval("a2", "call2"), approval("a3", "call1")
 		other.ConversationID = "c2"
-		mustCreate(t, s, a, pending, other)
+		mustCreateApprovals(t, s, a, pending, other)
 		mustConsume(t, s, a)
-		wantCode(t, s.PutReceipt(ctx, ask.Receipt{ApprovalID: "a1", ToolCallID: "call1", Result: json.RawMessage(`{}`), CreatedAt: now}), "", "PutReceipt(a1)")
+		wantCode(t, st.Receipts.PutReceipt(ctx, ask.Receipt{ApprovalID: "a1", ToolCallID: "call1", Result: json.RawMessage(`{}`), CreatedAt: now}), "", "PutReceipt(a1)")
 		wantCode(t, s.DeleteConversation(ctx, "c1"), "", "DeleteConversation(c1)")
 		for _, id := range []string{"a1", "a2"} {
 			_, err := s.Approval(ctx, id)
 			wantCode(t, err, askbi.NotFound, "Approval("+id+") after delete")
 		}
-		_, err := s.Receipt(ctx, "a1")
+		_, err := st.Receipts.Receipt(ctx, "a1")
 		wantCode(t, err, askbi.NotFound, "Receipt(a1) after delete")
 		// The other conversation's approval of a call with the same ID is
 		// untouched, and can still be consumed.
@@ -1045,10 +1095,10 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) ask.ApprovalStor
 	})
 
 	t.Run("StoredValuesAreCopies", func(t *testing.T) {
-		s := newStore(t)
+		s := newStores(t).Approvals
 		a := approval("a1", "call1")
 		a.Arguments = json.RawMessage(args)
-		mustCreate(t, s, a)
+		mustCreateApprovals(t, s, a)
 		a.Arguments[2] = 'z'
 		got := mustApproval(t, s, "a1")
 		wantArgs(t, got)
@@ -1057,7 +1107,100 @@ func RunApprovalStore(t *testing.T, newStore func(t *testing.T) ask.ApprovalStor
 		consumed := mustConsume(t, s, approval("a1", "call1"))
 		consumed.Arguments[2] = 'z'
 		wantArgs(t, mustApproval(t, s, "a1"))
+	})
+}
 
+// RunReceiptStore proves that the Receipts of the stores made by newStores
+// behave as ask.ReceiptStore documents, their approvals kept by Approvals.
+// Each subtest gets fresh, empty stores.
+//
+// Beyond the interface's comments it expects PutReceipt to be Conflict for
+// an approval that is not consumed or belongs to another tool call.
+func RunReceiptStore(t *testing.T, newStores func(t *testing.T) ask.Stores) {
+	ctx := context.Background()
+
+	t.Run("Receipts", func(t *testing.T) {
+		st := newStores(t)
+		s, approvals := st.Receipts, st.Approvals
+		a1, a2, a3, a4 := approval("a1", "call1"), approval("a2", "call1"), approval("a3", "call2"), approval("a4", "call3")
+		mustCreateApprovals(t, approvals, a1, a2, a3, a4)
+		mustConsume(t, approvals, a1)
+		mustConsume(t, approvals, a3)
+		want := ask.Receipt{ApprovalID: "a1", ToolCallID: "call1", Summary: "Added chart \"Weekly\"",
+			Result: json.RawMessage(`{"dashboard": {"id": "d9"}, "status": "saved"}`), CreatedAt: now}
+		wantCode(t, s.PutReceipt(ctx, want), "", "PutReceipt(a1)")
+		got, err := s.Receipt(ctx, "a1")
+		wantCode(t, err, "", "Receipt(a1)")
+		if diff := cmp.Diff(want, got, diffOptions); diff != "" {
+			t.Errorf("Receipt mismatch (-want +got):\n%s", diff)
+		}
+
+		conflicts := []struct {
+			name string
+			r    ask.Receipt
+		}{
+			{"same approval again", ask.Receipt{ApprovalID: "a1", ToolCallID: "call1", Result: json.RawMessage(`{"status":"other"}`), CreatedAt: now}},
+			{"the call under another approval", ask.Receipt{ApprovalID: "a2", ToolCallID: "call1", Result: json.RawMessage(`{}`), CreatedAt: now}},
+			{"the call under another consumed approval", ask.Receipt{ApprovalID: "a3", ToolCallID: "call1", Result: json.RawMessage(`{}`), CreatedAt: now}},
+			{"a pending approval", ask.Receipt{ApprovalID: "a4", ToolCallID: "call3", Result: json.RawMessage(`{}`), CreatedAt: now}},
+		}
+		for _, c := range conflicts {
+			wantCode(t, s.PutReceipt(ctx, c.r), askbi.Conflict, "PutReceipt("+c.name+")")
+		}
+		got, _ = s.Receipt(ctx, "a1")
+		if diff := cmp.Diff(want, got, diffOptions); diff != "" {
+			t.Errorf("Receipt after conflicts mismatch (-want +got):\n%s", diff)
+		}
+		for _, id := range []string{"a2", "a4", "nope"} {
+			_, err := s.Receipt(ctx, id)
+			wantCode(t, err, askbi.NotFound, "Receipt("+id+") without one")
+		}
+		wantCode(t, s.PutReceipt(ctx, ask.Receipt{ApprovalID: "nope", ToolCallID: "call1", CreatedAt: now}), askbi.NotFound, "PutReceipt(unknown approval)")
+
+		// The refused receipt for a3 changed nothing: its own still fits.
+		failed := ask.Receipt{ApprovalID: "a3", ToolCallID: "call2", ErrorCode: string(askbi.Timeout),
+			ErrorMessage: "The operation timed out.", CreatedAt: now.Add(time.Second)}
+		wantCode(t, s.PutReceipt(ctx, failed), "", "PutReceipt(a3)")
+		got, err = s.Receipt(ctx, "a3")
+		wantCode(t, err, "", "Receipt(a3)")
+		if diff := cmp.Diff(failed, got, diffOptions); diff != "" {
+			t.Errorf("Receipt of a failed call mismatch (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("ParallelPutReceiptOneWins", func(t *testing.T) {
+		st := newStores(t)
+		s, approvals := st.Receipts, st.Approvals
+		a := approval("a1", "call1")
+		mustCreateApprovals(t, approvals, a)
+		mustConsume(t, approvals, a)
+		rs := make([]ask.Receipt, 20)
+		errs := make([]error, len(rs))
+		var wg sync.WaitGroup
+		for i := range rs {
+			rs[i] = ask.Receipt{ApprovalID: "a1", ToolCallID: "call1", Result: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)), CreatedAt: now}
+			wg.Go(func() { errs[i] = s.PutReceipt(ctx, rs[i]) })
+		}
+		wg.Wait()
+		if got := successes(t, errs, askbi.Conflict); got != 1 {
+			t.Fatalf("%d of %d parallel PutReceipts succeeded, want 1", got, len(errs))
+		}
+		got, err := s.Receipt(ctx, "a1")
+		wantCode(t, err, "", "Receipt")
+		for i, err := range errs {
+			if err == nil {
+				if diff := cmp.Diff(rs[i], got, diffOptions); diff != "" {
+					t.Errorf("Receipt is not the one stored (-want +got):\n%s", diff)
+				}
+			}
+		}
+	})
+
+	t.Run("StoredValuesAreCopies", func(t *testing.T) {
+		st := newStores(t)
+		s, approvals := st.Receipts, st.Approvals
+		mustCreateApprovals(t, approvals, approval("a1", "call1"))
+		mustConsume(t, approvals, approval("a1", "call1"))
 		r := ask.Receipt{ApprovalID: "a1", ToolCallID: "call1", Result: json.RawMessage(`{"n":1}`), CreatedAt: now}
 		wantCode(t, s.PutReceipt(ctx, r), "", "PutReceipt")
 		r.Result[5] = '2'

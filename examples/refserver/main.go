@@ -324,8 +324,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	var catalog workspace
 	activity := mcpserver.NewMemoryActivity()
 	var keyStore access.KeyStore = access.NewMemoryKeyStore()
-	var convs ask.ConversationStore = ask.NewMemoryConversationStore()
-	var approvals ask.ApprovalStore = ask.NewMemoryApprovalStore()
+	chats := ask.NewMemoryStores()
 	var memories memory.Store = memory.NewMemoryStore()
 	var grants oauth.Store = oauth.NewMemoryStore()
 	var connStore connresolve.Store = connresolve.NewMemoryStore()
@@ -356,7 +355,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		sources["conn_acme_wh"], sources["conn_globex_wh"] = demo, demo
 	} else {
 		keyStore = pgstore.NewKeyStore(state)
-		convs, approvals = pgstore.NewConversationStore(state), pgstore.NewApprovalStore(state)
+		chats = pgstore.NewAskStores(state)
 		memories = pgstore.NewMemoryStore(state)
 		grants = pgstore.NewOAuthStore(state)
 		connStore = pgstore.NewConnectionStore(state)
@@ -494,7 +493,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	if err != nil {
 		return nil, err
 	}
-	a.assistant = ask.New(model, gate, a.executor, convs, approvals, tools, &ask.Options{
+	a.assistant = ask.New(model, gate, a.executor, chats, tools, &ask.Options{
 		TurnTimeout: cfg.turnTimeout, Sharing: sharing, Memory: a.memory, Logger: log, Tools: ask.RemoteTools(a.conns),
 		Secrets: []*regexp.Regexp{sessionPattern},
 	})

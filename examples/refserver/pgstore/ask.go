@@ -15,14 +15,23 @@ import (
 	"github.com/askbi/askbi/ask"
 )
 
-// ConversationStore is an ask.ConversationStore in PostgreSQL. A
+// NewAskStores returns the ask.Stores on a migrated database: one
+// ConversationStore for Conversations, Turns, Context and ToolRuns, and one
+// ApprovalStore for Approvals and Receipts.
+func NewAskStores(db *sqlx.DB) ask.Stores {
+	convs, approvals := NewConversationStore(db), NewApprovalStore(db)
+	return ask.Stores{Conversations: convs, Turns: convs, Context: convs, ToolRuns: convs, Approvals: approvals, Receipts: approvals}
+}
+
+// ConversationStore is an ask.ConversationStore, ask.TurnStore,
+// ask.ContextStore and ask.ToolRunStore in PostgreSQL. A
 // conversation's turns, entries, context and tool runs reference it with
 // ON DELETE CASCADE. AppendEntry and SetContext lock the conversation's row
 // for their transaction, so concurrent appends get distinct, increasing
 // Seqs and concurrent SetContexts apply one after another, also across
 // processes sharing the database. It is safe for concurrent use.
 //
-// It decides what ask.ConversationStore leaves open as
+// It decides what those interfaces leave open as
 // ask.MemoryConversationStore does: turns and tool runs are identified
 // within their conversation, and saving one again keeps its first
 // CreatedAt; a limit below 1 lists nothing; an unknown conversation has
@@ -35,7 +44,12 @@ type ConversationStore struct {
 // NewConversationStore returns a ConversationStore on a migrated database.
 func NewConversationStore(db *sqlx.DB) *ConversationStore { return &ConversationStore{db: db} }
 
-var _ ask.ConversationStore = (*ConversationStore)(nil)
+var (
+	_ ask.ConversationStore = (*ConversationStore)(nil)
+	_ ask.TurnStore         = (*ConversationStore)(nil)
+	_ ask.ContextStore      = (*ConversationStore)(nil)
+	_ ask.ToolRunStore      = (*ConversationStore)(nil)
+)
 
 const conversationColumns = `id, team_id, user_id, title, created_at, updated_at`
 
@@ -106,7 +120,7 @@ func (s *ConversationStore) DeleteConversation(ctx context.Context, id string) e
 		`DELETE FROM conversations WHERE id = $1`, id)
 }
 
-// SaveTurn implements ask.ConversationStore.
+// SaveTurn implements ask.TurnStore.
 func (s *ConversationStore) SaveTurn(ctx context.Context, t ask.Turn) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO conversation_turns (conversation_id, id, state, error_code, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6)
@@ -116,7 +130,7 @@ func (s *ConversationStore) SaveTurn(ctx context.Context, t ask.Turn) error {
 	return childError("pgstore.ConversationStore.SaveTurn", err)
 }
 
-// RenewTurn implements ask.ConversationStore.
+// RenewTurn implements ask.TurnStore.
 func (s *ConversationStore) RenewTurn(ctx context.Context, conversationID, id string, at time.Time) (bool, error) {
 	var state string
 	err := s.db.GetContext(ctx, &state, `WITH u AS (UPDATE conversation_turns SET updated_at = $3
@@ -141,7 +155,7 @@ type turnRow struct {
 	UpdatedAt      time.Time `db:"updated_at"`
 }
 
-// Turns implements ask.ConversationStore. Turns created at the same time
+// Turns implements ask.TurnStore. Turns created at the same time
 // keep the order they were first saved in.
 func (s *ConversationStore) Turns(ctx context.Context, conversationID string) ([]ask.Turn, error) {
 	var rows []turnRow
@@ -157,7 +171,7 @@ func (s *ConversationStore) Turns(ctx context.Context, conversationID string) ([
 	return out, nil
 }
 
-// Turn implements ask.ConversationStore.
+// Turn implements ask.TurnStore.
 func (s *ConversationStore) Turn(ctx context.Context, conversationID, id string) (ask.Turn, error) {
 	var r turnRow
 	err := s.db.GetContext(ctx, &r, `SELECT conversation_id, id, state, error_code, created_at, updated_at
@@ -211,7 +225,7 @@ func (r entryRow) entry() (ask.Entry, error) {
 	return e, nil
 }
 
-// AppendEntry implements ask.ConversationStore. Seqs start at 1.
+// AppendEntry implements ask.TurnStore. Seqs start at 1.
 func (s *ConversationStore) AppendEntry(ctx context.Context, e ask.Entry) (ask.Entry, error) {
 	calls, err := toolCallsJSON(e.ToolCalls)
 	if err != nil {
@@ -247,7 +261,7 @@ func (s *ConversationStore) AppendEntry(ctx context.Context, e ask.Entry) (ask.E
 	return e, nil
 }
 
-// Entries implements ask.ConversationStore.
+// Entries implements ask.TurnStore.
 func (s *ConversationStore) Entries(ctx context.Context, conversationID string, limit int) ([]ask.Entry, error) {
 	if limit < 1 {
 		return nil, nil
@@ -268,7 +282,7 @@ func (s *ConversationStore) Entries(ctx context.Context, conversationID string, 
 	return out, nil
 }
 
-// SetContext implements ask.ConversationStore.
+// SetContext implements ask.ContextStore.
 func (s *ConversationStore) SetContext(ctx context.Context, conversationID string, refs []ask.ContextRef) error {
 	var types, ids pq.StringArray
 	seen := map[ask.ContextRef]bool{}
@@ -306,7 +320,7 @@ func (s *ConversationStore) SetContext(ctx context.Context, conversationID strin
 	return nil
 }
 
-// Context implements ask.ConversationStore.
+// Context implements ask.ContextStore.
 func (s *ConversationStore) Context(ctx context.Context, conversationID string) ([]ask.ContextRef, error) {
 	var rows []struct {
 		Type string `db:"entity_type"`
@@ -343,7 +357,7 @@ type toolRunRow struct {
 	UpdatedAt      time.Time `db:"updated_at"`
 }
 
-// SaveToolRun implements ask.ConversationStore.
+// SaveToolRun implements ask.ToolRunStore.
 func (s *ConversationStore) SaveToolRun(ctx context.Context, r ask.ToolRun) error {
 	if !validJSON(r.Result) {
 		return errInvalidJSON("result")
@@ -359,7 +373,7 @@ func (s *ConversationStore) SaveToolRun(ctx context.Context, r ask.ToolRun) erro
 	return childError("pgstore.ConversationStore.SaveToolRun", err)
 }
 
-// ToolRuns implements ask.ConversationStore. Runs created at the same time
+// ToolRuns implements ask.ToolRunStore. Runs created at the same time
 // keep the order they were first saved in.
 func (s *ConversationStore) ToolRuns(ctx context.Context, conversationID string) ([]ask.ToolRun, error) {
 	var rows []toolRunRow
@@ -377,13 +391,14 @@ func (s *ConversationStore) ToolRuns(ctx context.Context, conversationID string)
 	return out, nil
 }
 
-// ApprovalStore is an ask.ApprovalStore in PostgreSQL. Consume and Reject
-// are each one conditional UPDATE of the approval's row, and a partial
-// unique index admits one consumed approval per tool call, so of any number
-// of concurrent calls, from any number of processes sharing the database,
-// at most one succeeds. It is safe for concurrent use.
+// ApprovalStore is an ask.ApprovalStore and ask.ReceiptStore in
+// PostgreSQL. Consume and Reject are each one conditional UPDATE of the
+// approval's row, and a partial unique index admits one consumed approval
+// per tool call, so of any number of concurrent calls, from any number of
+// processes sharing the database, at most one succeeds. It is safe for
+// concurrent use.
 //
-// It decides what ask.ApprovalStore leaves open as ask.MemoryApprovalStore
+// It decides what those interfaces leave open as ask.MemoryApprovalStore
 // does: a tool call is identified by its conversation and ToolCallID;
 // CreateApproval stores every approval as pending; Reject is never
 // Conflict; PutReceipt is Conflict for an approval that is not consumed or
@@ -396,7 +411,10 @@ type ApprovalStore struct {
 // NewApprovalStore returns an ApprovalStore on a migrated database.
 func NewApprovalStore(db *sqlx.DB) *ApprovalStore { return &ApprovalStore{db: db} }
 
-var _ ask.ApprovalStore = (*ApprovalStore)(nil)
+var (
+	_ ask.ApprovalStore = (*ApprovalStore)(nil)
+	_ ask.ReceiptStore  = (*ApprovalStore)(nil)
+)
 
 const approvalColumns = `id, user_id, team_id, conversation_id, turn_id, tool_call_id, tool, args_hash, arguments, state,
 	created_at, expires_at, target`
@@ -538,7 +556,7 @@ func (s *ApprovalStore) Release(ctx context.Context, id string) error {
 	return askbi.Errorf(askbi.Conflict, "Only a consumed approval without a result can be released.")
 }
 
-// PutReceipt implements ask.ApprovalStore.
+// PutReceipt implements ask.ReceiptStore.
 func (s *ApprovalStore) PutReceipt(ctx context.Context, r ask.Receipt) error {
 	const op = "pgstore.ApprovalStore.PutReceipt"
 	if !validJSON(r.Result) {
@@ -573,7 +591,7 @@ func (s *ApprovalStore) DeleteConversation(ctx context.Context, conversationID s
 	return nil
 }
 
-// Receipt implements ask.ApprovalStore.
+// Receipt implements ask.ReceiptStore.
 func (s *ApprovalStore) Receipt(ctx context.Context, approvalID string) (ask.Receipt, error) {
 	var r struct {
 		ApprovalID   string    `db:"approval_id"`

@@ -25,13 +25,14 @@ import (
 	"github.com/askbi/askbi/internal/pgtest"
 )
 
-func TestConversationStore(t *testing.T) {
-	asktest.RunConversationStore(t, func(t *testing.T) ask.ConversationStore { return pgstore.NewConversationStore(MustStore(t)) })
-}
+func newAskStores(t *testing.T) ask.Stores { return pgstore.NewAskStores(MustStore(t)) }
 
-func TestApprovalStore(t *testing.T) {
-	asktest.RunApprovalStore(t, func(t *testing.T) ask.ApprovalStore { return pgstore.NewApprovalStore(MustStore(t)) })
-}
+func TestConversationStore(t *testing.T) { asktest.RunConversationStore(t, newAskStores) }
+func TestTurnStore(t *testing.T)         { asktest.RunTurnStore(t, newAskStores) }
+func TestContextStore(t *testing.T)      { asktest.RunContextStore(t, newAskStores) }
+func TestToolRunStore(t *testing.T)      { asktest.RunToolRunStore(t, newAskStores) }
+func TestApprovalStore(t *testing.T)     { asktest.RunApprovalStore(t, newAskStores) }
+func TestReceiptStore(t *testing.T)      { asktest.RunReceiptStore(t, newAskStores) }
 
 var askT0 = time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
 
