@@ -27,7 +27,7 @@ func Example() {
 	exec := dataexec.NewExecutor(dataexec.NewMemoryCatalog(), dataexec.SourceMap{}, nil)
 	keys := access.NewKeys(access.NewMemoryKeyStore(), dir, nil)
 	tools, _ := ask.NewRegistry(ask.ProductTools(exec)...)
-	assistant := ask.New(mock.New(), gate, exec, ask.NewMemoryConversationStore(), ask.NewMemoryApprovalStore(), tools, nil)
+	assistant := ask.New(mock.New(), gate, exec, ask.NewMemoryStores(), tools, nil)
 
 	// The host's login: here every request is alice's session.
 	alice := access.Principal{UserID: "alice", TeamID: "acme", Auth: access.AuthSession}

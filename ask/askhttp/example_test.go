@@ -24,7 +24,7 @@ func Example() {
 	gate := access.NewGate(access.NewChecker(dir, nil), nil)
 	exec := dataexec.NewExecutor(dataexec.NewMemoryCatalog(), dataexec.SourceMap{}, nil)
 	tools, _ := ask.NewRegistry(ask.ProductTools(exec)...)
-	assistant := ask.New(mock.New(), gate, exec, ask.NewMemoryConversationStore(), ask.NewMemoryApprovalStore(), tools, nil)
+	assistant := ask.New(mock.New(), gate, exec, ask.NewMemoryStores(), tools, nil)
 	// The host's login; a real one reads its session cookie.
 	session := func(*http.Request) (access.Principal, error) {
 		return access.Principal{UserID: "alice", TeamID: "acme", Auth: access.AuthSession}, nil
