@@ -1,6 +1,6 @@
 // Package seal is the keyring and the AES-256-GCM sealing that askbi uses
 // for every secret it keeps at rest: explicit memories (package memory)
-// and the tokens of remote MCP connections (package dataexec/mcpsource).
+// and the tokens of remote MCP connections (package connresolve).
 // One keyring, one primitive: a host configures and rotates one key set.
 //
 // It imports only the root package, so every layer may use it.

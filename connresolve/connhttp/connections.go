@@ -35,82 +35,43 @@ type connectionPatch struct {
 }
 
 func (h *handler) createConnection(w http.ResponseWriter, r *http.Request, p access.Principal) {
-	svc := h.svc
-	var err error
 	var body connectionBody
-	if err == nil {
-		err = httpjson.Decode(w, r, &body, false)
-	}
-	var c connresolve.Connection
-	if err == nil {
-		c, err = svc.Create(r.Context(), p, connresolve.Input{Name: body.Name, URL: body.URL, Auth: connresolve.Auth(body.Auth),
-			Token: body.Token, ToolFocus: body.ToolFocus})
-	}
-	if err != nil {
+	if err := httpjson.Decode(w, r, &body, false); err != nil {
 		h.error(w, r, err)
 		return
 	}
-	httpjson.WriteJSON(w, http.StatusCreated, map[string]any{"connection": c})
+	c, err := h.svc.Create(r.Context(), p, connresolve.Input{Name: body.Name, URL: body.URL, Auth: connresolve.Auth(body.Auth),
+		Token: body.Token, ToolFocus: body.ToolFocus})
+	h.answer(w, r, http.StatusCreated, map[string]any{"connection": c}, err)
 }
 
 func (h *handler) listConnections(w http.ResponseWriter, r *http.Request, p access.Principal) {
-	svc := h.svc
-	var err error
-	var list connresolve.Listing
-	if err == nil {
-		list, err = svc.Listing(r.Context(), p)
-	}
-	if err != nil {
-		h.error(w, r, err)
-		return
-	}
-	httpjson.WriteJSON(w, http.StatusOK, list)
+	list, err := h.svc.Listing(r.Context(), p)
+	h.answer(w, r, http.StatusOK, list, err)
 }
 
 func (h *handler) getConnection(w http.ResponseWriter, r *http.Request, p access.Principal) {
-	svc := h.svc
-	var err error
-	var c connresolve.Connection
-	if err == nil {
-		c, err = svc.Get(r.Context(), p, r.PathValue("id"))
-	}
-	if err != nil {
-		h.error(w, r, err)
-		return
-	}
-	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"connection": c})
+	c, err := h.svc.Get(r.Context(), p, r.PathValue("id"))
+	h.answer(w, r, http.StatusOK, map[string]any{"connection": c}, err)
 }
 
 func (h *handler) updateConnection(w http.ResponseWriter, r *http.Request, p access.Principal) {
-	svc := h.svc
-	var err error
 	var body connectionPatch
-	if err == nil {
-		err = httpjson.Decode(w, r, &body, false)
-	}
-	var c connresolve.Connection
-	if err == nil {
-		pt := connresolve.Patch{Name: body.Name, URL: body.URL, Token: body.Token, ToolFocus: body.ToolFocus}
-		if body.Auth != nil {
-			a := connresolve.Auth(*body.Auth)
-			pt.Auth = &a
-		}
-		c, err = svc.Update(r.Context(), p, r.PathValue("id"), pt)
-	}
-	if err != nil {
+	if err := httpjson.Decode(w, r, &body, false); err != nil {
 		h.error(w, r, err)
 		return
 	}
-	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"connection": c})
+	pt := connresolve.Patch{Name: body.Name, URL: body.URL, Token: body.Token, ToolFocus: body.ToolFocus}
+	if body.Auth != nil {
+		a := connresolve.Auth(*body.Auth)
+		pt.Auth = &a
+	}
+	c, err := h.svc.Update(r.Context(), p, r.PathValue("id"), pt)
+	h.answer(w, r, http.StatusOK, map[string]any{"connection": c}, err)
 }
 
 func (h *handler) deleteConnection(w http.ResponseWriter, r *http.Request, p access.Principal) {
-	svc := h.svc
-	var err error
-	if err == nil {
-		err = svc.Delete(r.Context(), p, r.PathValue("id"))
-	}
-	if err != nil {
+	if err := h.svc.Delete(r.Context(), p, r.PathValue("id")); err != nil {
 		h.error(w, r, err)
 		return
 	}
@@ -118,83 +79,62 @@ func (h *handler) deleteConnection(w http.ResponseWriter, r *http.Request, p acc
 }
 
 func (h *handler) discover(w http.ResponseWriter, r *http.Request, p access.Principal) {
-	svc := h.svc
-	var err error
 	var body struct {
 		ToolFocus *string `json:"tool_focus" validate:"omitnil,max=500"`
 	}
-	if err == nil {
-		err = httpjson.Decode(w, r, &body, true)
-	}
-	var c connresolve.Connection
-	if err == nil {
-		c, err = svc.Discover(r.Context(), p, r.PathValue("id"), body.ToolFocus)
-	}
-	if err != nil {
+	if err := httpjson.Decode(w, r, &body, true); err != nil {
 		h.error(w, r, err)
 		return
 	}
-	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"connection": c})
+	c, err := h.svc.Discover(r.Context(), p, r.PathValue("id"), body.ToolFocus)
+	h.answer(w, r, http.StatusOK, map[string]any{"connection": c}, err)
 }
 
 func (h *handler) listTools(w http.ResponseWriter, r *http.Request, p access.Principal) {
-	svc := h.svc
-	var err error
 	q := struct {
 		Search string `query:"search" validate:"max=200"`
 		Hint   string `query:"hint" validate:"omitempty,oneof=read_only mutating destructive unknown"`
 		Page   int    `query:"page" validate:"min=0,max=10000"`
 	}{Search: r.URL.Query().Get("search"), Hint: r.URL.Query().Get("hint")}
-	if err == nil {
-		if q.Page, err = httpjson.QueryInt(r, "page"); err == nil {
-			err = httpjson.Check(&q)
-		}
-	}
-	var page connresolve.ToolPage
-	if err == nil {
-		page, err = svc.Tools(r.Context(), p, r.PathValue("id"), connresolve.ToolQuery{Search: q.Search, Hint: dataexec.Class(q.Hint), Page: q.Page})
+	var err error
+	if q.Page, err = httpjson.QueryInt(r, "page"); err == nil {
+		err = httpjson.Check(&q)
 	}
 	if err != nil {
 		h.error(w, r, err)
 		return
 	}
-	httpjson.WriteJSON(w, http.StatusOK, page)
+	page, err := h.svc.Tools(r.Context(), p, r.PathValue("id"), connresolve.ToolQuery{Search: q.Search, Hint: dataexec.Class(q.Hint), Page: q.Page})
+	h.answer(w, r, http.StatusOK, page, err)
 }
 
 func (h *handler) setAccess(w http.ResponseWriter, r *http.Request, p access.Principal) {
-	svc := h.svc
-	var err error
 	var body struct {
 		Allowed *bool `json:"allowed" validate:"required"`
 	}
-	if err == nil {
-		err = httpjson.Decode(w, r, &body, false)
-	}
-	var v connresolve.ToolView
-	if err == nil {
-		v, err = svc.SetAccess(r.Context(), p, r.PathValue("id"), r.PathValue("tool"), *body.Allowed)
-	}
-	if err != nil {
+	if err := httpjson.Decode(w, r, &body, false); err != nil {
 		h.error(w, r, err)
 		return
 	}
-	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"tool": v})
+	v, err := h.svc.SetAccess(r.Context(), p, r.PathValue("id"), r.PathValue("tool"), *body.Allowed)
+	h.answer(w, r, http.StatusOK, map[string]any{"tool": v}, err)
 }
 
 func (h *handler) allowAll(w http.ResponseWriter, r *http.Request, p access.Principal) {
-	svc := h.svc
-	var err error
 	var body struct{}
-	if err == nil {
-		err = httpjson.Decode(w, r, &body, true)
+	if err := httpjson.Decode(w, r, &body, true); err != nil {
+		h.error(w, r, err)
+		return
 	}
-	var res connresolve.AllowAllResult
-	if err == nil {
-		res, err = svc.AllowAll(r.Context(), p, r.PathValue("id"))
-	}
+	res, err := h.svc.AllowAll(r.Context(), p, r.PathValue("id"))
+	h.answer(w, r, http.StatusOK, res, err)
+}
+
+// answer writes doc with status, or err when there is one.
+func (h *handler) answer(w http.ResponseWriter, r *http.Request, status int, doc any, err error) {
 	if err != nil {
 		h.error(w, r, err)
 		return
 	}
-	httpjson.WriteJSON(w, http.StatusOK, res)
+	httpjson.WriteJSON(w, status, doc)
 }

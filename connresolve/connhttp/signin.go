@@ -97,12 +97,8 @@ type connectBody struct {
 // a failed start answers 201 with the saved connection and its error, so
 // the client offers the retry (POST .../oauth/start).
 func (h *handler) saveAndConnect(w http.ResponseWriter, r *http.Request, p access.Principal) {
-	svc := h.svc
-	var err error
 	var body connectBody
-	if err == nil {
-		err = httpjson.Decode(w, r, &body, false)
-	}
+	err := httpjson.Decode(w, r, &body, false)
 	in := connresolve.Input{Name: body.Name, URL: body.URL, ToolFocus: body.ToolFocus, Auth: connresolve.AuthOAuth}
 	switch {
 	case err != nil:
@@ -129,7 +125,7 @@ func (h *handler) saveAndConnect(w http.ResponseWriter, r *http.Request, p acces
 		h.error(w, r, err)
 		return
 	}
-	c, start, err := svc.Connect(r.Context(), p, in, body.ConversationID)
+	c, start, err := h.svc.Connect(r.Context(), p, in, body.ConversationID)
 	if c.ID == "" {
 		h.error(w, r, err)
 		return
@@ -151,20 +147,16 @@ func (h *handler) saveAndConnect(w http.ResponseWriter, r *http.Request, p acces
 // startOAuth is POST /connections/{id}/oauth/start: the sign-in of a
 // saved OAuth connection (retry after a failed start, or sign in again).
 func (h *handler) startOAuth(w http.ResponseWriter, r *http.Request, p access.Principal) {
-	svc := h.svc
-	var err error
 	var body struct {
 		ConversationID string `json:"conversation_id" validate:"max=100"`
 	}
-	if err == nil {
-		err = httpjson.Decode(w, r, &body, true)
-	}
+	err := httpjson.Decode(w, r, &body, true)
 	if err == nil {
 		err = h.checkConversation(r.Context(), p, body.ConversationID)
 	}
 	var start connresolve.OAuthStart
 	if err == nil {
-		start, err = svc.StartOAuth(r.Context(), p, r.PathValue("id"), body.ConversationID)
+		start, err = h.svc.StartOAuth(r.Context(), p, r.PathValue("id"), body.ConversationID)
 	}
 	if err != nil {
 		h.error(w, r, err)
@@ -191,7 +183,6 @@ func (h *handler) setBinding(w http.ResponseWriter, r *http.Request, start connr
 // success and on a final failure, and kept when the failure may pass. It
 // never opens the chat or asks the model anything.
 func (h *handler) oauthCallback(w http.ResponseWriter, r *http.Request) {
-	svc := h.svc
 	q := r.URL.Query()
 	cb := connresolve.OAuthCallback{State: q.Get("state"), Code: q.Get("code"), Iss: q.Get("iss"), Error: q.Get("error")}
 	flow := connresolve.FlowOfState(cb.State)
@@ -205,7 +196,7 @@ func (h *handler) oauthCallback(w http.ResponseWriter, r *http.Request) {
 	if p, err := h.authn(r); err == nil {
 		cb.Caller = &p
 	}
-	res, err := svc.CompleteOAuth(r.Context(), cb)
+	res, err := h.svc.CompleteOAuth(r.Context(), cb)
 	// The binding goes once the outcome is final; after a failure that
 	// may pass, a reload of this callback completes the sign-in.
 	if flow != "" && !res.Retry {
