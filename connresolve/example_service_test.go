@@ -50,8 +50,8 @@ func ExampleService() {
 	live, _ := gate.Begin(ctx, alice)
 	var fields dataexec.Fields
 	json.Unmarshal([]byte(`{"page": ["column_0"], "visitors": ["column_1", "0"]}`), &fields)
-	res, err := exec.Preview(ctx, live, dataexec.Request{ConnectionID: c.ID, Tool: "top_pages", Fields: fields})
-	fmt.Println(res.Columns, res.Rows, err)
+	res, err := exec.Explore(ctx, live, dataexec.Exploration{Operation: dataexec.ExplorePreview, ConnectionID: c.ID, Tool: "top_pages", Fields: fields})
+	fmt.Println(res.Preview.Columns, res.Preview.Rows, err)
 	// Output:
 	// true true 1
 	// [page visitors] [[/pricing 1200]] <nil>

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"regexp"
 	"slices"
@@ -438,121 +439,31 @@ type OAuthResult struct {
 // TooLarge, Unavailable (also a cancelled request), NotFound (the
 // connection is gone), and discovery's.
 func (s *Service) CompleteOAuth(ctx context.Context, cb OAuthCallback) (res OAuthResult, err error) {
-	var who access.Principal
+	c := &completion{s: s, cb: cb, flow: FlowOfState(cb.State), details: map[string]string{}}
 	target := access.Entity{Type: access.TypeConnection}
-	details := map[string]string{}
 	began := s.audit.Now()
-	// The callback is unauthenticated: what anyone can send (a forged
-	// state, an expired one in another browser) is not audited, so it
-	// cannot fill the audit log.
-	quiet := false
 	defer func() {
-		if !quiet {
-			s.audit.Record(ctx, who, ActionOAuthComplete, target, began, err, details)
+		if !c.quiet {
+			s.audit.Record(ctx, c.who, ActionOAuthComplete, target, began, err, c.details)
 		}
 	}()
 
-	var claims stateClaims
-	flow := FlowOfState(cb.State)
-	if flow == "" || len(cb.State) > 4096 || !s.openText(cb.State[len(flow)+1:], stateAD(flow), &claims) || claims.Flow != flow {
-		quiet = true
+	if !c.openState() {
+		c.quiet = true
 		return res, askbi.Errorf(askbi.InvalidArgument, "the sign-in answer is not valid (its state is not one askbi issued); start the sign-in again from the connection")
 	}
-	who = access.Principal{UserID: claims.User, TeamID: claims.Team, Auth: access.AuthSession}
-	target = access.Entity{Type: access.TypeConnection, ID: claims.Connection, TeamID: claims.Team}
-	res = OAuthResult{ConnectionID: claims.Connection, TeamID: claims.Team, ConversationID: claims.Conversation}
-	// refuse is a callback that is not the starter's: audited (a real
-	// state in other hands), but nothing is recorded on the connection.
-	refuse := func(reason string, e error) (OAuthResult, error) {
-		details["reason"] = reason
-		// Nor does the result name the conversation or team to a
-		// browser that is not the starter's.
-		return OAuthResult{ConnectionID: claims.Connection}, e
+	target = access.Entity{Type: access.TypeConnection, ID: c.claims.Connection, TeamID: c.claims.Team}
+	res = OAuthResult{ConnectionID: c.claims.Connection, TeamID: c.claims.Team, ConversationID: c.claims.Conversation}
+	if f := c.checkCallback(ctx); f != nil {
+		return c.end(ctx, res, f)
 	}
-	fail := func(reason string, e error) (OAuthResult, error) {
-		details["reason"] = reason
-		s.recordSignInError(ctx, claims.Connection, e)
-		return res, e
+	st, f := c.checkStarter(ctx)
+	if f != nil {
+		return c.end(ctx, res, f)
 	}
-	// retry is a failure that may pass: the flow stays for the same
-	// callback. final ends the sign-in: the flow is taken, so its state
-	// cannot be used again.
-	retry := func(reason string, e error) (OAuthResult, error) {
-		res.Retry = true
-		return fail(reason, e)
-	}
-	final := func(reason string, e error) (OAuthResult, error) {
-		s.o.OAuth.Flows.TakeFlow(context.WithoutCancel(ctx), flow) // a flow left behind expires
-		return fail(reason, e)
-	}
-
-	// Everything that can fail by itself passing (the request, the gate,
-	// the store) is checked before the flow is taken; a failure of the
-	// binding is someone else's and leaves the flow alone.
-	var b bindingClaims
-	bound := cb.Binding != "" && s.openText(cb.Binding, bindingAD(flow), &b) && b.Flow == flow
-	expired := s.o.Now().Unix() > claims.Expires
-	errExpired := askbi.Errorf(askbi.Timeout, "the sign-in took longer than %s and expired; start it again", s.o.OAuth.FlowTTL)
-	switch {
-	case expired && !bound:
-		quiet = true
-		return res, errExpired
-	case cb.Caller != nil && (cb.Caller.UserID != claims.User || cb.Caller.TeamID != claims.Team):
-		return refuse("other_user", askbi.Errorf(askbi.Forbidden, "this sign-in was started by another user or in another team; start it again yourself"))
-	case !bound:
-		return refuse("other_browser", askbi.Errorf(askbi.Forbidden, "this sign-in was started in another browser or session; start it again here"))
-	case b.User != claims.User || b.Team != claims.Team:
-		return refuse("other_user", askbi.Errorf(askbi.Forbidden, "this sign-in was started by another user or in another team; start it again yourself"))
-	case expired:
-		return final("expired", errExpired)
-	case ctx.Err() != nil:
-		return retry("cancelled", &askbi.Error{Code: askbi.Unavailable, Message: "the sign-in request was cancelled; nothing was connected", Err: ctx.Err()})
-	}
-
-	// The person who started must still be there and allowed.
-	live, st, err := s.load(ctx, who, claims.Connection, access.RightManageConnections)
-	if passing(err) {
-		return retry("access", err)
-	}
-	if err != nil {
-		return final("access", err)
-	}
-	who = live
-	switch {
-	case cb.Error != "":
-		details["provider_error"] = knownError(cb.Error)
-		return final("denied", askbi.Errorf(askbi.Forbidden, "%s did not grant access (%s); nothing was connected. Start the sign-in again to retry", st.Name, knownError(cb.Error)))
-	case cb.Code == "":
-		return final("no_code", askbi.Errorf(askbi.InvalidArgument, "the sign-in answer has no authorization code; start the sign-in again"))
-	case len(cb.Code) > 4096 || len(cb.Iss) > 2048:
-		return final("too_large", askbi.Errorf(askbi.TooLarge, "the sign-in answer is too large"))
-	}
-
-	// Taken right before the code is spent: of two callbacks with the
-	// same state (a replay, a double click) one goes on.
-	f, err := s.o.OAuth.Flows.TakeFlow(ctx, flow)
-	if askbi.ErrorCode(err) == askbi.NotFound {
-		// A replay is refused, and records nothing on the connection: a
-		// reload after its first request completed the sign-in must not
-		// mark a signed-in connection as failed.
-		details["reason"] = "replayed"
-		return res, askbi.Errorf(askbi.Conflict, "this sign-in answer was already used (or cancelled); open the connection to see whether it is signed in, and start the sign-in again if not")
-	}
-	if err != nil {
-		return retry("store", err)
-	}
-	if f.ConnectionID != claims.Connection || f.UserID != claims.User || f.TeamID != claims.Team {
-		return fail("state_invalid", askbi.Errorf(askbi.InvalidArgument, "the sign-in answer does not match its sign-in; start it again"))
-	}
-	var sec flowSecret
-	if plain, err := seal.Open(s.keys, f.Secret, flowAD(f.ID, f.ConnectionID)); err != nil || json.Unmarshal(plain, &sec) != nil {
-		return fail("state_invalid", &askbi.Error{Code: askbi.Internal, Message: "the sign-in's record cannot be read; start it again", Err: err})
-	}
-	if st.URL != sec.URL || st.Auth != AuthOAuth {
-		return fail("changed", askbi.Errorf(askbi.Conflict, "the connection changed since its sign-in started; start it again"))
-	}
-	if err := mcpoauth.CheckIss(&sec.Metadata, cb.Iss); err != nil {
-		return fail(string(mcpoauth.ReasonOf(err)), oauthFailure(err, st.Name))
+	fl, sec, f := c.takeFlow(ctx, st)
+	if f != nil {
+		return c.end(ctx, res, f)
 	}
 	// From the exchange on, the sign-in outlives the request: a browser
 	// that goes away must not waste a code the provider may have spent.
@@ -560,35 +471,214 @@ func (s *Service) CompleteOAuth(ctx context.Context, cb OAuthCallback) (res OAut
 	// for the save.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*s.o.OAuth.Timeout+s.o.DiscoveryTimeout)
 	defer cancel()
-	oc := s.oauthClient()
-	tok, err := mcpoauth.Exchange(ctx, oc, &sec.Metadata, sec.Client, cb.Code, sec.Verifier)
+	tok, f := c.exchange(ctx, st, fl, sec)
+	if f != nil {
+		return c.end(ctx, res, f)
+	}
+	out, f := c.save(ctx, st, sec, tok)
+	if f != nil {
+		return c.end(ctx, res, f)
+	}
+	c.details["registration"] = sec.Client.Method
+	c.details["tools"] = strconv.Itoa(out.Discovery.Tools)
+	s.publish(ctx, out.Connection)
+	s.notify(out.TeamID)
+	res.Connection = out.Connection
+	return res, nil
+}
+
+// completion is one callback on its way through CompleteOAuth's steps.
+type completion struct {
+	s       *Service
+	cb      OAuthCallback
+	flow    string
+	claims  stateClaims
+	who     access.Principal  // the starter, once the state is open; live once loaded
+	details map[string]string // the audit entry's
+	quiet   bool              // not audited
+}
+
+// ending is how a failed step ends a callback.
+type ending int
+
+const (
+	// endQuiet is what anyone can send (an expired state in another
+	// browser): not audited, so it cannot fill the audit log.
+	endQuiet ending = iota
+	// endRefuse is a real state in other hands: audited, nothing recorded
+	// on the connection, and the result names neither the conversation
+	// nor the team.
+	endRefuse
+	// endReplay is a state already used: audited, nothing recorded (a
+	// reload after its first request completed the sign-in must not mark
+	// a signed-in connection as failed).
+	endReplay
+	// endFail records the failure on the connection.
+	endFail
+	// endRetry is a failure that may pass: recorded, the flow stays (or
+	// went back) for the same callback, and OAuthResult.Retry is set.
+	endRetry
+	// endFinal ends the sign-in: recorded, and the flow is taken so that
+	// its state cannot be used again.
+	endFinal
+)
+
+// failure is a failed step: how it ends, the audit reason, the error.
+type failure struct {
+	end    ending
+	reason string
+	err    error
+}
+
+// end finishes a callback that failure f stopped.
+func (c *completion) end(ctx context.Context, res OAuthResult, f *failure) (OAuthResult, error) {
+	switch f.end {
+	case endQuiet:
+		c.quiet = true
+		return res, f.err
+	case endRefuse:
+		c.details["reason"] = f.reason
+		return OAuthResult{ConnectionID: c.claims.Connection}, f.err
+	case endReplay:
+		c.details["reason"] = f.reason
+		return res, f.err
+	case endRetry:
+		res.Retry = true
+	case endFinal:
+		c.s.o.OAuth.Flows.TakeFlow(context.WithoutCancel(ctx), c.flow) // a flow left behind expires
+	}
+	c.details["reason"] = f.reason
+	c.s.recordSignInError(ctx, c.claims.Connection, f.err)
+	return res, f.err
+}
+
+// openState opens the sealed state: false for a forged one.
+func (c *completion) openState() bool {
+	st := c.cb.State
+	if c.flow == "" || len(st) > 4096 || !c.s.openText(st[len(c.flow)+1:], stateAD(c.flow), &c.claims) || c.claims.Flow != c.flow {
+		return false
+	}
+	c.who = access.Principal{UserID: c.claims.User, TeamID: c.claims.Team, Auth: access.AuthSession}
+	return true
+}
+
+// checkCallback checks that the callback is the starter's (browser
+// binding, caller) and in time, and that the request still stands.
+// Everything that can fail by itself passing (the request, the gate, the
+// store) is checked before the flow is taken; a failure of the binding
+// is someone else's and leaves the flow alone.
+func (c *completion) checkCallback(ctx context.Context) *failure {
+	var b bindingClaims
+	bound := c.cb.Binding != "" && c.s.openText(c.cb.Binding, bindingAD(c.flow), &b) && b.Flow == c.flow
+	expired := c.s.o.Now().Unix() > c.claims.Expires
+	errExpired := askbi.Errorf(askbi.Timeout, "the sign-in took longer than %s and expired; start it again", c.s.o.OAuth.FlowTTL)
+	errOtherUser := askbi.Errorf(askbi.Forbidden, "this sign-in was started by another user or in another team; start it again yourself")
+	switch {
+	case expired && !bound:
+		return &failure{endQuiet, "", errExpired}
+	case c.cb.Caller != nil && (c.cb.Caller.UserID != c.claims.User || c.cb.Caller.TeamID != c.claims.Team):
+		return &failure{endRefuse, "other_user", errOtherUser}
+	case !bound:
+		return &failure{endRefuse, "other_browser", askbi.Errorf(askbi.Forbidden, "this sign-in was started in another browser or session; start it again here")}
+	case b.User != c.claims.User || b.Team != c.claims.Team:
+		return &failure{endRefuse, "other_user", errOtherUser}
+	case expired:
+		return &failure{endFinal, "expired", errExpired}
+	case ctx.Err() != nil:
+		return &failure{endRetry, "cancelled", &askbi.Error{Code: askbi.Unavailable, Message: "the sign-in request was cancelled; nothing was connected", Err: ctx.Err()}}
+	}
+	return nil
+}
+
+// checkStarter checks that the person who started is still there and
+// allowed, and that the provider granted a code of a sane size. It
+// returns the connection.
+func (c *completion) checkStarter(ctx context.Context) (State, *failure) {
+	live, st, err := c.s.load(ctx, c.who, c.claims.Connection, access.RightManageConnections)
+	if passing(err) {
+		return State{}, &failure{endRetry, "access", err}
+	}
 	if err != nil {
-		if r := mcpoauth.ReasonOf(err); r == mcpoauth.ReasonUnreachable || r == mcpoauth.ReasonRefused {
-			// No definite answer (no connection, a timeout, a 5xx, 429
-			// or 408, an error page that is not OAuth's, the outbound
-			// policy refusing to send): the flow goes back for a retry
-			// of the same callback. Where the code never reached the
-			// provider, the retry spends it. Where it may have (a 5xx,
-			// an answer lost on the way), the retry gets invalid_grant,
-			// a definite answer that ends the sign-in; the provider may
-			// revoke what it issued for the code (RFC 6749 4.1.2), and
-			// askbi kept nothing of that.
-			if perr := s.o.OAuth.Flows.CreateFlow(ctx, f); perr != nil {
-				s.o.Logger.Error("mcpsource: put a sign-in back for a retry", "connection", st.ID, "err", perr)
-			} else {
-				res.Retry = true
-			}
+		return State{}, &failure{endFinal, "access", err}
+	}
+	c.who = live
+	switch {
+	case c.cb.Error != "":
+		c.details["provider_error"] = knownError(c.cb.Error)
+		return st, &failure{endFinal, "denied", askbi.Errorf(askbi.Forbidden, "%s did not grant access (%s); nothing was connected. Start the sign-in again to retry", st.Name, knownError(c.cb.Error))}
+	case c.cb.Code == "":
+		return st, &failure{endFinal, "no_code", askbi.Errorf(askbi.InvalidArgument, "the sign-in answer has no authorization code; start the sign-in again")}
+	case len(c.cb.Code) > 4096 || len(c.cb.Iss) > 2048:
+		return st, &failure{endFinal, "too_large", askbi.Errorf(askbi.TooLarge, "the sign-in answer is too large")}
+	}
+	return st, nil
+}
+
+// takeFlow takes the flow right before the code is spent, so that of two
+// callbacks with the same state (a replay, a double click) one goes on,
+// and opens its secret: it must match the state and the connection as it
+// is, and the callback's iss its issuer (RFC 9207, byte for byte).
+func (c *completion) takeFlow(ctx context.Context, st State) (Flow, flowSecret, *failure) {
+	f, err := c.s.o.OAuth.Flows.TakeFlow(ctx, c.flow)
+	if askbi.ErrorCode(err) == askbi.NotFound {
+		return f, flowSecret{}, &failure{endReplay, "replayed", askbi.Errorf(askbi.Conflict, "this sign-in answer was already used (or cancelled); open the connection to see whether it is signed in, and start the sign-in again if not")}
+	}
+	if err != nil {
+		return f, flowSecret{}, &failure{endRetry, "store", err}
+	}
+	if f.ConnectionID != c.claims.Connection || f.UserID != c.claims.User || f.TeamID != c.claims.Team {
+		return f, flowSecret{}, &failure{endFail, "state_invalid", askbi.Errorf(askbi.InvalidArgument, "the sign-in answer does not match its sign-in; start it again")}
+	}
+	var sec flowSecret
+	if plain, err := seal.Open(c.s.keys, f.Secret, flowAD(f.ID, f.ConnectionID)); err != nil || json.Unmarshal(plain, &sec) != nil {
+		return f, sec, &failure{endFail, "state_invalid", &askbi.Error{Code: askbi.Internal, Message: "the sign-in's record cannot be read; start it again", Err: err}}
+	}
+	if st.URL != sec.URL || st.Auth != AuthOAuth {
+		return f, sec, &failure{endFail, "changed", askbi.Errorf(askbi.Conflict, "the connection changed since its sign-in started; start it again")}
+	}
+	if err := mcpoauth.CheckIss(&sec.Metadata, c.cb.Iss); err != nil {
+		return f, sec, &failure{endFail, string(mcpoauth.ReasonOf(err)), oauthFailure(err, st.Name)}
+	}
+	return f, sec, nil
+}
+
+// exchange trades the code for tokens (PKCE verifier, resource
+// indicator). Without a definite answer (no connection, a timeout, a 5xx,
+// 429 or 408, an error page that is not OAuth's, the outbound policy
+// refusing to send) the flow goes back for a retry of the same callback.
+// Where the code never reached the provider, the retry spends it. Where it
+// may have (a 5xx, an answer lost on the way), the retry gets
+// invalid_grant, a definite answer that ends the sign-in; the provider may
+// revoke what it issued for the code (RFC 6749 4.1.2), and askbi kept
+// nothing of that.
+func (c *completion) exchange(ctx context.Context, st State, fl Flow, sec flowSecret) (mcpoauth.Token, *failure) {
+	tok, err := mcpoauth.Exchange(ctx, c.s.oauthClient(), &sec.Metadata, sec.Client, c.cb.Code, sec.Verifier)
+	if err == nil {
+		return tok, nil
+	}
+	end := endFail
+	if r := mcpoauth.ReasonOf(err); r == mcpoauth.ReasonUnreachable || r == mcpoauth.ReasonRefused {
+		if perr := c.s.o.OAuth.Flows.CreateFlow(ctx, fl); perr != nil {
+			c.s.o.Logger.Error("mcpsource: put a sign-in back for a retry", "connection", st.ID, "err", perr)
+		} else {
+			end = endRetry
 		}
-		return fail(string(mcpoauth.ReasonOf(err)), oauthFailure(err, st.Name))
 	}
-	// The new token must work before anything is saved: list the tools.
-	l, derr := s.discoverWith(ctx, st, st.ToolFocus, mcpsource.Credential{OAuth: &oauthSession{s: s, st: st, access: tok.Access, fresh: true}})
+	return tok, &failure{end, string(mcpoauth.ReasonOf(err)), oauthFailure(err, st.Name)}
+}
+
+// save lists the server's tools with the new token, which must work
+// before anything is saved, then saves the sealed tokens and activates
+// the connection, unless it changed meanwhile.
+func (c *completion) save(ctx context.Context, st State, sec flowSecret, tok mcpoauth.Token) (State, *failure) {
+	s := c.s
+	l, err := s.discoverWith(ctx, st, st.ToolFocus, mcpsource.Credential{OAuth: &oauthSession{s: s, st: st, access: tok.Access, fresh: true}})
 	usable := 0
-	if derr == nil {
-		usable, derr = usableOf(l)
+	if err == nil {
+		usable, err = usableOf(l)
 	}
-	if derr != nil {
-		return fail("discovery", derr)
+	if err != nil {
+		return State{}, &failure{endFail, "discovery", err}
 	}
 	now := s.o.Now().UTC()
 	granted := sec.Scopes
@@ -609,14 +699,9 @@ func (s *Service) CompleteOAuth(ctx context.Context, cb OAuthCallback) (res OAut
 		return nil
 	})
 	if err != nil {
-		return fail("save", err)
+		return State{}, &failure{endFail, "save", err}
 	}
-	details["registration"] = sec.Client.Method
-	details["tools"] = strconv.Itoa(out.Discovery.Tools)
-	s.publish(ctx, out.Connection)
-	s.notify(out.TeamID)
-	res.Connection = out.Connection
-	return res, nil
+	return out, nil
 }
 
 // stepUpLeft is the step-up scopes a new grant still lacks.
@@ -660,42 +745,39 @@ func oauthFailure(err error, name string) error {
 	if errors.As(err, &ae) {
 		return err
 	}
-	msg := func(code askbi.Code, text string) error { return &askbi.Error{Code: code, Message: text, Err: err} }
-	switch mcpoauth.ReasonOf(err) {
-	case mcpoauth.ReasonUnreachable:
-		return msg(askbi.Unavailable, "the sign-in server of "+name+" could not be reached or is busy; try again later")
-	case mcpoauth.ReasonTooLarge:
-		return msg(askbi.TooLarge, "the sign-in server of "+name+" sent an answer larger than askbi accepts; nothing was connected")
-	case mcpoauth.ReasonRefused:
-		return msg(askbi.Forbidden, "the sign-in server of "+name+" is at an address askbi may not call (link-local, cloud metadata, private, or too many redirects)")
-	case mcpoauth.ReasonResourceMismatch:
-		return msg(askbi.InvalidResult, name+"'s sign-in metadata is for another server than this connection's URL, so askbi will not sign in there")
-	case mcpoauth.ReasonIssuerMismatch:
-		return msg(askbi.InvalidResult, name+"'s authorization server describes itself as another issuer, so askbi will not sign in there")
-	case mcpoauth.ReasonNoPKCE:
-		return msg(askbi.InvalidResult, name+"'s authorization server does not offer S256 PKCE, which askbi requires")
-	case mcpoauth.ReasonInvalidMetadata:
-		return msg(askbi.InvalidResult, name+"'s sign-in metadata could not be used; check the connection's URL")
-	case mcpoauth.ReasonNoRegistration:
-		return msg(askbi.Unsupported, name+"'s authorization server offers no client registration, and no client is registered for it here")
-	case mcpoauth.ReasonRegistration:
-		return msg(askbi.Unavailable, name+"'s authorization server could not register askbi right now; try again later")
-	case mcpoauth.ReasonRegistrationNo:
-		return msg(askbi.Unsupported, name+"'s authorization server refused to register askbi; check the connection's URL, or register a client with the provider for askbi to use")
-	case mcpoauth.ReasonIssMissing, mcpoauth.ReasonIssMismatch:
-		return msg(askbi.InvalidResult, "the sign-in answer did not come from "+name+"'s authorization server (its iss does not match), so it was refused")
-	case mcpoauth.ReasonGrantRejected:
-		return msg(askbi.Forbidden, name+" did not accept the sign-in code (expired, used, or for another sign-in); start the sign-in again")
-	case mcpoauth.ReasonClientRefused:
-		return msg(askbi.Forbidden, name+"'s authorization server refused askbi's client; start the sign-in again")
-	case mcpoauth.ReasonTokenResource:
-		return msg(askbi.InvalidResult, name+" issued a token for another resource, so it was refused")
-	case mcpoauth.ReasonTokenError:
-		return msg(askbi.Forbidden, name+"'s authorization server refused the sign-in; start it again")
-	case mcpoauth.ReasonTokenInvalid:
-		return msg(askbi.InvalidResult, name+"'s authorization server answered with a token askbi cannot use")
+	m, ok := oauthFailures[mcpoauth.ReasonOf(err)]
+	if !ok {
+		m = oauthMessage{askbi.Unavailable, "the sign-in with %s failed; try again"}
 	}
-	return msg(askbi.Unavailable, "the sign-in with "+name+" failed; try again")
+	return &askbi.Error{Code: m.code, Message: fmt.Sprintf(m.text, name), Err: err}
+}
+
+// oauthMessage is the code and the message (with %s for the connection's
+// name) a user sees for one reason an OAuth step failed.
+type oauthMessage struct {
+	code askbi.Code
+	text string
+}
+
+// oauthFailures maps each mcpoauth.Reason to what the user sees.
+var oauthFailures = map[mcpoauth.Reason]oauthMessage{
+	mcpoauth.ReasonUnreachable:      {askbi.Unavailable, "the sign-in server of %s could not be reached or is busy; try again later"},
+	mcpoauth.ReasonTooLarge:         {askbi.TooLarge, "the sign-in server of %s sent an answer larger than askbi accepts; nothing was connected"},
+	mcpoauth.ReasonRefused:          {askbi.Forbidden, "the sign-in server of %s is at an address askbi may not call (link-local, cloud metadata, private, or too many redirects)"},
+	mcpoauth.ReasonResourceMismatch: {askbi.InvalidResult, "%s's sign-in metadata is for another server than this connection's URL, so askbi will not sign in there"},
+	mcpoauth.ReasonIssuerMismatch:   {askbi.InvalidResult, "%s's authorization server describes itself as another issuer, so askbi will not sign in there"},
+	mcpoauth.ReasonNoPKCE:           {askbi.InvalidResult, "%s's authorization server does not offer S256 PKCE, which askbi requires"},
+	mcpoauth.ReasonInvalidMetadata:  {askbi.InvalidResult, "%s's sign-in metadata could not be used; check the connection's URL"},
+	mcpoauth.ReasonNoRegistration:   {askbi.Unsupported, "%s's authorization server offers no client registration, and no client is registered for it here"},
+	mcpoauth.ReasonRegistration:     {askbi.Unavailable, "%s's authorization server could not register askbi right now; try again later"},
+	mcpoauth.ReasonRegistrationNo:   {askbi.Unsupported, "%s's authorization server refused to register askbi; check the connection's URL, or register a client with the provider for askbi to use"},
+	mcpoauth.ReasonIssMissing:       {askbi.InvalidResult, "the sign-in answer did not come from %s's authorization server (its iss does not match), so it was refused"},
+	mcpoauth.ReasonIssMismatch:      {askbi.InvalidResult, "the sign-in answer did not come from %s's authorization server (its iss does not match), so it was refused"},
+	mcpoauth.ReasonGrantRejected:    {askbi.Forbidden, "%s did not accept the sign-in code (expired, used, or for another sign-in); start the sign-in again"},
+	mcpoauth.ReasonClientRefused:    {askbi.Forbidden, "%s's authorization server refused askbi's client; start the sign-in again"},
+	mcpoauth.ReasonTokenResource:    {askbi.InvalidResult, "%s issued a token for another resource, so it was refused"},
+	mcpoauth.ReasonTokenError:       {askbi.Forbidden, "%s's authorization server refused the sign-in; start it again"},
+	mcpoauth.ReasonTokenInvalid:     {askbi.InvalidResult, "%s's authorization server answered with a token askbi cannot use"},
 }
 
 // recordSignInError keeps a failure on the connection (if it exists) for

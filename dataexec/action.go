@@ -176,15 +176,11 @@ var (
 	UpdateChartAction = Action[ChartChange, *ChartResult]{
 		Name: "update_chart", Right: access.RightRead, Class: ClassMutating,
 		Input: object(chartProps(props{"chart_id": idSchema}), "chart_id"),
-		Run:   (*Executor).ChangeChart,
+		Run:   (*Executor).UpdateChart,
 		Check: func(e *Executor, ctx context.Context, p access.Principal, in ChartChange) error {
-			live, err := e.begin(p, 0)
-			if err != nil {
-				return err
-			}
-			spec, err := e.changed(ctx, live, in)
+			live, err := e.begin(p, changeSize(in))
 			if err == nil {
-				_, _, err = e.checkUpdate(ctx, live, in.ChartID, &spec)
+				_, _, _, err = e.checkUpdate(ctx, live, in)
 			}
 			return err
 		},
@@ -312,47 +308,40 @@ type Explored struct {
 	Preview     *Result    `json:"preview,omitempty"`
 }
 
-// ChangeChart changes the fields of a chart that in sets, keeping the
-// others, then runs UpdateChart (same rights, checks and audit).
-func (e *Executor) ChangeChart(ctx context.Context, p access.Principal, in ChartChange) (_ *ChartResult, err error) {
-	defer askbi.Wrap(&err, "dataexec.Executor.ChangeChart")
-	spec, err := e.changed(ctx, p, in)
-	if err != nil {
-		return nil, err
-	}
-	return e.UpdateChart(ctx, p, in.ChartID, spec)
-}
-
-// changed is the spec of chart in.ChartID with in's fields applied.
-func (e *Executor) changed(ctx context.Context, p access.Principal, in ChartChange) (ChartSpec, error) {
-	live, err := e.begin(p, len(in.ChartID))
-	if err != nil {
-		return ChartSpec{}, err
-	}
-	cur, err := load(ctx, live, access.TypeChart, e.catalog.Chart, in.ChartID, access.RightRead)
-	if err != nil {
-		return ChartSpec{}, err
-	}
-	spec := chartSpec(cur)
-	if in.Name != "" {
-		spec.Name = in.Name
-	}
-	if in.Type != "" {
-		spec.Type = in.Type
-	}
-	if in.XField != "" {
-		spec.XField = in.XField
-	}
-	if len(in.YFields) > 0 {
-		spec.YFields = in.YFields
-	}
-	return spec, nil
-}
-
-// Explore runs one exploration operation; see ExploreAction. Each needs
-// what its Executor method needs: Connections or Inspect for inspect,
-// Preview for preview, SaveDataset for save. Errors: those methods', and
-// InvalidArgument naming a field the operation requires.
+// Explore runs one exploration operation, the one way into a workspace's
+// connections (see ExploreAction and ExploreOp):
+//
+//   - inspect without ConnectionID lists the connections p may explore,
+//     most recently updated first, at most MaxSearchLimit, each with its
+//     type and state as info line;
+//   - inspect with ConnectionID describes what the connection's source may
+//     read: without Table its relations (at most Options.InspectLimit)
+//     without columns, with Table that one relation with its columns;
+//   - preview runs a request on the connection and returns a bounded result
+//     (Options.PreviewRows), never cached. Variables take their defaults.
+//     Without output fields, cells holding objects or arrays are returned
+//     as they are, so the caller can see what paths to write;
+//   - save previews the request and only when the preview returns rows
+//     that map cleanly saves it as a dataset in DashboardID's project,
+//     atomically with its request (one CatalogWriter.CreateDataset call).
+//     An empty, invalid or timed-out preview never saves. When the request
+//     has no output fields, the preview's columns become its fields, so
+//     later filters and charts can be checked before anything runs. The
+//     attempt is audited as ActionDatasetSave.
+//
+// Every operation needs access.RightExplore on the connection (on the team
+// for the list); save also needs access.RightSaveDataset and
+// access.RightEditDashboard on the dashboard, and a project connection must
+// belong to the dashboard's project.
+//
+// Errors: InvalidArgument for an unknown operation, a field the operation
+// requires, or a bad request, name or dashboard (the message names the
+// field); TooLarge, Forbidden, ScopeRequired; NotFound (also for an
+// unknown table); Unsupported when the source cannot be inspected or the
+// catalog is read-only (save); Unavailable; Timeout; and those of
+// RunDataset for a preview's run. A save answers InvalidResult for an empty
+// preview, a text-only tool result or duplicate column names, and Conflict
+// from the catalog.
 func (e *Executor) Explore(ctx context.Context, p access.Principal, in Exploration) (_ *Explored, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.Explore")
 	need := func(field, v string) error {
@@ -366,10 +355,10 @@ func (e *Executor) Explore(ctx context.Context, p access.Principal, in Explorati
 	switch in.Operation {
 	case ExploreInspect:
 		if in.ConnectionID == "" {
-			out.Connections, err = e.Connections(ctx, p)
+			out.Connections, err = e.connections(ctx, p)
 			return out, err
 		}
-		out.Tables, err = e.Inspect(ctx, p, in.ConnectionID, in.Table)
+		out.Tables, err = e.inspect(ctx, p, in.ConnectionID, in.Table)
 		if out.Tables == nil {
 			out.Tables = []Relation{}
 		}
@@ -378,7 +367,7 @@ func (e *Executor) Explore(ctx context.Context, p access.Principal, in Explorati
 		if err := need("connection_id", in.ConnectionID); err != nil {
 			return nil, err
 		}
-		out.Preview, err = e.Preview(ctx, p, req)
+		out.Preview, err = e.preview(ctx, p, req)
 		return out, err
 	case ExploreSave:
 		for _, f := range [][2]string{{"connection_id", in.ConnectionID}, {"name", in.Name}, {"dashboard_id", in.DashboardID}} {
@@ -386,11 +375,10 @@ func (e *Executor) Explore(ctx context.Context, p access.Principal, in Explorati
 				return nil, err
 			}
 		}
-		sd, err := e.SaveDataset(ctx, p, NewDataset{Name: in.Name, DashboardID: in.DashboardID, Request: req})
+		out.Dataset, out.Preview, err = e.saveDataset(ctx, p, in.Name, in.DashboardID, req)
 		if err != nil {
 			return nil, err
 		}
-		out.Dataset, out.Preview = &sd.Dataset, sd.Preview
 		return out, nil
 	}
 	return nil, askbi.Errorf(askbi.InvalidArgument, "operation: must be inspect, preview or save")

@@ -314,7 +314,7 @@ type Catalog interface {
 
 // CatalogWriter is implemented by catalogs the Executor may change. It is
 // optional; the Executor finds it on its Catalog with a type assertion,
-// once, in NewExecutor. Without it every write (SaveDataset,
+// once, in NewExecutor. Without it every write (an exploration save,
 // CreateChartPreview, UpdateChart, PlaceChart, DeleteDashboard) answers
 // Unsupported before it reads the catalog or runs a source query. Its
 // changes must be visible to the same value's Catalog reads at once.

@@ -255,20 +255,12 @@ func (g gated) ChartData(ctx context.Context, p access.Principal, id string, par
 	return g.x.ChartData(ctx, p, id, params)
 }
 
-func (g gated) Preview(ctx context.Context, p access.Principal, req dataexec.Request) (*dataexec.Result, error) {
+func (g gated) Explore(ctx context.Context, p access.Principal, in dataexec.Exploration) (*dataexec.Explored, error) {
 	p, err := g.gate.Begin(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	return g.x.Preview(ctx, p, req)
-}
-
-func (g gated) SaveDataset(ctx context.Context, p access.Principal, nd dataexec.NewDataset) (*dataexec.SavedDataset, error) {
-	p, err := g.gate.Begin(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	return g.x.SaveDataset(ctx, p, nd)
+	return g.x.Explore(ctx, p, in)
 }
 
 func (g gated) CreateChartPreview(ctx context.Context, p access.Principal, spec dataexec.ChartSpec) (*dataexec.ChartResult, error) {
@@ -279,12 +271,12 @@ func (g gated) CreateChartPreview(ctx context.Context, p access.Principal, spec 
 	return g.x.CreateChartPreview(ctx, p, spec)
 }
 
-func (g gated) UpdateChart(ctx context.Context, p access.Principal, id string, spec dataexec.ChartSpec) (*dataexec.ChartResult, error) {
+func (g gated) UpdateChart(ctx context.Context, p access.Principal, in dataexec.ChartChange) (*dataexec.ChartResult, error) {
 	p, err := g.gate.Begin(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	return g.x.UpdateChart(ctx, p, id, spec)
+	return g.x.UpdateChart(ctx, p, in)
 }
 
 func (g gated) PlaceChart(ctx context.Context, p access.Principal, chartID, dashboardID string) (*dataexec.ChartResult, error) {
@@ -293,22 +285,6 @@ func (g gated) PlaceChart(ctx context.Context, p access.Principal, chartID, dash
 		return nil, err
 	}
 	return g.x.PlaceChart(ctx, p, chartID, dashboardID)
-}
-
-func (g gated) Inspect(ctx context.Context, p access.Principal, connectionID, table string) ([]dataexec.Relation, error) {
-	p, err := g.gate.Begin(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	return g.x.Inspect(ctx, p, connectionID, table)
-}
-
-func (g gated) Connections(ctx context.Context, p access.Principal) ([]dataexec.Ref, error) {
-	p, err := g.gate.Begin(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	return g.x.Connections(ctx, p)
 }
 
 func (g gated) Resolve(ctx context.Context, p access.Principal, refs []access.Entity) ([]*dataexec.Ref, error) {

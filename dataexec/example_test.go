@@ -69,9 +69,9 @@ func Example() {
 	// not_found dataset not found
 }
 
-// ExampleExecutor_SaveDataset shows that a preview must return rows before
-// a dataset is saved, and that output fields map nested source values.
-func ExampleExecutor_SaveDataset() {
+// ExampleExecutor_Explore shows that a preview must return rows before a
+// dataset is saved, and that output fields map nested source values.
+func ExampleExecutor_Explore() {
 	ctx := context.Background()
 	dir := access.NewMemoryDirectory()
 	dir.AddProject("acme", "growth")
@@ -92,12 +92,13 @@ func ExampleExecutor_SaveDataset() {
 
 	var fields dataexec.Fields
 	_ = json.Unmarshal([]byte(`{"page": ["column_0"], "visitors": ["column_1", "0"]}`), &fields)
-	req := dataexec.Request{ConnectionID: "analytics", Tool: "no_pages", Fields: fields}
-	_, err := exec.SaveDataset(ctx, alice, dataexec.NewDataset{Name: "Top pages", DashboardID: "d1", Request: req})
+	save := dataexec.Exploration{Operation: dataexec.ExploreSave, ConnectionID: "analytics", Tool: "no_pages", Fields: fields,
+		Name: "Top pages", DashboardID: "d1"}
+	_, err := exec.Explore(ctx, alice, save)
 	fmt.Println(askbi.ErrorCode(err)+":", askbi.ErrorMessage(err))
 
-	req.Tool = "top_pages"
-	saved, err := exec.SaveDataset(ctx, alice, dataexec.NewDataset{Name: "Top pages", DashboardID: "d1", Request: req})
+	save.Tool = "top_pages"
+	saved, err := exec.Explore(ctx, alice, save)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -27,7 +28,7 @@ type Options struct {
 	// HardMaxRows (10,000) are clamped to it.
 	MaxRows int
 	// PreviewRows caps the rows of an exploration preview, including the
-	// preview SaveDataset runs. Default 100; never more than MaxRows.
+	// preview an exploration save runs. Default 100; never more than MaxRows.
 	PreviewRows int
 	// MaxBytes caps the estimated serialized (JSON) size of a result's
 	// rows. Default 1 MiB.
@@ -72,6 +73,11 @@ type Options struct {
 // membership or charges the rate limit itself, so nested calls cost
 // nothing. A principal that is not live is refused (Internal). It is safe
 // for concurrent use.
+//
+// Each job has one method, the one its product Action runs: a chart change
+// is UpdateChart with a ChartChange, and every step of exploration
+// (listing connections, inspecting one, previewing a request, saving it as
+// a dataset) is Explore with its ExploreOp.
 //
 // Unknown IDs and IDs the principal cannot see (another team's, or in a
 // project outside its access) both answer NotFound with the same message.
@@ -213,21 +219,6 @@ func (r ChartResult) WithoutData() ChartResult {
 	return r
 }
 
-// NewDataset is a dataset to save from an explored request.
-type NewDataset struct {
-	Name string `json:"name"`
-	// DashboardID is the dashboard whose project the dataset joins.
-	DashboardID string  `json:"dashboard_id"`
-	Request     Request `json:"request"`
-}
-
-// SavedDataset is the outcome of SaveDataset: the new dataset and the
-// preview that validated it.
-type SavedDataset struct {
-	Dataset Ref     `json:"dataset"`
-	Preview *Result `json:"preview"`
-}
-
 // RunDataset runs one dataset with filters and variables, from the cache
 // when a fresh result is there (unless params.Refresh).
 //
@@ -293,16 +284,9 @@ func (e *Executor) ChartData(ctx context.Context, p access.Principal, chartID st
 	return e.chartResult(ctx, live, c, ds, conn, data), nil
 }
 
-// Preview runs an exploration request on a connection and returns a
-// bounded result (Options.PreviewRows). It is never cached. Variables take
-// their defaults. Without output fields, cells holding objects or arrays
-// are returned as they are, so the caller can see what paths to write.
-//
-// It needs access.RightExplore on the connection. Errors: those of
-// RunDataset, and InvalidArgument for a bad request (the message names the
-// field).
-func (e *Executor) Preview(ctx context.Context, p access.Principal, req Request) (_ *Result, err error) {
-	defer askbi.Wrap(&err, "dataexec.Executor.Preview")
+// preview runs an exploration request on a connection (ExplorePreview):
+// a bounded result, never cached.
+func (e *Executor) preview(ctx context.Context, p access.Principal, req Request) (*Result, error) {
 	live, err := e.begin(p, requestSize(req))
 	if err != nil {
 		return nil, err
@@ -319,72 +303,60 @@ func (e *Executor) Preview(ctx context.Context, p access.Principal, req Request)
 	return res, err
 }
 
-// SaveDataset validates an explored request, previews it, and only when
-// the preview returns rows that map cleanly saves it as a dataset in the
-// dashboard's project, atomically with its request. An empty, invalid or
-// timed-out preview never saves. When the request has no output fields,
-// the preview's columns become its fields, so later filters and charts can
-// be checked before anything runs.
-//
-// It needs access.RightExplore on the connection and
-// access.RightSaveDataset and access.RightEditDashboard on the dashboard;
-// a project connection must belong to the dashboard's project. Errors:
-// those of Preview; InvalidArgument for a bad name; InvalidResult for an
-// empty preview, a text-only tool result or duplicate column names;
-// Conflict from the catalog; Unsupported when the catalog is read-only.
-// The attempt is audited as ActionDatasetSave.
+// saveDataset previews req and, only when the preview returns rows that
+// map cleanly, saves it as dataset name in dashboard dashboardID's project
+// (ExploreSave). It returns the dataset and the preview that validated it.
 //
 // The dataset and its request reach the catalog in one
 // CatalogWriter.CreateDataset call, never retried, so the save is atomic
 // when the catalog keeps that method's contract. When the call fails its
 // error is returned as it is and nothing is reported saved; what a catalog
 // that breaks the contract left behind, the Executor cannot see or undo.
-func (e *Executor) SaveDataset(ctx context.Context, p access.Principal, nd NewDataset) (_ *SavedDataset, err error) {
-	defer askbi.Wrap(&err, "dataexec.Executor.SaveDataset")
-	target := access.Entity{Type: access.TypeDashboard, ID: nd.DashboardID}
+func (e *Executor) saveDataset(ctx context.Context, p access.Principal, name, dashboardID string, req Request) (_ *Ref, _ *Result, err error) {
+	target := access.Entity{Type: access.TypeDashboard, ID: dashboardID}
 	details := map[string]string{}
 	defer e.audit.Track(ctx, p, ActionDatasetSave, &target, details)(&err)
 
-	live, w, err := e.beginWrite(p, requestSize(nd.Request)+len(nd.Name)+len(nd.DashboardID))
+	live, w, err := e.beginWrite(p, requestSize(req)+len(name)+len(dashboardID))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	conn, err := load(ctx, live, access.TypeConnection, e.catalog.Connection, nd.Request.ConnectionID, access.RightExplore)
+	conn, err := load(ctx, live, access.TypeConnection, e.catalog.Connection, req.ConnectionID, access.RightExplore)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	details["connection_type"] = conn.Type
-	dash, err := load(ctx, live, access.TypeDashboard, e.catalog.Dashboard, nd.DashboardID, saveRights...)
+	dash, err := load(ctx, live, access.TypeDashboard, e.catalog.Dashboard, dashboardID, saveRights...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	target = dash.Ref()
-	name := strings.TrimSpace(nd.Name)
+	name = strings.TrimSpace(name)
 	if !validEntityName(name) {
-		return nil, askbi.Errorf(askbi.InvalidArgument, "name: must be 1 to %d printable characters", maxEntityName)
+		return nil, nil, askbi.Errorf(askbi.InvalidArgument, "name: must be 1 to %d printable characters", maxEntityName)
 	}
 	if conn.ProjectID != "" && conn.ProjectID != dash.ProjectID {
-		return nil, askbi.Errorf(askbi.InvalidArgument, "dashboard_id: this connection is not available in the dashboard's project")
+		return nil, nil, askbi.Errorf(askbi.InvalidArgument, "dashboard_id: this connection is not available in the dashboard's project")
 	}
-	pl, err := e.previewPlan(ctx, live, conn, nd.Request, false) // a dataset's cells are scalars
+	pl, err := e.previewPlan(ctx, live, conn, req, false) // a dataset's cells are scalars
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	res, _, err := e.fetch(ctx, pl)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	details["preview_rows"] = fmt.Sprint(res.RowCount)
 	if res.RowCount == 0 {
-		return nil, askbi.Errorf(askbi.InvalidResult, "the preview returned no rows, so nothing was saved; widen the query or its date range")
+		return nil, nil, askbi.Errorf(askbi.InvalidResult, "the preview returned no rows, so nothing was saved; widen the query or its date range")
 	}
-	req := cloneRequest(nd.Request)
+	req = cloneRequest(req)
 	if len(req.Fields) == 0 {
 		if req.Tool != "" && textOnly(res) {
-			return nil, askbi.Errorf(askbi.InvalidResult, "the tool returned only text, which is not chart-ready data; add output fields that select named values")
+			return nil, nil, askbi.Errorf(askbi.InvalidResult, "the tool returned only text, which is not chart-ready data; add output fields that select named values")
 		}
 		if req.Fields, err = columnFields(res.Columns); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	now := e.now()
@@ -393,10 +365,11 @@ func (e *Executor) SaveDataset(ctx context.Context, p access.Principal, nd NewDa
 		CreatedAt: now, UpdatedAt: now,
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	target = ds.Ref()
-	return &SavedDataset{Dataset: datasetRef(ds, conn), Preview: res}, nil
+	ref := datasetRef(ds, conn)
+	return &ref, res, nil
 }
 
 // CreateChartPreview runs a dataset, checks a bounded sample as chart data
@@ -441,27 +414,29 @@ func (e *Executor) CreateChartPreview(ctx context.Context, p access.Principal, s
 	return e.chartResult(ctx, live, c, ds, conn, data), nil
 }
 
-// UpdateChart changes a chart's name, type, fields or dataset (an empty
-// spec.DatasetID keeps it), after the same sample check as
-// CreateChartPreview. A preview stays a preview; a saved chart stays on its
-// dashboard.
+// UpdateChart changes the name, type or fields of a chart that in sets,
+// keeping the others and the chart's dataset and filters, after the same
+// sample check as CreateChartPreview. A preview stays a preview; a saved
+// chart stays on its dashboard.
 //
-// It needs access.RightRead on the chart, access.RightPreviewChart on the
+// It needs access.RightRead on the chart, access.RightPreviewChart on its
 // dataset, and access.RightEditDashboard on the dashboard of a saved
-// chart; a new dataset must be in the chart's project. Errors: those of
-// CreateChartPreview. The attempt is audited as ActionChartUpdate.
-func (e *Executor) UpdateChart(ctx context.Context, p access.Principal, chartID string, spec ChartSpec) (_ *ChartResult, err error) {
+// chart. Errors: those of CreateChartPreview. The attempt is audited as
+// ActionChartUpdate.
+func (e *Executor) UpdateChart(ctx context.Context, p access.Principal, in ChartChange) (_ *ChartResult, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.UpdateChart")
-	target := access.Entity{Type: access.TypeChart, ID: chartID}
-	defer e.audit.Track(ctx, p, ActionChartUpdate, &target, chartDetails(spec))(&err)
+	target := access.Entity{Type: access.TypeChart, ID: in.ChartID}
+	details := map[string]string{}
+	defer e.audit.Track(ctx, p, ActionChartUpdate, &target, details)(&err)
 
-	live, w, err := e.beginWrite(p, len(chartID)+specSize(spec))
+	live, w, err := e.beginWrite(p, changeSize(in))
 	if err != nil {
 		return nil, err
 	}
-	c, ds, err := e.checkUpdate(ctx, live, chartID, &spec)
+	c, spec, ds, err := e.checkUpdate(ctx, live, in)
 	if c.ID != "" {
 		target = c.Ref()
+		maps.Copy(details, chartDetails(spec))
 	}
 	if err != nil {
 		return nil, err
@@ -470,7 +445,7 @@ func (e *Executor) UpdateChart(ctx context.Context, p access.Principal, chartID 
 	if err != nil {
 		return nil, err
 	}
-	c.Name, c.Type, c.DatasetID = strings.TrimSpace(spec.Name), spec.Type, ds.ID
+	c.Name, c.Type = strings.TrimSpace(spec.Name), spec.Type
 	c.XField, c.YFields, c.UpdatedAt = spec.XField, spec.YFields, e.now()
 	if c, err = w.UpdateChart(ctx, c); err != nil {
 		return nil, notFoundAs(err, access.TypeChart)
@@ -518,16 +493,9 @@ func (e *Executor) PlaceChart(ctx context.Context, p access.Principal, chartID, 
 	return e.chartResult(ctx, live, placed, ds, conn, nil), nil
 }
 
-// Inspect describes what a connection's source may read: with table empty,
-// its relations (at most Options.InspectLimit) without columns; with table
-// set, that one relation with its columns.
-//
-// It needs access.RightExplore on the connection. Errors: TooLarge,
-// Forbidden, ScopeRequired, NotFound (also for
-// an unknown table); Unsupported when the source cannot be inspected;
-// Unavailable; Timeout.
-func (e *Executor) Inspect(ctx context.Context, p access.Principal, connectionID, table string) (_ []Relation, err error) {
-	defer askbi.Wrap(&err, "dataexec.Executor.Inspect")
+// inspect describes what connection connectionID's source may read, or
+// table's columns (ExploreInspect).
+func (e *Executor) inspect(ctx context.Context, p access.Principal, connectionID, table string) ([]Relation, error) {
 	live, err := e.begin(p, len(connectionID)+len(table))
 	if err != nil {
 		return nil, err
@@ -561,15 +529,9 @@ func (e *Executor) Inspect(ctx context.Context, p access.Principal, connectionID
 	return rels, nil
 }
 
-// Connections lists the connections the principal may explore
-// (access.RightExplore), most recently updated first, at most
-// MaxSearchLimit, each with its type and state as info line. It is the
-// first step of exploration: pick a connection, then Inspect it.
-//
-// Errors: Forbidden and ScopeRequired when
-// the principal may not explore at all.
-func (e *Executor) Connections(ctx context.Context, p access.Principal) (_ []Ref, err error) {
-	defer askbi.Wrap(&err, "dataexec.Executor.Connections")
+// connections lists the connections p may explore (ExploreInspect
+// without a connection).
+func (e *Executor) connections(ctx context.Context, p access.Principal) ([]Ref, error) {
 	live, err := e.begin(p, 0)
 	if err != nil {
 		return nil, err
@@ -603,35 +565,42 @@ func (e *Executor) begin(p access.Principal, size int) (access.Principal, error)
 	return p, nil
 }
 
-// checkUpdate decides whether live principal p may update chart chartID
-// as spec says (filling in spec's dataset when empty), before anything
-// runs: the chart readable, a saved chart's dashboard editable, the
-// dataset previewable and in the chart's project. It returns the chart
-// (also when a later check fails) and the dataset.
-func (e *Executor) checkUpdate(ctx context.Context, p access.Principal, chartID string, spec *ChartSpec) (Chart, Dataset, error) {
-	c, err := load(ctx, p, access.TypeChart, e.catalog.Chart, chartID, access.RightRead)
+// checkUpdate decides whether live principal p may change a chart as in
+// says, before anything runs: the chart readable, the changed spec valid,
+// a saved chart's dashboard editable, its dataset previewable. It returns
+// the chart (also when a later check fails), the changed spec and the
+// dataset.
+func (e *Executor) checkUpdate(ctx context.Context, p access.Principal, in ChartChange) (Chart, ChartSpec, Dataset, error) {
+	c, err := load(ctx, p, access.TypeChart, e.catalog.Chart, in.ChartID, access.RightRead)
 	if err != nil {
-		return Chart{}, Dataset{}, err
+		return Chart{}, ChartSpec{}, Dataset{}, err
 	}
-	if spec.DatasetID == "" {
-		spec.DatasetID = c.DatasetID
+	spec := chartSpec(c)
+	if in.Name != "" {
+		spec.Name = in.Name
 	}
-	if err := validateChartSpec(*spec); err != nil {
-		return c, Dataset{}, err
+	if in.Type != "" {
+		spec.Type = in.Type
+	}
+	if in.XField != "" {
+		spec.XField = in.XField
+	}
+	if len(in.YFields) > 0 {
+		spec.YFields = in.YFields
+	}
+	if err := validateChartSpec(spec); err != nil {
+		return c, spec, Dataset{}, err
 	}
 	if c.Status() == StatusSaved {
 		if _, err := load(ctx, p, access.TypeDashboard, e.catalog.Dashboard, c.DashboardID, access.RightEditDashboard); err != nil {
-			return c, Dataset{}, err
+			return c, spec, Dataset{}, err
 		}
 	}
-	ds, err := load(ctx, p, access.TypeDataset, e.catalog.Dataset, spec.DatasetID, access.RightPreviewChart)
+	ds, err := load(ctx, p, access.TypeDataset, e.catalog.Dataset, c.DatasetID, access.RightPreviewChart)
 	if err != nil {
-		return c, Dataset{}, err
+		return c, spec, Dataset{}, err
 	}
-	if ds.ID != c.DatasetID && ds.ProjectID != c.ProjectID {
-		return c, Dataset{}, askbi.Errorf(askbi.InvalidArgument, "dataset_id: choose a dataset in the chart's project")
-	}
-	return c, ds, nil
+	return c, spec, ds, nil
 }
 
 // checkPlace decides whether live principal p may place preview chartID
@@ -1037,6 +1006,10 @@ func requestSize(r Request) int {
 		n += len(v.Name) + len(v.Type) + int(valueSize(v.Default)) + 8
 	}
 	return n
+}
+
+func changeSize(c ChartChange) int {
+	return len(c.ChartID) + specSize(ChartSpec{Name: c.Name, Type: c.Type, XField: c.XField, YFields: c.YFields})
 }
 
 func specSize(s ChartSpec) int {

@@ -337,20 +337,20 @@ func TestPreview(t *testing.T) {
 			{"/d", []any{json.Number("4")}},
 		},
 	})
-	req := dataexec.Request{ConnectionID: "wh", SQL: "SELECT page, stats FROM pages"}
-	raw, err := e.exec.Preview(ctx, bob, req)
+	req := dataexec.Exploration{Operation: dataexec.ExplorePreview, ConnectionID: "wh", SQL: "SELECT page, stats FROM pages"}
+	out, err := e.exec.Explore(ctx, bob, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if raw.RowCount != 3 || !raw.Truncated || raw.Rows[0][1] == nil {
+	if raw := out.Preview; raw.RowCount != 3 || !raw.Truncated || raw.Rows[0][1] == nil {
 		t.Errorf("raw preview = %+v, want 3 rows with nested cells, truncated", raw)
 	}
 	req.Fields = dataexec.Fields{{Name: "page", Path: []string{"column_0"}}, {Name: "visitors", Path: []string{"column_1", "0"}}}
-	mapped, err := e.exec.Preview(ctx, bob, req)
+	out, err = e.exec.Explore(ctx, bob, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([][]any{{"/a", json.Number("1")}, {"/b", json.Number("0")}, {"/c", json.Number("3")}}, mapped.Rows); diff != "" {
+	if diff := cmp.Diff([][]any{{"/a", json.Number("1")}, {"/b", json.Number("0")}, {"/c", json.Number("3")}}, out.Preview.Rows); diff != "" {
 		t.Errorf("mapped preview mismatch (-want +got):\n%s", diff)
 	}
 	if e.calls() != 2 {
@@ -360,31 +360,36 @@ func TestPreview(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		p    access.Principal
-		req  dataexec.Request
+		req  dataexec.Exploration
 		want askbi.Code
 	}{
 		{"viewer cannot explore", vic, req, askbi.Forbidden},
 		{"project key cannot explore", apiKey("alice", "acme", "k", access.ProjectSet("growth"), access.ScopeDataRead), req, askbi.Forbidden},
-		{"other team's connection", bob, dataexec.Request{ConnectionID: "gx", SQL: "SELECT 1"}, askbi.NotFound},
-		{"project connection out of reach", bob, dataexec.Request{ConnectionID: "fin", SQL: "SELECT 1"}, askbi.NotFound},
-		{"inactive connection", bob, dataexec.Request{ConnectionID: "off", Tool: "list"}, askbi.Unavailable},
-		{"no source", bob, dataexec.Request{ConnectionID: "legacy", SQL: "SELECT 1"}, askbi.Unsupported},
-		{"sql and tool", bob, dataexec.Request{ConnectionID: "wh", SQL: "SELECT 1", Tool: "x"}, askbi.InvalidArgument},
-		{"neither", bob, dataexec.Request{ConnectionID: "wh"}, askbi.InvalidArgument},
-		{"variable the source cannot bind", bob, dataexec.Request{ConnectionID: "wh", SQL: "SELECT '{{x}}'",
-			Variables: []dataexec.Variable{{Name: "x", Type: dataexec.VarString, Default: "a"}}}, askbi.InvalidArgument},
-		{"undeclared variable", bob, dataexec.Request{ConnectionID: "wh", SQL: "SELECT {{x}}"}, askbi.InvalidArgument},
-		{"bad field path", bob, dataexec.Request{ConnectionID: "wh", SQL: "SELECT 1", Fields: dataexec.Fields{{Name: "a"}}}, askbi.InvalidArgument},
+		{"other team's connection", bob, previewOf("gx", "SELECT 1"), askbi.NotFound},
+		{"project connection out of reach", bob, previewOf("fin", "SELECT 1"), askbi.NotFound},
+		{"inactive connection", bob, dataexec.Exploration{Operation: dataexec.ExplorePreview, ConnectionID: "off", Tool: "list"}, askbi.Unavailable},
+		{"no source", bob, previewOf("legacy", "SELECT 1"), askbi.Unsupported},
+		{"sql and tool", bob, dataexec.Exploration{Operation: dataexec.ExplorePreview, ConnectionID: "wh", SQL: "SELECT 1", Tool: "x"}, askbi.InvalidArgument},
+		{"neither", bob, previewOf("wh", ""), askbi.InvalidArgument},
+		{"no connection", bob, previewOf("", "SELECT 1"), askbi.InvalidArgument},
+		{"reference the source cannot bind", bob, previewOf("wh", "SELECT '{{x}}'"), askbi.InvalidArgument},
+		{"undeclared variable", bob, previewOf("wh", "SELECT {{x}}"), askbi.InvalidArgument},
+		{"bad field path", bob, dataexec.Exploration{Operation: dataexec.ExplorePreview, ConnectionID: "wh", SQL: "SELECT 1", Fields: dataexec.Fields{{Name: "a"}}}, askbi.InvalidArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := e.calls()
-			_, err := e.exec.Preview(ctx, tc.p, tc.req)
+			_, err := e.exec.Explore(ctx, tc.p, tc.req)
 			mustCode(t, err, tc.want)
 			if e.calls() != before {
 				t.Error("the source ran")
 			}
 		})
 	}
+}
+
+// previewOf is the exploration that previews sql on connection id.
+func previewOf(id, sql string) dataexec.Exploration {
+	return dataexec.Exploration{Operation: dataexec.ExplorePreview, ConnectionID: id, SQL: sql}
 }
 
 // TestSQLVariablesNeedABinder: SQL that declares or references variables
@@ -394,20 +399,18 @@ func TestSQLVariablesNeedABinder(t *testing.T) {
 	e := newEnv(t, nil)
 	exec := gated{e.exec.gate, dataexec.NewExecutor(e.cat, dataexec.SourceMap{"wh": plainSource{e.src}}, &dataexec.Options{Now: e.clock.Now})}
 	const msg = "this connection's source cannot bind {{variables}} in SQL; write the values into the query"
-	decl := []dataexec.Variable{{Name: "x", Type: dataexec.VarString, Default: "a"}}
+	e.cat.PutDataset(dataexec.Dataset{ID: "declared", TeamID: "acme", ProjectID: "growth", Name: "Declared", Version: 1,
+		Request: dataexec.Request{ConnectionID: "wh", SQL: "SELECT 1", Variables: []dataexec.Variable{{Name: "x", Type: dataexec.VarString, Default: "a"}}}})
 	for _, tc := range []struct {
 		name string
 		call func() error
 	}{
 		{"dataset with a variable", func() error { _, err := exec.RunDataset(ctx, vic, "signups", dataexec.Params{}); return err }},
 		{"reference without a declaration", func() error {
-			_, err := exec.Preview(ctx, bob, dataexec.Request{ConnectionID: "wh", SQL: "SELECT {{x}}"})
+			_, err := exec.Explore(ctx, bob, previewOf("wh", "SELECT {{x}}"))
 			return err
 		}},
-		{"declaration without a reference", func() error {
-			_, err := exec.Preview(ctx, bob, dataexec.Request{ConnectionID: "wh", SQL: "SELECT 1", Variables: decl})
-			return err
-		}},
+		{"declaration without a reference", func() error { _, err := exec.RunDataset(ctx, vic, "declared", dataexec.Params{}); return err }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := e.calls()
@@ -420,8 +423,8 @@ func TestSQLVariablesNeedABinder(t *testing.T) {
 			}
 		})
 	}
-	if _, err := exec.Preview(ctx, bob, dataexec.Request{ConnectionID: "wh", SQL: "SELECT 1"}); err != nil {
-		t.Fatalf("Preview without variables: %v", err)
+	if _, err := exec.Explore(ctx, bob, previewOf("wh", "SELECT 1")); err != nil {
+		t.Fatalf("preview without variables: %v", err)
 	}
 	if q := e.src.LastQuery(); q.SQL != "SELECT 1" || q.Variables != nil {
 		t.Errorf("source query = %+v, want SELECT 1 without variables", q)
@@ -433,27 +436,37 @@ type plainSource struct{ dataexec.Source }
 
 func TestInspect(t *testing.T) {
 	e := newEnv(t, nil)
-	rels, err := e.exec.Inspect(ctx, bob, "wh", "signups")
+	inspect := func(p access.Principal, connectionID, table string) ([]dataexec.Relation, error) {
+		out, err := e.exec.Explore(ctx, p, dataexec.Exploration{Operation: dataexec.ExploreInspect, ConnectionID: connectionID, Table: table})
+		if err != nil {
+			return nil, err
+		}
+		return out.Tables, nil
+	}
+	rels, err := inspect(bob, "wh", "signups")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rels) != 1 || len(rels[0].Columns) != 3 {
-		t.Errorf("Inspect(signups) = %+v, want one relation with 3 columns", rels)
+		t.Errorf("inspect(signups) = %+v, want one relation with 3 columns", rels)
 	}
-	_, err = e.exec.Inspect(ctx, bob, "wh", "secrets")
+	_, err = inspect(bob, "wh", "secrets")
 	mustCode(t, err, askbi.NotFound)
-	_, err = e.exec.Inspect(ctx, alice, "fin", "")
+	_, err = inspect(alice, "fin", "")
 	mustCode(t, err, askbi.Unsupported)
-	_, err = e.exec.Inspect(ctx, vic, "wh", "")
+	_, err = inspect(vic, "wh", "")
 	mustCode(t, err, askbi.Forbidden)
 }
 
 func TestConnections(t *testing.T) {
 	e := newEnv(t, nil)
 	names := func(p access.Principal) ([]string, error) {
-		refs, err := e.exec.Connections(ctx, p)
+		ex, err := e.exec.Explore(ctx, p, dataexec.Exploration{Operation: dataexec.ExploreInspect})
+		if err != nil {
+			return nil, err
+		}
 		var out []string
-		for _, r := range refs {
+		for _, r := range ex.Connections {
 			out = append(out, r.Name+": "+r.Info)
 		}
 		return out, err
@@ -488,7 +501,7 @@ func TestNeedsLivePrincipal(t *testing.T) {
 func TestLiveMembership(t *testing.T) {
 	e := newEnv(t, nil)
 	mustRun(t, e, bob, "signups", dataexec.Params{})
-	if _, err := e.exec.Preview(ctx, bob, dataexec.Request{ConnectionID: "wh", SQL: "SELECT 1"}); askbi.ErrorCode(err) == askbi.Forbidden {
+	if _, err := e.exec.Explore(ctx, bob, previewOf("wh", "SELECT 1")); askbi.ErrorCode(err) == askbi.Forbidden {
 		t.Fatalf("editor cannot explore: %v", err)
 	}
 	bobKey := apiKey("bob", "acme", "k-bob", access.AllProjects(), access.ScopeDataRead)
@@ -496,7 +509,7 @@ func TestLiveMembership(t *testing.T) {
 
 	// Downgraded to viewer: exploring stops at once.
 	e.dir.SetMember("acme", "bob", access.RoleViewer, access.ProjectSet("growth"))
-	_, err := e.exec.Preview(ctx, bob, dataexec.Request{ConnectionID: "wh", SQL: "SELECT 1"})
+	_, err := e.exec.Explore(ctx, bob, previewOf("wh", "SELECT 1"))
 	mustCode(t, err, askbi.Forbidden)
 	// Moved to another project: the cached dataset is out of reach at once.
 	e.dir.SetMember("acme", "bob", access.RoleEditor, access.ProjectSet("finance"))

@@ -7,7 +7,8 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/askbi/askbi/internal/canonjson"
 )
 
 // AppendRowsJSON appends rows to dst as a JSON array of arrays: exactly
@@ -62,7 +63,7 @@ func appendCellJSON(dst []byte, cell any) ([]byte, error) {
 	case bool:
 		return strconv.AppendBool(dst, v), nil
 	case string:
-		return appendStringJSON(dst, v), nil
+		return canonjson.AppendMarshaledString(dst, v), nil
 	case int64:
 		return strconv.AppendInt(dst, v, 10), nil
 	case float64:
@@ -103,71 +104,6 @@ func appendFloatJSON(dst []byte, f float64) ([]byte, error) {
 		}
 	}
 	return dst, nil
-}
-
-const hexDigits = "0123456789abcdef"
-
-// jsonSafe holds the bytes a JSON string holds as they are with HTML
-// escaping on: ASCII but not a control byte, " \ < > or &. The other bytes
-// of multi-byte runes are false, to be decoded.
-var jsonSafe = func() (safe [256]bool) {
-	for b := byte(0x20); b < utf8.RuneSelf; b++ {
-		safe[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
-	}
-	return safe
-}()
-
-// appendStringJSON quotes s as encoding/json does with HTML escaping on:
-// short escapes for \ " \b \f \n \r \t, \u00XX for the other control bytes
-// and for < > &, \ufffd for each invalid UTF-8 byte, and \u2028, \u2029.
-func appendStringJSON(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0 // s[start:i] is pending, needing no escape
-	for i := 0; i < len(s); {
-		b := s[i]
-		if jsonSafe[b] {
-			i++
-			continue
-		}
-		if b < utf8.RuneSelf {
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case c == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case c == '\u2028' || c == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 // isValidNumber reports whether s is a JSON number (RFC 8259 section 6),

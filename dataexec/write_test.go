@@ -3,6 +3,7 @@ package dataexec_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -19,16 +20,13 @@ import (
 func TestSaveDataset(t *testing.T) {
 	e := newEnv(t, nil)
 	e.clock.Advance(time.Minute)
-	nd := dataexec.NewDataset{
-		Name: " Signups by plan ", DashboardID: "d-growth",
-		Request: dataexec.Request{ConnectionID: "wh", SQL: "SELECT day, country, signups FROM signups WHERE plan = {{plan}}",
-			Variables: []dataexec.Variable{{Name: "plan", Type: dataexec.VarString, Default: "pro"}}},
-	}
-	saved, err := e.exec.SaveDataset(ctx, bob, nd)
+	save := dataexec.Exploration{Operation: dataexec.ExploreSave, Name: " Signups by plan ", DashboardID: "d-growth",
+		ConnectionID: "wh", SQL: "SELECT day, country, signups FROM signups WHERE plan = 'pro'"}
+	saved, err := e.exec.Explore(ctx, bob, save)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantRef := dataexec.Ref{Type: access.TypeDataset, ID: saved.Dataset.ID, Name: "Signups by plan", ProjectID: "growth", Info: "Warehouse · PostgreSQL"}
+	wantRef := &dataexec.Ref{Type: access.TypeDataset, ID: saved.Dataset.ID, Name: "Signups by plan", ProjectID: "growth", Info: "Warehouse · PostgreSQL"}
 	if diff := cmp.Diff(wantRef, saved.Dataset); diff != "" {
 		t.Errorf("saved ref mismatch (-want +got):\n%s", diff)
 	}
@@ -39,7 +37,7 @@ func TestSaveDataset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := nd.Request
+	req := dataexec.Request{ConnectionID: save.ConnectionID, SQL: save.SQL}
 	req.Fields = dataexec.Fields{{Name: "day", Path: []string{"day"}}, {Name: "country", Path: []string{"country"}}, {Name: "signups", Path: []string{"signups"}}}
 	want := dataexec.Dataset{ID: saved.Dataset.ID, TeamID: "acme", ProjectID: "growth", Name: "Signups by plan", Version: 1,
 		Request: req, CreatedAt: e.clock.Now(), UpdatedAt: e.clock.Now()}
@@ -65,8 +63,8 @@ func TestSaveDataset(t *testing.T) {
 
 func TestSaveDatasetNeverSavesBadPreviews(t *testing.T) {
 	ownerKey := apiKey("alice", "acme", "k-alice", access.AllProjects(), access.ScopeDataRead, access.ScopeDatasetsWrite)
-	good := dataexec.NewDataset{Name: "New", DashboardID: "d-growth", Request: dataexec.Request{ConnectionID: "wh", SQL: "SELECT 1"}}
-	with := func(f func(*dataexec.NewDataset)) dataexec.NewDataset {
+	good := dataexec.Exploration{Operation: dataexec.ExploreSave, Name: "New", DashboardID: "d-growth", ConnectionID: "wh", SQL: "SELECT 1"}
+	with := func(f func(*dataexec.Exploration)) dataexec.Exploration {
 		nd := good
 		f(&nd)
 		return nd
@@ -74,7 +72,7 @@ func TestSaveDatasetNeverSavesBadPreviews(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		p       access.Principal
-		nd      dataexec.NewDataset
+		nd      dataexec.Exploration
 		respond func(context.Context, dataexec.Query) (*dataexec.Table, error)
 		opts    *dataexec.Options
 		want    askbi.Code
@@ -85,8 +83,8 @@ func TestSaveDatasetNeverSavesBadPreviews(t *testing.T) {
 			respond: table(&dataexec.Table{Columns: []string{"a"}}),
 			want:    askbi.InvalidResult, msg: "the preview returned no rows, so nothing was saved; widen the query or its date range"},
 		{name: "mapping fails", p: bob, ran: true,
-			nd: with(func(nd *dataexec.NewDataset) {
-				nd.Request.Fields = dataexec.Fields{{Name: "v", Path: []string{"signups", "0"}}}
+			nd: with(func(nd *dataexec.Exploration) {
+				nd.Fields = dataexec.Fields{{Name: "v", Path: []string{"signups", "0"}}}
 			}),
 			want: askbi.InvalidResult, msg: "field v: path signups.0 not found in row 1"},
 		{name: "object cells without fields", p: bob, ran: true,
@@ -94,7 +92,7 @@ func TestSaveDatasetNeverSavesBadPreviews(t *testing.T) {
 			nd:      good, want: askbi.InvalidResult, msg: "column payload holds objects or arrays; add output fields that select values inside it"},
 		{name: "text-only tool result", p: alice, ran: true,
 			respond: table(&dataexec.Table{Columns: []string{"text"}, Rows: [][]any{{"Visitors were up 5% this week."}}}),
-			nd:      with(func(nd *dataexec.NewDataset) { nd.Request = dataexec.Request{ConnectionID: "wh", Tool: "summary"} }),
+			nd:      with(func(nd *dataexec.Exploration) { nd.SQL, nd.Tool = "", "summary" }),
 			want:    askbi.InvalidResult, msg: "the tool returned only text, which is not chart-ready data; add output fields that select named values"},
 		{name: "duplicate column names", p: bob, ran: true,
 			respond: table(&dataexec.Table{Columns: []string{"n", "n"}, Rows: [][]any{{1.0, 2.0}}}),
@@ -111,19 +109,19 @@ func TestSaveDatasetNeverSavesBadPreviews(t *testing.T) {
 				return nil, askbi.Errorf(askbi.InvalidArgument, "only SELECT statements are allowed")
 			},
 			want: askbi.InvalidArgument, msg: "only SELECT statements are allowed"},
-		{name: "bad name", p: bob, nd: with(func(nd *dataexec.NewDataset) { nd.Name = "" }),
+		{name: "bad name", p: bob, nd: with(func(nd *dataexec.Exploration) { nd.Name = " \t" }),
 			want: askbi.InvalidArgument, msg: "name: must be 1 to 100 printable characters"},
 		{name: "project connection on another project's dashboard", p: alice,
-			nd:   with(func(nd *dataexec.NewDataset) { nd.Request.ConnectionID = "fin" }),
+			nd:   with(func(nd *dataexec.Exploration) { nd.ConnectionID = "fin" }),
 			want: askbi.InvalidArgument, msg: "dashboard_id: this connection is not available in the dashboard's project"},
 		{name: "viewer", p: vic, nd: good, want: askbi.Forbidden, msg: "this action requires the editor role or above"},
 		{name: "key without datasets:write", p: apiKey("alice", "acme", "k-r", access.AllProjects(), access.ScopeDataRead), nd: good,
 			want: askbi.ScopeRequired, msg: "this action requires the datasets:write scope"},
 		{name: "project key", p: apiKey("alice", "acme", "k-p", access.ProjectSet("growth"), access.ScopeDataRead, access.ScopeDatasetsWrite), nd: good,
 			want: askbi.Forbidden, msg: "this action requires a team owner or admin with an all-project key"},
-		{name: "editor out of the dashboard's project", p: bob, nd: with(func(nd *dataexec.NewDataset) { nd.DashboardID = "d-fin" }),
+		{name: "editor out of the dashboard's project", p: bob, nd: with(func(nd *dataexec.Exploration) { nd.DashboardID = "d-fin" }),
 			want: askbi.NotFound, msg: "dashboard not found"},
-		{name: "other team's dashboard", p: ownerKey, nd: with(func(nd *dataexec.NewDataset) { nd.DashboardID = "d-ops" }),
+		{name: "other team's dashboard", p: ownerKey, nd: with(func(nd *dataexec.Exploration) { nd.DashboardID = "d-ops" }),
 			want: askbi.NotFound, msg: "dashboard not found"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -132,9 +130,9 @@ func TestSaveDatasetNeverSavesBadPreviews(t *testing.T) {
 				e.src.Respond(tc.respond)
 			}
 			before := e.datasetCount(t)
-			_, err := e.exec.SaveDataset(ctx, tc.p, tc.nd)
+			_, err := e.exec.Explore(ctx, tc.p, tc.nd)
 			if askbi.ErrorCode(err) != tc.want || askbi.ErrorMessage(err) != tc.msg {
-				t.Errorf("SaveDataset = %v; want %s %q", err, tc.want, tc.msg)
+				t.Errorf("save = %v; want %s %q", err, tc.want, tc.msg)
 			}
 			if got := e.datasetCount(t); got != before {
 				t.Errorf("datasets: %d, want %d (nothing saved)", got, before)
@@ -167,7 +165,7 @@ func (c *failingCatalog) CreateDataset(_ context.Context, d dataexec.Dataset) (d
 }
 
 // TestSaveDatasetCatalogFailure checks the Executor's half of
-// SaveDataset's atomicity: the dataset and its whole request go to the
+// an exploration save's atomicity: the dataset and its whole request go to the
 // catalog in one CreateDataset call, never retried, and the catalog's
 // error comes back as it is, with nothing reported or audited as saved.
 // The catalog's half (a failed CreateDataset stores neither the dataset
@@ -177,14 +175,14 @@ func TestSaveDatasetCatalogFailure(t *testing.T) {
 	e := newEnv(t, nil)
 	cat := &failingCatalog{MemoryCatalog: e.cat}
 	exec := gated{e.exec.gate, dataexec.NewExecutor(cat, dataexec.SourceMap{"wh": e.src}, &dataexec.Options{Audit: e.audit, Now: e.clock.Now})}
-	nd := dataexec.NewDataset{Name: "Signups by plan", DashboardID: "d-growth",
-		Request: dataexec.Request{ConnectionID: "wh", SQL: "SELECT day, country, signups FROM signups"}}
+	save := dataexec.Exploration{Operation: dataexec.ExploreSave, Name: "Signups by plan", DashboardID: "d-growth",
+		ConnectionID: "wh", SQL: "SELECT day, country, signups FROM signups"}
 
-	saved, err := exec.SaveDataset(ctx, bob, nd)
+	saved, err := exec.Explore(ctx, bob, save)
 	if askbi.ErrorCode(err) != askbi.Unavailable || askbi.ErrorMessage(err) != "the database connection was lost" || saved != nil {
-		t.Fatalf("SaveDataset = %+v, %v; want nothing saved and the catalog's unavailable error", saved, err)
+		t.Fatalf("save = %+v, %v; want nothing saved and the catalog's unavailable error", saved, err)
 	}
-	want := nd.Request
+	want := dataexec.Request{ConnectionID: save.ConnectionID, SQL: save.SQL}
 	want.Fields = dataexec.Fields{{Name: "day", Path: []string{"day"}}, {Name: "country", Path: []string{"country"}}, {Name: "signups", Path: []string{"signups"}}}
 	if len(cat.saves) != 1 {
 		t.Fatalf("CreateDataset called %d times, want once", len(cat.saves))
@@ -337,8 +335,8 @@ func TestPlaceChart(t *testing.T) {
 
 func TestUpdateChart(t *testing.T) {
 	e := newEnv(t, nil)
-	spec := dataexec.ChartSpec{Name: "Signups per day", Type: dataexec.ChartArea, XField: "day", YFields: []string{"signups"}}
-	got, err := e.exec.UpdateChart(ctx, bob, "c-signups", spec)
+	change := dataexec.ChartChange{ChartID: "c-signups", Name: "Signups per day", Type: dataexec.ChartArea}
+	got, err := e.exec.UpdateChart(ctx, bob, change)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,19 +344,31 @@ func TestUpdateChart(t *testing.T) {
 		got.Status != dataexec.StatusSaved || got.Chart.Info != "Growth overview · area chart" {
 		t.Errorf("UpdateChart = %+v", got)
 	}
-	_, err = e.exec.UpdateChart(ctx, vic, "c-signups", spec)
+	// Fields left out keep their values.
+	if c, _ := e.cat.Chart(ctx, "c-signups"); c.DatasetID != "signups" || c.XField != "day" || !slices.Equal(c.YFields, []string{"signups"}) {
+		t.Errorf("chart after the change = %+v, want its dataset and fields kept", c)
+	}
+	_, err = e.exec.UpdateChart(ctx, vic, change)
 	mustCode(t, err, askbi.Forbidden) // a saved chart needs the dashboard edit right
-	if _, err := e.exec.UpdateChart(ctx, vic, "c-draft", spec); err != nil {
+	if _, err := e.exec.UpdateChart(ctx, vic, dataexec.ChartChange{ChartID: "c-draft", Type: dataexec.ChartArea}); err != nil {
 		t.Errorf("viewer updating a preview: %v", err)
 	}
-	spec.DatasetID = "mrr"
-	_, err = e.exec.UpdateChart(ctx, alice, "c-draft", spec)
-	mustCode(t, err, askbi.InvalidArgument) // dataset in another project
-	spec.DatasetID, spec.YFields = "", []string{"country"}
-	_, err = e.exec.UpdateChart(ctx, bob, "c-signups", spec)
+	_, err = e.exec.UpdateChart(ctx, bob, dataexec.ChartChange{ChartID: "c-signups", YFields: []string{"country"}})
 	mustCode(t, err, askbi.InvalidResult)
 	if c, _ := e.cat.Chart(ctx, "c-signups"); c.Name != "Signups per day" || c.YFields[0] != "signups" {
 		t.Errorf("chart changed by a failed update: %+v", c)
+	}
+	_, err = e.exec.UpdateChart(ctx, bob, dataexec.ChartChange{ChartID: "nope", Name: "x"})
+	mustCode(t, err, askbi.NotFound)
+
+	var actions []string
+	for _, a := range e.audit.Entries() {
+		actions = append(actions, a.Action+" "+a.Outcome+" "+a.Target.ID)
+	}
+	wantActions := []string{"chart.update ok c-signups", "chart.update forbidden c-signups", "chart.update ok c-draft",
+		"chart.update invalid_result c-signups", "chart.update not_found nope"}
+	if diff := cmp.Diff(wantActions, actions); diff != "" {
+		t.Errorf("audit mismatch (-want +got):\n%s", diff)
 	}
 }
 
@@ -388,12 +398,15 @@ func TestWritesOnReadOnlyCatalog(t *testing.T) {
 		call   func() error
 	}{
 		{dataexec.ActionDatasetSave, func() error {
-			_, err := exec.SaveDataset(ctx, bob, dataexec.NewDataset{Name: "New", DashboardID: "d-growth",
-				Request: dataexec.Request{ConnectionID: "wh", SQL: "SELECT day, country, signups FROM signups"}})
+			_, err := exec.Explore(ctx, bob, dataexec.Exploration{Operation: dataexec.ExploreSave, Name: "New", DashboardID: "d-growth",
+				ConnectionID: "wh", SQL: "SELECT day, country, signups FROM signups"})
 			return err
 		}},
 		{dataexec.ActionChartPreview, func() error { _, err := exec.CreateChartPreview(ctx, bob, spec); return err }},
-		{dataexec.ActionChartUpdate, func() error { _, err := exec.UpdateChart(ctx, bob, "c-signups", spec); return err }},
+		{dataexec.ActionChartUpdate, func() error {
+			_, err := exec.UpdateChart(ctx, bob, dataexec.ChartChange{ChartID: "c-signups", Type: dataexec.ChartPie, XField: "country"})
+			return err
+		}},
 		{dataexec.ActionChartPlace, func() error { _, err := exec.PlaceChart(ctx, bob, "c-draft", "d-growth"); return err }},
 		{dataexec.ActionDashboardDelete, func() error { return exec.DeleteDashboard(ctx, bob, "d-growth") }},
 	} {

@@ -61,7 +61,7 @@ func BenchmarkNeighbourP99(b *testing.B) {
 				for range 32 {
 					wg.Go(func() {
 						for ctx.Err() == nil {
-							_, err := x.Preview(ctx, heavy, dataexec.Request{ConnectionID: "wh_heavy",
+							_, err := x.Explore(ctx, heavy, dataexec.Exploration{Operation: dataexec.ExplorePreview, ConnectionID: "wh_heavy",
 								SQL: "SELECT count(*) AS n FROM generate_series(1, 1000000) g"})
 							if askbi.ErrorCode(err) == askbi.RateLimited {
 								time.Sleep(10 * time.Millisecond)
@@ -75,7 +75,7 @@ func BenchmarkNeighbourP99(b *testing.B) {
 			failed := 0
 			for b.Loop() {
 				start := time.Now()
-				if _, err := x.Preview(b.Context(), light, dataexec.Request{ConnectionID: "wh_light", SQL: "SELECT 1 AS x"}); err != nil {
+				if _, err := x.Explore(b.Context(), light, dataexec.Exploration{Operation: dataexec.ExplorePreview, ConnectionID: "wh_light", SQL: "SELECT 1 AS x"}); err != nil {
 					if askbi.ErrorCode(err) != askbi.Timeout {
 						b.Fatal(err)
 					}

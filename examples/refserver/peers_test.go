@@ -363,16 +363,18 @@ func TestServerEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := ta.executor.Preview(t.Context(), live, dataexec.Request{ConnectionID: id, Tool: "get-structured-content",
-		Arguments: json.RawMessage(`{"location":"Chicago"}`)})
+	ex, err := ta.executor.Explore(t.Context(), live, dataexec.Exploration{Operation: dataexec.ExplorePreview, ConnectionID: id,
+		Tool: "get-structured-content", Arguments: json.RawMessage(`{"location":"Chicago"}`)})
 	if err != nil {
 		t.Fatalf("preview get-structured-content: %v", err)
 	}
+	res := ex.Preview
 	if diff := cmp.Diff([]string{"conditions", "humidity", "temperature"}, res.Columns); diff != "" || res.RowCount != 1 {
 		t.Errorf("preview = %+v; want one row of the weather fields (-want +got):\n%s", res, diff)
 	}
 	// A tool that was never approved does not run from a dataset.
-	_, err = ta.executor.Preview(t.Context(), live, dataexec.Request{ConnectionID: id, Tool: "echo", Arguments: json.RawMessage(`{"message":"hi"}`)})
+	_, err = ta.executor.Explore(t.Context(), live, dataexec.Exploration{Operation: dataexec.ExplorePreview, ConnectionID: id,
+		Tool: "echo", Arguments: json.RawMessage(`{"message":"hi"}`)})
 	if askbi.ErrorCode(err) != askbi.Unavailable {
 		t.Errorf("preview of the unapproved echo = %v; want unavailable", err)
 	}

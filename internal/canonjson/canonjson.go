@@ -390,7 +390,7 @@ func appendValue(b []byte, v value) []byte {
 	case float64:
 		return appendNumber(b, v)
 	case string:
-		return appendString(b, v)
+		return AppendString(b, v)
 	case []value:
 		b = append(b, '[')
 		for i, e := range v {
@@ -406,44 +406,13 @@ func appendValue(b []byte, v value) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, m.name)
+			b = AppendString(b, m.name)
 			b = append(b, ':')
 			b = appendValue(b, m.val)
 		}
 		return append(b, '}')
 	}
 	panic("canonjson: unexpected value type")
-}
-
-// appendString writes s with the escapes of JCS §3.2.2.2 (those of
-// ECMAScript's JSON.stringify): \" \\ \b \f \n \r \t, \u00xx in lower-case
-// hex for the other control characters, everything else as is.
-func appendString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			if c < 0x20 {
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			} else {
-				b = append(b, c)
-			}
-		}
-	}
-	return append(b, '"')
 }
 
 // appendNumber writes f as ECMAScript's Number::toString does (ECMA-262

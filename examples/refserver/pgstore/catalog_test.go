@@ -131,13 +131,14 @@ func TestSaveDatasetRollback(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	saved, err := exec.SaveDataset(ctx, live, dataexec.NewDataset{Name: "Signups by plan", DashboardID: "dash-growth",
-		Request: dataexec.Request{ConnectionID: "conn-wh", SQL: sql}})
+	save := dataexec.Exploration{Operation: dataexec.ExploreSave, Name: "Signups by plan", DashboardID: "dash-growth",
+		ConnectionID: "conn-wh", SQL: sql}
+	saved, err := exec.Explore(ctx, live, save)
 	if err == nil || saved != nil {
-		t.Fatalf("SaveDataset with the write failing = %+v, %v; want an error and nothing saved", saved, err)
+		t.Fatalf("save with the write failing = %+v, %v; want an error and nothing saved", saved, err)
 	}
 	if code := askbi.ErrorCode(err); code != askbi.Internal {
-		t.Errorf("SaveDataset error code = %s, want internal", code)
+		t.Errorf("save error code = %s, want internal", code)
 	}
 	if n := count(); n != before {
 		t.Errorf("the failed save left %d dataset rows behind", n-before)
@@ -160,9 +161,8 @@ func TestSaveDatasetRollback(t *testing.T) {
 	if _, err := db.Exec(`DROP TRIGGER fail_dataset ON catalog_entities`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := exec.SaveDataset(ctx, live, dataexec.NewDataset{Name: "Signups by plan", DashboardID: "dash-growth",
-		Request: dataexec.Request{ConnectionID: "conn-wh", SQL: sql}}); err != nil {
-		t.Fatalf("SaveDataset once the write is accepted = %v", err)
+	if _, err := exec.Explore(ctx, live, save); err != nil {
+		t.Fatalf("save once the write is accepted = %v", err)
 	}
 	if n := count(); n != before+1 {
 		t.Errorf("after a good save the catalog has %d more datasets, want 1", n-before)

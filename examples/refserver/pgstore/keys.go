@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -59,46 +58,26 @@ const keyColumns = `id, prefix, hash, name, user_id, team_id, scopes, all_projec
 
 // Create implements access.KeyStore.
 func (s *KeyStore) Create(ctx context.Context, k access.Key) error {
-	scopes := make([]string, len(k.Scopes))
-	for i, sc := range k.Scopes {
-		scopes[i] = string(sc)
-	}
 	ids := k.Projects.IDs
-	if ids == nil || k.Projects.All {
-		ids = []string{}
+	if k.Projects.All {
+		ids = nil
 	}
 	return write(ctx, s.db, "pgstore.KeyStore.Create", askbi.Errorf(askbi.Conflict, "API key already exists"),
 		`INSERT INTO api_keys (`+keyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-		k.ID, k.Prefix, k.Hash, k.Name, k.UserID, k.TeamID, pq.StringArray(scopes),
-		k.Projects.All, pq.StringArray(ids), k.CreatedAt, nullTime(k.LastUsedAt), nullTime(k.RevokedAt))
+		k.ID, k.Prefix, k.Hash, k.Name, k.UserID, k.TeamID, scopeStrings(k.Scopes),
+		k.Projects.All, orEmpty(ids), k.CreatedAt, nullTime(k.LastUsedAt), nullTime(k.RevokedAt))
 }
 
 // ByPrefix implements access.KeyStore.
 func (s *KeyStore) ByPrefix(ctx context.Context, prefix string) (access.Key, error) {
-	var r keyRow
-	err := s.db.GetContext(ctx, &r, `SELECT `+keyColumns+` FROM api_keys WHERE prefix = $1`, prefix)
-	if errors.Is(err, sql.ErrNoRows) {
-		return access.Key{}, errKeyNotFound()
-	}
-	if err != nil {
-		return access.Key{}, internal("pgstore.KeyStore.ByPrefix", err)
-	}
-	return r.key(), nil
+	return getRow(ctx, s.db, "pgstore.KeyStore.ByPrefix", errKeyNotFound(), keyRow.key,
+		`SELECT `+keyColumns+` FROM api_keys WHERE prefix = $1`, prefix)
 }
 
 // List implements access.KeyStore.
 func (s *KeyStore) List(ctx context.Context, teamID, userID string) ([]access.Key, error) {
-	var rows []keyRow
-	err := s.db.SelectContext(ctx, &rows, `SELECT `+keyColumns+` FROM api_keys
+	return selectRows(ctx, s.db, "pgstore.KeyStore.List", keyRow.key, `SELECT `+keyColumns+` FROM api_keys
 		WHERE team_id = $1 AND user_id = $2 ORDER BY created_at DESC, id DESC`, teamID, userID)
-	if err != nil {
-		return nil, internal("pgstore.KeyStore.List", err)
-	}
-	keys := make([]access.Key, len(rows))
-	for i, r := range rows {
-		keys[i] = r.key()
-	}
-	return keys, nil
 }
 
 // Revoke implements access.KeyStore.

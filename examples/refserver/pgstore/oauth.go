@@ -152,30 +152,14 @@ func (s *OAuthStore) CreateGrant(ctx context.Context, g oauth.Grant) error {
 
 // Grant implements oauth.Store.
 func (s *OAuthStore) Grant(ctx context.Context, id string) (oauth.Grant, error) {
-	var r grantRow
-	err := s.db.GetContext(ctx, &r, `SELECT `+grantColumns+` FROM oauth_grants WHERE id = $1`, id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return oauth.Grant{}, errGrantNotFound()
-	}
-	if err != nil {
-		return oauth.Grant{}, internal("pgstore.OAuthStore.Grant", err)
-	}
-	return r.grant(), nil
+	return getRow(ctx, s.db, "pgstore.OAuthStore.Grant", errGrantNotFound(), grantRow.grant,
+		`SELECT `+grantColumns+` FROM oauth_grants WHERE id = $1`, id)
 }
 
 // Grants implements oauth.Store.
 func (s *OAuthStore) Grants(ctx context.Context, userID string) ([]oauth.Grant, error) {
-	var rows []grantRow
-	err := s.db.SelectContext(ctx, &rows, `SELECT `+grantColumns+` FROM oauth_grants
+	return selectRows(ctx, s.db, "pgstore.OAuthStore.Grants", grantRow.grant, `SELECT `+grantColumns+` FROM oauth_grants
 		WHERE user_id = $1 AND revoked_at IS NULL ORDER BY created_at DESC, id DESC`, userID)
-	if err != nil {
-		return nil, internal("pgstore.OAuthStore.Grants", err)
-	}
-	out := make([]oauth.Grant, len(rows))
-	for i, r := range rows {
-		out[i] = r.grant()
-	}
-	return out, nil
 }
 
 // RevokeGrant implements oauth.Store, in one transaction.

@@ -164,6 +164,35 @@ func execOne(ctx context.Context, db execer, op string, notFound error, query st
 
 // internal wraps a database error so its text stays out of user messages;
 // a database that cannot be reached is Unavailable.
+// getRow reads the one row query finds and converts it with conv: notFound
+// when there is none. It is the read of one record of every store here.
+func getRow[R, T any](ctx context.Context, db sqlx.QueryerContext, op string, notFound error, conv func(R) T, query string, args ...any) (T, error) {
+	var r R
+	err := sqlx.GetContext(ctx, db, &r, query, args...)
+	if errors.Is(err, sql.ErrNoRows) {
+		var zero T
+		return zero, notFound
+	}
+	if err != nil {
+		var zero T
+		return zero, internal(op, err)
+	}
+	return conv(r), nil
+}
+
+// selectRows reads the rows query finds, each converted with conv.
+func selectRows[R, T any](ctx context.Context, db sqlx.QueryerContext, op string, conv func(R) T, query string, args ...any) ([]T, error) {
+	var rows []R
+	if err := sqlx.SelectContext(ctx, db, &rows, query, args...); err != nil {
+		return nil, internal(op, err)
+	}
+	out := make([]T, len(rows))
+	for i, r := range rows {
+		out[i] = conv(r)
+	}
+	return out, nil
+}
+
 func internal(op string, err error) error {
 	if pgsource.ServerClosed(err) {
 		return &askbi.Error{Code: askbi.Unavailable, Op: op, Message: "the database is unavailable; try again shortly", Err: err}
