@@ -206,7 +206,10 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer) error
 		app.storage, app.model, base, signIn, base, app.oauth.Resource(), base)
 	pctx, stopPurge := context.WithCancel(context.Background())
 	defer stopPurge()
-	go app.purgeLoop(pctx)
+	// Retention: OAuth grants and tokens, connection sign-ins started and
+	// never completed, and a.purges.
+	go httpserve.Retain(pctx, append([]httpserve.Purge{{Name: "OAuth retention", Func: app.oauth.Purge},
+		{Name: "connection sign-in retention", Func: app.conns.PurgeOAuth}}, app.purges...), &httpserve.RetentionOptions{Logger: log})
 	if cfg.credentialsFile != "" {
 		if err := app.writeCredentials(cfg.credentialsFile); err != nil {
 			return err
@@ -283,8 +286,8 @@ type app struct {
 	// drain refuses requests during shutdown; ready answers /readyz.
 	drain *httpserve.Drain
 	ready *httpserve.Readiness
-	// purges are the retention steps purgeLoop runs.
-	purges []purge
+	// purges are retention steps besides OAuth's (see run).
+	purges []httpserve.Purge
 	// streamWindow is how far each write moves an event stream's write
 	// deadline; zero means askhttp's default (tests shorten it).
 	streamWindow time.Duration
@@ -404,7 +407,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		// One budget a principal across every instance on the database;
 		// this instance's own while the database cannot be reached.
 		shared := pgstore.NewRateLimiter(state, rates)
-		a.purges = append(a.purges, purge{"rate limit buckets", shared.Purge})
+		a.purges = append(a.purges, httpserve.Purge{Name: "rate limit buckets", Func: shared.Purge})
 		limiter = access.NewFallbackRateLimiter(shared, limiter, &access.FallbackOptions{Logger: log})
 	}
 	if cfg.limiterOverride != nil {

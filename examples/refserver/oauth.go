@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
@@ -27,9 +26,6 @@ const oauthSecretEnv = "ASKBI_OAUTH_SECRET"
 // sign-in page and the demo sign-in, so the OAuth consent page and the
 // product pages behind links know who is signed in.
 const sessionCookie = "askbi_session"
-
-// purgeEvery is how often the OAuth retention step runs.
-const purgeEvery = 5 * time.Minute
 
 var teamNames = map[string]string{teamAcme: "Acme", teamGlobex: "Globex"}
 
@@ -105,36 +101,6 @@ func parseOAuthSecret(s string) ([]byte, error) {
 		return nil, errors.New("not base64 of at least 32 bytes")
 	}
 	return k, nil
-}
-
-// purge is one retention step: it deletes what expired and says how
-// many it deleted.
-type purge struct {
-	what string
-	run  func(context.Context) (int, error)
-}
-
-// purgeLoop runs the retention steps now and every purgeEvery until ctx
-// ends: OAuth grants and tokens, sign-ins of remote connections that were
-// started and never completed, and those of a.purges.
-func (a *app) purgeLoop(ctx context.Context) {
-	t := time.NewTicker(purgeEvery)
-	defer t.Stop()
-	steps := append([]purge{{"OAuth retention", a.oauth.Purge}, {"connection sign-in retention", a.conns.PurgeOAuth}}, a.purges...)
-	for {
-		for _, p := range steps {
-			if n, err := p.run(ctx); err != nil {
-				a.log.Error("refserver: "+p.what, "err", err)
-			} else if n > 0 {
-				a.log.Info("refserver: "+p.what, "deleted", n)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
 
 var signInPage = template.Must(template.New("signin").Parse(`<!doctype html>
