@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -21,19 +23,30 @@ import (
 // its context ends.
 func TestRetain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var logs bytes.Buffer
+		var logs lockedBuffer
+		var mu sync.Mutex
 		var runs []string
+		ran := func(name string) {
+			mu.Lock()
+			defer mu.Unlock()
+			runs = append(runs, name)
+		}
+		got := func() []string {
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Clone(runs)
+		}
 		steps := []httpserve.Purge{
 			{Name: "broken", Func: func(context.Context) (int, error) {
-				runs = append(runs, "broken")
+				ran("broken")
 				return 0, errors.New("database down")
 			}},
 			{Name: "grants", Func: func(context.Context) (int, error) {
-				runs = append(runs, "grants")
+				ran("grants")
 				return 3, nil
 			}},
 			{Name: "idle", Func: func(context.Context) (int, error) {
-				runs = append(runs, "idle")
+				ran("idle")
 				return 0, nil
 			}},
 		}
@@ -45,23 +58,23 @@ func TestRetain(t *testing.T) {
 			close(done)
 		}()
 		synctest.Wait()
-		if diff := cmp.Diff([]string{"broken", "grants", "idle"}, runs); diff != "" {
+		if diff := cmp.Diff([]string{"broken", "grants", "idle"}, got()); diff != "" {
 			t.Errorf("runs at start mismatch (-want +got):\n%s", diff)
 		}
 		time.Sleep(59 * time.Second)
 		synctest.Wait()
-		if len(runs) != 3 {
-			t.Errorf("runs before a minute passed: %v", runs)
+		if r := got(); len(r) != 3 {
+			t.Errorf("runs before a minute passed: %v", r)
 		}
 		time.Sleep(time.Second)
 		synctest.Wait()
-		if diff := cmp.Diff([]string{"broken", "grants", "idle", "broken", "grants", "idle"}, runs); diff != "" {
+		if diff := cmp.Diff([]string{"broken", "grants", "idle", "broken", "grants", "idle"}, got()); diff != "" {
 			t.Errorf("runs after a minute mismatch (-want +got):\n%s", diff)
 		}
-		var got []string
+		var lines []string
 		for line := range strings.SplitSeq(strings.TrimSpace(logs.String()), "\n") {
 			_, rest, _ := strings.Cut(line, " level=")
-			got = append(got, rest)
+			lines = append(lines, rest)
 		}
 		want := []string{
 			`ERROR msg="httpserve: retention" step=broken err="database down"`,
@@ -69,7 +82,7 @@ func TestRetain(t *testing.T) {
 			`ERROR msg="httpserve: retention" step=broken err="database down"`,
 			`INFO msg="httpserve: retention" step=grants deleted=3`,
 		}
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := cmp.Diff(want, lines); diff != "" {
 			t.Errorf("logs mismatch (-want +got):\n%s", diff)
 		}
 		cancel()
@@ -80,4 +93,23 @@ func TestRetain(t *testing.T) {
 			t.Error("Retain still runs after its context ended")
 		}
 	})
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger writing from another
+// goroutine.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
