@@ -281,6 +281,7 @@ type app struct {
 	// demoOAuth is Demo Analytics, the demo's OAuth provider.
 	demoOAuth *oauthfake.Server
 	sessions  *sessions
+	dataAuth  access.Authenticate
 	// demoSignIn serves /demo/ (nil when -demo-sign-in is off).
 	demoSignIn *demoSignIn
 	// drain refuses requests during shutdown; ready answers /readyz.
@@ -447,9 +448,11 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	a.closers = append(a.closers, a.demoOAuth.Close)
 	a.creds.DemoOAuthMCP = &mcpCredentials{URL: a.demoOAuth.MCPURL}
 	verified := append(slices.Clone(connresolve.Verified), demoProvider(a.demoOAuth.MCPURL))
-	a.resolver = connresolve.NewResolver(hostConnections{catalog: catalog, conns: a.conns, verified: verified}, demoNatives,
+	a.resolver = connresolve.NewResolver(connresolve.CatalogConnections{Catalog: catalog, Service: a.conns,
+		Natives: demoConnectionTypes, Verified: verified}, demoNatives,
 		&connresolve.ResolverOptions{Verified: verified, LoopbackHTTP: true})
-	a.connRoutes = connhttp.New(a.conns, a.resolver, func(r *http.Request) (access.Principal, error) { return a.sessions.authenticate(r) },
+	a.sessions = newSessions(demo)
+	a.connRoutes = connhttp.New(a.conns, a.resolver, a.sessions.authenticate,
 		&connhttp.Options{Prefix: "/ai/connections", PublicURL: base, Logger: log,
 			CheckConversation: func(ctx context.Context, p access.Principal, id string) error {
 				return a.assistant.CheckConversation(ctx, p, id)
@@ -472,7 +475,11 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 			return nil, err
 		}
 	}
-	a.sessions = newSessions(demo)
+	// The data routes (/api/) take a browser session or a bearer API key,
+	// whose scopes the executor applies as on MCP; MCP OAuth tokens are
+	// for /mcp only.
+	a.dataAuth = access.SessionAuth(a.sessions.lookup, &access.SessionOptions{Cookie: sessionCookie, Keys: a.keys,
+		Message: "sign in: send Authorization: Bearer <session_token or api_key>"})
 	secret, err := a.oauthSecret(cfg, state == nil)
 	if err != nil {
 		return nil, err
@@ -817,24 +824,6 @@ func (a *app) routes() http.Handler {
 	// with Allow).
 	mux.Handle("/", httpjson.NoRoute(mux, "/", a.log))
 	return a.drain.Handler(mux)
-}
-
-// dataAuth authenticates the data routes (/api/): a browser session
-// (the cookie, or a bearer session token), or a bearer API key, whose
-// scopes the executor applies as on MCP (data:read; data:refresh for
-// refresh). An Authorization header, when sent, is the only credential
-// looked at. MCP OAuth tokens are for /mcp only.
-func (a *app) dataAuth(r *http.Request) (access.Principal, error) {
-	if p, err := a.sessions.browser(r); err == nil {
-		return p, nil
-	}
-	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if ok && strings.EqualFold(scheme, "Bearer") {
-		if p, err := a.keys.Verify(r.Context(), strings.TrimSpace(tok)); err == nil {
-			return p, nil
-		}
-	}
-	return access.Principal{}, askbi.Errorf(askbi.Unauthenticated, "sign in: send Authorization: Bearer <session_token or api_key>")
 }
 
 // demoToken is the session token of the named demo principal.

@@ -39,9 +39,20 @@ type sessionStore interface {
 type sessions struct {
 	store sessionStore
 	known sync.Map // [sha256.Size]byte → access.Principal
+	// authenticate takes a bearer session token only (the chat and
+	// connection routes); browser takes the askbi_session cookie that
+	// /signin and the demo sign-in set too (the product pages, the OAuth
+	// consent page).
+	authenticate, browser access.Authenticate
 }
 
-func newSessions(store sessionStore) *sessions { return &sessions{store: store} }
+func newSessions(store sessionStore) *sessions {
+	s := &sessions{store: store}
+	s.authenticate = access.SessionAuth(s.lookup, nil)
+	s.browser = access.SessionAuth(s.lookup, &access.SessionOptions{Cookie: sessionCookie,
+		Message: "sign in at /signin, or send Authorization: Bearer <session_token>"})
+	return s
+}
 
 // newToken returns a new session token.
 func newToken() string { return sessionPrefix + rand.Text() }
@@ -76,21 +87,6 @@ func (s *sessions) lookup(ctx context.Context, tok string) (access.Principal, er
 	return p, nil
 }
 
-// authenticate returns the session principal of r's bearer token. Any
-// refused token is Unauthenticated with the same message.
-func (s *sessions) authenticate(r *http.Request) (access.Principal, error) {
-	bad := askbi.Errorf(askbi.Unauthenticated, "sign in: send Authorization: Bearer <session_token>")
-	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return access.Principal{}, bad
-	}
-	p, err := s.lookup(r.Context(), strings.TrimSpace(tok))
-	if askbi.ErrorCode(err) == askbi.Unauthenticated {
-		return access.Principal{}, bad
-	}
-	return p, err
-}
-
 // memSessions is a sessionStore in memory, for a server without
 // PostgreSQL.
 type memSessions struct {
@@ -116,24 +112,6 @@ func (m *memSessions) Session(_ context.Context, hash []byte) (string, string, e
 		return "", "", askbi.Errorf(askbi.NotFound, "no such session")
 	}
 	return p.TeamID, p.UserID, nil
-}
-
-// browser returns the session principal of a browser: a bearer session
-// token (curl, tests) when the request has an Authorization header, else
-// the askbi_session cookie that /signin and the demo sign-in set. The
-// product pages and the data routes accept it; the chat API takes the
-// bearer token only.
-func (s *sessions) browser(r *http.Request) (access.Principal, error) {
-	if r.Header.Get("Authorization") != "" {
-		return s.authenticate(r)
-	}
-	if c, err := r.Cookie(sessionCookie); err == nil {
-		p, err := s.lookup(r.Context(), c.Value)
-		if askbi.ErrorCode(err) != askbi.Unauthenticated {
-			return p, err
-		}
-	}
-	return access.Principal{}, askbi.Errorf(askbi.Unauthenticated, "sign in at /signin, or send Authorization: Bearer <session_token>")
 }
 
 // setCookie makes tok the browser's session, so the pages behind chat and
