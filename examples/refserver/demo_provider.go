@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/internal/oauthfake"
 )
@@ -87,3 +90,39 @@ func startDemoProvider() (*oauthfake.Server, error) {
 // the PostgreSQL warehouse.
 var demoConnectionTypes = append([]connresolve.NativeSource{{Type: "demo", Providers: demoNatives[0].Providers,
 	Capabilities: demoNatives[0].Capabilities}}, demoNatives...)
+
+// demoParts are the demo's MCP servers, kept for the tests.
+type demoParts struct {
+	demoMCP *demoMCP
+	// demoOAuth is Demo Analytics, the demo's OAuth provider.
+	demoOAuth *oauthfake.Server
+}
+
+// startDemo starts the demo's MCP servers: the analytics server with its
+// bearer token kept in creds, set up as Acme's remote connection (unless
+// -deny-loopback), and Demo Analytics behind OAuth. It returns the
+// verified providers, Demo Analytics among them.
+func (a *app) startDemo(ctx context.Context, cfg config, creds demoCreds, gate *access.Gate) ([]connresolve.Provider, error) {
+	token, err := creds.secret(ctx, "analytics-mcp-token", func(string) bool { return true },
+		func() (string, error) { return "demo-" + rand.Text(), nil }, func(string) {})
+	if err != nil {
+		return nil, err
+	}
+	if a.demoMCP, err = startDemoMCP(token); err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, a.demoMCP.close)
+	if cfg.denyLoopback {
+		a.log.Warn("-deny-loopback: the demo MCP servers listen on loopback, which is refused: the demo connection is not set up and Demo Analytics cannot be connected")
+	} else if err := seedDemoConnection(ctx, a.conns, gate, a.demoMCP); err != nil {
+		return nil, err
+	}
+	a.creds.AnalyticsMCP = &mcpCredentials{URL: a.demoMCP.URL, Token: a.demoMCP.Token}
+	if a.demoOAuth, err = startDemoProvider(); err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, a.demoOAuth.Close)
+	a.creds.DemoOAuthMCP = &mcpCredentials{URL: a.demoOAuth.MCPURL}
+	verified := append(slices.Clone(connresolve.Verified), demoProvider(a.demoOAuth.MCPURL))
+	return verified, nil
+}

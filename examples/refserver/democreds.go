@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"sync"
 
@@ -169,4 +171,94 @@ func (d demoCreds) apiKey(ctx context.Context, keys *access.Keys, owner access.P
 				keys.Revoke(ctx, owner, p.CredentialID)
 			}
 		})
+}
+
+// demoToken is the session token of the named demo principal.
+func (a *app) demoToken(name string) (string, bool) {
+	e, ok := a.creds.principal(name)
+	return e.SessionToken, ok
+}
+
+// principal returns the entry of the named demo principal.
+func (c credentials) principal(name string) (credentialEntry, bool) {
+	for _, e := range c.Principals {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return credentialEntry{}, false
+}
+
+// credentials is the -credentials-file document.
+type credentials struct {
+	BaseURL              string `json:"base_url"`
+	MCPURL               string `json:"mcp_url"`
+	WarehouseDatabaseURL string `json:"warehouse_database_url,omitempty"`
+	// AnalyticsMCP is the demo's own analytics MCP server (loopback), for
+	// trying the connection routes with a server of your own.
+	AnalyticsMCP *mcpCredentials `json:"analytics_mcp,omitempty"`
+	// DemoOAuthMCP is Demo Analytics, the demo's MCP server behind OAuth
+	// (loopback; it signs in at once), for trying save and connect.
+	DemoOAuthMCP *mcpCredentials   `json:"demo_oauth_mcp,omitempty"`
+	Principals   []credentialEntry `json:"principals"`
+}
+
+type mcpCredentials struct {
+	URL   string `json:"url"`
+	Token string `json:"token,omitempty"`
+}
+
+type credentialEntry struct {
+	Name         string   `json:"name"`
+	User         string   `json:"user"`
+	Team         string   `json:"team"`
+	Role         string   `json:"role"`
+	Projects     any      `json:"projects"` // "all" or a list of project names
+	Scopes       []string `json:"scopes"`
+	APIKey       string   `json:"api_key"`
+	SessionToken string   `json:"session_token"`
+}
+
+// issueCredentials hands out one API key per demo principal and one
+// chat session per demo user (alice-read shares alice's: a session is not
+// scope-limited), claimed once per store (see demoCreds): every instance
+// on one database hands out the same ones, and a start revokes nothing
+// another instance handed out.
+func (a *app) issueCredentials(ctx context.Context, checker *access.Checker, creds demoCreds) error {
+	a.creds.BaseURL, a.creds.MCPURL = a.base, a.base+"/mcp"
+	for _, dp := range demoPrincipals {
+		owner, err := checker.Live(ctx, access.Principal{UserID: dp.User, TeamID: dp.Team, Auth: access.AuthSession})
+		if err != nil {
+			return err
+		}
+		secret, err := creds.apiKey(ctx, a.keys, owner, dp)
+		if err != nil {
+			return err
+		}
+		tok, err := creds.session(ctx, a.sessions, dp.Team, dp.User)
+		if err != nil {
+			return err
+		}
+		var projects any = "all"
+		if !dp.Projects.All {
+			var names []string
+			for _, id := range dp.Projects.IDs {
+				names = append(names, projectNames[id])
+			}
+			projects = names
+		}
+		a.creds.Principals = append(a.creds.Principals, credentialEntry{
+			Name: dp.Name, User: dp.User, Team: dp.Team, Role: string(dp.Role), Projects: projects, Scopes: dp.Scopes, APIKey: secret,
+			SessionToken: tok,
+		})
+	}
+	return nil
+}
+
+func (a *app) writeCredentials(path string) error {
+	b, err := json.MarshalIndent(a.creds, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o600)
 }

@@ -20,7 +20,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -33,7 +32,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -57,7 +55,6 @@ import (
 	"github.com/askbi/askbi/examples/refserver/pgstore"
 	"github.com/askbi/askbi/httpserve"
 	"github.com/askbi/askbi/internal/httpjson"
-	"github.com/askbi/askbi/internal/oauthfake"
 	"github.com/askbi/askbi/internal/pgpool"
 	"github.com/askbi/askbi/internal/pgtest"
 	"github.com/askbi/askbi/mcpserver"
@@ -277,11 +274,9 @@ type app struct {
 	resolver  *connresolve.Resolver
 	// connRoutes are the connection routes (connhttp), at /ai/connections.
 	connRoutes http.Handler
-	demoMCP    *demoMCP
-	// demoOAuth is Demo Analytics, the demo's OAuth provider.
-	demoOAuth *oauthfake.Server
-	sessions  *sessions
-	dataAuth  access.Authenticate
+	demoParts
+	sessions *sessions
+	dataAuth access.Authenticate
 	// demoSignIn serves /demo/ (nil when -demo-sign-in is off).
 	demoSignIn *demoSignIn
 	// drain refuses requests during shutdown; ready answers /readyz.
@@ -427,27 +422,10 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		return nil, err
 	}
 	creds := demoCreds{store: demo, keys: keyring}
-	token, err := creds.secret(ctx, "analytics-mcp-token", func(string) bool { return true },
-		func() (string, error) { return "demo-" + rand.Text(), nil }, func(string) {})
+	verified, err := a.startDemo(ctx, cfg, creds, gate)
 	if err != nil {
 		return nil, err
 	}
-	if a.demoMCP, err = startDemoMCP(token); err != nil {
-		return nil, err
-	}
-	a.closers = append(a.closers, a.demoMCP.close)
-	if cfg.denyLoopback {
-		log.Warn("-deny-loopback: the demo MCP servers listen on loopback, which is refused: the demo connection is not set up and Demo Analytics cannot be connected")
-	} else if err := seedDemoConnection(ctx, a.conns, gate, a.demoMCP); err != nil {
-		return nil, err
-	}
-	a.creds.AnalyticsMCP = &mcpCredentials{URL: a.demoMCP.URL, Token: a.demoMCP.Token}
-	if a.demoOAuth, err = startDemoProvider(); err != nil {
-		return nil, err
-	}
-	a.closers = append(a.closers, a.demoOAuth.Close)
-	a.creds.DemoOAuthMCP = &mcpCredentials{URL: a.demoOAuth.MCPURL}
-	verified := append(slices.Clone(connresolve.Verified), demoProvider(a.demoOAuth.MCPURL))
 	a.resolver = connresolve.NewResolver(connresolve.CatalogConnections{Catalog: catalog, Service: a.conns,
 		Natives: demoConnectionTypes, Verified: verified}, demoNatives,
 		&connresolve.ResolverOptions{Verified: verified, LoopbackHTTP: true})
@@ -744,59 +722,6 @@ func startCluster(ctx context.Context, dir string) (*pgtest.Cluster, error) {
 	return pgtest.Start(ctx, filepath.Join(dir, "pg"), &pgtest.Options{Password: strings.TrimSpace(string(pw))})
 }
 
-// seedWarehouse creates and fills the demo tables in schema warehouse,
-// and a SELECT-only role for the SQL source that sees that schema only;
-// it returns that role's URL.
-//
-// With shared (-database-url: askbi's own tables live in the same
-// database), the role still reads only schema warehouse, and the
-// statement revoking side-effect functions from PUBLIC is left out: the
-// state store needs advisory locks, and revoking needs a superuser. The
-// SQL guard rejects those functions either way.
-func seedWarehouse(ctx context.Context, ownerURL string, shared bool) (string, error) {
-	db, err := sqlx.Open("postgres", ownerURL)
-	if err != nil {
-		return "", err
-	}
-	defer db.Close()
-	// One connection holding a lock: instances starting at once on one
-	// database seed it one after the other (concurrent CREATE ... IF NOT
-	// EXISTS can still collide).
-	conn, err := db.Connx(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, warehouseLock); err != nil {
-		return "", err
-	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, warehouseLock)
-	for _, q := range warehouseSchema {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return "", fmt.Errorf("seed warehouse: %w", err)
-		}
-	}
-	// The reader's password is derived from the owner's URL (which holds
-	// the owner's own password): every instance on one database sets the
-	// same one, so none breaks the new connections of another.
-	sum := sha256.Sum256([]byte(readerRole + "\x00" + ownerURL))
-	password := hex.EncodeToString(sum[:16])
-	role := pgsource.SQLForReadOnlyRole(readerRole, password, warehouseSchemaName)
-	if shared {
-		role = role[:len(role)-1]
-	}
-	role = append(role, readerSearchPath...)
-	for _, q := range role {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return "", fmt.Errorf("create the read-only role: %w", err)
-		}
-	}
-	return urlWithUser(ownerURL, readerRole, password)
-}
-
-// warehouseLock is the advisory-lock key serializing seedWarehouse.
-const warehouseLock = 0x61736b6277 // "askbw"
-
 func (a *app) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", a.mcp)
@@ -826,52 +751,6 @@ func (a *app) routes() http.Handler {
 	return a.drain.Handler(mux)
 }
 
-// demoToken is the session token of the named demo principal.
-func (a *app) demoToken(name string) (string, bool) {
-	e, ok := a.creds.principal(name)
-	return e.SessionToken, ok
-}
-
-// principal returns the entry of the named demo principal.
-func (c credentials) principal(name string) (credentialEntry, bool) {
-	for _, e := range c.Principals {
-		if e.Name == name {
-			return e, true
-		}
-	}
-	return credentialEntry{}, false
-}
-
-// credentials is the -credentials-file document.
-type credentials struct {
-	BaseURL              string `json:"base_url"`
-	MCPURL               string `json:"mcp_url"`
-	WarehouseDatabaseURL string `json:"warehouse_database_url,omitempty"`
-	// AnalyticsMCP is the demo's own analytics MCP server (loopback), for
-	// trying the connection routes with a server of your own.
-	AnalyticsMCP *mcpCredentials `json:"analytics_mcp,omitempty"`
-	// DemoOAuthMCP is Demo Analytics, the demo's MCP server behind OAuth
-	// (loopback; it signs in at once), for trying save and connect.
-	DemoOAuthMCP *mcpCredentials   `json:"demo_oauth_mcp,omitempty"`
-	Principals   []credentialEntry `json:"principals"`
-}
-
-type mcpCredentials struct {
-	URL   string `json:"url"`
-	Token string `json:"token,omitempty"`
-}
-
-type credentialEntry struct {
-	Name         string   `json:"name"`
-	User         string   `json:"user"`
-	Team         string   `json:"team"`
-	Role         string   `json:"role"`
-	Projects     any      `json:"projects"` // "all" or a list of project names
-	Scopes       []string `json:"scopes"`
-	APIKey       string   `json:"api_key"`
-	SessionToken string   `json:"session_token"`
-}
-
 // listen passes the changes other instances make on the state database
 // to this one's key cache, catalog and directory, until the app closes.
 func (a *app) listen(catalog *pgstore.Catalog, dir *pgstore.Directory) error {
@@ -891,58 +770,4 @@ func (a *app) listen(catalog *pgstore.Catalog, dir *pgstore.Directory) error {
 			dir.Forget()
 		}
 	})
-}
-
-// issueCredentials hands out one API key per demo principal and one
-// chat session per demo user (alice-read shares alice's: a session is not
-// scope-limited), claimed once per store (see demoCreds): every instance
-// on one database hands out the same ones, and a start revokes nothing
-// another instance handed out.
-func (a *app) issueCredentials(ctx context.Context, checker *access.Checker, creds demoCreds) error {
-	a.creds.BaseURL, a.creds.MCPURL = a.base, a.base+"/mcp"
-	for _, dp := range demoPrincipals {
-		owner, err := checker.Live(ctx, access.Principal{UserID: dp.User, TeamID: dp.Team, Auth: access.AuthSession})
-		if err != nil {
-			return err
-		}
-		secret, err := creds.apiKey(ctx, a.keys, owner, dp)
-		if err != nil {
-			return err
-		}
-		tok, err := creds.session(ctx, a.sessions, dp.Team, dp.User)
-		if err != nil {
-			return err
-		}
-		var projects any = "all"
-		if !dp.Projects.All {
-			var names []string
-			for _, id := range dp.Projects.IDs {
-				names = append(names, projectNames[id])
-			}
-			projects = names
-		}
-		a.creds.Principals = append(a.creds.Principals, credentialEntry{
-			Name: dp.Name, User: dp.User, Team: dp.Team, Role: string(dp.Role), Projects: projects, Scopes: dp.Scopes, APIKey: secret,
-			SessionToken: tok,
-		})
-	}
-	return nil
-}
-
-func (a *app) writeCredentials(path string) error {
-	b, err := json.MarshalIndent(a.creds, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o600)
-}
-
-// urlWithUser returns raw with its user and password replaced.
-func urlWithUser(raw, user, password string) (string, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", err
-	}
-	u.User = url.UserPassword(user, password)
-	return u.String(), nil
 }
