@@ -187,9 +187,9 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer) error
 
 	srv := newServer(app.routes())
 	if cfg.debugAddr != "" {
-		dsrv, dln, err := listenDebug(cfg.debugAddr)
+		dsrv, dln, err := httpserve.ListenDebug(cfg.debugAddr)
 		if err != nil {
-			return err
+			return fmt.Errorf("-debug-addr %w", err)
 		}
 		defer dsrv.Close()
 		go dsrv.Serve(dln)
@@ -449,7 +449,9 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		// What other instances change reaches this one's caches within a
 		// moment; the caches' own expiry bounds what a lost notification
 		// leaves.
-		if err := a.listen(catalog.(*pgstore.Catalog), dir.(*pgstore.Directory)); err != nil {
+		lctx, stop := context.WithCancel(context.Background())
+		a.closers = append(a.closers, func() error { stop(); return nil })
+		if err := pgstore.Listen(lctx, a.stateURL, log, pgstore.ForgetCaches(a.keys, catalog.(*pgstore.Catalog), dir.(*pgstore.Directory))); err != nil {
 			return nil, err
 		}
 	}
@@ -749,25 +751,4 @@ func (a *app) routes() http.Handler {
 	// with Allow).
 	mux.Handle("/", httpjson.NoRoute(mux, "/", a.log))
 	return a.drain.Handler(mux)
-}
-
-// listen passes the changes other instances make on the state database
-// to this one's key cache, catalog and directory, until the app closes.
-func (a *app) listen(catalog *pgstore.Catalog, dir *pgstore.Directory) error {
-	ctx, stop := context.WithCancel(context.Background())
-	a.closers = append(a.closers, func() error { stop(); return nil })
-	return pgstore.Listen(ctx, a.stateURL, a.log, func(c pgstore.Change) {
-		switch {
-		case c.Missed:
-			a.keys.ForgetAll()
-			catalog.Forget()
-			dir.Forget()
-		case c.Kind == "key":
-			a.keys.Forget(c.ID)
-		case c.Kind == "catalog":
-			catalog.Forget()
-		case c.Kind == "member":
-			dir.Forget()
-		}
-	})
 }
