@@ -16,10 +16,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -51,12 +47,10 @@ import (
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/datahttp"
 	"github.com/askbi/askbi/dataexec/mcpsource"
-	"github.com/askbi/askbi/dataexec/pgsource"
 	"github.com/askbi/askbi/examples/refserver/pgstore"
 	"github.com/askbi/askbi/httpserve"
 	"github.com/askbi/askbi/internal/httpjson"
 	"github.com/askbi/askbi/internal/pgpool"
-	"github.com/askbi/askbi/internal/pgtest"
 	"github.com/askbi/askbi/mcpserver"
 	"github.com/askbi/askbi/mcpserver/oauth"
 	"github.com/askbi/askbi/memory"
@@ -109,10 +103,6 @@ type config struct {
 // still running twice that long after it started was abandoned by a
 // process that died, and shows as failed (see ask.Assistant.Open).
 const defaultTurnTimeout = 2 * time.Minute
-
-// memoryKeyEnv names the environment variable holding the memory
-// encryption key: base64 of 32 random bytes.
-const memoryKeyEnv = "ASKBI_MEMORY_KEY"
 
 func main() {
 	var cfg config
@@ -318,8 +308,6 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 			return nil, err
 		}
 	}
-	var dir access.Directory
-	var catalog workspace
 	activity := mcpserver.NewMemoryActivity()
 	var keyStore access.KeyStore = access.NewMemoryKeyStore()
 	var convs ask.ConversationStore = ask.NewMemoryConversationStore()
@@ -332,62 +320,33 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	sources := dataexec.SourceMap{}
 
 	var state *sqlx.DB
-	var warehouseOwner, warehouseReader string
-	var checks []httpserve.Check
 	a.storage = "in-memory (-in-memory)"
 	if !cfg.inMemory {
-		state, warehouseOwner, warehouseReader, err = a.openPostgres(ctx, cfg)
+		a.stateURL, err = a.demoPostgres(ctx, cfg)
 		switch {
-		case errors.Is(err, pgtest.ErrNotInstalled):
+		case errors.Is(err, errNoPostgres):
 			log.Warn("PostgreSQL is not installed: running on in-memory state and built-in demo rows; SQL exploration is unsupported")
 			a.storage = "in-memory (PostgreSQL not installed)"
 		case err != nil:
 			return nil, err
+		default:
+			if state, err = pgstore.Open(ctx, a.stateURL, cfg.dbMaxConns); err != nil {
+				return nil, err
+			}
+			a.closers = append(a.closers, state.Close)
+			keyStore = pgstore.NewKeyStore(state)
+			convs, approvals = pgstore.NewConversationStore(state), pgstore.NewApprovalStore(state)
+			memories = pgstore.NewMemoryStore(state)
+			grants = pgstore.NewOAuthStore(state)
+			connStore = pgstore.NewConnectionStore(state)
+			flows = pgstore.NewFlowStore(state)
+			demo = pgstore.NewDemoStore(state)
 		}
 	}
-	if state == nil {
-		mem := dataexec.NewMemoryCatalog()
-		dir = memoryDirectory(demoDirectory())
-		putSeed(mem, seedWorkspace(activity, "demo", time.Now()))
-		catalog = mem
-		demo := newDemoSource()
-		sources["conn_acme_wh"], sources["conn_globex_wh"] = demo, demo
-	} else {
-		keyStore = pgstore.NewKeyStore(state)
-		convs, approvals = pgstore.NewConversationStore(state), pgstore.NewApprovalStore(state)
-		memories = pgstore.NewMemoryStore(state)
-		grants = pgstore.NewOAuthStore(state)
-		connStore = pgstore.NewConnectionStore(state)
-		flows = pgstore.NewFlowStore(state)
-		demo = pgstore.NewDemoStore(state)
-		// The demo workspace is seeded once per database: what users
-		// saved, placed or deleted since stays as they left it.
-		pc := pgstore.NewCatalog(state)
-		if _, err := pc.Seed(ctx, "demo", seedWorkspace(activity, "postgres", time.Now())); err != nil {
-			return nil, err
-		}
-		pd := pgstore.NewDirectory(state)
-		if _, err := pd.Seed(ctx, "demo", demoDirectory()); err != nil {
-			return nil, err
-		}
-		dir = pd
-		catalog = pc
-		a.readerURL = warehouseReader
-		reader, err := pgsource.OpenDB(warehouseReader)
-		if err != nil {
-			return nil, err
-		}
-		a.closers = append(a.closers, reader.Close)
-		checks = append(checks, httpserve.Check{Name: "the state database", Func: state.PingContext},
-			httpserve.Check{Name: "the demo warehouse", Func: reader.PingContext})
-		src, err := pgsource.New(reader, &pgsource.Options{MaxConns: cfg.dbMaxConns})
-		if err != nil {
-			return nil, err
-		}
-		sources["conn_acme_wh"], sources["conn_globex_wh"] = src, src
-		a.creds.WarehouseDatabaseURL = warehouseOwner
+	catalog, dir, checks, err := a.demoWorkspace(ctx, cfg, state, activity, sources)
+	if err != nil {
+		return nil, err
 	}
-
 	a.dir = dir
 	a.ready = httpserve.NewReadiness(append(checks, a.drain.Check()), &httpserve.ReadinessOptions{Logger: log})
 	a.catalog = catalog
@@ -437,7 +396,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 			},
 			ConnectionPage: connectionPage, SecureCookies: strings.HasPrefix(base, "https://")})
 	// Links: every chat result and MCP tool result links to this server's
-	// pages (web.go) under -public-url.
+	// pages (demo_web.go) under -public-url.
 	bounds := dataexec.ConcurrencyOptions{MaxPerPrincipal: cfg.maxPerPrincipal, MaxPerTeam: cfg.maxPerTeam, MaxPerSource: cfg.maxPerSource}
 	if state != nil {
 		bounds.Shared = pgstore.NewLeases(state) // the team and source bounds hold across instances
@@ -589,139 +548,6 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
-}
-
-// memoryKeyring returns the keyring sealing memories: the key in
-// ASKBI_MEMORY_KEY, or else a development key, kept in the data folder
-// (so memories survive restarts) unless state is in memory only.
-func (a *app) memoryKeyring(cfg config, inMemory bool) (*memory.StaticKeyring, error) {
-	var key []byte
-	if v, ok := os.LookupEnv(memoryKeyEnv); ok {
-		k, err := memory.ParseKey(v)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s", memoryKeyEnv, askbi.ErrorMessage(err))
-		}
-		key = k
-	} else if inMemory {
-		key = memory.GenerateKey()
-		a.log.Warn(memoryKeyEnv + " is not set: memories are sealed with a throwaway development key; production must set " + memoryKeyEnv + " (base64 of 32 random bytes)")
-	} else {
-		path := filepath.Join(cfg.dataDir, "memory-key")
-		k, err := devMemoryKey(path)
-		if err != nil {
-			return nil, err
-		}
-		key = k
-		a.log.Warn(memoryKeyEnv+" is not set: memories are sealed with a development key kept in the data folder; production must set "+memoryKeyEnv+" (base64 of 32 random bytes)", "file", path)
-	}
-	// The key ID is a fingerprint, so memories sealed under another key
-	// are reported as such rather than failing to open silently.
-	sum := sha256.Sum256(key)
-	id := "k" + hex.EncodeToString(sum[:8])
-	return memory.NewStaticKeyring(id, map[string][]byte{id: key})
-}
-
-// devMemoryKey reads the development memory key at path, creating it
-// (0600) on first use.
-func devMemoryKey(path string) ([]byte, error) {
-	return devKey(path, memory.GenerateKey, func(s string) ([]byte, error) {
-		k, err := memory.ParseKey(s)
-		if err != nil {
-			return nil, errors.New(askbi.ErrorMessage(err))
-		}
-		return k, nil
-	})
-}
-
-// devKey reads a development key kept at path with parse, or writes a
-// new one from generate (base64, 0600) on first use; of two processes
-// starting at once, one writes it and both read it.
-func devKey(path string, generate func() []byte, parse func(string) ([]byte, error)) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if err == nil {
-		k, err := parse(string(b))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", path, err)
-		}
-		return k, nil
-	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, err
-	}
-	k := generate()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, os.ErrExist) {
-		return devKey(path, generate, parse) // another process made it first
-	}
-	if err != nil {
-		return nil, err
-	}
-	if _, err := f.WriteString(base64.StdEncoding.EncodeToString(k) + "\n"); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return k, f.Close()
-}
-
-// openPostgres opens the state database and prepares the demo warehouse,
-// on -database-url or on the private cluster. It returns the state
-// database and the warehouse's owner and read-only URLs.
-func (a *app) openPostgres(ctx context.Context, cfg config) (state *sqlx.DB, owner, reader string, err error) {
-	stateURL, owner := cfg.databaseURL, cfg.databaseURL
-	if cfg.databaseURL == "" {
-		c, err := startCluster(ctx, cfg.dataDir)
-		if err != nil {
-			return nil, "", "", err
-		}
-		a.closers = append(a.closers, c.Stop)
-		for _, name := range []string{"askbi", "warehouse"} {
-			if err := c.CreateDatabase(ctx, name); err != nil {
-				return nil, "", "", err
-			}
-		}
-		stateURL, owner = c.URL("askbi"), c.URL("warehouse")
-		a.storage = "PostgreSQL, private cluster in " + cfg.dataDir
-	} else {
-		a.storage = "PostgreSQL at -database-url"
-	}
-	a.stateURL = stateURL
-	state, err = pgstore.Open(ctx, stateURL, cfg.dbMaxConns)
-	if err != nil {
-		return nil, "", "", err
-	}
-	a.closers = append(a.closers, state.Close)
-	reader, err = seedWarehouse(ctx, owner, cfg.databaseURL != "")
-	if err != nil {
-		return nil, "", "", err
-	}
-	return state, owner, reader, nil
-}
-
-// startCluster starts the private cluster, with a superuser password kept
-// in the data folder so other local users cannot connect.
-func startCluster(ctx context.Context, dir string) (*pgtest.Cluster, error) {
-	// Searchable, not readable: the cluster below may run as the postgres
-	// system user; the password file stays private.
-	if err := os.MkdirAll(dir, 0o711); err != nil {
-		return nil, err
-	}
-	if err := os.Chmod(dir, 0o711); err != nil {
-		return nil, err
-	}
-	pwFile := filepath.Join(dir, "superuser-password")
-	pw, err := os.ReadFile(pwFile)
-	if errors.Is(err, os.ErrNotExist) {
-		pw = []byte(rand.Text())
-		if err := os.WriteFile(pwFile, pw, 0o600); err != nil {
-			return nil, err
-		}
-	} else if err != nil {
-		return nil, err
-	}
-	return pgtest.Start(ctx, filepath.Join(dir, "pg"), &pgtest.Options{Password: strings.TrimSpace(string(pw))})
 }
 
 func (a *app) routes() http.Handler {
