@@ -176,3 +176,15 @@ func (a *app) demoWorkspace(ctx context.Context, cfg config, state *sqlx.DB, act
 
 // errNoPostgres is demoPostgres's error where PostgreSQL is not installed.
 var errNoPostgres = pgtest.ErrNotInstalled
+
+// defaultDataDir is the user's cache folder, or for root (whose home the
+// postgres system user cannot enter) /var/lib/askbi/refserver.
+func defaultDataDir() string {
+	if os.Geteuid() == 0 {
+		return "/var/lib/askbi/refserver"
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "askbi", "refserver")
+	}
+	return filepath.Join(os.TempDir(), "askbi-refserver")
+}

@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -224,7 +226,12 @@ type credentialEntry struct {
 // scope-limited), claimed once per store (see demoCreds): every instance
 // on one database hands out the same ones, and a start revokes nothing
 // another instance handed out.
-func (a *app) issueCredentials(ctx context.Context, checker *access.Checker, creds demoCreds) error {
+//
+// With -demo-sign-in, the page may sign in as each demo user.
+func (a *app) issueCredentials(ctx context.Context, cfg config, checker *access.Checker, creds demoCreds) error {
+	if cfg.demoSignIn {
+		a.demoSignIn = &demoSignIn{users: demoUsers, token: a.demoToken, secure: strings.HasPrefix(a.base, "https://")}
+	}
 	a.creds.BaseURL, a.creds.MCPURL = a.base, a.base+"/mcp"
 	for _, dp := range demoPrincipals {
 		owner, err := checker.Live(ctx, access.Principal{UserID: dp.User, TeamID: dp.Team, Auth: access.AuthSession})
@@ -261,4 +268,24 @@ func (a *app) writeCredentials(path string) error {
 		return err
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o600)
+}
+
+// announce prints where the server serves what and how to sign in, and
+// writes the -credentials-file.
+func (a *app) announce(out io.Writer, cfg config) error {
+	signIn := "open it and pick a demo user (alice, bob, vic or carol)"
+	if !cfg.demoSignIn {
+		signIn = "paste a session_token from -credentials-file (-demo-sign-in is off)"
+	}
+	fmt.Fprintf(out, "askbi reference server\n  storage:  %s\n  model:    %s\n  web:      %s/  (%s)\n  chat API: %s/ai/ (Authorization: Bearer <session_token>)\n  mcp:      %s (OAuth: add this URL to Claude, ChatGPT, Cursor or the Inspector; or Authorization: Bearer <api_key>)\n  sign-in:  %s/signin (a session_token; the OAuth consent page asks for it)\n",
+		a.storage, a.model, a.base, signIn, a.base, a.oauth.Resource(), a.base)
+	if cfg.credentialsFile == "" {
+		fmt.Fprintf(out, "  credentials: pass -credentials-file PATH to get API keys and session tokens\n")
+		return nil
+	}
+	if err := a.writeCredentials(cfg.credentialsFile); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "  credentials: %s\n", cfg.credentialsFile)
+	return nil
 }

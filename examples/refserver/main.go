@@ -15,6 +15,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -23,10 +24,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -39,9 +38,7 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/ask/askhttp"
-	"github.com/askbi/askbi/ask/provider/anthropic"
-	"github.com/askbi/askbi/ask/provider/mock"
-	"github.com/askbi/askbi/ask/provider/openai"
+	"github.com/askbi/askbi/ask/provider"
 	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/connresolve/connhttp"
 	"github.com/askbi/askbi/dataexec"
@@ -146,18 +143,6 @@ func main() {
 	}
 }
 
-// defaultDataDir is the user's cache folder, or for root (whose home the
-// postgres system user cannot enter) /var/lib/askbi/refserver.
-func defaultDataDir() string {
-	if os.Geteuid() == 0 {
-		return "/var/lib/askbi/refserver"
-	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "askbi", "refserver")
-	}
-	return filepath.Join(os.TempDir(), "askbi-refserver")
-}
-
 // run serves until ctx ends, then shuts down gracefully.
 func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer) error {
 	ln, err := net.Listen("tcp", cfg.addr)
@@ -185,25 +170,14 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer) error
 		go dsrv.Serve(dln)
 		fmt.Fprintf(out, "  debug:    http://%s/debug/pprof/ (loopback only)\n", dln.Addr())
 	}
-	signIn := "open it and pick a demo user (alice, bob, vic or carol)"
-	if !cfg.demoSignIn {
-		signIn = "paste a session_token from -credentials-file (-demo-sign-in is off)"
-	}
-	fmt.Fprintf(out, "askbi reference server\n  storage:  %s\n  model:    %s\n  web:      %s/  (%s)\n  chat API: %s/ai/ (Authorization: Bearer <session_token>)\n  mcp:      %s (OAuth: add this URL to Claude, ChatGPT, Cursor or the Inspector; or Authorization: Bearer <api_key>)\n  sign-in:  %s/signin (a session_token; the OAuth consent page asks for it)\n",
-		app.storage, app.model, base, signIn, base, app.oauth.Resource(), base)
 	pctx, stopPurge := context.WithCancel(context.Background())
 	defer stopPurge()
 	// Retention: OAuth grants and tokens, connection sign-ins started and
 	// never completed, and a.purges.
 	go httpserve.Retain(pctx, append([]httpserve.Purge{{Name: "OAuth retention", Func: app.oauth.Purge},
 		{Name: "connection sign-in retention", Func: app.conns.PurgeOAuth}}, app.purges...), &httpserve.RetentionOptions{Logger: log})
-	if cfg.credentialsFile != "" {
-		if err := app.writeCredentials(cfg.credentialsFile); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "  credentials: %s\n", cfg.credentialsFile)
-	} else {
-		fmt.Fprintf(out, "  credentials: pass -credentials-file PATH to get API keys and session tokens\n")
+	if err := app.announce(out, cfg); err != nil {
+		return err
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -298,9 +272,10 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	if err != nil {
 		return nil, err
 	}
-	withdraw, err := parseAssistantRoles(cfg.assistantRoles)
+	// -assistant-roles: the roles left out lose access.RightUseAssistant.
+	withdraw, err := access.KeepRight(access.RightUseAssistant, cfg.assistantRoles)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("-assistant-roles %q: %s", cfg.assistantRoles, askbi.ErrorMessage(err))
 	}
 	model := cfg.modelOverride
 	if model == nil {
@@ -434,7 +409,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		MaxResultBytes:       cfg.mcpResultBytes,
 		AllowedOrigins:       strings.FieldsFunc(cfg.mcpOrigins, func(r rune) bool { return r == ',' || r == ' ' }),
 		AuthorizationServers: []string{a.oauth.Issuer()},
-		TeamName:             func(_ context.Context, id string) string { return orDefault(teamNames[id], id) },
+		TeamName:             func(_ context.Context, id string) string { return cmp.Or(teamNames[id], id) },
 	})
 	a.memory = memory.NewService(memories, keyring, gate, &memory.Options{Policy: policy, Audit: a.audit, Logger: log})
 	tools, err := ask.NewRegistry(append(ask.ProductTools(a.executor), ask.ListConnections(a.resolver))...)
@@ -445,13 +420,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		TurnTimeout: cfg.turnTimeout, Sharing: sharing, Memory: a.memory, Logger: log, Tools: ask.RemoteTools(a.conns),
 		Secrets: []*regexp.Regexp{sessionPattern},
 	})
-	if err := a.issueCredentials(ctx, checker, creds); err != nil {
-		return nil, err
-	}
-	if cfg.demoSignIn {
-		a.demoSignIn = &demoSignIn{users: demoUsers, token: a.demoToken, secure: strings.HasPrefix(base, "https://")}
-	}
-	return a, nil
+	return a, a.issueCredentials(ctx, cfg, checker, creds)
 }
 
 // parsePolicies reads -sharing and -memory-policy.
@@ -473,81 +442,27 @@ func parsePolicies(cfg config) (ask.SharingPolicy, memory.Policy, error) {
 }
 
 // newProvider builds the chat model from -provider, -model,
-// -provider-base-url and -provider-key-env. The provider packages read the
-// API key from the named environment variable; it is never printed. An
+// -provider-base-url and -provider-key-env (package provider). An
 // unknown provider is an error; an incomplete configuration (no model
 // name, no key) leaves the assistant disabled (a nil provider), with a
 // log line for the administrator, and the rest of the product serving.
 func (a *app) newProvider(cfg config) (ask.Provider, error) {
-	var (
-		p      ask.Provider
-		err    error
-		keyEnv string
-	)
-	switch cfg.provider {
-	case "mock":
-		a.model = "mock (deterministic, no network)"
-		return mock.New(), nil
-	case "openai":
-		keyEnv = orDefault(cfg.providerKeyEnv, openai.DefaultAPIKeyEnv)
-		if cfg.model != "" {
-			p, err = openai.New(cfg.model, &openai.Options{BaseURL: cfg.providerBaseURL, APIKeyEnv: cfg.providerKeyEnv, Images: cfg.modelImages})
-		}
-	case "anthropic":
-		keyEnv = orDefault(cfg.providerKeyEnv, anthropic.DefaultAPIKeyEnv)
-		if cfg.model != "" {
-			p, err = anthropic.New(cfg.model, &anthropic.Options{BaseURL: cfg.providerBaseURL, APIKeyEnv: cfg.providerKeyEnv})
-		}
-	default:
-		return nil, fmt.Errorf("-provider %q: must be mock, openai or anthropic", cfg.provider)
-	}
+	c := provider.Config{Name: cfg.provider, Model: cfg.model, BaseURL: cfg.providerBaseURL, APIKeyEnv: cfg.providerKeyEnv, Images: cfg.modelImages}
+	p, err := provider.New(c)
 	switch {
-	case cfg.model == "":
-		err = fmt.Errorf("-provider %s needs -model NAME", cfg.provider)
+	case askbi.ErrorCode(err) == askbi.Unsupported:
+		return nil, fmt.Errorf("-provider %q: must be mock, openai or anthropic", cfg.provider)
 	case err != nil:
 		err = fmt.Errorf("-provider %s: %s", cfg.provider, askbi.ErrorMessage(err))
-	}
-	if err != nil {
+		if cfg.model == "" {
+			err = fmt.Errorf("-provider %s needs -model NAME", cfg.provider)
+		}
 		a.model = "not configured: the assistant is disabled (" + err.Error() + "); MCP and memory keep serving"
 		a.log.Warn("the assistant is disabled: its model is not configured", "reason", err.Error())
 		return nil, nil
 	}
-	where := ""
-	if u, err := url.Parse(cfg.providerBaseURL); err == nil && u.Host != "" {
-		where = " at " + u.Host
-	}
-	a.model = fmt.Sprintf("%s %s%s (key from $%s)", cfg.provider, cfg.model, where, keyEnv)
+	a.model = c.String()
 	return p, nil
-}
-
-// parseAssistantRoles reads -assistant-roles: the roles left out lose
-// access.RightUseAssistant. Empty means every role.
-func parseAssistantRoles(list string) (map[access.Right][]access.Role, error) {
-	if strings.TrimSpace(list) == "" {
-		return nil, nil
-	}
-	allowed := map[access.Role]bool{}
-	for r := range strings.SplitSeq(list, ",") {
-		role := access.Role(strings.TrimSpace(r))
-		if !role.Valid() {
-			return nil, fmt.Errorf("-assistant-roles %q: roles are owner, admin, editor and viewer", list)
-		}
-		allowed[role] = true
-	}
-	var withdrawn []access.Role
-	for _, role := range []access.Role{access.RoleOwner, access.RoleAdmin, access.RoleEditor, access.RoleViewer} {
-		if !allowed[role] {
-			withdrawn = append(withdrawn, role)
-		}
-	}
-	return map[access.Right][]access.Role{access.RightUseAssistant: withdrawn}, nil
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 func (a *app) routes() http.Handler {
