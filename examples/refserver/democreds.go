@@ -3,7 +3,11 @@ package main
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"os"
 	"strings"
 	"sync"
 
@@ -169,4 +173,119 @@ func (d demoCreds) apiKey(ctx context.Context, keys *access.Keys, owner access.P
 				keys.Revoke(ctx, owner, p.CredentialID)
 			}
 		})
+}
+
+// demoToken is the session token of the named demo principal.
+func (a *app) demoToken(name string) (string, bool) {
+	e, ok := a.creds.principal(name)
+	return e.SessionToken, ok
+}
+
+// principal returns the entry of the named demo principal.
+func (c credentials) principal(name string) (credentialEntry, bool) {
+	for _, e := range c.Principals {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return credentialEntry{}, false
+}
+
+// credentials is the -credentials-file document.
+type credentials struct {
+	BaseURL              string `json:"base_url"`
+	MCPURL               string `json:"mcp_url"`
+	WarehouseDatabaseURL string `json:"warehouse_database_url,omitempty"`
+	// AnalyticsMCP is the demo's own analytics MCP server (loopback), for
+	// trying the connection routes with a server of your own.
+	AnalyticsMCP *mcpCredentials `json:"analytics_mcp,omitempty"`
+	// DemoOAuthMCP is Demo Analytics, the demo's MCP server behind OAuth
+	// (loopback; it signs in at once), for trying save and connect.
+	DemoOAuthMCP *mcpCredentials   `json:"demo_oauth_mcp,omitempty"`
+	Principals   []credentialEntry `json:"principals"`
+}
+
+type mcpCredentials struct {
+	URL   string `json:"url"`
+	Token string `json:"token,omitempty"`
+}
+
+type credentialEntry struct {
+	Name         string   `json:"name"`
+	User         string   `json:"user"`
+	Team         string   `json:"team"`
+	Role         string   `json:"role"`
+	Projects     any      `json:"projects"` // "all" or a list of project names
+	Scopes       []string `json:"scopes"`
+	APIKey       string   `json:"api_key"`
+	SessionToken string   `json:"session_token"`
+}
+
+// issueCredentials hands out one API key per demo principal and one
+// chat session per demo user (alice-read shares alice's: a session is not
+// scope-limited), claimed once per store (see demoCreds): every instance
+// on one database hands out the same ones, and a start revokes nothing
+// another instance handed out.
+//
+// With -demo-sign-in, the page may sign in as each demo user.
+func (a *app) issueCredentials(ctx context.Context, cfg config, checker *access.Checker, creds demoCreds) error {
+	if cfg.demoSignIn {
+		a.demoSignIn = &demoSignIn{users: demoUsers, token: a.demoToken, secure: strings.HasPrefix(a.base, "https://")}
+	}
+	a.creds.BaseURL, a.creds.MCPURL = a.base, a.base+"/mcp"
+	for _, dp := range demoPrincipals {
+		owner, err := checker.Live(ctx, access.Principal{UserID: dp.User, TeamID: dp.Team, Auth: access.AuthSession})
+		if err != nil {
+			return err
+		}
+		secret, err := creds.apiKey(ctx, a.keys, owner, dp)
+		if err != nil {
+			return err
+		}
+		tok, err := creds.session(ctx, a.sessions, dp.Team, dp.User)
+		if err != nil {
+			return err
+		}
+		var projects any = "all"
+		if !dp.Projects.All {
+			var names []string
+			for _, id := range dp.Projects.IDs {
+				names = append(names, projectNames[id])
+			}
+			projects = names
+		}
+		a.creds.Principals = append(a.creds.Principals, credentialEntry{
+			Name: dp.Name, User: dp.User, Team: dp.Team, Role: string(dp.Role), Projects: projects, Scopes: dp.Scopes, APIKey: secret,
+			SessionToken: tok,
+		})
+	}
+	return nil
+}
+
+func (a *app) writeCredentials(path string) error {
+	b, err := json.MarshalIndent(a.creds, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o600)
+}
+
+// announce prints where the server serves what and how to sign in, and
+// writes the -credentials-file.
+func (a *app) announce(out io.Writer, cfg config) error {
+	signIn := "open it and pick a demo user (alice, bob, vic or carol)"
+	if !cfg.demoSignIn {
+		signIn = "paste a session_token from -credentials-file (-demo-sign-in is off)"
+	}
+	fmt.Fprintf(out, "askbi reference server\n  storage:  %s\n  model:    %s\n  web:      %s/  (%s)\n  chat API: %s/ai/ (Authorization: Bearer <session_token>)\n  mcp:      %s (OAuth: add this URL to Claude, ChatGPT, Cursor or the Inspector; or Authorization: Bearer <api_key>)\n  sign-in:  %s/signin (a session_token; the OAuth consent page asks for it)\n",
+		a.storage, a.model, a.base, signIn, a.base, a.oauth.Resource(), a.base)
+	if cfg.credentialsFile == "" {
+		fmt.Fprintf(out, "  credentials: pass -credentials-file PATH to get API keys and session tokens\n")
+		return nil
+	}
+	if err := a.writeCredentials(cfg.credentialsFile); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "  credentials: %s\n", cfg.credentialsFile)
+	return nil
 }

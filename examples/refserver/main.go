@@ -15,12 +15,8 @@
 package main
 
 import (
+	"cmp"
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,12 +24,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -45,21 +38,16 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/ask/askhttp"
-	"github.com/askbi/askbi/ask/provider/anthropic"
-	"github.com/askbi/askbi/ask/provider/mock"
-	"github.com/askbi/askbi/ask/provider/openai"
+	"github.com/askbi/askbi/ask/provider"
 	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/connresolve/connhttp"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/datahttp"
 	"github.com/askbi/askbi/dataexec/mcpsource"
-	"github.com/askbi/askbi/dataexec/pgsource"
 	"github.com/askbi/askbi/examples/refserver/pgstore"
 	"github.com/askbi/askbi/httpserve"
 	"github.com/askbi/askbi/internal/httpjson"
-	"github.com/askbi/askbi/internal/oauthfake"
 	"github.com/askbi/askbi/internal/pgpool"
-	"github.com/askbi/askbi/internal/pgtest"
 	"github.com/askbi/askbi/mcpserver"
 	"github.com/askbi/askbi/mcpserver/chartimage"
 	"github.com/askbi/askbi/mcpserver/oauth"
@@ -114,10 +102,6 @@ type config struct {
 // process that died, and shows as failed (see ask.Assistant.Open).
 const defaultTurnTimeout = 2 * time.Minute
 
-// memoryKeyEnv names the environment variable holding the memory
-// encryption key: base64 of 32 random bytes.
-const memoryKeyEnv = "ASKBI_MEMORY_KEY"
-
 func main() {
 	var cfg config
 	flag.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "listen address")
@@ -160,18 +144,6 @@ func main() {
 	}
 }
 
-// defaultDataDir is the user's cache folder, or for root (whose home the
-// postgres system user cannot enter) /var/lib/askbi/refserver.
-func defaultDataDir() string {
-	if os.Geteuid() == 0 {
-		return "/var/lib/askbi/refserver"
-	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "askbi", "refserver")
-	}
-	return filepath.Join(os.TempDir(), "askbi-refserver")
-}
-
 // run serves until ctx ends, then shuts down gracefully.
 func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer) error {
 	ln, err := net.Listen("tcp", cfg.addr)
@@ -191,30 +163,22 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer) error
 
 	srv := newServer(app.routes())
 	if cfg.debugAddr != "" {
-		dsrv, dln, err := listenDebug(cfg.debugAddr)
+		dsrv, dln, err := httpserve.ListenDebug(cfg.debugAddr)
 		if err != nil {
-			return err
+			return fmt.Errorf("-debug-addr %w", err)
 		}
 		defer dsrv.Close()
 		go dsrv.Serve(dln)
 		fmt.Fprintf(out, "  debug:    http://%s/debug/pprof/ (loopback only)\n", dln.Addr())
 	}
-	signIn := "open it and pick a demo user (alice, bob, vic or carol)"
-	if !cfg.demoSignIn {
-		signIn = "paste a session_token from -credentials-file (-demo-sign-in is off)"
-	}
-	fmt.Fprintf(out, "askbi reference server\n  storage:  %s\n  model:    %s\n  web:      %s/  (%s)\n  chat API: %s/ai/ (Authorization: Bearer <session_token>)\n  mcp:      %s (OAuth: add this URL to Claude, ChatGPT, Cursor or the Inspector; or Authorization: Bearer <api_key>)\n  sign-in:  %s/signin (a session_token; the OAuth consent page asks for it)\n",
-		app.storage, app.model, base, signIn, base, app.oauth.Resource(), base)
 	pctx, stopPurge := context.WithCancel(context.Background())
 	defer stopPurge()
-	go app.purgeLoop(pctx)
-	if cfg.credentialsFile != "" {
-		if err := app.writeCredentials(cfg.credentialsFile); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "  credentials: %s\n", cfg.credentialsFile)
-	} else {
-		fmt.Fprintf(out, "  credentials: pass -credentials-file PATH to get API keys and session tokens\n")
+	// Retention: OAuth grants and tokens, connection sign-ins started and
+	// never completed, and a.purges.
+	go httpserve.Retain(pctx, append([]httpserve.Purge{{Name: "OAuth retention", Func: app.oauth.Purge},
+		{Name: "connection sign-in retention", Func: app.conns.PurgeOAuth}}, app.purges...), &httpserve.RetentionOptions{Logger: log})
+	if err := app.announce(out, cfg); err != nil {
+		return err
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -275,17 +239,16 @@ type app struct {
 	resolver  *connresolve.Resolver
 	// connRoutes are the connection routes (connhttp), at /ai/connections.
 	connRoutes http.Handler
-	demoMCP    *demoMCP
-	// demoOAuth is Demo Analytics, the demo's OAuth provider.
-	demoOAuth *oauthfake.Server
-	sessions  *sessions
+	demoParts
+	sessions *sessions
+	dataAuth access.Authenticate
 	// demoSignIn serves /demo/ (nil when -demo-sign-in is off).
 	demoSignIn *demoSignIn
 	// drain refuses requests during shutdown; ready answers /readyz.
 	drain *httpserve.Drain
 	ready *httpserve.Readiness
-	// purges are the retention steps purgeLoop runs.
-	purges []purge
+	// purges are retention steps besides OAuth's (see run).
+	purges []httpserve.Purge
 	// streamWindow is how far each write moves an event stream's write
 	// deadline; zero means askhttp's default (tests shorten it).
 	streamWindow time.Duration
@@ -310,9 +273,10 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	if err != nil {
 		return nil, err
 	}
-	withdraw, err := parseAssistantRoles(cfg.assistantRoles)
+	// -assistant-roles: the roles left out lose access.RightUseAssistant.
+	withdraw, err := access.KeepRight(access.RightUseAssistant, cfg.assistantRoles)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("-assistant-roles %q: %s", cfg.assistantRoles, askbi.ErrorMessage(err))
 	}
 	model := cfg.modelOverride
 	if model == nil {
@@ -320,8 +284,6 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 			return nil, err
 		}
 	}
-	var dir access.Directory
-	var catalog workspace
 	activity := mcpserver.NewMemoryActivity()
 	var keyStore access.KeyStore = access.NewMemoryKeyStore()
 	chats := ask.NewMemoryStores()
@@ -333,62 +295,33 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	sources := dataexec.SourceMap{}
 
 	var state *sqlx.DB
-	var warehouseOwner, warehouseReader string
-	var checks []httpserve.Check
 	a.storage = "in-memory (-in-memory)"
 	if !cfg.inMemory {
-		state, warehouseOwner, warehouseReader, err = a.openPostgres(ctx, cfg)
+		a.stateURL, err = a.demoPostgres(ctx, cfg)
 		switch {
-		case errors.Is(err, pgtest.ErrNotInstalled):
+		case errors.Is(err, errNoPostgres):
 			log.Warn("PostgreSQL is not installed: running on in-memory state and built-in demo rows; SQL exploration is unsupported")
 			a.storage = "in-memory (PostgreSQL not installed)"
 		case err != nil:
 			return nil, err
+		default:
+			if state, err = pgstore.Open(ctx, a.stateURL, cfg.dbMaxConns); err != nil {
+				return nil, err
+			}
+			a.closers = append(a.closers, state.Close)
+			keyStore = pgstore.NewKeyStore(state)
+			chats = pgstore.NewAskStores(state)
+			memories = pgstore.NewMemoryStore(state)
+			grants = pgstore.NewOAuthStore(state)
+			connStore = pgstore.NewConnectionStore(state)
+			flows = pgstore.NewFlowStore(state)
+			demo = pgstore.NewDemoStore(state)
 		}
 	}
-	if state == nil {
-		mem := dataexec.NewMemoryCatalog()
-		dir = memoryDirectory(demoDirectory())
-		putSeed(mem, seedWorkspace(activity, "demo", time.Now()))
-		catalog = mem
-		demo := newDemoSource()
-		sources["conn_acme_wh"], sources["conn_globex_wh"] = demo, demo
-	} else {
-		keyStore = pgstore.NewKeyStore(state)
-		chats = pgstore.NewAskStores(state)
-		memories = pgstore.NewMemoryStore(state)
-		grants = pgstore.NewOAuthStore(state)
-		connStore = pgstore.NewConnectionStore(state)
-		flows = pgstore.NewFlowStore(state)
-		demo = pgstore.NewDemoStore(state)
-		// The demo workspace is seeded once per database: what users
-		// saved, placed or deleted since stays as they left it.
-		pc := pgstore.NewCatalog(state)
-		if _, err := pc.Seed(ctx, "demo", seedWorkspace(activity, "postgres", time.Now())); err != nil {
-			return nil, err
-		}
-		pd := pgstore.NewDirectory(state)
-		if _, err := pd.Seed(ctx, "demo", demoDirectory()); err != nil {
-			return nil, err
-		}
-		dir = pd
-		catalog = pc
-		a.readerURL = warehouseReader
-		reader, err := pgsource.OpenDB(warehouseReader)
-		if err != nil {
-			return nil, err
-		}
-		a.closers = append(a.closers, reader.Close)
-		checks = append(checks, httpserve.Check{Name: "the state database", Func: state.PingContext},
-			httpserve.Check{Name: "the demo warehouse", Func: reader.PingContext})
-		src, err := pgsource.New(reader, &pgsource.Options{MaxConns: cfg.dbMaxConns})
-		if err != nil {
-			return nil, err
-		}
-		sources["conn_acme_wh"], sources["conn_globex_wh"] = src, src
-		a.creds.WarehouseDatabaseURL = warehouseOwner
+	catalog, dir, checks, err := a.demoWorkspace(ctx, cfg, state, activity, sources)
+	if err != nil {
+		return nil, err
 	}
-
 	a.dir = dir
 	a.ready = httpserve.NewReadiness(append(checks, a.drain.Check()), &httpserve.ReadinessOptions{Logger: log})
 	a.catalog = catalog
@@ -404,7 +337,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		// One budget a principal across every instance on the database;
 		// this instance's own while the database cannot be reached.
 		shared := pgstore.NewRateLimiter(state, rates)
-		a.purges = append(a.purges, purge{"rate limit buckets", shared.Purge})
+		a.purges = append(a.purges, httpserve.Purge{Name: "rate limit buckets", Func: shared.Purge})
 		limiter = access.NewFallbackRateLimiter(shared, limiter, &access.FallbackOptions{Logger: log})
 	}
 	if cfg.limiterOverride != nil {
@@ -423,37 +356,22 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		return nil, err
 	}
 	creds := demoCreds{store: demo, keys: keyring}
-	token, err := creds.secret(ctx, "analytics-mcp-token", func(string) bool { return true },
-		func() (string, error) { return "demo-" + rand.Text(), nil }, func(string) {})
+	verified, err := a.startDemo(ctx, cfg, creds, gate)
 	if err != nil {
 		return nil, err
 	}
-	if a.demoMCP, err = startDemoMCP(token); err != nil {
-		return nil, err
-	}
-	a.closers = append(a.closers, a.demoMCP.close)
-	if cfg.denyLoopback {
-		log.Warn("-deny-loopback: the demo MCP servers listen on loopback, which is refused: the demo connection is not set up and Demo Analytics cannot be connected")
-	} else if err := seedDemoConnection(ctx, a.conns, gate, a.demoMCP); err != nil {
-		return nil, err
-	}
-	a.creds.AnalyticsMCP = &mcpCredentials{URL: a.demoMCP.URL, Token: a.demoMCP.Token}
-	if a.demoOAuth, err = startDemoProvider(); err != nil {
-		return nil, err
-	}
-	a.closers = append(a.closers, a.demoOAuth.Close)
-	a.creds.DemoOAuthMCP = &mcpCredentials{URL: a.demoOAuth.MCPURL}
-	verified := append(slices.Clone(connresolve.Verified), demoProvider(a.demoOAuth.MCPURL))
-	a.resolver = connresolve.NewResolver(hostConnections{catalog: catalog, conns: a.conns, verified: verified}, demoNatives,
+	a.resolver = connresolve.NewResolver(connresolve.CatalogConnections{Catalog: catalog, Service: a.conns,
+		Natives: demoConnectionTypes, Verified: verified}, demoNatives,
 		&connresolve.ResolverOptions{Verified: verified, LoopbackHTTP: true})
-	a.connRoutes = connhttp.New(a.conns, a.resolver, func(r *http.Request) (access.Principal, error) { return a.sessions.authenticate(r) },
+	a.sessions = newSessions(demo)
+	a.connRoutes = connhttp.New(a.conns, a.resolver, a.sessions.authenticate,
 		&connhttp.Options{Prefix: "/ai/connections", PublicURL: base, Logger: log,
 			CheckConversation: func(ctx context.Context, p access.Principal, id string) error {
 				return a.assistant.CheckConversation(ctx, p, id)
 			},
 			ConnectionPage: connectionPage, SecureCookies: strings.HasPrefix(base, "https://")})
 	// Links: every chat result and MCP tool result links to this server's
-	// pages (web.go) under -public-url.
+	// pages (demo_web.go) under -public-url.
 	bounds := dataexec.ConcurrencyOptions{MaxPerPrincipal: cfg.maxPerPrincipal, MaxPerTeam: cfg.maxPerTeam, MaxPerSource: cfg.maxPerSource}
 	if state != nil {
 		bounds.Shared = pgstore.NewLeases(state) // the team and source bounds hold across instances
@@ -465,11 +383,17 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		// What other instances change reaches this one's caches within a
 		// moment; the caches' own expiry bounds what a lost notification
 		// leaves.
-		if err := a.listen(catalog.(*pgstore.Catalog), dir.(*pgstore.Directory)); err != nil {
+		lctx, stop := context.WithCancel(context.Background())
+		a.closers = append(a.closers, func() error { stop(); return nil })
+		if err := pgstore.Listen(lctx, a.stateURL, log, pgstore.ForgetCaches(a.keys, catalog.(*pgstore.Catalog), dir.(*pgstore.Directory))); err != nil {
 			return nil, err
 		}
 	}
-	a.sessions = newSessions(demo)
+	// The data routes (/api/) take a browser session or a bearer API key,
+	// whose scopes the executor applies as on MCP; MCP OAuth tokens are
+	// for /mcp only.
+	a.dataAuth = access.SessionAuth(a.sessions.lookup, &access.SessionOptions{Cookie: sessionCookie, Keys: a.keys,
+		Message: "sign in: send Authorization: Bearer <session_token or api_key>"})
 	secret, err := a.oauthSecret(cfg, state == nil)
 	if err != nil {
 		return nil, err
@@ -486,7 +410,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		ChartImage:           chartimage.PNG,
 		AllowedOrigins:       strings.FieldsFunc(cfg.mcpOrigins, func(r rune) bool { return r == ',' || r == ' ' }),
 		AuthorizationServers: []string{a.oauth.Issuer()},
-		TeamName:             func(_ context.Context, id string) string { return orDefault(teamNames[id], id) },
+		TeamName:             func(_ context.Context, id string) string { return cmp.Or(teamNames[id], id) },
 	})
 	a.memory = memory.NewService(memories, keyring, gate, &memory.Options{Policy: policy, Audit: a.audit, Logger: log})
 	tools, err := ask.NewRegistry(append(ask.ProductTools(a.executor), ask.ListConnections(a.resolver))...)
@@ -497,13 +421,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		TurnTimeout: cfg.turnTimeout, Sharing: sharing, Memory: a.memory, Logger: log, Tools: ask.RemoteTools(a.conns),
 		Secrets: []*regexp.Regexp{sessionPattern},
 	})
-	if err := a.issueCredentials(ctx, checker, creds); err != nil {
-		return nil, err
-	}
-	if cfg.demoSignIn {
-		a.demoSignIn = &demoSignIn{users: demoUsers, token: a.demoToken, secure: strings.HasPrefix(base, "https://")}
-	}
-	return a, nil
+	return a, a.issueCredentials(ctx, cfg, checker, creds)
 }
 
 // parsePolicies reads -sharing and -memory-policy.
@@ -525,268 +443,28 @@ func parsePolicies(cfg config) (ask.SharingPolicy, memory.Policy, error) {
 }
 
 // newProvider builds the chat model from -provider, -model,
-// -provider-base-url and -provider-key-env. The provider packages read the
-// API key from the named environment variable; it is never printed. An
+// -provider-base-url and -provider-key-env (package provider). An
 // unknown provider is an error; an incomplete configuration (no model
 // name, no key) leaves the assistant disabled (a nil provider), with a
 // log line for the administrator, and the rest of the product serving.
 func (a *app) newProvider(cfg config) (ask.Provider, error) {
-	var (
-		p      ask.Provider
-		err    error
-		keyEnv string
-	)
-	switch cfg.provider {
-	case "mock":
-		a.model = "mock (deterministic, no network)"
-		return mock.New(), nil
-	case "openai":
-		keyEnv = orDefault(cfg.providerKeyEnv, openai.DefaultAPIKeyEnv)
-		if cfg.model != "" {
-			p, err = openai.New(cfg.model, &openai.Options{BaseURL: cfg.providerBaseURL, APIKeyEnv: cfg.providerKeyEnv, Images: cfg.modelImages})
-		}
-	case "anthropic":
-		keyEnv = orDefault(cfg.providerKeyEnv, anthropic.DefaultAPIKeyEnv)
-		if cfg.model != "" {
-			p, err = anthropic.New(cfg.model, &anthropic.Options{BaseURL: cfg.providerBaseURL, APIKeyEnv: cfg.providerKeyEnv})
-		}
-	default:
-		return nil, fmt.Errorf("-provider %q: must be mock, openai or anthropic", cfg.provider)
-	}
+	c := provider.Config{Name: cfg.provider, Model: cfg.model, BaseURL: cfg.providerBaseURL, APIKeyEnv: cfg.providerKeyEnv, Images: cfg.modelImages}
+	p, err := provider.New(c)
 	switch {
-	case cfg.model == "":
-		err = fmt.Errorf("-provider %s needs -model NAME", cfg.provider)
+	case askbi.ErrorCode(err) == askbi.Unsupported:
+		return nil, fmt.Errorf("-provider %q: must be mock, openai or anthropic", cfg.provider)
 	case err != nil:
 		err = fmt.Errorf("-provider %s: %s", cfg.provider, askbi.ErrorMessage(err))
-	}
-	if err != nil {
+		if cfg.model == "" {
+			err = fmt.Errorf("-provider %s needs -model NAME", cfg.provider)
+		}
 		a.model = "not configured: the assistant is disabled (" + err.Error() + "); MCP and memory keep serving"
 		a.log.Warn("the assistant is disabled: its model is not configured", "reason", err.Error())
 		return nil, nil
 	}
-	where := ""
-	if u, err := url.Parse(cfg.providerBaseURL); err == nil && u.Host != "" {
-		where = " at " + u.Host
-	}
-	a.model = fmt.Sprintf("%s %s%s (key from $%s)", cfg.provider, cfg.model, where, keyEnv)
+	a.model = c.String()
 	return p, nil
 }
-
-// parseAssistantRoles reads -assistant-roles: the roles left out lose
-// access.RightUseAssistant. Empty means every role.
-func parseAssistantRoles(list string) (map[access.Right][]access.Role, error) {
-	if strings.TrimSpace(list) == "" {
-		return nil, nil
-	}
-	allowed := map[access.Role]bool{}
-	for r := range strings.SplitSeq(list, ",") {
-		role := access.Role(strings.TrimSpace(r))
-		if !role.Valid() {
-			return nil, fmt.Errorf("-assistant-roles %q: roles are owner, admin, editor and viewer", list)
-		}
-		allowed[role] = true
-	}
-	var withdrawn []access.Role
-	for _, role := range []access.Role{access.RoleOwner, access.RoleAdmin, access.RoleEditor, access.RoleViewer} {
-		if !allowed[role] {
-			withdrawn = append(withdrawn, role)
-		}
-	}
-	return map[access.Right][]access.Role{access.RightUseAssistant: withdrawn}, nil
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
-// memoryKeyring returns the keyring sealing memories: the key in
-// ASKBI_MEMORY_KEY, or else a development key, kept in the data folder
-// (so memories survive restarts) unless state is in memory only.
-func (a *app) memoryKeyring(cfg config, inMemory bool) (*memory.StaticKeyring, error) {
-	var key []byte
-	if v, ok := os.LookupEnv(memoryKeyEnv); ok {
-		k, err := memory.ParseKey(v)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s", memoryKeyEnv, askbi.ErrorMessage(err))
-		}
-		key = k
-	} else if inMemory {
-		key = memory.GenerateKey()
-		a.log.Warn(memoryKeyEnv + " is not set: memories are sealed with a throwaway development key; production must set " + memoryKeyEnv + " (base64 of 32 random bytes)")
-	} else {
-		path := filepath.Join(cfg.dataDir, "memory-key")
-		k, err := devMemoryKey(path)
-		if err != nil {
-			return nil, err
-		}
-		key = k
-		a.log.Warn(memoryKeyEnv+" is not set: memories are sealed with a development key kept in the data folder; production must set "+memoryKeyEnv+" (base64 of 32 random bytes)", "file", path)
-	}
-	// The key ID is a fingerprint, so memories sealed under another key
-	// are reported as such rather than failing to open silently.
-	sum := sha256.Sum256(key)
-	id := "k" + hex.EncodeToString(sum[:8])
-	return memory.NewStaticKeyring(id, map[string][]byte{id: key})
-}
-
-// devMemoryKey reads the development memory key at path, creating it
-// (0600) on first use.
-func devMemoryKey(path string) ([]byte, error) {
-	return devKey(path, memory.GenerateKey, func(s string) ([]byte, error) {
-		k, err := memory.ParseKey(s)
-		if err != nil {
-			return nil, errors.New(askbi.ErrorMessage(err))
-		}
-		return k, nil
-	})
-}
-
-// devKey reads a development key kept at path with parse, or writes a
-// new one from generate (base64, 0600) on first use; of two processes
-// starting at once, one writes it and both read it.
-func devKey(path string, generate func() []byte, parse func(string) ([]byte, error)) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if err == nil {
-		k, err := parse(string(b))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", path, err)
-		}
-		return k, nil
-	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, err
-	}
-	k := generate()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, os.ErrExist) {
-		return devKey(path, generate, parse) // another process made it first
-	}
-	if err != nil {
-		return nil, err
-	}
-	if _, err := f.WriteString(base64.StdEncoding.EncodeToString(k) + "\n"); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return k, f.Close()
-}
-
-// openPostgres opens the state database and prepares the demo warehouse,
-// on -database-url or on the private cluster. It returns the state
-// database and the warehouse's owner and read-only URLs.
-func (a *app) openPostgres(ctx context.Context, cfg config) (state *sqlx.DB, owner, reader string, err error) {
-	stateURL, owner := cfg.databaseURL, cfg.databaseURL
-	if cfg.databaseURL == "" {
-		c, err := startCluster(ctx, cfg.dataDir)
-		if err != nil {
-			return nil, "", "", err
-		}
-		a.closers = append(a.closers, c.Stop)
-		for _, name := range []string{"askbi", "warehouse"} {
-			if err := c.CreateDatabase(ctx, name); err != nil {
-				return nil, "", "", err
-			}
-		}
-		stateURL, owner = c.URL("askbi"), c.URL("warehouse")
-		a.storage = "PostgreSQL, private cluster in " + cfg.dataDir
-	} else {
-		a.storage = "PostgreSQL at -database-url"
-	}
-	a.stateURL = stateURL
-	state, err = pgstore.Open(ctx, stateURL, cfg.dbMaxConns)
-	if err != nil {
-		return nil, "", "", err
-	}
-	a.closers = append(a.closers, state.Close)
-	reader, err = seedWarehouse(ctx, owner, cfg.databaseURL != "")
-	if err != nil {
-		return nil, "", "", err
-	}
-	return state, owner, reader, nil
-}
-
-// startCluster starts the private cluster, with a superuser password kept
-// in the data folder so other local users cannot connect.
-func startCluster(ctx context.Context, dir string) (*pgtest.Cluster, error) {
-	// Searchable, not readable: the cluster below may run as the postgres
-	// system user; the password file stays private.
-	if err := os.MkdirAll(dir, 0o711); err != nil {
-		return nil, err
-	}
-	if err := os.Chmod(dir, 0o711); err != nil {
-		return nil, err
-	}
-	pwFile := filepath.Join(dir, "superuser-password")
-	pw, err := os.ReadFile(pwFile)
-	if errors.Is(err, os.ErrNotExist) {
-		pw = []byte(rand.Text())
-		if err := os.WriteFile(pwFile, pw, 0o600); err != nil {
-			return nil, err
-		}
-	} else if err != nil {
-		return nil, err
-	}
-	return pgtest.Start(ctx, filepath.Join(dir, "pg"), &pgtest.Options{Password: strings.TrimSpace(string(pw))})
-}
-
-// seedWarehouse creates and fills the demo tables in schema warehouse,
-// and a SELECT-only role for the SQL source that sees that schema only;
-// it returns that role's URL.
-//
-// With shared (-database-url: askbi's own tables live in the same
-// database), the role still reads only schema warehouse, and the
-// statement revoking side-effect functions from PUBLIC is left out: the
-// state store needs advisory locks, and revoking needs a superuser. The
-// SQL guard rejects those functions either way.
-func seedWarehouse(ctx context.Context, ownerURL string, shared bool) (string, error) {
-	db, err := sqlx.Open("postgres", ownerURL)
-	if err != nil {
-		return "", err
-	}
-	defer db.Close()
-	// One connection holding a lock: instances starting at once on one
-	// database seed it one after the other (concurrent CREATE ... IF NOT
-	// EXISTS can still collide).
-	conn, err := db.Connx(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, warehouseLock); err != nil {
-		return "", err
-	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, warehouseLock)
-	for _, q := range warehouseSchema {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return "", fmt.Errorf("seed warehouse: %w", err)
-		}
-	}
-	// The reader's password is derived from the owner's URL (which holds
-	// the owner's own password): every instance on one database sets the
-	// same one, so none breaks the new connections of another.
-	sum := sha256.Sum256([]byte(readerRole + "\x00" + ownerURL))
-	password := hex.EncodeToString(sum[:16])
-	role := pgsource.SQLForReadOnlyRole(readerRole, password, warehouseSchemaName)
-	if shared {
-		role = role[:len(role)-1]
-	}
-	role = append(role, readerSearchPath...)
-	for _, q := range role {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return "", fmt.Errorf("create the read-only role: %w", err)
-		}
-	}
-	return urlWithUser(ownerURL, readerRole, password)
-}
-
-// warehouseLock is the advisory-lock key serializing seedWarehouse.
-const warehouseLock = 0x61736b6277 // "askbw"
 
 func (a *app) routes() http.Handler {
 	mux := http.NewServeMux()
@@ -815,143 +493,4 @@ func (a *app) routes() http.Handler {
 	// with Allow).
 	mux.Handle("/", httpjson.NoRoute(mux, "/", a.log))
 	return a.drain.Handler(mux)
-}
-
-// dataAuth authenticates the data routes (/api/): a browser session
-// (the cookie, or a bearer session token), or a bearer API key, whose
-// scopes the executor applies as on MCP (data:read; data:refresh for
-// refresh). An Authorization header, when sent, is the only credential
-// looked at. MCP OAuth tokens are for /mcp only.
-func (a *app) dataAuth(r *http.Request) (access.Principal, error) {
-	if p, err := a.sessions.browser(r); err == nil {
-		return p, nil
-	}
-	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if ok && strings.EqualFold(scheme, "Bearer") {
-		if p, err := a.keys.Verify(r.Context(), strings.TrimSpace(tok)); err == nil {
-			return p, nil
-		}
-	}
-	return access.Principal{}, askbi.Errorf(askbi.Unauthenticated, "sign in: send Authorization: Bearer <session_token or api_key>")
-}
-
-// demoToken is the session token of the named demo principal.
-func (a *app) demoToken(name string) (string, bool) {
-	e, ok := a.creds.principal(name)
-	return e.SessionToken, ok
-}
-
-// principal returns the entry of the named demo principal.
-func (c credentials) principal(name string) (credentialEntry, bool) {
-	for _, e := range c.Principals {
-		if e.Name == name {
-			return e, true
-		}
-	}
-	return credentialEntry{}, false
-}
-
-// credentials is the -credentials-file document.
-type credentials struct {
-	BaseURL              string `json:"base_url"`
-	MCPURL               string `json:"mcp_url"`
-	WarehouseDatabaseURL string `json:"warehouse_database_url,omitempty"`
-	// AnalyticsMCP is the demo's own analytics MCP server (loopback), for
-	// trying the connection routes with a server of your own.
-	AnalyticsMCP *mcpCredentials `json:"analytics_mcp,omitempty"`
-	// DemoOAuthMCP is Demo Analytics, the demo's MCP server behind OAuth
-	// (loopback; it signs in at once), for trying save and connect.
-	DemoOAuthMCP *mcpCredentials   `json:"demo_oauth_mcp,omitempty"`
-	Principals   []credentialEntry `json:"principals"`
-}
-
-type mcpCredentials struct {
-	URL   string `json:"url"`
-	Token string `json:"token,omitempty"`
-}
-
-type credentialEntry struct {
-	Name         string   `json:"name"`
-	User         string   `json:"user"`
-	Team         string   `json:"team"`
-	Role         string   `json:"role"`
-	Projects     any      `json:"projects"` // "all" or a list of project names
-	Scopes       []string `json:"scopes"`
-	APIKey       string   `json:"api_key"`
-	SessionToken string   `json:"session_token"`
-}
-
-// listen passes the changes other instances make on the state database
-// to this one's key cache, catalog and directory, until the app closes.
-func (a *app) listen(catalog *pgstore.Catalog, dir *pgstore.Directory) error {
-	ctx, stop := context.WithCancel(context.Background())
-	a.closers = append(a.closers, func() error { stop(); return nil })
-	return pgstore.Listen(ctx, a.stateURL, a.log, func(c pgstore.Change) {
-		switch {
-		case c.Missed:
-			a.keys.ForgetAll()
-			catalog.Forget()
-			dir.Forget()
-		case c.Kind == "key":
-			a.keys.Forget(c.ID)
-		case c.Kind == "catalog":
-			catalog.Forget()
-		case c.Kind == "member":
-			dir.Forget()
-		}
-	})
-}
-
-// issueCredentials hands out one API key per demo principal and one
-// chat session per demo user (alice-read shares alice's: a session is not
-// scope-limited), claimed once per store (see demoCreds): every instance
-// on one database hands out the same ones, and a start revokes nothing
-// another instance handed out.
-func (a *app) issueCredentials(ctx context.Context, checker *access.Checker, creds demoCreds) error {
-	a.creds.BaseURL, a.creds.MCPURL = a.base, a.base+"/mcp"
-	for _, dp := range demoPrincipals {
-		owner, err := checker.Live(ctx, access.Principal{UserID: dp.User, TeamID: dp.Team, Auth: access.AuthSession})
-		if err != nil {
-			return err
-		}
-		secret, err := creds.apiKey(ctx, a.keys, owner, dp)
-		if err != nil {
-			return err
-		}
-		tok, err := creds.session(ctx, a.sessions, dp.Team, dp.User)
-		if err != nil {
-			return err
-		}
-		var projects any = "all"
-		if !dp.Projects.All {
-			var names []string
-			for _, id := range dp.Projects.IDs {
-				names = append(names, projectNames[id])
-			}
-			projects = names
-		}
-		a.creds.Principals = append(a.creds.Principals, credentialEntry{
-			Name: dp.Name, User: dp.User, Team: dp.Team, Role: string(dp.Role), Projects: projects, Scopes: dp.Scopes, APIKey: secret,
-			SessionToken: tok,
-		})
-	}
-	return nil
-}
-
-func (a *app) writeCredentials(path string) error {
-	b, err := json.MarshalIndent(a.creds, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o600)
-}
-
-// urlWithUser returns raw with its user and password replaced.
-func urlWithUser(raw, user, password string) (string, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", err
-	}
-	u.User = url.UserPassword(user, password)
-	return u.String(), nil
 }

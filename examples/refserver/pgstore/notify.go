@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/lib/pq"
+
+	"github.com/askbi/askbi/access"
 )
 
 // ChangesChannel is the PostgreSQL channel on which the stores announce
@@ -77,3 +79,23 @@ func Listen(ctx context.Context, url string, log *slog.Logger, handle func(Chang
 
 // notifySQL sends a change notification; $1 is its payload.
 const notifySQL = `SELECT pg_notify('` + ChangesChannel + `', $1)`
+
+// ForgetCaches is the handle of Listen for one instance's caches: a
+// revoked key leaves keys, a written catalog and a changed member make
+// catalog and dir read again, and missed notifications empty all three.
+func ForgetCaches(keys *access.Keys, catalog *Catalog, dir *Directory) func(Change) {
+	return func(c Change) {
+		switch {
+		case c.Missed:
+			keys.ForgetAll()
+			catalog.Forget()
+			dir.Forget()
+		case c.Kind == "key":
+			keys.Forget(c.ID)
+		case c.Kind == "catalog":
+			catalog.Forget()
+		case c.Kind == "member":
+			dir.Forget()
+		}
+	}
+}

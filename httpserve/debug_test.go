@@ -1,23 +1,25 @@
-package main
+package httpserve_test
 
 import (
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/askbi/askbi/httpserve"
 )
 
-// TestDebugLoopbackOnly: -debug-addr serves the runtime profiles on a
+// TestDebugLoopbackOnly: ListenDebug serves the runtime profiles on a
 // loopback address and refuses any other.
 func TestDebugLoopbackOnly(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:0", "[::]:0"} {
-		if srv, ln, err := listenDebug(addr); err == nil {
+		if srv, ln, err := httpserve.ListenDebug(addr); err == nil {
 			ln.Close()
 			srv.Close()
-			t.Errorf("listenDebug(%q) listens on %s; want a refusal", addr, ln.Addr())
+			t.Errorf("ListenDebug(%q) listens on %s; want a refusal", addr, ln.Addr())
 		}
 	}
-	srv, ln, err := listenDebug("127.0.0.1:0")
+	srv, ln, err := httpserve.ListenDebug("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

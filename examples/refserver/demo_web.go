@@ -17,6 +17,10 @@ import (
 	"github.com/askbi/askbi/internal/httpjson"
 )
 
+// The reference product's pages, which stand in for a host's own: the
+// chat page and the product pages that chat results and MCP tools link
+// to.
+
 // webFiles is the page: the product's chat as a thin client of the chat
 // API, plain JavaScript modules with no build step.
 //

@@ -1,4 +1,4 @@
-package main
+package httpserve
 
 import (
 	"fmt"
@@ -8,18 +8,20 @@ import (
 	"time"
 )
 
-// listenDebug starts the opt-in debug endpoint (-debug-addr): the Go
-// runtime's profiles under /debug/pprof/ (goroutine counts, heap after a
-// GC with ?gc=1), for the load tool and for operators. It listens on a
-// loopback address only: profiles name code paths and hold request data.
-func listenDebug(addr string) (*http.Server, net.Listener, error) {
+// ListenDebug starts listening for an opt-in debug endpoint on addr:
+// the Go runtime's profiles under /debug/pprof/ (goroutine counts, heap
+// after a GC with ?gc=1), for load tools and operators. It refuses any
+// address that is not loopback: profiles name code paths and hold
+// request data. The caller serves the server on the listener and closes
+// it.
+func ListenDebug(addr string) (*http.Server, net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, nil, fmt.Errorf("-debug-addr: %w", err)
+		return nil, nil, err
 	}
 	if ta, ok := ln.Addr().(*net.TCPAddr); !ok || !ta.IP.IsLoopback() {
 		ln.Close()
-		return nil, nil, fmt.Errorf("-debug-addr %s: must be a loopback address such as 127.0.0.1:6060", addr)
+		return nil, nil, fmt.Errorf("%s: must be a loopback address such as 127.0.0.1:6060", addr)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)

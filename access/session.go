@@ -1,0 +1,82 @@
+package access
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/askbi/askbi"
+)
+
+// SessionLookup returns the principal of a product session token (Auth
+// AuthSession): Unauthenticated for a token that is not a live session,
+// another code (Unavailable) when it cannot be checked now. It is the
+// host's product login; SessionAuth puts it on HTTP.
+type SessionLookup func(ctx context.Context, token string) (Principal, error)
+
+// SessionOptions configures SessionAuth. The zero value is valid: a
+// bearer session token only.
+type SessionOptions struct {
+	// Cookie names the cookie holding a browser's session token, read
+	// when the request has no Authorization header (the product pages,
+	// the OAuth consent page). Empty: no cookie is read.
+	Cookie string
+	// Keys, when set, also accepts a bearer API key that is not a
+	// session (the Data API, whose executor applies the key's scopes).
+	// The chat and connection routes leave it nil: they take the product
+	// session alone.
+	Keys *Keys
+	// Message is the message of every refusal. Default "sign in: send
+	// Authorization: Bearer <session_token>".
+	Message string
+}
+
+// SessionAuth returns the Authenticate of a host's product session. An
+// Authorization header, when sent, is the only credential looked at: a
+// bearer session token, or else with opts.Keys an API key. Without one,
+// the opts.Cookie cookie's session. Every refused credential is
+// Unauthenticated with opts.Message, so a caller cannot tell which kind
+// was tried; any other failure of lookup or of Keys.Verify (Unavailable)
+// is returned as it is, so a transient failure is never a sign-out.
+func SessionAuth(lookup SessionLookup, opts *SessionOptions) Authenticate {
+	var o SessionOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Message == "" {
+		o.Message = "sign in: send Authorization: Bearer <session_token>"
+	}
+	refused := func(err error) (Principal, error) {
+		if err == nil || askbi.ErrorCode(err) == askbi.Unauthenticated {
+			return Principal{}, askbi.Errorf(askbi.Unauthenticated, "%s", o.Message)
+		}
+		return Principal{}, err
+	}
+	return func(r *http.Request) (Principal, error) {
+		if h := r.Header.Get("Authorization"); h != "" {
+			scheme, tok, ok := strings.Cut(h, " ")
+			if !ok || !strings.EqualFold(scheme, "Bearer") {
+				return refused(nil)
+			}
+			tok = strings.TrimSpace(tok)
+			p, err := lookup(r.Context(), tok)
+			if askbi.ErrorCode(err) == askbi.Unauthenticated && o.Keys != nil {
+				p, err = o.Keys.Verify(r.Context(), tok)
+			}
+			if err != nil {
+				return refused(err)
+			}
+			return p, nil
+		}
+		if o.Cookie != "" {
+			if c, err := r.Cookie(o.Cookie); err == nil {
+				p, err := lookup(r.Context(), c.Value)
+				if err != nil {
+					return refused(err)
+				}
+				return p, nil
+			}
+		}
+		return refused(nil)
+	}
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/askbi/askbi/memory"
+)
+
+// devMemoryKeyFor is the development memory key: kept in the data folder
+// (so memories survive restarts), or a throwaway one when state is in
+// memory only.
+func (a *app) devMemoryKeyFor(cfg config, inMemory bool) ([]byte, error) {
+	if inMemory {
+		a.log.Warn(memoryKeyEnv + " is not set: memories are sealed with a throwaway development key; production must set " + memoryKeyEnv + " (base64 of 32 random bytes)")
+		return memory.GenerateKey(), nil
+	}
+	path := filepath.Join(cfg.dataDir, "memory-key")
+	k, err := devMemoryKey(path)
+	if err != nil {
+		return nil, err
+	}
+	a.log.Warn(memoryKeyEnv+" is not set: memories are sealed with a development key kept in the data folder; production must set "+memoryKeyEnv+" (base64 of 32 random bytes)", "file", path)
+	return k, nil
+}
+
+// devOAuthSecret is the development OAuth token key, kept in the data
+// folder so grants survive restarts on PostgreSQL.
+func (a *app) devOAuthSecret(cfg config) ([]byte, error) {
+	path := filepath.Join(cfg.dataDir, "oauth-secret")
+	k, err := devKey(path, func() []byte {
+		k := make([]byte, 32)
+		rand.Read(k)
+		return k
+	}, parseOAuthSecret)
+	if err != nil {
+		return nil, err
+	}
+	a.log.Warn(oauthSecretEnv+" is not set: MCP OAuth tokens are signed with a development key kept in the data folder; production must set "+oauthSecretEnv, "file", path)
+	return k, nil
+}
+
+// devMemoryKey reads the development memory key at path, creating it
+// (0600) on first use.
+func devMemoryKey(path string) ([]byte, error) {
+	return devKey(path, memory.GenerateKey, parseMemoryKey)
+}
+
+// devKey reads a development key kept at path with parse, or writes a
+// new one from generate (base64, 0600) on first use; of two processes
+// starting at once, one writes it and both read it.
+func devKey(path string, generate func() []byte, parse func(string) ([]byte, error)) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		k, err := parse(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		return k, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	k := generate()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return devKey(path, generate, parse) // another process made it first
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.WriteString(base64.StdEncoding.EncodeToString(k) + "\n"); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return k, f.Close()
+}
