@@ -36,7 +36,8 @@
 //   - mcpserver/oauth: the OAuth 2.1 authorization server of the MCP
 //     server; mcpserver/oauth/oauthtest proves its store.
 //   - ask: the Ask orchestrator (turns, context, tools, approvals, events);
-//     ask/asktest proves its stores; ask/provider/mock,
+//     ask/asktest proves its stores; ask/provider picks the model a
+//     configuration names, and ask/provider/mock,
 //     ask/provider/openai and ask/provider/anthropic are the models.
 //   - ask/askhttp: the chat HTTP API (JSON and Server-Sent Events).
 //   - memory: explicit, encrypted, personal memory; memory/memorytest
