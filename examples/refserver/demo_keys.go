@@ -51,8 +51,10 @@ func devMemoryKey(path string) ([]byte, error) {
 }
 
 // devKey reads a development key kept at path with parse, or writes a
-// new one from generate (base64, 0600) on first use; of two processes
-// starting at once, one writes it and both read it.
+// new one from generate (base64, 0600) on first use. The key is written
+// whole to a file of its own, then linked into place (link fails if the
+// path exists), so of two processes starting at once one key wins and
+// neither ever reads a half-written file.
 func devKey(path string, generate func() []byte, parse func(string) ([]byte, error)) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if err == nil {
@@ -68,17 +70,26 @@ func devKey(path string, generate func() []byte, parse func(string) ([]byte, err
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".key-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(f.Name())
 	k := generate()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, os.ErrExist) {
-		return devKey(path, generate, parse) // another process made it first
+	_, err = f.WriteString(base64.StdEncoding.EncodeToString(k) + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o600)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if _, err := f.WriteString(base64.StdEncoding.EncodeToString(k) + "\n"); err != nil {
-		f.Close()
+	if err := os.Link(f.Name(), path); errors.Is(err, os.ErrExist) {
+		return devKey(path, generate, parse) // another process made it first
+	} else if err != nil {
 		return nil, err
 	}
-	return k, f.Close()
+	return k, nil
 }

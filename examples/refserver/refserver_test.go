@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -219,6 +220,24 @@ func TestMemoryKey(t *testing.T) {
 		}
 		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
 			t.Errorf("key file: %v %v", fi.Mode(), err)
+		}
+	})
+	t.Run("processes starting at once agree on one key", func(t *testing.T) {
+		// Several instances start on one data folder: none may read the
+		// file half-written (TestInstancesShareDemo once saw "got 0
+		// bytes"), and all get the key that won.
+		path := filepath.Join(t.TempDir(), "memory-key")
+		keys := make([][]byte, 16)
+		errs := make([]error, len(keys))
+		var wg sync.WaitGroup
+		for i := range keys {
+			wg.Go(func() { keys[i], errs[i] = devMemoryKey(path) })
+		}
+		wg.Wait()
+		for i := range keys {
+			if errs[i] != nil || !bytes.Equal(keys[i], keys[0]) {
+				t.Fatalf("start %d: key %x, err %v; want the one key %x", i, keys[i], errs[i], keys[0])
+			}
 		}
 	})
 	t.Run("ASKBI_MEMORY_KEY", func(t *testing.T) {
