@@ -77,6 +77,7 @@ type config struct {
 	providerBaseURL string
 	providerKeyEnv  string
 	modelImages     bool
+	mockDelay       time.Duration // the mock model's pause per streamed word; tests leave it 0
 	sharing         string
 	memoryPolicy    string
 	credentialsFile string
@@ -126,6 +127,7 @@ func main() {
 	flag.StringVar(&cfg.dataDir, "data-dir", defaultDataDir(), "folder for the private PostgreSQL cluster and the development memory key")
 	flag.BoolVar(&cfg.inMemory, "in-memory", false, "keep all state in memory, even where PostgreSQL is installed")
 	flag.StringVar(&cfg.provider, "provider", "mock", "chat model provider: mock, openai (and OpenAI-compatible servers) or anthropic")
+	flag.DurationVar(&cfg.mockDelay, "mock-delay", 30*time.Millisecond, "the -provider mock model's pause before each streamed word, so its text arrives as a model's does (0: at once)")
 	flag.StringVar(&cfg.model, "model", "", "model name for -provider openai or anthropic, e.g. gpt-4o-mini or claude-sonnet-4-5")
 	flag.StringVar(&cfg.providerBaseURL, "provider-base-url", "", "API root of the provider, e.g. http://localhost:8000/v1 for vLLM or llama.cpp (default: the provider's own)")
 	flag.StringVar(&cfg.providerKeyEnv, "provider-key-env", "", "environment variable holding the provider API key (default OPENAI_API_KEY or ANTHROPIC_API_KEY)")
@@ -539,7 +541,7 @@ func (a *app) newProvider(cfg config) (ask.Provider, error) {
 	switch cfg.provider {
 	case "mock":
 		a.model = "mock (deterministic, no network)"
-		return mock.New(), nil
+		return &mock.Provider{Delay: cfg.mockDelay}, nil
 	case "openai":
 		keyEnv = orDefault(cfg.providerKeyEnv, openai.DefaultAPIKeyEnv)
 		if cfg.model != "" {
