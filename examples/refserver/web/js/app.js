@@ -150,5 +150,17 @@ async function openChats() {
   });
 }
 
+// The skip link moves the keyboard past the top bar: to the composer on
+// Home, to the heading of another page, to the sign-in form. It is a
+// link for its role and look; the hash stays the route's.
+$("skip-link").addEventListener("click", (ev) => {
+  ev.preventDefault();
+  const main = document.querySelector("main:not([hidden])");
+  if (!main) return;
+  let target = main.id === "home" ? $("message") : main.querySelector("input:not([type=hidden]), h1");
+  if (target.tagName === "H1" && !target.hasAttribute("tabindex")) target.setAttribute("tabindex", "-1");
+  target.focus();
+});
+
 const s = saved();
 if (s && s.token) start(s); else showSignIn();

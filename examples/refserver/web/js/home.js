@@ -163,6 +163,8 @@ export class Home {
   async decide(tv, verb, tool) {
     if (this.busy) return false;
     const card = tv.cards.get(tool.approval_id);
+    // The card's buttons go: the keyboard goes back to the composer.
+    this.composer.focus();
     this.setBusy(true);
     tv.reopen();
     this.abort = new AbortController();
@@ -199,11 +201,11 @@ export class Home {
     this.setActive(id);
     this.focus();
     $("conv-title").textContent = view.conversation.title || "Chat";
+    this.composer.live(""); // the transcript says when an approval waits
     this.transcript.load(view);
     this.setChips(view.context || [], false);
     this.dirty = false;
     this.composer.setNotice(view.notice || "");
-    this.composer.live("");
   }
 
   // close clears the Home chat (the conversation stays in Chats) and

@@ -231,7 +231,7 @@ class TurnView {
         break;
       }
       case "request.completed":
-        this.finish();
+        this.finish(false, e.state === "awaiting_approval");
         break;
       case "request.failed":
         this.fail(sentence(e.error && e.error.code, e.error && e.error.message));
@@ -245,7 +245,14 @@ class TurnView {
     this.finish();
   }
 
-  finish(quiet) {
+  // waiting is the newest open approval card of this turn, if any.
+  waiting() { return [...this.cards.values()].filter((c) => c.open).pop() || null; }
+
+  // finish ends the turn's live view. A turn whose approval card still
+  // waits never reads as finished: the status and the work summary say
+  // that it waits, and the card takes the focus unless the user is
+  // typing.
+  finish(quiet, awaiting) {
     if (this.thinking) { this.thinking.remove(); this.thinking = null; }
     // The answer explains the missing access first; the setup cards
     // follow it.
@@ -255,8 +262,15 @@ class TurnView {
       this.t.addSetup(card);
       this.insert(card.el);
     }
-    this.work.finish();
-    if (!quiet) this.t.live("Answer ready.");
+    const card = this.waiting();
+    this.work.finish(!!card || !!awaiting);
+    if (card) {
+      this.t.live(card.tool.can_approve === false ? "Waiting for approval: ask an admin" : "Waiting for your approval");
+      const a = document.activeElement;
+      if (!quiet && (!a || a === document.body || a.id === "message" && !a.value)) card.focus();
+    } else if (!quiet) {
+      this.t.live("Answer ready.");
+    }
     this.t.scroll();
   }
 }
