@@ -79,3 +79,45 @@ for (const [name, viewport, dashboard] of views) {
     await done(page);
   });
 }
+
+for (const [name, viewport] of views) {
+  test(`A failed send keeps the typed text and offers Retry; a counter warns before the limit (${name})`, async () => {
+    const page = await open({ viewport });
+    await signIn(page, "alice");
+    const input = page.getByLabel("Message", { exact: true });
+    await page.route("**/ai/conversations/*/messages", (route) => route.abort());
+    await input.fill("show signups by week");
+    await input.press("Enter");
+    await settled(page);
+    const error = lastTurn(page).locator(".turn-error");
+    assert.equal(await error.innerText(), "The server cannot be reached. Check that it is running, then try again. Retry");
+    assert.equal(await input.inputValue(), "show signups by week", "the typed text is back in the composer");
+    assert.equal(await status(page), "The server cannot be reached. Check that it is running, then try again.");
+    await shot(page, "send-failed-" + name);
+    // The one failed load is the browser's note of the cut request.
+    assert.equal(page.problems.splice(0).join(), "console: Failed to load resource: net::ERR_FAILED");
+    await page.unroute("**/ai/conversations/*/messages");
+    await error.getByRole("button", { name: "Retry" }).click();
+    await settled(page);
+    assert.equal(await page.locator(".turn").count(), 1, "Retry sends the same message once");
+    assert.equal(await lastTurn(page).locator(".question").innerText(), "show signups by week");
+    assert.equal(await lastTurn(page).locator(".text").innerText(), "Here is a preview of signups by week.");
+    assert.equal(await input.inputValue(), "", "the composer is empty once it was sent");
+
+    // The counter: quiet, then a warning near the limit, then over it
+    // (Send off, Enter sends nothing).
+    const counter = page.locator("#counter");
+    await input.fill("x".repeat(3000));
+    assert.equal(await counter.innerText(), "");
+    await input.fill("x".repeat(3950));
+    assert.equal(await counter.innerText(), "50 characters left");
+    await input.fill("x".repeat(4012));
+    assert.equal(await counter.innerText(), "12 over the 4,000-character limit");
+    assert.ok(await page.locator("#send").isDisabled(), "Send is off over the limit");
+    await input.press("Enter");
+    assert.equal(await page.locator(".turn").count(), 1, "nothing was sent");
+    assert.equal(await input.inputValue(), "x".repeat(4012), "and nothing was lost");
+    await shot(page, "counter-" + name);
+    await done(page);
+  });
+}

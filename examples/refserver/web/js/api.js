@@ -45,7 +45,13 @@ export function sentence(code, message, status) {
   }
   let m = message.trim();
   const field = /^([a-z_]+)(\[\d+\])?(\.[a-z_]+)?: (.*)$/s.exec(m);
-  if (field) m = capitalize(field[1].replace(/_/g, " ")) + (field[3] ? " " + field[3].slice(1).replace(/_/g, " ") : "") + " " + field[4];
+  if (field) {
+    // "message: at most 4000 characters" reads "Message can have at most
+    // 4,000 characters."
+    let rest = field[4].replace(/\b\d{4,}\b/g, (d) => Number(d).toLocaleString("en"));
+    if (/^at (most|least) /.test(rest)) rest = "can have " + rest;
+    m = capitalize(field[1].replace(/_/g, " ")) + (field[3] ? " " + field[3].slice(1).replace(/_/g, " ") : "") + " " + rest;
+  }
   m = capitalize(m);
   return /[.!?]$/.test(m) ? m : m + ".";
 }

@@ -33,6 +33,8 @@ export class Home {
       onSubmit: (text) => this.submit(text),
       onAddContext: () => this.picker.open(),
       onRemove: (it) => this.setChips(this.chips.filter((c) => c !== it), true),
+      onStop: () => this.stop(),
+      max: status.max_message_chars,
     });
     this.files = new Attachments(status.attachments, {
       onChange: () => this.composer.sync(),
@@ -132,25 +134,34 @@ export class Home {
     }
     const files = this.files.take();
     const tv = this.transcript.ask(text, files.map((f) => f.name));
+    this.turn = tv;
     this.setBusy(true);
     this.composer.live("Working…");
     this.abort = new AbortController();
+    let started = false; // an event arrived: the server has the message
     try {
       if (first) this.setActive((await api.create()).conversation.id);
       const body = { message: text };
       if (this.dirty) body.context = this.chips.map((c) => ({ entity_type: c.entity_type, id: c.id }));
       if (files.length) body.attachments = Attachments.body(files);
-      await api.message(this.conv, body, (e) => tv.handle(e), this.abort.signal);
+      await api.message(this.conv, body, (e) => { started = true; tv.handle(e); }, this.abort.signal);
       this.dirty = false;
     } catch (err) {
       if (err.name === "AbortError") return;
-      if (err.status >= 400 && files.length) {
-        // Refused before the turn began (a file over a limit, an image
-        // for a text-only model): the message and its files come back,
-        // to send again once fixed.
+      if (!started) {
+        // Not sent (refused before the turn began, or the server could
+        // not be reached): the message and its files come back, to send
+        // again as they are (Retry) or once fixed.
         this.files.put(files);
         if (!this.composer.input.value) this.composer.input.value = text;
         this.composer.sync();
+        tv.fail(err.message, () => {
+          tv.el.remove();
+          if (this.composer.input.value === text) this.composer.input.value = "";
+          this.submit(text);
+        });
+        this.composer.live(err.message);
+        return;
       }
       tv.fail(err.message);
       this.composer.live(err.message);
@@ -160,9 +171,22 @@ export class Home {
     }
   }
 
+  // stop ends the running turn: the request is cancelled, which stops
+  // the turn on the server (a client that leaves cancels its turn), and
+  // the answer says it was stopped.
+  stop() {
+    if (!this.busy || !this.abort) return;
+    this.abort.abort();
+    if (this.turn) this.turn.stopped();
+    this.setBusy(false);
+    this.composer.live("Stopped.");
+    this.composer.focus();
+  }
+
   async decide(tv, verb, tool) {
     if (this.busy) return false;
     const card = tv.cards.get(tool.approval_id);
+    this.turn = tv;
     // The card's buttons go: the keyboard goes back to the composer.
     this.composer.focus();
     this.setBusy(true);

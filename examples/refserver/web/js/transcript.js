@@ -77,6 +77,7 @@ export class Transcript {
   load(view) {
     this.clear();
     const pending = new Map((view.pending_approvals || []).map((p) => [p.approval_id, p]));
+    const stopped = new Set((view.turns || []).filter((t) => t.state === "stopped").map((t) => t.id));
     const turns = new Map();
     const entry = (id, at) => {
       if (!turns.has(id)) turns.set(id, { at, question: "", files: [], items: [] });
@@ -105,7 +106,8 @@ export class Transcript {
         if (it.text !== undefined) { tv.para().textContent = it.text; tv.current = null; continue; }
         tv.restore(it.run, pending.get(it.run.approval_id));
       }
-      tv.finish(true);
+      if (stopped.has(id)) tv.stopped();
+      else tv.finish(true);
     }
     this.scroll(true);
   }
@@ -239,10 +241,18 @@ class TurnView {
     }
   }
 
-  // fail shows why the turn could not finish.
-  fail(message) {
-    this.insert(h("p", { class: "error turn-error" }, message));
+  // fail shows why the turn could not finish, with Retry when retry is
+  // given (the message was not sent).
+  fail(message, retry) {
+    this.insert(h("p", { class: "error turn-error" }, message,
+      retry ? [" ", h("button", { type: "button", class: "link", onclick: retry }, "Retry")] : null));
     this.finish();
+  }
+
+  // stopped ends the turn the user stopped: what arrived stays.
+  stopped() {
+    this.insert(h("p", { class: "muted turn-stopped" }, "You stopped this answer."));
+    this.finish(true);
   }
 
   // waiting is the newest open approval card of this turn, if any.
