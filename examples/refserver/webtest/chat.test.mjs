@@ -121,3 +121,79 @@ for (const [name, viewport] of views) {
     await done(page);
   });
 }
+
+for (const [name, viewport] of views) {
+  test(`New chat; rename and delete chats; copy an answer and ask again (${name})`, async () => {
+    const page = await open({ viewport });
+    await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: new URL(page.url()).origin });
+    await signIn(page, "bob"); // the other tests' chats are alice's
+    await send(page, "show signups by week");
+    const answer = "Here is a preview of signups by week.";
+    assert.equal(await lastTurn(page).locator(".text").innerText(), answer);
+    await lastTurn(page).getByRole("button", { name: "Copy answer" }).click();
+    await page.waitForFunction(() => document.getElementById("activity").textContent === "Answer copied.");
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), answer);
+    await lastTurn(page).getByRole("button", { name: "Ask again" }).click();
+    await settled(page);
+    assert.deepEqual(await page.locator(".turn .question").allInnerTexts(), ["show signups by week", "show signups by week"], "asked once more");
+    assert.match(await lastTurn(page).locator(".text").innerText(), /signups by week/);
+
+    // New chat, from Home and from another page.
+    await page.getByRole("button", { name: "New chat" }).click();
+    await page.locator("#idle").waitFor();
+    assert.ok(await page.locator("#focus").isHidden(), "the chat is put away");
+    assert.equal(await focused(page), "message");
+    await send(page, "show signups by country");
+    await page.getByRole("link", { name: "Memory" }).click();
+    await page.getByRole("button", { name: "New chat" }).click();
+    await page.locator("#idle").waitFor();
+    assert.equal(await page.locator(".turn").count(), 0);
+
+    // Rename by keyboard: Esc cancels, Enter saves.
+    const chats = page.locator("#chats");
+    const titles = () => chats.locator(".row-label").allInnerTexts();
+    await page.getByRole("button", { name: "Chats", exact: true }).click();
+    await chats.locator(".row-label").first().waitFor();
+    assert.deepEqual(await titles(), ["show signups by country", "show signups by week"]);
+    await chats.getByRole("button", { name: "Rename chat: show signups by week" }).click();
+    const field = chats.getByLabel("Chat name");
+    assert.equal(await focused(page), "Chat name");
+    await field.press("Escape");
+    assert.ok(await chats.isVisible(), "Esc leaves the name field, not the dialog");
+    assert.equal(await focused(page), "Rename chat: show signups by week");
+    await page.keyboard.press("Enter");
+    await page.keyboard.type("  ");
+    await page.keyboard.press("Enter");
+    assert.equal(await chats.getByRole("alert").innerText(), "Title must be 1 to 100 characters.", "a blank name is refused in words");
+    await field.fill("Weekly signups");
+    await field.press("Enter");
+    await chats.locator(".row-label", { hasText: "Weekly signups" }).waitFor();
+    assert.deepEqual(await titles(), ["Weekly signups", "show signups by country"]);
+    assert.equal(await chats.locator("#chats-status").innerText(), "Renamed to “Weekly signups”.");
+    await shot(page, "chats-" + name);
+
+    // Delete asks first; deleting the open chat puts it away.
+    await chats.locator(".row", { hasText: "Weekly signups" }).click();
+    await page.locator("#focus").waitFor();
+    assert.equal(await page.locator("#conv-title").innerText(), "Weekly signups");
+    await page.getByRole("button", { name: "Chats", exact: true }).click();
+    await chats.getByRole("button", { name: "Delete chat: Weekly signups" }).click();
+    assert.equal(await page.locator("#confirm-title").innerText(), "Delete this chat?");
+    await page.locator("#confirm").getByRole("button", { name: "Cancel" }).click();
+    assert.deepEqual(await titles(), ["Weekly signups", "show signups by country"]);
+    await chats.getByRole("button", { name: "Delete chat: Weekly signups" }).click();
+    await page.locator("#confirm").getByRole("button", { name: "Delete" }).click();
+    await page.waitForFunction(() => document.getElementById("chats-status").textContent === "Deleted “Weekly signups”.");
+    assert.deepEqual(await titles(), ["show signups by country"]);
+    assert.ok(await page.locator("#focus").isHidden(), "the deleted chat is no longer open");
+    await chats.getByRole("button", { name: "Delete chat: show signups by country" }).click();
+    await page.locator("#confirm").getByRole("button", { name: "Delete" }).click();
+    await chats.getByText("No chats yet.").waitFor();
+    await chats.getByRole("button", { name: "Close" }).click();
+    await page.reload();
+    await page.locator("#idle").waitFor();
+    await page.getByRole("button", { name: "Chats", exact: true }).click();
+    await chats.getByText("No chats yet.").waitFor();
+    await done(page);
+  });
+}

@@ -129,6 +129,8 @@ export const api = {
   conversations: (limit = 20) => call("GET", "/ai/conversations?limit=" + limit),
   create: () => call("POST", "/ai/conversations", {}),
   open: (id) => call("GET", "/ai/conversations/" + encodeURIComponent(id)),
+  rename: (id, title) => call("PATCH", "/ai/conversations/" + encodeURIComponent(id), { title }),
+  remove: (id) => call("DELETE", "/ai/conversations/" + encodeURIComponent(id)),
   chart: (conv, chart) => call("GET", `/ai/conversations/${encodeURIComponent(conv)}/charts/${encodeURIComponent(chart)}`),
   place: (conv, chart, dashboard) => call("POST",
     `/ai/conversations/${encodeURIComponent(conv)}/charts/${encodeURIComponent(chart)}/add-to-dashboard`, { dashboard_id: dashboard }),

@@ -232,6 +232,12 @@ export class Home {
     this.composer.setNotice(view.notice || "");
   }
 
+  // renamed shows a chat's new title where it is open.
+  renamed(c) { if (c.id === this.conv) $("conv-title").textContent = c.title; }
+
+  // removed lets go of a deleted chat: it was open, Home goes idle.
+  removed(id) { if (id === this.conv && this.focused) this.close(); else if (id === this.conv) this.setActive(""); }
+
   // close clears the Home chat (the conversation stays in Chats) and
   // restores the idle page.
   close() {
@@ -270,15 +276,46 @@ export class Home {
   }
 }
 
-// renderChats lists saved chats by title; choosing one opens it.
-export function renderChats(ul, settled, open) {
+// renderChats lists saved chats by title; choosing one opens it. With
+// manage ({rename(c, title), remove(c)}, each resolving when done) every
+// chat also has Rename (an inline name field: Enter saves, Esc cancels)
+// and Delete.
+export function renderChats(ul, settled, open, manage) {
   if (settled.status !== "fulfilled") {
     ul.replaceChildren(h("li", { class: "error" }, settled.reason.message));
     return;
   }
   const list = settled.value.conversations.filter((c) => c.title);
-  ul.replaceChildren(...(list.length ? list.map((c) => h("li", {}, h("button", {
-    type: "button", class: "row", onclick: () => open(c.id),
-  }, h("span", { class: "row-text" }, h("span", { class: "row-label" }, c.title),
-    h("span", { class: "row-info" }, ago(c.updated_at)))))) : [h("li", { class: "muted" }, "No chats yet.")]));
+  const row = (c) => {
+    const li = h("li", { class: "chat-row" });
+    const show = () => li.replaceChildren(h("button", { type: "button", class: "row", onclick: () => open(c.id) },
+      h("span", { class: "row-text" }, h("span", { class: "row-label" }, c.title), h("span", { class: "row-info" }, ago(c.updated_at)))),
+    manage ? h("span", { class: "chat-actions" },
+      h("button", { type: "button", class: "link", "aria-label": "Rename chat: " + c.title, onclick: edit }, "Rename"),
+      h("button", { type: "button", class: "link danger", "aria-label": "Delete chat: " + c.title, onclick: remove }, "Delete")) : null);
+    const edit = () => {
+      const input = h("input", { type: "text", value: c.title, maxlength: "100", "aria-label": "Chat name", required: true });
+      const error = h("p", { class: "error", role: "alert" });
+      const form = h("form", { class: "chat-rename" }, input,
+        h("button", { type: "submit", class: "primary" }, "Save"),
+        h("button", { type: "button", onclick: () => { show(); li.querySelector("[aria-label^='Rename']").focus(); } }, "Cancel"), error);
+      form.addEventListener("submit", async (ev) => {
+        ev.preventDefault();
+        try {
+          await manage.rename(c, input.value);
+        } catch (err) { error.textContent = err.message; }
+      });
+      input.addEventListener("keydown", (ev) => {
+        if (ev.key === "Escape") { ev.preventDefault(); ev.stopPropagation(); show(); li.querySelector("[aria-label^='Rename']").focus(); }
+      });
+      li.replaceChildren(form);
+      input.select();
+    };
+    const remove = async () => {
+      try { await manage.remove(c); } catch (err) { li.append(h("p", { class: "error", role: "alert" }, err.message)); }
+    };
+    show();
+    return li;
+  };
+  ul.replaceChildren(...(list.length ? list.map(row) : [h("li", { class: "muted" }, "No chats yet.")]));
 }

@@ -146,6 +146,7 @@ class TurnView {
   }
 
   reopen() {
+    if (this.actions) { this.actions.remove(); this.actions = null; }
     this.work.reopen();
     this.thinking = h("p", { class: "thinking" }, "Working…");
     this.answer.insertBefore(this.thinking, this.work.el);
@@ -241,6 +242,26 @@ class TurnView {
     }
   }
 
+  // answerActions offers Copy and Ask again under a finished answer that
+  // has text: Copy puts the answer's text on the clipboard, Ask again
+  // sends the question once more.
+  answerActions(waiting) {
+    if (this.actions) { this.actions.remove(); this.actions = null; }
+    const text = () => [...this.answer.querySelectorAll(".text")].map((p) => p.textContent.trim()).filter(Boolean).join("\n\n");
+    if (waiting || !text()) return;
+    const copy = h("button", { type: "button", class: "link", "aria-label": "Copy answer", onclick: async () => {
+      try {
+        await navigator.clipboard.writeText(text());
+        this.t.live("Answer copied.");
+      } catch {
+        this.t.live("The answer could not be copied. Select the text and copy it instead.");
+      }
+    } }, "Copy");
+    const again = h("button", { type: "button", class: "link", onclick: () => this.t.onRetry(this.question) }, "Ask again");
+    this.actions = h("p", { class: "answer-actions" }, copy, again);
+    this.insert(this.actions);
+  }
+
   // fail shows why the turn could not finish, with Retry when retry is
   // given (the message was not sent).
   fail(message, retry) {
@@ -274,6 +295,7 @@ class TurnView {
     }
     const card = this.waiting();
     this.work.finish(!!card || !!awaiting);
+    this.answerActions(!!card || !!awaiting);
     if (card) {
       this.t.live(card.tool.can_approve === false ? "Waiting for approval: ask an admin" : "Waiting for your approval");
       const a = document.activeElement;
