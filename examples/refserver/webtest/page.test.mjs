@@ -68,7 +68,7 @@ test("The conversation list opens saved chats by their titles", async () => {
   await page.getByRole("button", { name: "Close answer" }).click();
   await page.getByRole("button", { name: "Chats", exact: true }).click();
   const dialog = page.locator("#chats");
-  await dialog.getByRole("button", { name: /show tickets by day/ }).click();
+  await dialog.getByRole("button", { name: /^show tickets by day/ }).click();
   await page.locator("#focus").waitFor();
   await settled(page);
   assert.equal(await page.locator("#conv-title").innerText(), "show tickets by day");
