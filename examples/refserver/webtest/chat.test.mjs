@@ -197,3 +197,21 @@ for (const [name, viewport] of views) {
     await done(page);
   });
 }
+
+for (const [name, viewport] of views) {
+  test(`A suggestion sends when clicked, and none is destructive (${name})`, async () => {
+    const page = await open({ viewport });
+    await signIn(page, "carol"); // her own chats
+    const suggestions = await page.locator("#suggestions button").allInnerTexts();
+    assert.ok(suggestions.length >= 3, "suggestions: " + suggestions);
+    for (const s of suggestions) assert.doesNotMatch(s, /delete|remove|drop|clear|\/remember/i, "a suggestion that changes nothing");
+    await page.locator("#suggestions").getByRole("button", { name: "What can you do?" }).click();
+    await page.locator("#focus").waitFor();
+    await settled(page);
+    assert.equal(await lastTurn(page).locator(".question").innerText(), "What can you do?");
+    assert.match(await lastTurn(page).locator(".text").innerText(), /\S/, "answered");
+    assert.equal(await page.getByLabel("Message", { exact: true }).inputValue(), "", "nothing left to send");
+    assert.equal(await focused(page), "message");
+    await done(page);
+  });
+}

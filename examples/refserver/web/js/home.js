@@ -13,8 +13,10 @@ import { Transcript } from "./transcript.js";
 import { Charts } from "./chart-result.js";
 import { Attachments } from "./attachments.js";
 
+// SUGGESTIONS are questions the demo model answers; a click sends one.
+// None changes anything.
 const SUGGESTIONS = ["Show signups by week", "Show signups by country", "Show MRR by month",
-  "Delete the Revenue dashboard", "/remember I report in EUR"];
+  "Show pageviews from Demo Analytics", "What can you do?"];
 
 export class Home {
   // status is GET /ai/status; label the signed-in user's name, if known.
@@ -258,7 +260,7 @@ export class Home {
   async idle() {
     const sugg = $("suggestions");
     sugg.replaceChildren(...SUGGESTIONS.map((s) => h("li", {}, h("button", {
-      type: "button", class: "suggestion", onclick: () => { this.composer.input.value = s; this.composer.sync(); this.composer.focus(); },
+      type: "button", class: "suggestion", onclick: () => { this.composer.focus(); this.submit(s); },
     }, s))));
     const [items, chats] = await Promise.allSettled([api.search(this.status.team_id, "", 20), api.conversations(5)]);
     const recent = $("recent-items");
