@@ -208,6 +208,9 @@ type Status struct {
 	// Attachments are the limits of a message's files, for a client's
 	// attach control.
 	Attachments AttachmentLimits `json:"attachments"`
+	// MaxMessageChars is the longest message Send takes, in characters
+	// (Options.MaxMessageChars), so a client can warn before it.
+	MaxMessageChars int `json:"max_message_chars"`
 }
 
 // Status reports whether p may use the assistant now. It passes the gate
@@ -219,7 +222,8 @@ func (a *Assistant) Status(ctx context.Context, p access.Principal) (_ Status, e
 	if err != nil {
 		return Status{}, err
 	}
-	st := Status{UserID: live.UserID, TeamID: live.TeamID, Role: live.Role, Attachments: limits(readsImages(a.provider))}
+	st := Status{UserID: live.UserID, TeamID: live.TeamID, Role: live.Role, Attachments: limits(readsImages(a.provider)),
+		MaxMessageChars: a.o.MaxMessageChars}
 	switch {
 	case a.o.Unavailable != "":
 		st.Reason = a.o.Unavailable

@@ -646,6 +646,42 @@ func TestSchemaLevelHidesNestedErrorKeys(t *testing.T) {
 	}
 }
 
+// TestRenameConversation: the owner renames a chat, and a later question
+// keeps that title; a blank or too long title, or another user's chat,
+// changes nothing.
+func TestRenameConversation(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	conv := e.MustConversation(t, alice)
+	if _, err := e.send(alice, conv, "show signups by week", nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		p     access.Principal
+		title string
+		code  askbi.Code
+	}{
+		{"blank", alice, "  ", askbi.InvalidArgument},
+		{"too long", alice, strings.Repeat("x", 101), askbi.InvalidArgument},
+		{"another user's", bob, "Mine now", askbi.NotFound},
+	} {
+		_, err := e.a.RenameConversation(ctx, tc.p, conv, tc.title)
+		mustCode(t, err, tc.code)
+	}
+	got, err := e.a.RenameConversation(ctx, alice, conv, "  Weekly   signups ")
+	if err != nil || got.Title != "Weekly signups" {
+		t.Fatalf("RenameConversation = %+v, %v", got, err)
+	}
+	if _, err := e.send(alice, conv, "show signups by country", nil); err != nil {
+		t.Fatal(err)
+	}
+	v, err := e.a.Open(ctx, alice, conv)
+	if err != nil || v.Conversation.Title != "Weekly signups" {
+		t.Errorf("after another question the title is %q (%v), want the new name", v.Conversation.Title, err)
+	}
+}
+
 func TestDeleteConversationRemovesApprovals(t *testing.T) {
 	e := newEnv(t, nil)
 	conv, te := proposeDelete(t, e, alice)

@@ -454,6 +454,29 @@ func TestStatusLimits(t *testing.T) {
 	}
 }
 
+// TestStatusMessageLimit: the status says how long a message may be, so
+// a client warns before Send refuses it.
+func TestStatusMessageLimit(t *testing.T) {
+	for _, tc := range []struct {
+		set, want int
+	}{{0, 4000}, {500, 500}} {
+		e := newEnv(t, nil, func(c *envConfig) { c.opts.MaxMessageChars = tc.set })
+		st, err := e.a.Status(context.Background(), alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.MaxMessageChars != tc.want {
+			t.Errorf("MaxMessageChars %d: status says %d, want %d", tc.set, st.MaxMessageChars, tc.want)
+		}
+		conv := e.MustConversation(t, alice)
+		if _, err := e.send(alice, conv, strings.Repeat("x", tc.want), nil); err != nil {
+			t.Errorf("a message of %d characters: %v", tc.want, err)
+		}
+		_, err = e.send(alice, conv, strings.Repeat("x", tc.want+1), nil)
+		mustCode(t, err, askbi.TooLarge)
+	}
+}
+
 // TestAttachmentsAfterApproval: a turn resumed by an approval replays its
 // question's attachments as history kept them (the image as a note).
 func TestAttachmentsAfterApproval(t *testing.T) {

@@ -3,7 +3,9 @@ package ask
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
@@ -66,6 +68,34 @@ func (a *Assistant) Conversations(ctx context.Context, p access.Principal, limit
 		return nil, err
 	}
 	return a.stores.Conversations.Conversations(ctx, live.TeamID, live.UserID, limit)
+}
+
+// maxTitleChars bounds a conversation's title as a user names it.
+const maxTitleChars = 100
+
+// RenameConversation sets the title of one of p's conversations (spaces
+// folded; a secret in it is masked, as in a question) and returns it.
+// InvalidArgument for an empty title or one over 100 characters;
+// NotFound when the conversation is not p's.
+func (a *Assistant) RenameConversation(ctx context.Context, p access.Principal, id, title string) (_ Conversation, err error) {
+	defer askbi.Wrap(&err, "ask.Assistant.RenameConversation")
+	title = strings.Join(strings.Fields(title), " ")
+	if title == "" || utf8.RuneCountInString(title) > maxTitleChars {
+		return Conversation{}, askbi.Errorf(askbi.InvalidArgument, "title: must be 1 to %d characters", maxTitleChars)
+	}
+	live, err := a.begin(ctx, p)
+	if err != nil {
+		return Conversation{}, err
+	}
+	c, err := a.owned(ctx, live, id)
+	if err != nil {
+		return Conversation{}, err
+	}
+	c.Title, c.UpdatedAt = a.redact.String(title), a.o.Now().UTC()
+	if err := a.stores.Conversations.UpdateConversation(ctx, c); err != nil {
+		return Conversation{}, err
+	}
+	return c, nil
 }
 
 // DeleteConversation deletes one of p's conversations.

@@ -181,7 +181,7 @@ func TestStatusNamesSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(ask.Status{Available: true, UserID: "bob", TeamID: "acme", Role: access.RoleEditor}, st,
+	if diff := cmp.Diff(ask.Status{Available: true, UserID: "bob", TeamID: "acme", Role: access.RoleEditor, MaxMessageChars: 4000}, st,
 		cmpopts.IgnoreFields(ask.Status{}, "Attachments")); diff != "" {
 		t.Errorf("status mismatch (-want +got):\n%s", diff)
 	}

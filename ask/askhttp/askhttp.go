@@ -94,6 +94,7 @@ func New(assistant *ask.Assistant, memories *memory.Service, authn access.Authen
 	route("POST", "/conversations", h.createConversation)
 	route("GET", "/conversations", h.listConversations)
 	route("GET", "/conversations/{id}", h.openConversation)
+	route("PATCH", "/conversations/{id}", h.renameConversation)
 	route("DELETE", "/conversations/{id}", h.deleteConversation)
 	route("POST", "/conversations/{id}/messages", h.sendMessage)
 	route("POST", "/conversations/{id}/approvals/{approval_id}/approve", h.approve)
@@ -193,6 +194,24 @@ func (h *handler) openConversation(w http.ResponseWriter, r *http.Request, p acc
 		return
 	}
 	httpjson.WriteJSON(w, http.StatusOK, v)
+}
+
+// renameConversation is PATCH /conversations/{id} {"title": "…"}: it
+// answers the renamed conversation.
+func (h *handler) renameConversation(w http.ResponseWriter, r *http.Request, p access.Principal) {
+	var body struct {
+		Title string `json:"title" validate:"required"`
+	}
+	if err := httpjson.Decode(w, r, &body, false); err != nil {
+		h.error(w, r, err)
+		return
+	}
+	c, err := h.assistant.RenameConversation(r.Context(), p, r.PathValue("id"), body.Title)
+	if err != nil {
+		h.error(w, r, err)
+		return
+	}
+	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"conversation": c})
 }
 
 func (h *handler) deleteConversation(w http.ResponseWriter, r *http.Request, p access.Principal) {

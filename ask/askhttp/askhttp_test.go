@@ -29,6 +29,7 @@ var routes = []struct{ method, path string }{
 	{"POST", "/ai/conversations"},
 	{"GET", "/ai/conversations"},
 	{"GET", "/ai/conversations/conv_x"},
+	{"PATCH", "/ai/conversations/conv_x"},
 	{"DELETE", "/ai/conversations/conv_x"},
 	{"POST", "/ai/conversations/conv_x/messages"},
 	{"POST", "/ai/conversations/conv_x/approvals/apr_x/approve"},
@@ -136,6 +137,23 @@ func TestChatJSONAndSSE(t *testing.T) {
 	ts.MustDo(t, http.StatusOK, "GET", "/ai/conversations", bob, nil, &list)
 	if len(list.Conversations) != 0 {
 		t.Errorf("bob lists %d conversations", len(list.Conversations))
+	}
+	// Renamed by its owner only; the list shows the new title.
+	status, _, b = ts.Do(t, "PATCH", "/ai/conversations/"+conv, bob, `{"title": "Mine"}`)
+	if status != http.StatusNotFound || chattest.MustError(t, b).Code != askbi.NotFound {
+		t.Errorf("bob renames alice's conversation: %d %s", status, b)
+	}
+	for _, body := range []string{`{}`, `{"title": " "}`, `{"title": 7}`, `{"title": "x", "id": "y"}`} {
+		status, _, b = ts.Do(t, "PATCH", "/ai/conversations/"+conv, alice, body)
+		if status != http.StatusBadRequest || chattest.MustError(t, b).Code != askbi.InvalidArgument {
+			t.Errorf("rename with %s: %d %s", body, status, b)
+		}
+	}
+	var renamed struct{ Conversation ask.Conversation }
+	ts.MustDo(t, http.StatusOK, "PATCH", "/ai/conversations/"+conv, alice, `{"title": "Weekly signups"}`, &renamed)
+	ts.MustDo(t, http.StatusOK, "GET", "/ai/conversations", alice, nil, &list)
+	if renamed.Conversation.Title != "Weekly signups" || len(list.Conversations) != 1 || list.Conversations[0].Title != "Weekly signups" {
+		t.Errorf("after rename: %+v, list %+v", renamed.Conversation, list.Conversations)
 	}
 	ts.MustDo(t, http.StatusNoContent, "DELETE", "/ai/conversations/"+conv, alice, nil, nil)
 	ts.MustDo(t, http.StatusNotFound, "GET", "/ai/conversations/"+conv, alice, nil, nil)
@@ -526,7 +544,7 @@ func TestUnknownRoutesAnswerJSON(t *testing.T) {
 		{"GET", "/ai/nope", 404, nil},
 		{"GET", "/ai/conversations/x/nope", 404, nil},
 		{"PATCH", "/ai/memory", 405, []string{"DELETE", "GET", "POST"}},
-		{"PUT", "/ai/conversations/x", 405, []string{"DELETE", "GET"}},
+		{"PUT", "/ai/conversations/x", 405, []string{"DELETE", "GET", "PATCH"}},
 		{"GET", "/ai/conversations/x/messages", 405, []string{"POST"}},
 		{"POST", "/ai/context", 405, []string{"GET"}},
 		// The connection routes are connhttp's, mounted apart.
@@ -574,7 +592,7 @@ func TestAssistantRight(t *testing.T) {
 	}
 	st = ask.Status{}
 	ts.MustDo(t, http.StatusOK, "GET", "/ai/status", alice, nil, &st)
-	if diff := cmp.Diff(ask.Status{Available: true, UserID: "alice", TeamID: "acme", Role: access.RoleOwner}, st,
+	if diff := cmp.Diff(ask.Status{Available: true, UserID: "alice", TeamID: "acme", Role: access.RoleOwner, MaxMessageChars: 4000}, st,
 		cmpopts.IgnoreFields(ask.Status{}, "Attachments")); diff != "" {
 		t.Errorf("alice's status mismatch (-want +got):\n%s", diff)
 	}
@@ -583,6 +601,7 @@ func TestAssistantRight(t *testing.T) {
 		{"POST", "/ai/conversations", ""},
 		{"GET", "/ai/conversations", ""},
 		{"GET", "/ai/conversations/" + conv, ""},
+		{"PATCH", "/ai/conversations/" + conv, `{"title":"x"}`},
 		{"DELETE", "/ai/conversations/" + conv, ""},
 		{"POST", "/ai/conversations/" + conv + "/messages", `{"message":"hi"}`},
 		{"POST", "/ai/conversations/" + conv + "/approvals/apr_aaaaaaaaaaaaaaaaaaaa/approve", `{"tool":"delete_dashboard","arguments":{}}`},

@@ -18,6 +18,7 @@ package provider
 import (
 	"fmt"
 	"net/url"
+	"time"
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/ask"
@@ -42,6 +43,10 @@ type Config struct {
 	// Images says the openai model reads images (a vision model such as
 	// gpt-4o); anthropic models always do.
 	Images bool
+	// MockDelay is the mock model's pause before each streamed word
+	// (mock.Provider.Delay), so its text arrives as a model's does.
+	// Default 0: at once.
+	MockDelay time.Duration
 }
 
 // New returns the provider c names. A Name that is not a provider is
@@ -53,7 +58,7 @@ func New(c Config) (ask.Provider, error) {
 	var err error
 	switch c.Name {
 	case "mock":
-		return mock.New(), nil
+		return &mock.Provider{Delay: c.MockDelay}, nil
 	case "openai":
 		p, err = openai.New(c.Model, &openai.Options{BaseURL: c.BaseURL, APIKeyEnv: c.APIKeyEnv, Images: c.Images})
 	case "anthropic":

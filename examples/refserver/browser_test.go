@@ -108,7 +108,12 @@ func TestBrowser(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			ta := MustApp(t, nil)
+			var edit func(*config)
+			if filepath.Base(file) == "streaming.test.mjs" {
+				// The mock model streams as the reference server's does.
+				edit = func(c *config) { c.mockDelay = 40 * time.Millisecond }
+			}
+			ta := MustApp(t, edit)
 			seedBrowserFixtures(ta)
 			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 			defer cancel()

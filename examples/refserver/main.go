@@ -65,6 +65,7 @@ type config struct {
 	providerBaseURL string
 	providerKeyEnv  string
 	modelImages     bool
+	mockDelay       time.Duration // the mock model's pause per streamed word; tests leave it 0
 	sharing         string
 	memoryPolicy    string
 	credentialsFile string
@@ -110,6 +111,7 @@ func main() {
 	flag.StringVar(&cfg.dataDir, "data-dir", defaultDataDir(), "folder for the private PostgreSQL cluster and the development memory key")
 	flag.BoolVar(&cfg.inMemory, "in-memory", false, "keep all state in memory, even where PostgreSQL is installed")
 	flag.StringVar(&cfg.provider, "provider", "mock", "chat model provider: mock, openai (and OpenAI-compatible servers) or anthropic")
+	flag.DurationVar(&cfg.mockDelay, "mock-delay", 30*time.Millisecond, "the -provider mock model's pause before each streamed word, so its text arrives as a model's does (0: at once)")
 	flag.StringVar(&cfg.model, "model", "", "model name for -provider openai or anthropic, e.g. gpt-4o-mini or claude-sonnet-4-5")
 	flag.StringVar(&cfg.providerBaseURL, "provider-base-url", "", "API root of the provider, e.g. http://localhost:8000/v1 for vLLM or llama.cpp (default: the provider's own)")
 	flag.StringVar(&cfg.providerKeyEnv, "provider-key-env", "", "environment variable holding the provider API key (default OPENAI_API_KEY or ANTHROPIC_API_KEY)")
@@ -448,7 +450,8 @@ func parsePolicies(cfg config) (ask.SharingPolicy, memory.Policy, error) {
 // name, no key) leaves the assistant disabled (a nil provider), with a
 // log line for the administrator, and the rest of the product serving.
 func (a *app) newProvider(cfg config) (ask.Provider, error) {
-	c := provider.Config{Name: cfg.provider, Model: cfg.model, BaseURL: cfg.providerBaseURL, APIKeyEnv: cfg.providerKeyEnv, Images: cfg.modelImages}
+	c := provider.Config{Name: cfg.provider, Model: cfg.model, BaseURL: cfg.providerBaseURL, APIKeyEnv: cfg.providerKeyEnv, Images: cfg.modelImages,
+		MockDelay: cfg.mockDelay}
 	p, err := provider.New(c)
 	switch {
 	case askbi.ErrorCode(err) == askbi.Unsupported:

@@ -65,6 +65,10 @@
 // found in tool output; tests use that to show that injected instructions
 // still cannot run a gated tool without the user's approval.
 //
+// Its text streams one word at a time; Provider.Delay spaces the words
+// out as a model's stream is (the reference server sets it, tests leave
+// it zero).
+//
 // Like a reasoning model, it returns private reasoning with every reply
 // (ask.ModelReply.Reasoning): a line that starts with ReasoningMarker and
 // names the question and what it does next. The assistant must drop it;
@@ -81,6 +85,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/askbi/askbi/ask"
 )
@@ -93,6 +98,11 @@ type Provider struct {
 	// TextOnly makes the model one that reads no images
 	// (ask.ImageReader), for trying that refusal.
 	TextOnly bool
+	// Delay is the pause before each streamed piece of a reply's text
+	// (one word), so a client sees the text arrive over time as a
+	// model's does. Zero streams every piece at once, for tests. A
+	// cancelled ctx ends the pause and the reply.
+	Delay time.Duration
 
 	mu       sync.Mutex
 	requests []ask.ModelRequest
@@ -382,10 +392,28 @@ func (p *Provider) Complete(ctx context.Context, req ask.ModelRequest, onText fu
 	reply.Reasoning = reasoning(req, reply)
 	if onText != nil && reply.Text != "" {
 		for _, w := range strings.SplitAfter(reply.Text, " ") {
+			if err := pause(ctx, p.Delay); err != nil {
+				return ask.ModelReply{}, err
+			}
 			onText(w)
 		}
 	}
 	return reply, nil
+}
+
+// pause waits d, or until ctx is done.
+func pause(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // reasoning is the private reasoning of reply to req.

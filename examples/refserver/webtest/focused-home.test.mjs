@@ -227,6 +227,8 @@ test("Reduced-motion settings do not receive a layout transition animation.", as
     await send(page, "hello");
     await page.getByRole("button", { name: "Close answer" }).click();
     const seen = await page.evaluate(() => window.seen);
+    // axe measures text as drawn: not half faded in.
+    await page.waitForFunction(() => !document.getElementById("home").classList.contains("leaving"));
     await done(page);
     return seen;
   };

@@ -45,7 +45,13 @@ export function sentence(code, message, status) {
   }
   let m = message.trim();
   const field = /^([a-z_]+)(\[\d+\])?(\.[a-z_]+)?: (.*)$/s.exec(m);
-  if (field) m = capitalize(field[1].replace(/_/g, " ")) + (field[3] ? " " + field[3].slice(1).replace(/_/g, " ") : "") + " " + field[4];
+  if (field) {
+    // "message: at most 4000 characters" reads "Message can have at most
+    // 4,000 characters."
+    let rest = field[4].replace(/\b\d{4,}\b/g, (d) => Number(d).toLocaleString("en"));
+    if (/^at (most|least) /.test(rest)) rest = "can have " + rest;
+    m = capitalize(field[1].replace(/_/g, " ")) + (field[3] ? " " + field[3].slice(1).replace(/_/g, " ") : "") + " " + rest;
+  }
   m = capitalize(m);
   return /[.!?]$/.test(m) ? m : m + ".";
 }
@@ -123,6 +129,8 @@ export const api = {
   conversations: (limit = 20) => call("GET", "/ai/conversations?limit=" + limit),
   create: () => call("POST", "/ai/conversations", {}),
   open: (id) => call("GET", "/ai/conversations/" + encodeURIComponent(id)),
+  rename: (id, title) => call("PATCH", "/ai/conversations/" + encodeURIComponent(id), { title }),
+  remove: (id) => call("DELETE", "/ai/conversations/" + encodeURIComponent(id)),
   chart: (conv, chart) => call("GET", `/ai/conversations/${encodeURIComponent(conv)}/charts/${encodeURIComponent(chart)}`),
   place: (conv, chart, dashboard) => call("POST",
     `/ai/conversations/${encodeURIComponent(conv)}/charts/${encodeURIComponent(chart)}/add-to-dashboard`, { dashboard_id: dashboard }),

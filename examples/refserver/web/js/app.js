@@ -10,6 +10,7 @@ import { Home, renderChats } from "./home.js";
 import { MemoryPage } from "./memory.js";
 import { ConnectionsPage } from "./connections.js";
 import { McpSettingsPage } from "./mcp-settings.js";
+import { confirm } from "./memory.js";
 
 const SESSION = "askbi.session";
 
@@ -88,6 +89,7 @@ async function start(session) {
   home = new Home(status, session.label);
   pages = { memory: new MemoryPage(), connections: new ConnectionsPage(status, { setActive: (id) => home.setActive(id) }), mcp: new McpSettingsPage() };
   $("open-chats").addEventListener("click", openChats);
+  $("new-chat").addEventListener("click", newChat);
   $("convbar-open").addEventListener("click", () => { location.hash = "#/"; });
   $("convbar-close").addEventListener("click", () => { home.setActive(""); $("convbar").hidden = true; });
   window.addEventListener("hashchange", route);
@@ -136,19 +138,55 @@ async function conversationBar() {
   }
 }
 
+// openChats lists the saved chats: open, rename or delete one (deleting
+// asks first).
 async function openChats() {
   const d = $("chats");
   const ul = $("chats-list");
   ul.replaceChildren(h("li", { class: "muted" }, "Loading…"));
-  d.showModal();
+  if (!d.open) d.showModal();
   const [settled] = await Promise.allSettled([api.conversations(50)]);
   renderChats(ul, settled, async (id) => {
     d.close();
     if (where().page !== "home") location.hash = "#/";
     await home.open(id);
     home.composer.focus();
+  }, {
+    rename: async (c, title) => {
+      const { conversation } = await api.rename(c.id, title);
+      home.renamed(conversation);
+      await openChats();
+      $("chats-status").textContent = `Renamed to “${conversation.title}”.`;
+      ul.querySelector(`[aria-label="Rename chat: ${CSS.escape(conversation.title)}"]`)?.focus();
+    },
+    remove: async (c) => {
+      if (!await confirm("Delete this chat?", `“${c.title}” and its history are deleted. Charts it saved stay where they are.`, "Delete")) return;
+      await api.remove(c.id);
+      home.removed(c.id);
+      await openChats();
+      $("chats-status").textContent = `Deleted “${c.title}”.`;
+      (ul.querySelector("button") || d.querySelector("form button")).focus();
+    },
   });
 }
+
+// newChat starts an empty chat on Home, from any page.
+async function newChat() {
+  if (where().page !== "home") location.hash = "#/";
+  home.close();
+}
+
+// The skip link moves the keyboard past the top bar: to the composer on
+// Home, to the heading of another page, to the sign-in form. It is a
+// link for its role and look; the hash stays the route's.
+$("skip-link").addEventListener("click", (ev) => {
+  ev.preventDefault();
+  const main = document.querySelector("main:not([hidden])");
+  if (!main) return;
+  let target = main.id === "home" ? $("message") : main.querySelector("input:not([type=hidden]), h1");
+  if (target.tagName === "H1" && !target.hasAttribute("tabindex")) target.setAttribute("tabindex", "-1");
+  target.focus();
+});
 
 const s = saved();
 if (s && s.token) start(s); else showSignIn();

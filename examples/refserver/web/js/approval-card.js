@@ -27,7 +27,8 @@ export class ApprovalCard {
   constructor(tool, { onDecide }) {
     this.tool = tool;
     this.onDecide = onDecide;
-    this.el = h("section", { class: "approval", "aria-label": "Approval: " + (tool.title || tool.label) });
+    this.el = h("section", { class: "approval", "aria-label": "Approval: " + (tool.title || tool.label), tabindex: "-1" });
+    this.open = true; // until settled: the turn waits for it
     this.record = h("p", { class: "record", role: "status" });
     this.render(true);
   }
@@ -67,6 +68,7 @@ export class ApprovalCard {
 
   // settle shows the final record: completed, failed (with why), rejected.
   settle(state, message) {
+    this.open = false;
     this.render(false);
     this.record.textContent = {
       completed: "You approved it. Done.",
@@ -76,6 +78,10 @@ export class ApprovalCard {
   }
 
   problem(message) { this.record.textContent = message; }
+
+  // focus moves the keyboard to the card (not to Approve, so a stray
+  // Enter approves nothing); Tab reaches its buttons next.
+  focus() { this.el.focus(); }
 }
 
 // decidedCard is the record of an earlier approval, as a reopened

@@ -1,14 +1,16 @@
 // The composer: selected context as chips, the message, Add context at
 // the bottom left, the live status and Send at the bottom right. Enter
-// sends, Shift+Enter starts a new line; an empty message is never sent,
-// and Send is disabled while a turn runs.
+// sends, Shift+Enter starts a new line; an empty message or one over the
+// server's limit is never sent (a counter warns as the limit nears).
+// While a turn runs, Stop (or Esc) takes Send's place.
 
 import { $, h } from "./dom.js";
 
 export const MAX_CONTEXT = 10;
 
 export class Composer {
-  constructor({ onSubmit, onAddContext, onRemove }) {
+  // max is the longest message the server takes (GET /ai/status).
+  constructor({ onSubmit, onAddContext, onRemove, onStop, max }) {
     this.form = $("composer");
     this.input = $("message");
     this.send = $("send");
@@ -16,6 +18,9 @@ export class Composer {
     this.chipList = $("chips");
     this.notice = $("notice");
     this.activity = $("activity");
+    this.stop = $("stop");
+    this.counter = $("counter");
+    this.max = max || 4000;
     this.busy = false;
     this.blocked = "";
     this.onRemove = onRemove;
@@ -28,7 +33,12 @@ export class Composer {
         ev.preventDefault();
         this.submit(onSubmit);
       }
+      if (ev.key === "Escape" && this.busy) {
+        ev.preventDefault();
+        onStop();
+      }
     });
+    this.stop.addEventListener("click", () => onStop());
     this.input.addEventListener("input", () => this.sync());
     this.add.addEventListener("click", () => onAddContext());
     this.sync();
@@ -36,15 +46,24 @@ export class Composer {
 
   submit(onSubmit) {
     const text = this.input.value.trim();
-    if (!text || this.busy || this.blocked) return;
+    if (!text || this.busy || this.blocked || this.over()) return;
     this.input.value = "";
     this.sync();
     this.input.focus();
     onSubmit(text);
   }
 
+  // over is how many characters the message has beyond the limit.
+  over() { return Math.max(0, [...this.input.value].length - this.max); }
+
   sync() {
-    this.send.disabled = this.busy || !!this.blocked || !this.input.value.trim();
+    const n = [...this.input.value].length;
+    const left = this.max - n;
+    const fmt = (x) => x.toLocaleString("en");
+    this.counter.textContent = left < 0 ? `${fmt(-left)} over the ${fmt(this.max)}-character limit`
+      : left <= Math.max(100, this.max / 10) ? `${fmt(left)} characters left` : "";
+    this.counter.classList.toggle("over", left < 0);
+    this.send.disabled = this.busy || !!this.blocked || !this.input.value.trim() || left < 0;
     this.add.disabled = !!this.blocked || this.chips().length >= MAX_CONTEXT;
   }
 
@@ -52,6 +71,10 @@ export class Composer {
     this.busy = busy;
     this.form.classList.toggle("busy", busy);
     this.form.setAttribute("aria-busy", busy ? "true" : "false");
+    const had = document.activeElement === (busy ? this.send : this.stop);
+    this.send.hidden = busy;
+    this.stop.hidden = !busy;
+    if (had) (busy ? this.stop : this.input).focus();
     this.sync();
   }
 

@@ -13,8 +13,10 @@ import { Transcript } from "./transcript.js";
 import { Charts } from "./chart-result.js";
 import { Attachments } from "./attachments.js";
 
+// SUGGESTIONS are questions the demo model answers; a click sends one.
+// None changes anything.
 const SUGGESTIONS = ["Show signups by week", "Show signups by country", "Show MRR by month",
-  "Delete the Revenue dashboard", "/remember I report in EUR"];
+  "Show pageviews from Demo Analytics", "What can you do?"];
 
 export class Home {
   // status is GET /ai/status; label the signed-in user's name, if known.
@@ -33,6 +35,8 @@ export class Home {
       onSubmit: (text) => this.submit(text),
       onAddContext: () => this.picker.open(),
       onRemove: (it) => this.setChips(this.chips.filter((c) => c !== it), true),
+      onStop: () => this.stop(),
+      max: status.max_message_chars,
     });
     this.files = new Attachments(status.attachments, {
       onChange: () => this.composer.sync(),
@@ -132,25 +136,34 @@ export class Home {
     }
     const files = this.files.take();
     const tv = this.transcript.ask(text, files.map((f) => f.name));
+    this.turn = tv;
     this.setBusy(true);
     this.composer.live("Working…");
     this.abort = new AbortController();
+    let started = false; // an event arrived: the server has the message
     try {
       if (first) this.setActive((await api.create()).conversation.id);
       const body = { message: text };
       if (this.dirty) body.context = this.chips.map((c) => ({ entity_type: c.entity_type, id: c.id }));
       if (files.length) body.attachments = Attachments.body(files);
-      await api.message(this.conv, body, (e) => tv.handle(e), this.abort.signal);
+      await api.message(this.conv, body, (e) => { started = true; tv.handle(e); }, this.abort.signal);
       this.dirty = false;
     } catch (err) {
       if (err.name === "AbortError") return;
-      if (err.status >= 400 && files.length) {
-        // Refused before the turn began (a file over a limit, an image
-        // for a text-only model): the message and its files come back,
-        // to send again once fixed.
+      if (!started) {
+        // Not sent (refused before the turn began, or the server could
+        // not be reached): the message and its files come back, to send
+        // again as they are (Retry) or once fixed.
         this.files.put(files);
         if (!this.composer.input.value) this.composer.input.value = text;
         this.composer.sync();
+        tv.fail(err.message, () => {
+          tv.el.remove();
+          if (this.composer.input.value === text) this.composer.input.value = "";
+          this.submit(text);
+        });
+        this.composer.live(err.message);
+        return;
       }
       tv.fail(err.message);
       this.composer.live(err.message);
@@ -160,9 +173,24 @@ export class Home {
     }
   }
 
+  // stop ends the running turn: the request is cancelled, which stops
+  // the turn on the server (a client that leaves cancels its turn), and
+  // the answer says it was stopped.
+  stop() {
+    if (!this.busy || !this.abort) return;
+    this.abort.abort();
+    if (this.turn) this.turn.stopped();
+    this.setBusy(false);
+    this.composer.live("Stopped.");
+    this.composer.focus();
+  }
+
   async decide(tv, verb, tool) {
     if (this.busy) return false;
     const card = tv.cards.get(tool.approval_id);
+    this.turn = tv;
+    // The card's buttons go: the keyboard goes back to the composer.
+    this.composer.focus();
     this.setBusy(true);
     tv.reopen();
     this.abort = new AbortController();
@@ -199,12 +227,18 @@ export class Home {
     this.setActive(id);
     this.focus();
     $("conv-title").textContent = view.conversation.title || "Chat";
+    this.composer.live(""); // the transcript says when an approval waits
     this.transcript.load(view);
     this.setChips(view.context || [], false);
     this.dirty = false;
     this.composer.setNotice(view.notice || "");
-    this.composer.live("");
   }
+
+  // renamed shows a chat's new title where it is open.
+  renamed(c) { if (c.id === this.conv) $("conv-title").textContent = c.title; }
+
+  // removed lets go of a deleted chat: it was open, Home goes idle.
+  removed(id) { if (id === this.conv && this.focused) this.close(); else if (id === this.conv) this.setActive(""); }
 
   // close clears the Home chat (the conversation stays in Chats) and
   // restores the idle page.
@@ -226,7 +260,7 @@ export class Home {
   async idle() {
     const sugg = $("suggestions");
     sugg.replaceChildren(...SUGGESTIONS.map((s) => h("li", {}, h("button", {
-      type: "button", class: "suggestion", onclick: () => { this.composer.input.value = s; this.composer.sync(); this.composer.focus(); },
+      type: "button", class: "suggestion", onclick: () => { this.composer.focus(); this.submit(s); },
     }, s))));
     const [items, chats] = await Promise.allSettled([api.search(this.status.team_id, "", 20), api.conversations(5)]);
     const recent = $("recent-items");
@@ -244,15 +278,46 @@ export class Home {
   }
 }
 
-// renderChats lists saved chats by title; choosing one opens it.
-export function renderChats(ul, settled, open) {
+// renderChats lists saved chats by title; choosing one opens it. With
+// manage ({rename(c, title), remove(c)}, each resolving when done) every
+// chat also has Rename (an inline name field: Enter saves, Esc cancels)
+// and Delete.
+export function renderChats(ul, settled, open, manage) {
   if (settled.status !== "fulfilled") {
     ul.replaceChildren(h("li", { class: "error" }, settled.reason.message));
     return;
   }
   const list = settled.value.conversations.filter((c) => c.title);
-  ul.replaceChildren(...(list.length ? list.map((c) => h("li", {}, h("button", {
-    type: "button", class: "row", onclick: () => open(c.id),
-  }, h("span", { class: "row-text" }, h("span", { class: "row-label" }, c.title),
-    h("span", { class: "row-info" }, ago(c.updated_at)))))) : [h("li", { class: "muted" }, "No chats yet.")]));
+  const row = (c) => {
+    const li = h("li", { class: "chat-row" });
+    const show = () => li.replaceChildren(h("button", { type: "button", class: "row", onclick: () => open(c.id) },
+      h("span", { class: "row-text" }, h("span", { class: "row-label" }, c.title), h("span", { class: "row-info" }, ago(c.updated_at)))),
+    manage ? h("span", { class: "chat-actions" },
+      h("button", { type: "button", class: "link", "aria-label": "Rename chat: " + c.title, onclick: edit }, "Rename"),
+      h("button", { type: "button", class: "link danger", "aria-label": "Delete chat: " + c.title, onclick: remove }, "Delete")) : null);
+    const edit = () => {
+      const input = h("input", { type: "text", value: c.title, maxlength: "100", "aria-label": "Chat name", required: true });
+      const error = h("p", { class: "error", role: "alert" });
+      const form = h("form", { class: "chat-rename" }, input,
+        h("button", { type: "submit", class: "primary" }, "Save"),
+        h("button", { type: "button", onclick: () => { show(); li.querySelector("[aria-label^='Rename']").focus(); } }, "Cancel"), error);
+      form.addEventListener("submit", async (ev) => {
+        ev.preventDefault();
+        try {
+          await manage.rename(c, input.value);
+        } catch (err) { error.textContent = err.message; }
+      });
+      input.addEventListener("keydown", (ev) => {
+        if (ev.key === "Escape") { ev.preventDefault(); ev.stopPropagation(); show(); li.querySelector("[aria-label^='Rename']").focus(); }
+      });
+      li.replaceChildren(form);
+      input.select();
+    };
+    const remove = async () => {
+      try { await manage.remove(c); } catch (err) { li.append(h("p", { class: "error", role: "alert" }, err.message)); }
+    };
+    show();
+    return li;
+  };
+  ul.replaceChildren(...(list.length ? list.map(row) : [h("li", { class: "muted" }, "No chats yet.")]));
 }

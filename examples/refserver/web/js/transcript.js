@@ -77,6 +77,7 @@ export class Transcript {
   load(view) {
     this.clear();
     const pending = new Map((view.pending_approvals || []).map((p) => [p.approval_id, p]));
+    const stopped = new Set((view.turns || []).filter((t) => t.state === "stopped").map((t) => t.id));
     const turns = new Map();
     const entry = (id, at) => {
       if (!turns.has(id)) turns.set(id, { at, question: "", files: [], items: [] });
@@ -105,7 +106,8 @@ export class Transcript {
         if (it.text !== undefined) { tv.para().textContent = it.text; tv.current = null; continue; }
         tv.restore(it.run, pending.get(it.run.approval_id));
       }
-      tv.finish(true);
+      if (stopped.has(id)) tv.stopped();
+      else tv.finish(true);
     }
     this.scroll(true);
   }
@@ -144,6 +146,7 @@ class TurnView {
   }
 
   reopen() {
+    if (this.actions) { this.actions.remove(); this.actions = null; }
     this.work.reopen();
     this.thinking = h("p", { class: "thinking" }, "Working…");
     this.answer.insertBefore(this.thinking, this.work.el);
@@ -231,7 +234,7 @@ class TurnView {
         break;
       }
       case "request.completed":
-        this.finish();
+        this.finish(false, e.state === "awaiting_approval");
         break;
       case "request.failed":
         this.fail(sentence(e.error && e.error.code, e.error && e.error.message));
@@ -239,13 +242,48 @@ class TurnView {
     }
   }
 
-  // fail shows why the turn could not finish.
-  fail(message) {
-    this.insert(h("p", { class: "error turn-error" }, message));
+  // answerActions offers Copy and Ask again under a finished answer that
+  // has text: Copy puts the answer's text on the clipboard, Ask again
+  // sends the question once more.
+  answerActions(waiting) {
+    if (this.actions) { this.actions.remove(); this.actions = null; }
+    const text = () => [...this.answer.querySelectorAll(".text")].map((p) => p.textContent.trim()).filter(Boolean).join("\n\n");
+    if (waiting || !text()) return;
+    const copy = h("button", { type: "button", class: "link", "aria-label": "Copy answer", onclick: async () => {
+      try {
+        await navigator.clipboard.writeText(text());
+        this.t.live("Answer copied.");
+      } catch {
+        this.t.live("The answer could not be copied. Select the text and copy it instead.");
+      }
+    } }, "Copy");
+    const again = h("button", { type: "button", class: "link", onclick: () => this.t.onRetry(this.question) }, "Ask again");
+    this.actions = h("p", { class: "answer-actions" }, copy, again);
+    this.insert(this.actions);
+  }
+
+  // fail shows why the turn could not finish, with Retry when retry is
+  // given (the message was not sent).
+  fail(message, retry) {
+    this.insert(h("p", { class: "error turn-error" }, message,
+      retry ? [" ", h("button", { type: "button", class: "link", onclick: retry }, "Retry")] : null));
     this.finish();
   }
 
-  finish(quiet) {
+  // stopped ends the turn the user stopped: what arrived stays.
+  stopped() {
+    this.insert(h("p", { class: "muted turn-stopped" }, "You stopped this answer."));
+    this.finish(true);
+  }
+
+  // waiting is the newest open approval card of this turn, if any.
+  waiting() { return [...this.cards.values()].filter((c) => c.open).pop() || null; }
+
+  // finish ends the turn's live view. A turn whose approval card still
+  // waits never reads as finished: the status and the work summary say
+  // that it waits, and the card takes the focus unless the user is
+  // typing.
+  finish(quiet, awaiting) {
     if (this.thinking) { this.thinking.remove(); this.thinking = null; }
     // The answer explains the missing access first; the setup cards
     // follow it.
@@ -255,8 +293,16 @@ class TurnView {
       this.t.addSetup(card);
       this.insert(card.el);
     }
-    this.work.finish();
-    if (!quiet) this.t.live("Answer ready.");
+    const card = this.waiting();
+    this.work.finish(!!card || !!awaiting);
+    this.answerActions(!!card || !!awaiting);
+    if (card) {
+      this.t.live(card.tool.can_approve === false ? "Waiting for approval: ask an admin" : "Waiting for your approval");
+      const a = document.activeElement;
+      if (!quiet && (!a || a === document.body || a.id === "message" && !a.value)) card.focus();
+    } else if (!quiet) {
+      this.t.live("Answer ready.");
+    }
     this.t.scroll();
   }
 }

@@ -38,9 +38,10 @@ export class WorkSummary {
 
   get size() { return this.steps.size; }
 
-  // finish folds the steps into the Work completed section.
-  finish() { this.done = true; this.render(); }
-  reopen() { this.done = false; this.render(); }
+  // finish folds the steps into the Work completed section, or, while an
+  // approval waits, an open "Waiting for your approval" one.
+  finish(waiting) { this.done = true; this.waiting = !!waiting; this.render(); }
+  reopen() { this.done = false; this.waiting = false; this.render(); }
 
   render() {
     if (!this.steps.size) { this.el.replaceChildren(); return; }
@@ -57,8 +58,9 @@ export class WorkSummary {
     }
     const failed = [...this.steps.values()].filter((s) => s.state === "failed" || s.state === "unavailable").length;
     const n = this.steps.size;
-    const summary = h("summary", {}, "Work completed",
+    const summary = h("summary", {}, this.waiting ? "Waiting for your approval" : "Work completed",
       h("span", { class: "work-count" }, ` · ${n} ${n === 1 ? "step" : "steps"}` + (failed ? `, ${failed} failed` : "")));
-    this.el.replaceChildren(h("details", { class: "work-completed" }, summary, h("ol", { class: "steps" }, items)));
+    this.el.replaceChildren(h("details", { class: this.waiting ? "work-waiting" : "work-completed", open: this.waiting }, summary,
+      h("ol", { class: "steps" }, items)));
   }
 }
