@@ -30,9 +30,12 @@
 //     and the resolution of a question into a connection or its setup;
 //     connresolve/connresolvetest proves its stores.
 //   - connresolve/connhttp: the connection routes over HTTP.
-//   - mcpserver: the inbound MCP server (six tools, Streamable HTTP);
-//     mcpserver/chartimage draws create_chart_preview's optional PNG
-//     (gonum/plot, linked only by a host that opts in).
+//   - mcpserver: the inbound MCP server (six tools, Streamable HTTP, the
+//     chart app of MCP Apps); mcpserver/chartimage draws
+//     create_chart_preview's optional PNG (gonum/plot, linked only by a
+//     host that opts in).
+//   - chartview: the chart component (embedded JavaScript and CSS) that
+//     the page and the MCP chart app both draw with.
 //   - mcpserver/oauth: the OAuth 2.1 authorization server of the MCP
 //     server; mcpserver/oauth/oauthtest proves its store.
 //   - ask: the Ask orchestrator (turns, context, tools, approvals, events);

@@ -30,6 +30,9 @@ var layers = []struct {
 	// connection tokens): a leaf, so memory and dataexec share it.
 	{pkg: "seal", may: []string{""}},
 	{pkg: "internal", may: []string{"", "access"}},
+	// The chart component (embedded JavaScript and CSS) that the page and
+	// the MCP app both draw with: a leaf.
+	{pkg: "chartview", may: nil},
 	// A test client of the chat API, for the tests of askhttp and of the
 	// reference server.
 	{pkg: "internal/chattest", may: []string{"", "ask", "internal"}},
@@ -49,7 +52,7 @@ var layers = []struct {
 	{pkg: "dataexec/pgsource", may: []string{"", "access", "dataexec", "internal"}},
 	// The MCP path never calls a model, never creates a conversation and
 	// never reads memory: it cannot reach the packages that do.
-	{pkg: "mcpserver", may: []string{"", "access", "dataexec", "internal"},
+	{pkg: "mcpserver", may: []string{"", "access", "dataexec", "chartview", "internal"},
 		never: []string{"github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go"},
 		// Its benchmarks run the tools on a real PostgreSQL source.
 		tests: []string{"dataexec/pgsource", "github.com/jmoiron/sqlx", "github.com/lib/pq"}},
@@ -66,7 +69,7 @@ var layers = []struct {
 	// process, such as the load benchmark cmd/mcpload: internal helpers
 	// only.
 	{pkg: "cmd", may: []string{"internal"}},
-	{pkg: "examples", may: []string{"", "access", "seal", "dataexec", "memory", "connresolve", "ask", "mcpserver", "internal", "httpserve", "examples",
+	{pkg: "examples", may: []string{"", "access", "seal", "chartview", "dataexec", "memory", "connresolve", "ask", "mcpserver", "internal", "httpserve", "examples",
 		"dataexec/pgsource", "dataexec/mcpsource", "dataexec/datahttp", "connresolve/connhttp", "ask/askhttp"}},
 }
 

@@ -609,7 +609,7 @@ func TestRemoteResultKinds(t *testing.T) {
 		want ask.RemoteResult
 	}{
 		{"visits", ask.RemoteResult{Kind: ask.RemoteChart,
-			Chart: &dataexec.ChartData{Type: dataexec.ChartBar, Labels: []string{"/pricing", "/docs"},
+			Chart: &dataexec.ChartData{Type: dataexec.ChartBar, XField: "page", Labels: []string{"/pricing", "/docs"},
 				Series: []dataexec.Series{{Name: "visitors", Values: []*float64{f(120), f(80)}}}, Meta: dataexec.Meta{RowCount: 2}},
 			Table: &ask.RemoteRows{Columns: []string{"page", "visitors"}, Rows: [][]any{{"/pricing", 120.0}, {"/docs", 80.0}}}}},
 		{"notes", ask.RemoteResult{Kind: ask.RemoteTable,

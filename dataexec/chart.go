@@ -56,9 +56,12 @@ type Series struct {
 // ChartData is what a chart draws: one label per row (from the X field)
 // and one series per Y field, aligned with the labels.
 type ChartData struct {
-	Type   ChartType `json:"chart_type"`
-	Labels []string  `json:"labels"`
-	Series []Series  `json:"series"`
+	Type ChartType `json:"chart_type"`
+	// XField names the field the labels come from, for the axis title;
+	// empty for a KPI chart.
+	XField string   `json:"x_field,omitempty"`
+	Labels []string `json:"labels"`
+	Series []Series `json:"series"`
 	Meta
 }
 
@@ -142,7 +145,7 @@ func buildChart(res *Result, s ChartSpec, validate bool, sampleRows, maxPoints i
 	}
 
 	rows := res.Rows
-	cd := &ChartData{Type: s.Type, Labels: []string{}, Meta: res.Meta}
+	cd := &ChartData{Type: s.Type, XField: s.XField, Labels: []string{}, Meta: res.Meta}
 	if len(rows) > maxPoints {
 		rows = rows[:maxPoints]
 		cd.Truncated, cd.TruncatedReason = true, TruncatedPoints

@@ -310,6 +310,7 @@ func TestChartData(t *testing.T) {
 		Dashboard: &dataexec.Ref{Type: access.TypeDashboard, ID: "d-growth", Name: "Growth overview", ProjectID: "growth"},
 		Data: &dataexec.ChartData{
 			Type:   dataexec.ChartLine,
+			XField: "day",
 			Labels: []string{"2026-11-01", "2026-11-02", "2026-11-03", "2026-11-04"},
 			Series: []dataexec.Series{{Name: "signups", Values: []*float64{f(12), f(0), nil, f(7)}}},
 			Meta:   dataexec.Meta{RowCount: 4, DataDate: t0},

@@ -915,7 +915,8 @@ func TestBadInput(t *testing.T) {
 }
 
 // TestDiscover speaks MCP revision 2026-07-28, whose server/discover
-// replaces initialize, and checks that only tools are declared.
+// replaces initialize, and checks that only tools and resources (the
+// chart app) are declared.
 func TestDiscover(t *testing.T) {
 	e := newEnv(t, nil, "")
 	token := e.MustKey(t, "vic", "acme", access.AllProjects(), access.ScopeDataRead)
@@ -944,7 +945,8 @@ func TestDiscover(t *testing.T) {
 	for k := range msg.Result.Capabilities {
 		caps = append(caps, k)
 	}
-	if diff := cmp.Diff([]string{"tools"}, caps); diff != "" {
+	slices.Sort(caps)
+	if diff := cmp.Diff([]string{"resources", "tools"}, caps); diff != "" {
 		t.Errorf("capabilities mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -180,7 +180,7 @@ func New(exec *dataexec.Executor, gate *access.Gate, authn Authenticate, opts *O
 	s.metadata = o.BaseURL + "/.well-known/oauth-protected-resource" + o.MCPPath
 
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "askbi", Version: "0.1.0"}, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}},
 		SetCacheable: func(_ context.Context, r mcp.Request, c *mcp.Cacheable) {
 			if _, ok := r.(*mcp.ListToolsRequest); ok {
 				c.CacheScope = "private" // the list depends on the caller's scopes
@@ -188,6 +188,7 @@ func New(exec *dataexec.Executor, gate *access.Gate, authn Authenticate, opts *O
 		},
 	})
 	s.addTools()
+	s.addApp()
 	s.mcp.AddReceivingMiddleware(s.middleware)
 
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
@@ -423,6 +424,35 @@ func principalOf(extra *mcp.RequestExtra) (access.Principal, bool) {
 func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
+		case "initialize", "server/discover":
+			// The extension is declared to a client that declares it.
+			res, err := next(ctx, method, req)
+			var caps *mcp.ClientCapabilities
+			if ir, ok := req.(*mcp.InitializeRequest); ok && ir.Params != nil {
+				caps = ir.Params.Capabilities
+			} else if cr, ok := req.(interface {
+				ClientCapabilities() *mcp.ClientCapabilities
+			}); ok {
+				caps = cr.ClientCapabilities()
+			}
+			if _, declared := uiSupport(caps); declared && err == nil {
+				switch r := res.(type) {
+				case *mcp.InitializeResult:
+					withUIExtension(r.Capabilities)
+				case *mcp.DiscoverResult:
+					withUIExtension(r.Capabilities)
+				}
+			}
+			return res, err
+		case "resources/list", "resources/read", "resources/templates/list":
+			// The app is the same for every caller and holds no data; its
+			// reads still pass the gate, as every request does.
+			p, _ := principalOf(req.GetExtra())
+			if _, err := s.gate.Begin(ctx, p); err != nil {
+				noteRetry(ctx, err)
+				return nil, rpcError(err)
+			}
+			return next(ctx, method, req)
 		case "tools/list":
 			// The list depends on the live role: it passes the gate like
 			// a call.
@@ -438,6 +468,9 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			lr := res.(*mcp.ListToolsResult)
 			lr.Tools = visibleTools(lr.Tools, live)
+			if known, declared := uiSupport(clientCaps(req)); known && !declared {
+				lr.Tools = withoutApp(lr.Tools)
+			}
 			return lr, nil
 		case "tools/call":
 			ctx, stop := withRequest(ctx)
@@ -477,6 +510,9 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				outcome = err
 			}
 			if r, ok := res.(*mcp.CallToolResult); ok && err == nil {
+				if known, declared := uiSupport(clientCaps(req)); known && !declared {
+					r.Meta = nil // the app's reading of the rows
+				}
 				res = preEncode(r)
 			}
 			return res, err
@@ -488,14 +524,25 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// undeclared reports whether method belongs to a capability this
-// tools-only server does not declare. The go-sdk answers prompts/list or
-// resources/list with empty lists whatever the capabilities; a 2026-07-28
-// client reads a handled method as a capability (conformance
-// server-stateless, "ServerDeclaresPromptsInDiscover"), so they answer
-// Method not found.
+// clientCaps are the capabilities the client of req sent, as far as the
+// server knows them (see uiSupport).
+func clientCaps(req mcp.Request) *mcp.ClientCapabilities {
+	if cr, ok := req.(interface {
+		ClientCapabilities() *mcp.ClientCapabilities
+	}); ok {
+		return cr.ClientCapabilities()
+	}
+	return nil
+}
+
+// undeclared reports whether method belongs to a capability this server
+// (tools, and resources without subscriptions) does not declare. The
+// go-sdk answers prompts/list with an empty list whatever the
+// capabilities; a 2026-07-28 client reads a handled method as a
+// capability (conformance server-stateless,
+// "ServerDeclaresPromptsInDiscover"), so they answer Method not found.
 func undeclared(method string) bool {
-	for _, prefix := range []string{"prompts/", "resources/", "completion/", "logging/"} {
+	for _, prefix := range []string{"prompts/", "resources/subscribe", "resources/unsubscribe", "completion/", "logging/"} {
 		if strings.HasPrefix(method, prefix) {
 			return true
 		}

@@ -36,6 +36,8 @@ type tool struct {
 	// budgeted tools take limit and max_bytes and fit the response
 	// budget (budget.go).
 	budgeted bool
+	// app tools link the chart app (app.go).
+	app bool
 }
 
 // rightsOf reads a call's arguments as In and asks dataexec which rights
@@ -51,6 +53,12 @@ func rightsOf[In interface{ Rights() []access.Right }](args json.RawMessage) []a
 // with sets the tool's argRights.
 func (d tool) with(argRights func(json.RawMessage) []access.Right) tool {
 	d.argRights = argRights
+	return d
+}
+
+// charted links the tool to the chart app.
+func (d tool) charted() tool {
+	d.app = true
 	return d
 }
 
@@ -118,9 +126,9 @@ var tools = []tool{
 		`{"properties":{"results":`+arr+`},"required":["results"]}`, searchReply),
 	activityTool,
 	fromDataAction(dataexec.RunDatasetAction, "Run a dataset and return its rows, cut to fit limit and max_bytes.",
-		`{"properties":{"dataset":`+obj+`,`+tableSchema+`},"required":["dataset","rows"]}`, datasetReply, datasetCut).with(rightsOf[dataexec.Params]),
+		`{"properties":{"dataset":`+obj+`,`+tableSchema+`},"required":["dataset","rows"]}`, datasetReply, datasetCut).with(rightsOf[dataexec.Params]).charted(),
 	fromDataAction(dataexec.ChartDataAction, "Return a chart's labels and series, cut to fit limit and max_bytes.",
-		`{"properties":{"chart":`+obj+`,`+chartSchema+`},"required":["chart","labels","series"]}`, chartDataReply, chartCut).with(rightsOf[dataexec.Params]),
+		`{"properties":{"chart":`+obj+`,`+chartSchema+`},"required":["chart","labels","series"]}`, chartDataReply, chartCut).with(rightsOf[dataexec.Params]).charted(),
 	previewTool,
 	fromDataAction(dataexec.ExploreAction, "Explore sources (owner/admin, all-project key). inspect: connections, or a connection's tables, or a table's columns. preview: run read-only sql. save: preview, then save as a dataset on dashboard_id (needs datasets:write).",
 		`{"properties":{"connections":`+arr+`,"tables":`+arr+`,"dataset":`+obj+`,`+tableSchema+`},"required":["operation"]}`, exploreReply, exploreCut).with(rightsOf[dataexec.Exploration]),
@@ -177,7 +185,12 @@ func (s *Server) addTools() {
 			input = budgetSchema(input, s.opts.MaxResultBytes)
 		}
 		s.inputs[d.name] = mustSchema(input)
+		var meta mcp.Meta
+		if d.app {
+			meta = appToolMeta()
+		}
 		d.register(s, &mcp.Tool{
+			Meta:        meta,
 			Name:        d.name,
 			Description: d.desc,
 			InputSchema: s.inputs[d.name],
@@ -196,7 +209,8 @@ type reply struct {
 	summary string
 	data    any
 	extra   []mcp.Content
-	teamed  bool // the OAuth team label is done (fitReply adds it before it measures)
+	meta    mcp.Meta // the result's _meta
+	teamed  bool     // the OAuth team label is done (fitReply adds it before it measures)
 }
 
 // handle adapts a tool function to the SDK: it passes the live principal
@@ -244,7 +258,7 @@ func toolResult(r reply) (*mcp.CallToolResult, error) {
 		return nil, err
 	}
 	content := append([]mcp.Content{&mcp.TextContent{Text: r.summary}, &mcp.TextContent{Text: string(data)}}, r.extra...)
-	return &mcp.CallToolResult{Content: content, StructuredContent: data}, nil
+	return &mcp.CallToolResult{Content: content, StructuredContent: data, Meta: r.meta}, nil
 }
 
 // teamOut names the authorized team in an OAuth call's result: a grant is
@@ -490,6 +504,7 @@ func datasetReply(s *Server, _ dataexec.DatasetRun, res *dataexec.Result) reply 
 		data: table{struct {
 			Dataset refOut `json:"dataset"`
 		}{s.link(*res.Dataset, dataexec.PageDataset)}, res},
+		meta: chartHint(res),
 	}
 }
 
@@ -539,6 +554,7 @@ var previewTool = tool{
 		mcp.AddTool(s.mcp, t, handle(s, s.createChartPreview))
 	},
 	budgeted: true,
+	app:      true,
 }
 
 // withProperty adds property name with schema to an object schema.

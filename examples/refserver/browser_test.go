@@ -122,8 +122,12 @@ func TestBrowser(t *testing.T) {
 			cmd.Env = append(os.Environ(), "ASKBI_BASE_URL="+ta.url, "ASKBI_BROWSER_TOOLS="+tools,
 				"ASKBI_CHROMIUM="+chromium, "ASKBI_ARTIFACTS="+artifacts, "NO_COLOR=1")
 			cmd.Env = append(cmd.Env, browserMCPEnv(t, ta)...)
-			if filepath.Base(file) == "links.test.mjs" {
+			switch filepath.Base(file) {
+			case "links.test.mjs":
 				cmd.Env = append(cmd.Env, "ASKBI_MCP_PREVIEW_URL="+mcpPreviewURL(t, ta))
+			case "mcp-app.test.mjs":
+				// The test host calls the MCP tools as alice.
+				cmd.Env = append(cmd.Env, "ASKBI_MCP_KEY="+ta.apiKey(t, "alice"))
 			}
 			out, err := cmd.CombinedOutput()
 			if err != nil {

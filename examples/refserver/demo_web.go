@@ -13,6 +13,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/chartview"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/internal/httpjson"
 )
@@ -53,6 +54,12 @@ func (a *app) webRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /web/{file...}", func(w http.ResponseWriter, r *http.Request) {
 		a.webFile(w, r, path.Join("web", r.PathValue("file")))
 	})
+	// The chart component is package chartview's, the one the MCP app
+	// draws with too.
+	mux.HandleFunc("GET /web/js/chart-svg.js", func(w http.ResponseWriter, r *http.Request) {
+		a.webBytes(w, r, "chart-svg.js", chartview.JS)
+	})
+	mux.HandleFunc("GET /web/chart.css", func(w http.ResponseWriter, r *http.Request) { a.webBytes(w, r, "chart.css", chartview.CSS) })
 	for _, page := range []dataexec.Page{dataexec.PagePreview, dataexec.PageChart, dataexec.PageDashboard, dataexec.PageDataset} {
 		mux.HandleFunc("GET /"+string(page)+"/{id}", a.productPage)
 	}
@@ -113,15 +120,21 @@ func (a *app) webFileStatus(w http.ResponseWriter, r *http.Request, name string,
 
 // webFile answers one embedded file with the page's security headers.
 func (a *app) webFile(w http.ResponseWriter, r *http.Request, name string) {
+	b, err := fs.ReadFile(webFiles, name)
+	if err != nil || strings.HasPrefix(path.Base(name), ".") {
+		w.Header().Set("Content-Security-Policy", webCSP)
+		httpjson.WriteError(w, r, a.log, askbi.Errorf(askbi.NotFound, "not found"))
+		return
+	}
+	a.webBytes(w, r, name, b)
+}
+
+// webBytes answers b, the file name, with the page's security headers.
+func (a *app) webBytes(w http.ResponseWriter, r *http.Request, name string, b []byte) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", webCSP)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
-	b, err := fs.ReadFile(webFiles, name)
-	if err != nil || strings.HasPrefix(path.Base(name), ".") {
-		httpjson.WriteError(w, r, a.log, askbi.Errorf(askbi.NotFound, "not found"))
-		return
-	}
 	ct := mime.TypeByExtension(path.Ext(name))
 	if ct == "" {
 		ct = "application/octet-stream"

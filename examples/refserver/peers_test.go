@@ -73,13 +73,15 @@ func withBearer(token string, h http.Handler) http.Handler {
 }
 
 // conformanceScenarios are the suite's server scenarios that apply to a
-// server with only tools: the 2025 lifecycle ones, and the 2026-07-28
-// ones (server-stateless, http-header-validation, caching, tools-list
-// over server/discover). The others need fixture tools, prompts or
-// resources ("test_simple_text", ...) that an everything-server has.
+// server with tools and one resource (the chart app): the 2025
+// lifecycle ones, the 2026-07-28 ones (server-stateless,
+// http-header-validation, caching, tools-list over server/discover),
+// and the resource ones. The others need fixture tools or prompts
+// ("test_simple_text", ...) that an everything-server has.
 var conformanceScenarios = []string{
 	"server-initialize", "ping", "tools-list", "dns-rebinding-protection",
 	"server-stateless", "http-header-validation", "caching",
+	"resources-list", "resources-read-text", "resources-templates-read", "sep-2164-resource-not-found",
 }
 
 // notApplicable are the checks that fail against a tools-only server
@@ -100,12 +102,17 @@ var notApplicable = map[string][]string{
 		// server sends no log messages at all.
 		"sep-2575-server-no-log-without-loglevel",
 	},
+	// "Resource not found": they read the fixture resources of an
+	// everything-server (test://static-text, a test://template/{id}
+	// template); askbi's one resource is the chart app, which
+	// resources-list and sep-2164-resource-not-found check.
+	"resources-read-text":      {"resources-read-text"},
+	"resources-templates-read": {"resources-templates-read"},
 	"caching": {
-		// -32601: a tools-only server has no prompts or resources to
-		// cache; it refuses those methods (see mcpserver.undeclared).
+		// -32601: the server has no prompts to cache; it refuses prompts
+		// methods (see mcpserver.undeclared). Its resources (the chart
+		// app) pass.
 		"sep-2549-prompts-list-caching-hints",
-		"sep-2549-resources-list-caching-hints",
-		"sep-2549-resources-templates-list-caching-hints",
 	},
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
+	"github.com/askbi/askbi/chartview"
 	"github.com/askbi/askbi/internal/pgtest"
 	"github.com/askbi/askbi/memory"
 )
@@ -366,6 +367,15 @@ func TestWebPage(t *testing.T) {
 		served[path] = b
 		return nil
 	})
+	// The chart component is package chartview's, served beside them.
+	for path, want := range map[string][]byte{"/web/js/chart-svg.js": chartview.JS, "/web/chart.css": chartview.CSS} {
+		status, h, b := ta.Do(t, "GET", path, "", nil)
+		check(path, b, status, h)
+		if !bytes.Equal(b, want) {
+			t.Errorf("GET %s is not chartview's file", path)
+		}
+		served[path] = b
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

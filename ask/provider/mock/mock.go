@@ -556,7 +556,7 @@ func script(req ask.ModelRequest, n int) ask.ModelReply {
 			if categorical[by] {
 				typ = "bar"
 			}
-			name := strings.ToUpper(subject[:1]) + subject[1:] + " by " + by
+			name := chartName(ds["name"], subject, by)
 			args := map[string]any{"dataset_id": ds["id"], "chart_type": typ, "x_field": cols[0], "y_fields": []any{cols[1]}, "name": name}
 			if fs := withScope(nil, ds); fs != nil {
 				args["filters"] = fs

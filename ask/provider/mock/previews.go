@@ -121,7 +121,7 @@ func previews(req ask.ModelRequest, st turnState, tool string, out map[string]an
 	filters := withScope(args["filters"], ds)
 	var specs []map[string]any
 	spec := func(typ, x, y string) map[string]any {
-		m := map[string]any{"dataset_id": ds["id"], "chart_type": typ, "x_field": x, "y_fields": []any{y}, "name": title(y) + " by " + x}
+		m := map[string]any{"dataset_id": ds["id"], "chart_type": typ, "x_field": x, "y_fields": []any{y}, "name": chartName(ds["name"], y, x)}
 		if len(filters) > 0 {
 			m["filters"] = filters
 		}
@@ -204,6 +204,18 @@ func title(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// chartName names a preview of subject by x: "Signups by week". The
+// subject is spelled as the dataset's own name spells it, when the name
+// holds it ("MRR by month" from the dataset "MRR", never "Mrr by
+// month").
+func chartName(dataset any, subject, x string) string {
+	name, _ := dataset.(string)
+	if i := strings.Index(strings.ToLower(name), strings.ToLower(subject)); i >= 0 && subject != "" && len(name) == len(strings.ToLower(name)) {
+		subject = name[i : i+len(subject)]
+	}
+	return title(subject) + " by " + x
 }
 
 // placement is the answer to the placement offer: on consent with one

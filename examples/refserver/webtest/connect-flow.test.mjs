@@ -32,7 +32,7 @@ async function answered(page, name) {
   const chart = turn.locator(".remote-result[data-kind=chart]");
   await chart.waitFor();
   assert.match(await chart.locator(".chart-title").innerText(), /pageviews_by_week/);
-  assert.match(await chart.locator("svg.chart-svg").getAttribute("aria-label"), /^Line chart of pageviews, 8 points from 2026-09-07 to 2026-10-26$/);
+  assert.match(await chart.locator("svg.chart-svg").getAttribute("aria-label"), /^Line chart of pageviews, 8 points from 7 Sep to 26 Oct$/);
   assert.equal(await chart.locator("svg.chart-svg circle").count(), 8, "one point per week of the provider's data");
   // The demo shares no rows with the model: it says what it was shown.
   assert.match(await turn.locator(".text").innerText(), /^pageviews_by_week on Demo Analytics returned 8 rows/);

@@ -33,7 +33,8 @@ export async function close() { if (browser) await browser.close(); }
 // open returns a fresh page (own cookies and session storage) with errors
 // collected: a test fails on any page error or CSP violation.
 export async function open(options = {}) {
-  const context = await browser.newContext({ viewport: options.viewport || desktop, reducedMotion: options.reducedMotion || "no-preference" });
+  const context = await browser.newContext({ viewport: options.viewport || desktop, reducedMotion: options.reducedMotion || "no-preference",
+    hasTouch: options.hasTouch || false });
   const page = await context.newPage();
   page.problems = [];
   page.on("pageerror", (e) => page.problems.push("page error: " + e.message));
