@@ -8,11 +8,34 @@ import (
 	"github.com/askbi/askbi"
 )
 
-// SessionLookup returns the principal of a product session token (Auth
-// AuthSession): Unauthenticated for a token that is not a live session,
-// another code (Unavailable) when it cannot be checked now. It is the
-// host's product login; SessionAuth puts it on HTTP.
-type SessionLookup func(ctx context.Context, token string) (Principal, error)
+// TokenLookup returns the principal of a bearer token: Unauthenticated
+// for a token it does not accept, another code (Unavailable) when it
+// cannot be checked now. It is the one shape of every token check: a
+// host's product sessions (its login, which SessionAuth puts on HTTP),
+// API keys (Keys.Verify), the MCP authorization server's access tokens
+// (oauth.Server.Verify); mcpserver.New takes one, AnyToken joins several.
+type TokenLookup func(ctx context.Context, token string) (Principal, error)
+
+// AnyToken returns a TokenLookup that accepts what any of lookups
+// accepts, tried in order: API keys and OAuth access tokens verify into
+// the same principal. A failure other than Unauthenticated stops the
+// search, so a store that is down is never read as a wrong token.
+func AnyToken(lookups ...TokenLookup) TokenLookup {
+	return func(ctx context.Context, token string) (Principal, error) {
+		err := error(askbi.Errorf(askbi.Unauthenticated, "invalid credential"))
+		for _, l := range lookups {
+			p, lerr := l(ctx, token)
+			if lerr == nil {
+				return p, nil
+			}
+			if askbi.ErrorCode(lerr) != askbi.Unauthenticated {
+				return Principal{}, lerr
+			}
+			err = lerr
+		}
+		return Principal{}, err
+	}
+}
 
 // SessionOptions configures SessionAuth. The zero value is valid: a
 // bearer session token only.
@@ -38,7 +61,7 @@ type SessionOptions struct {
 // Unauthenticated with opts.Message, so a caller cannot tell which kind
 // was tried; any other failure of lookup or of Keys.Verify (Unavailable)
 // is returned as it is, so a transient failure is never a sign-out.
-func SessionAuth(lookup SessionLookup, opts *SessionOptions) Authenticate {
+func SessionAuth(lookup TokenLookup, opts *SessionOptions) Authenticate {
 	var o SessionOptions
 	if opts != nil {
 		o = *opts

@@ -87,3 +87,42 @@ func TestSessionAuth(t *testing.T) {
 		})
 	}
 }
+
+// TestAnyToken: the first lookup that accepts a token wins, in order; a
+// refusal tries the next; a failure other than Unauthenticated (a store
+// that is down) stops the search and is returned as it is, never read as
+// a wrong token.
+func TestAnyToken(t *testing.T) {
+	lookup := func(accept string, fail error) access.TokenLookup {
+		return func(_ context.Context, token string) (access.Principal, error) {
+			switch {
+			case fail != nil:
+				return access.Principal{}, fail
+			case token == accept:
+				return access.Principal{UserID: accept}, nil
+			}
+			return access.Principal{}, askbi.Errorf(askbi.Unauthenticated, "not mine")
+		}
+	}
+	down := askbi.Errorf(askbi.Unavailable, "the key store is down")
+	for _, tc := range []struct {
+		name    string
+		lookups []access.TokenLookup
+		token   string
+		user    string
+		code    askbi.Code
+	}{
+		{"the first accepts", []access.TokenLookup{lookup("a", nil), lookup("b", nil)}, "a", "a", ""},
+		{"the second accepts", []access.TokenLookup{lookup("a", nil), lookup("b", nil)}, "b", "b", ""},
+		{"none accepts", []access.TokenLookup{lookup("a", nil), lookup("b", nil)}, "c", "", askbi.Unauthenticated},
+		{"a store down stops the search", []access.TokenLookup{lookup("", down), lookup("b", nil)}, "b", "", askbi.Unavailable},
+		{"no lookups", nil, "a", "", askbi.Unauthenticated},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := access.AnyToken(tc.lookups...)(t.Context(), tc.token)
+			if p.UserID != tc.user || askbi.ErrorCode(err) != tc.code && !(tc.code == "" && err == nil) {
+				t.Errorf("AnyToken(%q) = %q, %v; want %q, code %q", tc.token, p.UserID, err, tc.user, tc.code)
+			}
+		})
+	}
+}

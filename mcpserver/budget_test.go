@@ -110,7 +110,7 @@ func wantCut(t *testing.T, r toolResult, reason string, all []any) {
 func TestResultBudgetDefault(t *testing.T) {
 	e := newEnv(t, bigSource(), "")
 	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
-	whole := newEnvWith(t, bigSource(), "", func(o *mcpserver.Options, _ *mcpserver.Authenticate) { o.MaxResultBytes = 1 << 20 })
+	whole := newEnvWith(t, bigSource(), "", func(o *mcpserver.Options, _ *access.TokenLookup) { o.MaxResultBytes = 1 << 20 })
 	wholeToken := whole.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
 	for _, tt := range []struct {
 		tool string
@@ -147,7 +147,7 @@ func TestResultBudgetDefault(t *testing.T) {
 // comes whole; one byte less and it is cut to the rows that fit. The
 // same for the caller's limit.
 func TestResultBudgetBoundary(t *testing.T) {
-	e := newEnvWith(t, bigSource(), "", func(o *mcpserver.Options, _ *mcpserver.Authenticate) { o.MaxResultBytes = 1 << 20 })
+	e := newEnvWith(t, bigSource(), "", func(o *mcpserver.Options, _ *access.TokenLookup) { o.MaxResultBytes = 1 << 20 })
 	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
 	for _, tool := range []string{"run_dataset", "get_chart_data"} {
 		t.Run(tool, func(t *testing.T) {
@@ -196,7 +196,7 @@ func TestResultBudgetBoundary(t *testing.T) {
 // tools/list shows the ceiling.
 func TestResultBudgetCannotRaise(t *testing.T) {
 	const budget = 5000
-	e := newEnvWith(t, bigSource(), "", func(o *mcpserver.Options, _ *mcpserver.Authenticate) { o.MaxResultBytes = budget })
+	e := newEnvWith(t, bigSource(), "", func(o *mcpserver.Options, _ *access.TokenLookup) { o.MaxResultBytes = budget })
 	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
 	for _, tool := range []string{"run_dataset", "get_chart_data", "create_chart_preview", "explore_data"} {
 		args := map[string]any{"run_dataset": map[string]any{"dataset_id": "ds_signups"}, "get_chart_data": map[string]any{"chart_id": "chart_signups"},
@@ -236,7 +236,7 @@ func TestResultBudgetCannotRaise(t *testing.T) {
 // TestResultBudgetOAuth: an OAuth call's team label is inside the budget.
 func TestResultBudgetOAuth(t *testing.T) {
 	const budget = 5000
-	e := newEnvWith(t, bigSource(), "", func(o *mcpserver.Options, authn *mcpserver.Authenticate) {
+	e := newEnvWith(t, bigSource(), "", func(o *mcpserver.Options, authn *access.TokenLookup) {
 		o.MaxResultBytes = budget
 		o.TeamName = func(context.Context, string) string { return strings.Repeat("Acme ", 20) }
 		asOAuth(o, authn)

@@ -62,7 +62,7 @@ func newEnv(t testing.TB, src dataexec.Source, sourceType string) *env {
 
 // newEnvWith is newEnv with configure, when not nil, changing the
 // server's options and authentication before it starts.
-func newEnvWith(t testing.TB, src dataexec.Source, sourceType string, configure func(*mcpserver.Options, *mcpserver.Authenticate)) *env {
+func newEnvWith(t testing.TB, src dataexec.Source, sourceType string, configure func(*mcpserver.Options, *access.TokenLookup)) *env {
 	t.Helper()
 	e := &env{dir: access.NewMemoryDirectory(), catalog: dataexec.NewMemoryCatalog(), audit: access.NewMemoryAudit(1000)}
 	for _, p := range [][2]string{{"acme", "growth"}, {"acme", "finance"}, {"globex", "ops"}} {
@@ -125,7 +125,7 @@ func newEnvWith(t testing.TB, src dataexec.Source, sourceType string, configure 
 		BaseURL: "https://bi.example.com", Activity: activity, Audit: e.audit, Now: func() time.Time { return now },
 		ChartImage: chartimage.PNG,
 	}
-	authn := mcpserver.Authenticate(e.keys.Verify)
+	authn := access.TokenLookup(e.keys.Verify)
 	if configure != nil {
 		configure(opts, &authn)
 	}
@@ -706,7 +706,7 @@ func TestDenials(t *testing.T) {
 
 // asOAuth makes the env's API keys verify as OAuth access tokens (Auth
 // AuthOAuth), for the rules that differ between the two.
-func asOAuth(_ *mcpserver.Options, authn *mcpserver.Authenticate) {
+func asOAuth(_ *mcpserver.Options, authn *access.TokenLookup) {
 	keys := *authn
 	*authn = func(ctx context.Context, token string) (access.Principal, error) {
 		p, err := keys(ctx, token)
@@ -1019,7 +1019,7 @@ func TestEnumsAreDataexecs(t *testing.T) {
 // Options.AllowedOrigins gets 403 (Streamable HTTP, 2025-11-25), before
 // authentication; no Origin (a client outside a browser) is served.
 func TestOrigin(t *testing.T) {
-	e := newEnvWith(t, nil, "", func(o *mcpserver.Options, _ *mcpserver.Authenticate) {
+	e := newEnvWith(t, nil, "", func(o *mcpserver.Options, _ *access.TokenLookup) {
 		o.AllowedOrigins = []string{"http://localhost:6274", "https://Inspector.example.com/"}
 	})
 	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.ScopeDataRead)

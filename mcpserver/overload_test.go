@@ -47,7 +47,7 @@ func (b *blockingSource) Query(ctx context.Context, q dataexec.Query) (*dataexec
 
 // serve starts a second MCP server over e's workspace with authn, opts
 // and executor options, and returns its URL.
-func (e *env) serve(t *testing.T, authn mcpserver.Authenticate, opts *mcpserver.Options, xo *dataexec.Options) string {
+func (e *env) serve(t *testing.T, authn access.TokenLookup, opts *mcpserver.Options, xo *dataexec.Options) string {
 	t.Helper()
 	exec := dataexec.NewExecutor(e.catalog, dataexec.SourceMap{"conn_acme": e.source, "conn_globex": e.source}, xo)
 	gate := access.NewGate(e.checker, access.NewMemoryRateLimiter(&access.RateOptions{Burst: 1000, Rate: 1000}))

@@ -14,7 +14,7 @@
 //	gate := access.NewGate(access.NewChecker(directory, nil), nil)
 //	keys := access.NewKeys(keyStore, directory, nil)
 //	as, _ := oauth.New("https://bi.example.com", oauthStore, users, checker, nil) // package mcpserver/oauth
-//	srv := mcpserver.New(executor, gate, mcpserver.AnyOf(as.Verify, keys.Verify), &mcpserver.Options{
+//	srv := mcpserver.New(executor, gate, access.AnyToken(as.Verify, keys.Verify), &mcpserver.Options{
 //		BaseURL: "https://bi.example.com", AuthorizationServers: []string{as.Issuer()}})
 //	http.Handle("/mcp", srv)
 //	http.Handle("/.well-known/oauth-protected-resource/mcp", srv.ResourceMetadataHandler())
@@ -45,10 +45,6 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
 )
-
-// Authenticate turns a bearer token into a principal, or fails with
-// Unauthenticated. access.Keys.Verify is one.
-type Authenticate func(ctx context.Context, token string) (access.Principal, error)
 
 // Options configures a Server. The zero value is valid; each zero field
 // means its default.
@@ -119,7 +115,7 @@ type Server struct {
 	exec     *dataexec.Executor
 	audit    *access.Auditor
 	gate     *access.Gate
-	authn    Authenticate
+	authn    access.TokenLookup
 	opts     Options
 	mcp      *mcp.Server
 	handler  http.Handler
@@ -133,7 +129,7 @@ type Server struct {
 // New returns a Server whose tools call exec, authenticating bearer tokens
 // with authn. Each tool call is one request through gate (live
 // membership, then the rate limit of the credential). opts may be nil.
-func New(exec *dataexec.Executor, gate *access.Gate, authn Authenticate, opts *Options) *Server {
+func New(exec *dataexec.Executor, gate *access.Gate, authn access.TokenLookup, opts *Options) *Server {
 	s := &Server{exec: exec, gate: gate, authn: authn, inputs: map[string]*jsonschema.Schema{}}
 	if opts != nil {
 		s.opts = *opts
@@ -280,26 +276,6 @@ func originOf(u string) string {
 		host = "[" + host + "]"
 	}
 	return strings.ToLower(p.Scheme) + "://" + host + port
-}
-
-// AnyOf returns an Authenticate that accepts what any of authns accepts,
-// tried in order: API keys and OAuth access tokens verify into the same
-// principal. A failure other than Unauthenticated stops the search.
-func AnyOf(authns ...Authenticate) Authenticate {
-	return func(ctx context.Context, token string) (access.Principal, error) {
-		err := error(askbi.Errorf(askbi.Unauthenticated, "invalid credential"))
-		for _, a := range authns {
-			p, aerr := a(ctx, token)
-			if aerr == nil {
-				return p, nil
-			}
-			if askbi.ErrorCode(aerr) != askbi.Unauthenticated {
-				return access.Principal{}, aerr
-			}
-			err = aerr
-		}
-		return access.Principal{}, err
-	}
 }
 
 // stepUp runs between authentication and the MCP handler. A bearer

@@ -406,7 +406,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	if err != nil {
 		return nil, fmt.Errorf("%w (set -public-url to the https URL clients reach)", err)
 	}
-	a.mcp = mcpserver.New(a.executor, gate, mcpserver.AnyOf(a.oauth.Verify, a.keys.Verify), &mcpserver.Options{
+	a.mcp = mcpserver.New(a.executor, gate, access.AnyToken(a.oauth.Verify, a.keys.Verify), &mcpserver.Options{
 		BaseURL: base, Activity: activity, Audit: a.audit, Logger: log, MaxInFlight: cfg.mcpMaxInFlight,
 		MaxResultBytes:       cfg.mcpResultBytes,
 		ChartImage:           chartimage.PNG,

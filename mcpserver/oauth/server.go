@@ -16,7 +16,7 @@
 // Quick start:
 //
 //	as, err := oauth.New("https://bi.example.com", oauth.NewMemoryStore(), users, checker, nil)
-//	authn := mcpserver.AnyOf(as.Verify, keys.Verify)
+//	authn := access.AnyToken(as.Verify, keys.Verify)
 //	srv := mcpserver.New(exec, gate, authn, &mcpserver.Options{BaseURL: "https://bi.example.com",
 //		AuthorizationServers: []string{as.Issuer()}})
 //	mux.Handle("/mcp", srv)
@@ -276,7 +276,7 @@ func (s *Server) Purge(ctx context.Context) (int, error) {
 // token's scopes (Auth access.AuthOAuth, CredentialID the grant ID).
 // Every failure (malformed, unknown, expired, for another resource,
 // revoked, owner no longer a member) is Unauthenticated with the same
-// message. It has the shape of mcpserver.Authenticate.
+// message. It is an access.TokenLookup.
 func (s *Server) Verify(ctx context.Context, token string) (_ access.Principal, err error) {
 	defer askbi.Wrap(&err, "oauth.Server.Verify")
 	bad := askbi.Errorf(askbi.Unauthenticated, "invalid, expired or revoked access token")
