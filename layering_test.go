@@ -62,6 +62,9 @@ var layers = []struct {
 	{pkg: "ask", may: []string{"", "access", "seal", "dataexec", "memory", "connresolve", "internal"}},
 	// The chat routes: the assistant over HTTP.
 	{pkg: "ask/askhttp", may: []string{"", "access", "ask", "dataexec", "memory", "connresolve", "internal"}},
+	// The model providers' shared test suite (a recording server and the
+	// tests of ask.Provider), which only the providers' tests import.
+	{pkg: "ask/provider/internal/providertest", may: []string{"", "ask"}},
 	// Serving helpers around the SDK's HTTP handlers (server limits,
 	// readiness, drain): a host imports them beside mcpserver or askhttp.
 	{pkg: "httpserve", may: []string{"", "access", "internal"}},

@@ -43,7 +43,6 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
-	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/ask/provider/internal/wire"
 )
@@ -177,10 +176,8 @@ func (p *Provider) Complete(ctx context.Context, req ask.ModelRequest, onText fu
 		return ask.ModelReply{}, p.streamError(ctx, err)
 	}
 	if !acc.stopped {
-		if ctx.Err() != nil {
-			return ask.ModelReply{}, p.streamError(ctx, ctx.Err())
-		}
-		return ask.ModelReply{}, p.errs.Fail(askbi.Unavailable, wire.MsgCut, errCut)
+		// Ended early without an error: because ctx did, or cut off.
+		return ask.ModelReply{}, p.streamError(ctx, errCut)
 	}
 	return acc.reply()
 }

@@ -7,13 +7,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/askbi/askbi/ask"
+	"github.com/askbi/askbi/ask/provider/internal/providertest"
 )
 
 // TestCompleteImages: a user message's images go out as base64 image
 // blocks ahead of its text, as the server receives them; an assistant
 // message's images are dropped.
 func TestCompleteImages(t *testing.T) {
-	p, rec := MustProvider(t, stream(messageStart(), textStart(0), textDelta(0, "A bar chart."), blockStop(0), messageDelta("end_turn"), messageStop()), nil)
+	p, srv := providertest.MustProvider(t, wire, stream(messageStart(), textStart(0), textDelta(0, "A bar chart."), blockStop(0), messageDelta("end_turn"), messageStop()), providertest.Options{})
 	if !p.ReadsImages() {
 		t.Error("ReadsImages = false")
 	}
@@ -23,7 +24,7 @@ func TestCompleteImages(t *testing.T) {
 		{Role: ask.RoleAssistant, Text: "Seen.", Images: []ask.Image{{MediaType: "image/png", Data: png}}},
 		{Role: ask.RoleUser, Text: "What is this?", Images: []ask.Image{{MediaType: "image/png", Data: png}, {MediaType: "image/webp", Data: []byte("RIFF")}}},
 	}}
-	if _, err := complete(t, context.Background(), p, req, nil); err != nil {
+	if _, err := providertest.Complete(t, context.Background(), p, req, nil); err != nil {
 		t.Fatal(err)
 	}
 	image := func(typ, data string) any {
@@ -38,7 +39,7 @@ func TestCompleteImages(t *testing.T) {
 			map[string]any{"type": "text", "text": "What is this?"},
 		}},
 	}
-	if diff := cmp.Diff(want, rec.bodies[0]["messages"]); diff != "" {
+	if diff := cmp.Diff(want, srv.Body(0)["messages"]); diff != "" {
 		t.Errorf("messages mismatch (-want +got):\n%s", diff)
 	}
 }

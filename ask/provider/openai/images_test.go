@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/askbi/askbi/ask"
+	"github.com/askbi/askbi/ask/provider/internal/providertest"
 	"github.com/askbi/askbi/ask/provider/openai"
 )
 
@@ -14,7 +15,8 @@ import (
 // with base64 data URLs after its text, as the server receives them; an
 // assistant message's images are dropped.
 func TestCompleteImages(t *testing.T) {
-	p, rec := MustProvider(t, stream(chunk(`{"content":"A bar chart."}`, ""), chunk(`{}`, "stop")), &openai.Options{Images: true})
+	images := func(o *openai.Options) { o.Images = true }
+	p, srv := providertest.MustProvider(t, wire, stream(chunk(`{"content":"A bar chart."}`, ""), chunk(`{}`, "stop")), providertest.Options{}, images)
 	if !p.ReadsImages() {
 		t.Error("ReadsImages = false with Options.Images")
 	}
@@ -24,7 +26,7 @@ func TestCompleteImages(t *testing.T) {
 		{Role: ask.RoleAssistant, Text: "Seen.", Images: []ask.Image{{MediaType: "image/png", Data: png}}},
 		{Role: ask.RoleUser, Text: "<ATTACHED-FILE ...>[image 1 of this message]</ATTACHED-FILE>\nWhat is this?", Images: []ask.Image{{MediaType: "image/png", Data: png}}},
 	}}
-	if _, err := complete(t, context.Background(), p, req, nil); err != nil {
+	if _, err := providertest.Complete(t, context.Background(), p, req, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := []any{
@@ -38,13 +40,13 @@ func TestCompleteImages(t *testing.T) {
 			map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/png;base64,iVBORw0KGgpmYWtl"}},
 		}},
 	}
-	if diff := cmp.Diff(want, rec.bodies[0]["messages"]); diff != "" {
+	if diff := cmp.Diff(want, srv.Body(0)["messages"]); diff != "" {
 		t.Errorf("messages mismatch (-want +got):\n%s", diff)
 	}
 }
 
 func TestTextOnlyByDefault(t *testing.T) {
-	p, _ := MustProvider(t, stream(), nil)
+	p, _ := providertest.MustProvider(t, wire, stream(), providertest.Options{})
 	if p.ReadsImages() {
 		t.Error("ReadsImages = true without Options.Images")
 	}

@@ -65,7 +65,6 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
-	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/ask/provider/internal/wire"
 )
@@ -205,10 +204,8 @@ func (p *Provider) Complete(ctx context.Context, req ask.ModelRequest, onText fu
 		return ask.ModelReply{}, p.streamError(ctx, err)
 	}
 	if !acc.finished {
-		if ctx.Err() != nil {
-			return ask.ModelReply{}, p.streamError(ctx, ctx.Err())
-		}
-		return ask.ModelReply{}, p.errs.Fail(askbi.Unavailable, wire.MsgCut, errCut)
+		// Ended early without an error: because ctx did, or cut off.
+		return ask.ModelReply{}, p.streamError(ctx, errCut)
 	}
 	acc.end(onText)
 	return acc.reply()

@@ -121,8 +121,9 @@ func (e Errors) Fail(code askbi.Code, msg string, cause error) *askbi.Error {
 	return err
 }
 
-// Classify maps a failed call to a code. ctx is the call's context; api
-// recognises the SDK's own errors (ok false when err is not one).
+// Classify maps a failed call to a code. ctx is the call's context, and
+// its end comes first; api recognises the SDK's own errors (ok false when
+// err is not one). An error it does not recognise is a reply cut short.
 func (e Errors) Classify(ctx context.Context, err error, api func(error) (code askbi.Code, msg string, cause error, ok bool)) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		if errors.Is(ctxErr, context.DeadlineExceeded) {
