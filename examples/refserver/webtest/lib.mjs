@@ -53,6 +53,9 @@ const axeSource = fs.readFileSync(path.join(tools, "node_modules", "axe-core", "
 // axe is evaluated in the page's world, which its CSP does not govern,
 // so the page's own policy stays as strict as served.
 export async function a11y(page, view) {
+  // Contrast is judged on the page at rest: a fade in progress (the
+  // layout change of the focused Home) is no finding.
+  await page.evaluate(() => Promise.all(document.getAnimations().map((a) => a.finished.catch(() => {}))));
   if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.evaluate(axeSource);
   const res = await page.evaluate(() => window.axe.run(document, {
     runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] }, resultTypes: ["violations"],
