@@ -209,15 +209,14 @@ type cutter[Out any] struct {
 
 // cutRows keeps the first n rows of res.
 func cutRows(res *dataexec.Result, n int, reason string) *dataexec.Result {
-	c := *res
-	c.Rows = res.Rows[:min(n, len(res.Rows))]
-	c.RowCount, c.Truncated, c.TruncatedReason = len(c.Rows), true, reason
-	return &c
+	c := res.Head(n)
+	c.Truncated, c.TruncatedReason = true, reason
+	return c
 }
 
 var (
 	datasetCut = cutter[*dataexec.Result]{
-		rowsOf: func(res *dataexec.Result) int { return len(res.Rows) },
+		rowsOf: func(res *dataexec.Result) int { return res.RowCount },
 		cut:    cutRows,
 		meta:   func(res *dataexec.Result) dataexec.Meta { return res.Meta },
 		narrow: "add filters that select fewer rows",
@@ -259,7 +258,7 @@ var (
 			if ex.Preview == nil {
 				return 0
 			}
-			return len(ex.Preview.Rows)
+			return ex.Preview.RowCount
 		},
 		cut: func(ex *dataexec.Explored, n int, reason string) *dataexec.Explored {
 			if ex.Preview == nil {

@@ -43,8 +43,8 @@ func TestEncodeData(t *testing.T) {
 // TestEncodeTable checks that a table's structured content, its rows
 // spliced in, is what encoding/json writes for the same members.
 func TestEncodeTable(t *testing.T) {
-	res := &dataexec.Result{Columns: []string{"id", "name"}, Rows: [][]any{{int64(1), "<a & b>"}, {nil, json.Number("2.5")}},
-		Meta: dataexec.Meta{RowCount: 2, Truncated: true, TruncatedReason: dataexec.TruncatedRows, DataDate: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}}
+	res := dataexec.NewResult([]string{"id", "name"}, [][]any{{int64(1), "<a & b>"}, {nil, json.Number("2.5")}},
+		dataexec.Meta{Truncated: true, TruncatedReason: dataexec.TruncatedRows, DataDate: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)})
 	head := struct {
 		Dataset refOut `json:"dataset"`
 	}{refOut{Type: "dataset", ID: "ds_1", Name: "Signups"}}
@@ -54,7 +54,7 @@ func TestEncodeTable(t *testing.T) {
 		Rows    [][]any  `json:"rows"`
 		dataexec.Meta
 		Team *teamOut `json:"team"`
-	}{head.Dataset, res.Columns, res.Rows, res.Meta, &teamOut{ID: "acme", Name: "Acme"}})
+	}{head.Dataset, res.Columns, res.Rows(), res.Meta, &teamOut{ID: "acme", Name: "Acme"}})
 	if err != nil {
 		t.Fatal(err)
 	}

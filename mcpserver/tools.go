@@ -275,7 +275,9 @@ func (s *Server) withTeam(ctx context.Context, teamID string, r reply) reply {
 
 // encodeData encodes data, an object, with team (when set) as its member
 // "team". A json.RawMessage is taken as it is, and a table's rows are
-// written by dataexec.AppendRowsJSON, without reflection.
+// written by Result.AppendRowsJSON: copied from the encoding the executor
+// made (a dataset's, which its cache keeps), else encoded without
+// reflection.
 func encodeData(data any, team *teamOut) (_ json.RawMessage, err error) {
 	defer askbi.Wrap(&err, "mcpserver.encodeData")
 	var b []byte
@@ -291,7 +293,7 @@ func encodeData(data any, team *teamOut) (_ json.RawMessage, err error) {
 		if err != nil {
 			return nil, err
 		}
-		rows, err := dataexec.AppendRowsJSON([]byte(`{"rows":`), d.res.Rows)
+		rows, err := d.res.AppendRowsJSON([]byte(`{"rows":`))
 		if err != nil {
 			return nil, err
 		}
