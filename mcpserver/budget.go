@@ -178,22 +178,16 @@ func fitReply[In, Out any](ctx context.Context, s *Server, p access.Principal, b
 	return r
 }
 
-// sized returns r with its data encoded, and the size of the tool result
-// it makes (toolResult), as the server writes it: the structured content
-// goes in verbatim (preEncode), the JSON text escaped.
+// sized returns r with its data encoded and escaped, and the size of the
+// tool result it makes (toolResult), as the server writes it.
 func sized(r reply) (reply, int) {
 	res, err := toolResult(r)
 	if err != nil {
 		return r, 0 // handle reports the same error when it encodes r
 	}
-	data := res.StructuredContent.(json.RawMessage)
-	r.data = data
-	res.StructuredContent = json.RawMessage("0")
-	frame, err := json.Marshal(res)
-	if err != nil {
-		return r, 0
-	}
-	return r, len(frame) - 1 + len(data)
+	enc := res.StructuredContent.(encodedData)
+	r.data, r.quoted, r.quotedOf = json.RawMessage(enc.data), enc.quoted, enc.data
+	return r, len(enc.wire)
 }
 
 // cutter keeps the first n rows (or points) of a result Out, marking the

@@ -98,6 +98,47 @@ func TestPreEncode(t *testing.T) {
 	}
 }
 
+// TestToolResultEncoding checks that the JSON toolResult builds, the
+// data's text spliced in escaped once, is byte for byte what the SDK
+// writes for the same result (the size the budget counts), and what
+// preEncode sends.
+func TestToolResultEncoding(t *testing.T) {
+	for _, tc := range []struct {
+		r reply
+		// raw: the data holds raw HTML characters, which this server's
+		// encoders never write; the SDK escapes them when it sends the
+		// answer (the structuredContent too), so the size counts fewer.
+		raw bool
+	}{
+		{r: reply{summary: "Dataset \"x\" <b>: 2 rows.", data: json.RawMessage(`{"rows":[[1,"\u003ca \u0026 b\u003e","\u2028 é \"q\" \\"]],"n":2}`)}},
+		{r: reply{summary: "t", data: map[string]any{"k": "<v>"}, extra: []mcp.Content{&mcp.ImageContent{Data: []byte{1, 2}, MIMEType: "image/png"}}}},
+		{r: reply{summary: "", data: json.RawMessage(`{}`)}},
+		{r: reply{summary: "raw", data: json.RawMessage("{\"s\":\"<a> & \u2028\"}")}, raw: true},
+	} {
+		res, err := toolResult(tc.r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc, ok := res.StructuredContent.(encodedData)
+		if !ok {
+			t.Fatalf("toolResult's structured content is %T, want encodedData", res.StructuredContent)
+		}
+		sdk := *res
+		sdk.StructuredContent = json.RawMessage(enc.data)
+		want, err := json.Marshal(&sdk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(want), string(enc.wire)); diff != "" && !tc.raw {
+			t.Errorf("toolResult's JSON mismatch (-SDK +got):\n%s", diff)
+		}
+		sent, err := json.Marshal(preEncode(res))
+		if diff := cmp.Diff(string(want), string(sent)); diff != "" || err != nil {
+			t.Errorf("preEncode sends a mismatch (-SDK +got), %v:\n%s", err, diff)
+		}
+	}
+}
+
 func decodeJSON(t *testing.T, b []byte) any {
 	t.Helper()
 	var v any

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/internal/canonjson"
 )
 
 // tool is one MCP tool: a dataexec action (name, right, class, input
@@ -197,6 +199,9 @@ type reply struct {
 	data    any
 	extra   []mcp.Content
 	teamed  bool // the OAuth team label is done (fitReply adds it before it measures)
+	// quoted is the data's text as a JSON string, when sized escaped it:
+	// the data was then quotedOf, which toolResult checks.
+	quoted, quotedOf []byte
 }
 
 // handle adapts a tool function to the SDK: it passes the live principal
@@ -238,14 +243,73 @@ func handle[In any](s *Server, f func(ctx context.Context, p access.Principal, i
 // the JSON does not (the rows the budget left out and how to narrow the
 // call, the dataset's scope, the data's date), and the spec asks for the
 // JSON as a TextContent block, not as the only one.
+//
+// The result's JSON is built here too, once (encodedData): the SDK's
+// encoding of the rest around the data's text, escaped once (or taken
+// from r.quoted, escaped by an earlier call for the same data), and the
+// data verbatim, so that the data is escaped and compacted by the SDK
+// neither to size the answer (sized) nor to send it (preEncode).
 func toolResult(r reply) (*mcp.CallToolResult, error) {
 	data, err := encodeData(r.data, nil)
 	if err != nil {
 		return nil, err
 	}
-	content := append([]mcp.Content{&mcp.TextContent{Text: r.summary}, &mcp.TextContent{Text: string(data)}}, r.extra...)
-	return &mcp.CallToolResult{Content: content, StructuredContent: data}, nil
+	text := &mcp.TextContent{Text: string(data)}
+	content := append([]mcp.Content{&mcp.TextContent{Text: r.summary}, text}, r.extra...)
+	res := &mcp.CallToolResult{Content: content}
+	quoted := r.quoted
+	if len(quoted) == 0 || len(r.quotedOf) != len(data) || len(data) > 0 && &r.quotedOf[0] != &data[0] {
+		quoted = canonjson.AppendMarshaledString(nil, text.Text)
+	}
+	wire, err := encodeResult(res, 1, quoted, data)
+	if err != nil {
+		return nil, err
+	}
+	res.StructuredContent = encodedData{data: data, quoted: quoted, wire: wire}
+	return res, nil
 }
+
+// dataText stands for the data's text in the SDK's encoding of a result,
+// where encodeResult splices in the text escaped. No content holds a NUL:
+// summaries and names are printable text.
+const dataText = "\x00askbi:data\x00"
+
+// dataTextJSON is dataText as the SDK encodes it.
+var dataTextJSON = []byte(`"\u0000askbi:data\u0000"`)
+
+// encodeResult returns the JSON of res, whose content at index textAt is
+// the data's text, with quoted the text as a JSON string and data as its
+// structuredContent: res as the SDK encodes it, without reading the text.
+func encodeResult(res *mcp.CallToolResult, textAt int, quoted, data []byte) ([]byte, error) {
+	rest := *res
+	rest.Content = slices.Clone(res.Content)
+	rest.Content[textAt] = &mcp.TextContent{Text: dataText}
+	rest.StructuredContent = nil
+	frame, err := rest.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.Index(frame, dataTextJSON)
+	if i < 0 || len(frame) < 2 || frame[len(frame)-1] != '}' {
+		return nil, fmt.Errorf("mcpserver: unexpected encoding of a tool result: %.200s", frame)
+	}
+	b := make([]byte, 0, len(frame)-len(dataTextJSON)+len(quoted)+len(data)+len(`,"structuredContent":`))
+	b = append(b, frame[:i]...)
+	b = append(b, quoted...)
+	b = append(b, frame[i+len(dataTextJSON):len(frame)-1]...)
+	b = append(b, `,"structuredContent":`...)
+	b = append(b, data...)
+	return append(b, '}'), nil
+}
+
+// encodedData is the structured content of a result toolResult made: the
+// data, its text escaped, and the whole result's JSON, which preEncode
+// sends as it is.
+type encodedData struct {
+	data, quoted, wire []byte
+}
+
+func (d encodedData) MarshalJSON() ([]byte, error) { return d.data, nil }
 
 // teamOut names the authorized team in an OAuth call's result: a grant is
 // for one team, and the client should see which.
