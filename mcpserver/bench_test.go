@@ -44,7 +44,11 @@ const benchSQL = "SELECT id, name, country, value, created, active FROM bench OR
 //     ready-made by a plain handler, fetched by the same client;
 //   - paired/plain/N and paired/server-postgres/N: mcp/miss/N against
 //     plain or server-postgres in alternating batches (see paired), the
-//     figures to quote for the ratios.
+//     figures to quote for the ratios;
+//   - paired/plain-distinct/N=8: a miss with a filter value no call used
+//     before (a new cache entry each call, as cmd/mcpload -workload
+//     misses makes them) against plain;
+//   - paired/plain-hit/N=8: a cache hit against plain.
 //
 // Metrics: x-plain is the time per call as a multiple of plain at the same
 // N (throughput relative to plain is 1/x-plain); proc-cpu-ms/op is this
@@ -125,8 +129,7 @@ func BenchmarkRunDataset(b *testing.B) {
 		}
 		return len(body)
 	}
-	call := func(refresh bool) int {
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_dataset","arguments":{"dataset_id":"ds_bench","refresh":%v}}}`, refresh)
+	post := func(body string) int {
 		resp, err := client.Do(mcpRequest(ctx, hs.URL, token, body))
 		if err != nil {
 			b.Fatal(err)
@@ -137,6 +140,17 @@ func BenchmarkRunDataset(b *testing.B) {
 			b.Fatalf("status %d, %d bytes", resp.StatusCode, n)
 		}
 		return int(n)
+	}
+	call := func(refresh bool) int {
+		return post(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_dataset","arguments":{"dataset_id":"ds_bench","refresh":%v}}}`, refresh))
+	}
+	// distinct is a miss as a black-box load makes them (cmd/mcpload
+	// -workload misses): a filter value no call used before, which keeps
+	// every row, so that each result is a new cache entry and the cache
+	// fills and evicts.
+	var filter atomic.Int64
+	distinct := func() int {
+		return post(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_dataset","arguments":{"dataset_id":"ds_bench","filters":[{"field":"id","op":"gte","value":%d}]}}}`, -filter.Add(1)))
 	}
 
 	base := map[int]float64{} // plain's time per call, by N
@@ -195,6 +209,8 @@ func BenchmarkRunDataset(b *testing.B) {
 	for _, n := range []int{1, 8, 32} {
 		b.Run("paired/plain/N="+strconv.Itoa(n), func(b *testing.B) { paired(b, n, pg, nil, plain, miss) })
 	}
+	b.Run("paired/plain-distinct/N=8", func(b *testing.B) { paired(b, 8, pg, nil, plain, distinct) })
+	b.Run("paired/plain-hit/N=8", func(b *testing.B) { paired(b, 8, pg, nil, plain, func() int { return call(false) }) })
 	for _, n := range []int{8, 32} {
 		b.Run("paired/server-postgres/N="+strconv.Itoa(n), func(b *testing.B) {
 			if peer == nil {

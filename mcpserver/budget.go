@@ -179,15 +179,15 @@ func fitReply[In, Out any](ctx context.Context, s *Server, p access.Principal, b
 }
 
 // sized returns r with its data encoded and escaped, and the size of the
-// tool result it makes (toolResult), as the server writes it.
+// tool result it makes (toolResult), as the server writes it, without
+// writing it.
 func sized(r reply) (reply, int) {
-	res, err := toolResult(r)
+	_, enc, err := prepareResult(r)
 	if err != nil {
 		return r, 0 // handle reports the same error when it encodes r
 	}
-	enc := res.StructuredContent.(encodedData)
 	r.data, r.quoted, r.quotedOf = json.RawMessage(enc.data), enc.quoted, enc.data
-	return r, len(enc.wire)
+	return r, enc.size()
 }
 
 // cutter keeps the first n rows (or points) of a result Out, marking the

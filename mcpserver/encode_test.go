@@ -132,6 +132,9 @@ func TestToolResultEncoding(t *testing.T) {
 		if diff := cmp.Diff(string(want), string(enc.wire)); diff != "" && !tc.raw {
 			t.Errorf("toolResult's JSON mismatch (-SDK +got):\n%s", diff)
 		}
+		if _, n := sized(tc.r); n != len(enc.wire) {
+			t.Errorf("sized = %d, want the %d bytes toolResult writes", n, len(enc.wire))
+		}
 		sent, err := json.Marshal(preEncode(res))
 		if diff := cmp.Diff(string(want), string(sent)); diff != "" || err != nil {
 			t.Errorf("preEncode sends a mismatch (-SDK +got), %v:\n%s", err, diff)

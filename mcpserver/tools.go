@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -250,63 +251,82 @@ func handle[In any](s *Server, f func(ctx context.Context, p access.Principal, i
 // data verbatim, so that the data is escaped and compacted by the SDK
 // neither to size the answer (sized) nor to send it (preEncode).
 func toolResult(r reply) (*mcp.CallToolResult, error) {
-	data, err := encodeData(r.data, nil)
+	res, enc, err := prepareResult(r)
 	if err != nil {
 		return nil, err
 	}
-	text := &mcp.TextContent{Text: string(data)}
+	enc.wire = enc.join()
+	res.StructuredContent = enc
+	return res, nil
+}
+
+// prepareResult makes the result of r and the parts of its JSON, but for
+// joining them.
+func prepareResult(r reply) (*mcp.CallToolResult, encodedData, error) {
+	data, err := encodeData(r.data, nil)
+	if err != nil {
+		return nil, encodedData{}, err
+	}
+	// The text shares the data's bytes, which nothing changes once they
+	// are encoded.
+	text := &mcp.TextContent{Text: unsafe.String(unsafe.SliceData(data), len(data))}
 	content := append([]mcp.Content{&mcp.TextContent{Text: r.summary}, text}, r.extra...)
 	res := &mcp.CallToolResult{Content: content}
 	quoted := r.quoted
 	if len(quoted) == 0 || len(r.quotedOf) != len(data) || len(data) > 0 && &r.quotedOf[0] != &data[0] {
-		quoted = canonjson.AppendMarshaledString(nil, text.Text)
+		quoted = canonjson.AppendMarshaledString(make([]byte, 0, len(data)+len(data)/4+2), text.Text)
 	}
-	wire, err := encodeResult(res, 1, quoted, data)
+	// The SDK's encoding of the result with a stand-in for the text.
+	rest := *res
+	rest.Content = slices.Clone(content)
+	rest.Content[1] = &mcp.TextContent{Text: dataText}
+	frame, err := rest.MarshalJSON()
 	if err != nil {
-		return nil, err
+		return nil, encodedData{}, err
 	}
-	res.StructuredContent = encodedData{data: data, quoted: quoted, wire: wire}
-	return res, nil
+	at := bytes.Index(frame, dataTextJSON)
+	if at < 0 || len(frame) < 2 || frame[len(frame)-1] != '}' {
+		return nil, encodedData{}, fmt.Errorf("mcpserver: unexpected encoding of a tool result: %.200s", frame)
+	}
+	return res, encodedData{data: data, quoted: quoted, frame: frame, at: at}, nil
 }
 
 // dataText stands for the data's text in the SDK's encoding of a result,
-// where encodeResult splices in the text escaped. No content holds a NUL:
-// summaries and names are printable text.
+// where encodedData.join splices in the text escaped. No content holds a
+// NUL: summaries and names are printable text.
 const dataText = "\x00askbi:data\x00"
 
 // dataTextJSON is dataText as the SDK encodes it.
 var dataTextJSON = []byte(`"\u0000askbi:data\u0000"`)
 
-// encodeResult returns the JSON of res, whose content at index textAt is
-// the data's text, with quoted the text as a JSON string and data as its
-// structuredContent: res as the SDK encodes it, without reading the text.
-func encodeResult(res *mcp.CallToolResult, textAt int, quoted, data []byte) ([]byte, error) {
-	rest := *res
-	rest.Content = slices.Clone(res.Content)
-	rest.Content[textAt] = &mcp.TextContent{Text: dataText}
-	rest.StructuredContent = nil
-	frame, err := rest.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	i := bytes.Index(frame, dataTextJSON)
-	if i < 0 || len(frame) < 2 || frame[len(frame)-1] != '}' {
-		return nil, fmt.Errorf("mcpserver: unexpected encoding of a tool result: %.200s", frame)
-	}
-	b := make([]byte, 0, len(frame)-len(dataTextJSON)+len(quoted)+len(data)+len(`,"structuredContent":`))
-	b = append(b, frame[:i]...)
-	b = append(b, quoted...)
-	b = append(b, frame[i+len(dataTextJSON):len(frame)-1]...)
-	b = append(b, `,"structuredContent":`...)
-	b = append(b, data...)
-	return append(b, '}'), nil
-}
+// structuredMember introduces the data in a result's JSON.
+const structuredMember = `,"structuredContent":`
 
 // encodedData is the structured content of a result toolResult made: the
-// data, its text escaped, and the whole result's JSON, which preEncode
-// sends as it is.
+// data, its text escaped, the SDK's encoding of the rest of the result
+// (frame, with dataTextJSON at at) and the whole result's JSON (wire),
+// which preEncode sends as it is.
 type encodedData struct {
-	data, quoted, wire []byte
+	data, quoted, frame []byte
+	at                  int
+	wire                []byte
+}
+
+// size is the length of the result's JSON, which join writes.
+func (d encodedData) size() int {
+	return len(d.frame) - len(dataTextJSON) + len(d.quoted) + len(structuredMember) + len(d.data)
+}
+
+// join writes the result's JSON: the frame with the quoted text in place
+// of the stand-in, and the data as structuredContent.
+func (d encodedData) join() []byte {
+	b := make([]byte, 0, d.size())
+	b = append(b, d.frame[:d.at]...)
+	b = append(b, d.quoted...)
+	b = append(b, d.frame[d.at+len(dataTextJSON):len(d.frame)-1]...)
+	b = append(b, structuredMember...)
+	b = append(b, d.data...)
+	return append(b, '}')
 }
 
 func (d encodedData) MarshalJSON() ([]byte, error) { return d.data, nil }
@@ -357,11 +377,16 @@ func encodeData(data any, team *teamOut) (_ json.RawMessage, err error) {
 		if err != nil {
 			return nil, err
 		}
-		rows, err := d.res.AppendRowsJSON([]byte(`{"rows":`))
-		if err != nil {
+		// One buffer, grown once for the rows.
+		b = appendMembers(append(make([]byte, 0, len(head)+len(meta)+16), '{'), head)
+		b = appendMembers(b, meta)
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		if b, err = d.res.AppendRowsJSON(append(b, `"rows":`...)); err != nil {
 			return nil, err
 		}
-		b = joinObjects(head, meta, append(rows, '}'))
+		b = append(b, '}')
 	default:
 		if b, err = json.Marshal(data); err != nil {
 			return nil, err
@@ -388,15 +413,21 @@ func joinObjects(objs ...[]byte) []byte {
 	}
 	out := append(make([]byte, 0, n), '{')
 	for _, o := range objs {
-		if len(o) <= 2 || o[0] != '{' {
-			continue // {} or null
-		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = append(out, o[1:len(o)-1]...)
+		out = appendMembers(out, o)
 	}
 	return append(out, '}')
+}
+
+// appendMembers appends the members of obj, an encoded object ("{...}")
+// or null (no members), to b, an object begun with "{".
+func appendMembers(b, obj []byte) []byte {
+	if len(obj) <= 2 || obj[0] != '{' {
+		return b // {} or null
+	}
+	if len(b) > 1 {
+		b = append(b, ',')
+	}
+	return append(b, obj[1:len(obj)-1]...)
 }
 
 // table is the structured content of a result's rows: the members of
