@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/pgsource"
 	"github.com/askbi/askbi/internal/pgtest"
+	"github.com/askbi/askbi/internal/proccpu"
 	"github.com/askbi/askbi/mcpserver"
 )
 
@@ -357,7 +357,7 @@ func (p *stdioPeer) call(b *testing.B, sql string) int {
 
 // cpu returns the peer process's CPU time.
 func (p *stdioPeer) cpu() time.Duration {
-	return time.Duration(ticks(p.cmd.Process.Pid, true)) * (time.Second / 100)
+	return proccpu.Of(p.cmd.Process.Pid, true)
 }
 
 // measure runs b.N calls of f over n goroutines and reports the metrics
@@ -396,71 +396,25 @@ func measure(b *testing.B, n int, pg *pgCPU, base map[int]float64, f func() int)
 }
 
 // procCPU returns this process's user and system CPU time.
-func procCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func procCPU() time.Duration { return proccpu.Self() }
 
-// pgCPU reads the CPU time of a local PostgreSQL from /proc: the
-// postmaster's own and its exited children's (cutime, cstime), plus its
-// live children's.
-type pgCPU struct{ postmaster int }
+// pgCPU reads the CPU time of a local PostgreSQL (proccpu.Postgres).
+type pgCPU struct{ cpu func() time.Duration }
 
-// newPGCPU finds db's postmaster, or returns nil (no pg-cpu metric) when
-// PostgreSQL is not a local process this user can read.
+// newPGCPU finds db's PostgreSQL, or returns nil (no pg-cpu metric) when
+// it is not a local process this user can read.
 func newPGCPU(b *testing.B, db *sqlx.DB) *pgCPU {
-	var backend int
-	if err := db.Get(&backend, "SELECT pg_backend_pid()"); err != nil {
-		b.Fatal(err)
-	}
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", backend))
+	cpu, err := proccpu.Postgres(b.Context(), db)
 	if err != nil {
 		b.Logf("no PostgreSQL CPU figures: %v", err)
 		return nil
 	}
-	for line := range strings.SplitSeq(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "PPid:"); ok {
-			pm, _ := strconv.Atoi(strings.TrimSpace(v))
-			return &pgCPU{postmaster: pm}
-		}
-	}
-	return nil
+	return &pgCPU{cpu}
 }
 
 func (c *pgCPU) read() time.Duration {
 	if c == nil {
 		return 0
 	}
-	total := ticks(c.postmaster, true)
-	children, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", c.postmaster, c.postmaster))
-	for f := range strings.FieldsSeq(string(children)) {
-		pid, _ := strconv.Atoi(f)
-		total += ticks(pid, false)
-	}
-	return time.Duration(total) * (time.Second / 100) // USER_HZ
-}
-
-// ticks returns pid's utime+stime, and with reaped its children's too.
-func ticks(pid int, reaped bool) int64 {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// Fields after the command's closing parenthesis; utime is field 14.
-	i := strings.LastIndexByte(string(stat), ')')
-	fields := strings.Fields(string(stat[i+1:]))
-	sum := func(idx ...int) (n int64) {
-		for _, k := range idx {
-			v, _ := strconv.ParseInt(fields[k-3], 10, 64)
-			n += v
-		}
-		return n
-	}
-	if reaped {
-		return sum(14, 15, 16, 17)
-	}
-	return sum(14, 15)
+	return c.cpu()
 }

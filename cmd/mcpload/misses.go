@@ -7,16 +7,16 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/askbi/askbi/internal/proccpu"
 )
 
 // The misses workload (-workload misses): every call is a cache miss
@@ -211,15 +211,15 @@ func comparePlain(ctx context.Context, t *target, n int, d time.Duration, datase
 		_, fail := p.post(ctx, missBody(datasetID, missCounter.Add(1)))
 		return fail
 	}
-	pg, err := t.pgBackends(ctx)
+	pg, err := proccpu.Postgres(ctx, t.monitor)
 	if err != nil {
 		return err
 	}
-	server := func() time.Duration { return procTicks(t.proc.Process.Pid) }
+	server := func() time.Duration { return proccpu.Of(t.proc.Process.Pid, false) }
 	// batch runs k calls of f over n goroutines; it returns the wall time
 	// and the CPU of this process, the server and PostgreSQL.
 	batch := func(f func() string, k int) (wall, self, srv, db time.Duration, fails int) {
-		s0, v0, p0, t0 := selfCPU(), server(), pg(), time.Now()
+		s0, v0, p0, t0 := proccpu.Self(), server(), pg(), time.Now()
 		var left, failed atomic.Int64
 		left.Store(int64(k))
 		var wg sync.WaitGroup
@@ -233,7 +233,7 @@ func comparePlain(ctx context.Context, t *target, n int, d time.Duration, datase
 			})
 		}
 		wg.Wait()
-		return time.Since(t0), selfCPU() - s0, server() - v0, pg() - p0, int(failed.Load())
+		return time.Since(t0), proccpu.Self() - s0, server() - v0, pg() - p0, int(failed.Load())
 	}
 	if fail := plain(); fail != "" {
 		return fmt.Errorf("%s", fail)
@@ -270,68 +270,4 @@ func comparePlain(ctx context.Context, t *target, n int, d time.Duration, datase
 		float64(mc.calls)/mc.wall.Seconds(), ms(mc.srv+mc.db+mc.self, mc.calls), ms(mc.srv, mc.calls), ms(mc.db, mc.calls), ms(mc.self, mc.calls), mc.fails,
 		float64(mc.srv+mc.db+mc.self)/float64(mc.calls)/(float64(pl.self+pl.db)/float64(pl.calls)))
 	return nil
-}
-
-// selfCPU is this process's user and system CPU time.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// procTicks is process pid's user and system CPU time, from /proc.
-func procTicks(pid int) time.Duration {
-	return time.Duration(statTicks(pid, false)) * (time.Second / 100) // USER_HZ
-}
-
-// statTicks returns pid's utime+stime, and with reaped its exited
-// children's too.
-func statTicks(pid int, reaped bool) int64 {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	i := bytes.LastIndexByte(stat, ')') // fields after the command; utime is field 14
-	fields := strings.Fields(string(stat[i+1:]))
-	sum := func(idx ...int) (n int64) {
-		for _, k := range idx {
-			v, _ := strconv.ParseInt(fields[k-3], 10, 64)
-			n += v
-		}
-		return n
-	}
-	if reaped {
-		return sum(14, 15, 16, 17)
-	}
-	return sum(14, 15)
-}
-
-// pgBackends returns a reading of the cluster's CPU time: its
-// postmaster's, its exited children's and its live children's.
-func (t *target) pgBackends(ctx context.Context) (func() time.Duration, error) {
-	var backend int
-	if err := t.monitor.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&backend); err != nil {
-		return nil, err
-	}
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", backend))
-	if err != nil {
-		return nil, err
-	}
-	postmaster := 0
-	for line := range strings.SplitSeq(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "PPid:"); ok {
-			postmaster, _ = strconv.Atoi(strings.TrimSpace(v))
-		}
-	}
-	return func() time.Duration {
-		total := statTicks(postmaster, true)
-		children, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", postmaster, postmaster))
-		for f := range strings.FieldsSeq(string(children)) {
-			pid, _ := strconv.Atoi(f)
-			total += statTicks(pid, false)
-		}
-		return time.Duration(total) * (time.Second / 100)
-	}, nil
 }

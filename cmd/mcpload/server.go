@@ -24,6 +24,7 @@ import (
 
 	"github.com/askbi/askbi/internal/haproxy"
 	"github.com/askbi/askbi/internal/pgtest"
+	"github.com/askbi/askbi/internal/proccpu"
 )
 
 // instance is one running reference-server process.
@@ -431,7 +432,7 @@ func (t *target) backendCPU(ctx context.Context) (map[string]time.Duration, erro
 		if err := rows.Scan(&pid, &role); err != nil {
 			return nil, err
 		}
-		cpu[role] += procTicks(pid)
+		cpu[role] += proccpu.Of(pid, false)
 	}
 	return cpu, rows.Err()
 }
