@@ -30,10 +30,10 @@ func ProductTools(exec *dataexec.Executor) []Tool {
 		// The model sees at most previewRows rows of a preview.
 		scopeChecked(exec, fromAction(exec, dataexec.RunDatasetAction, "Run a dataset and preview its rows, optionally filtered.", "Previewed data",
 			TableFilter, func(res *dataexec.Result) Output {
-				rows := res.Rows[:min(len(res.Rows), previewRows)]
+				head := res.Head(previewRows) // of a cached result, only these rows are decoded
 				return Output{Summary: count(res.RowCount, "row"),
-					Data: map[string]any{"dataset": res.Dataset, "columns": res.Columns, "rows": rows,
-						"row_count": res.RowCount, "truncated": res.Truncated || len(rows) < len(res.Rows)}}
+					Data: map[string]any{"dataset": res.Dataset, "columns": res.Columns, "rows": head.Rows(),
+						"row_count": res.RowCount, "truncated": res.Truncated || head.RowCount < res.RowCount}}
 			})),
 		previewing(scopeChecked(exec, charting(fromAction(exec, dataexec.ChartPreviewAction,
 			"Create a temporary chart from a dataset: one per metric or breakdown. The chart result lets the user place it; an identical request returns the existing preview.",

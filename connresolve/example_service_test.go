@@ -51,7 +51,7 @@ func ExampleService() {
 	var fields dataexec.Fields
 	json.Unmarshal([]byte(`{"page": ["column_0"], "visitors": ["column_1", "0"]}`), &fields)
 	res, err := exec.Explore(ctx, live, dataexec.Exploration{Operation: dataexec.ExplorePreview, ConnectionID: c.ID, Tool: "top_pages", Fields: fields})
-	fmt.Println(res.Preview.Columns, res.Preview.Rows, err)
+	fmt.Println(res.Preview.Columns, res.Preview.Rows(), err)
 	// Output:
 	// true true 1
 	// [page visitors] [[/pricing 1200]] <nil>

@@ -115,7 +115,9 @@ func validEntityName(s string) bool {
 // for every Y field, else InvalidResult with a correction the agent can
 // act on. Charts draw at most maxPoints rows.
 func buildChart(res *Result, s ChartSpec, validate bool, sampleRows, maxPoints int) (*ChartData, error) {
-	if validate && len(res.Rows) == 0 {
+	// Only the rows the chart reads are decoded from a cached result.
+	all := res.Head(max(sampleRows, maxPoints+1)).Rows()
+	if validate && len(all) == 0 {
 		return nil, askbi.Errorf(askbi.InvalidResult, "the query returned no rows; widen the date range or remove filters")
 	}
 	index := func(name string) (int, error) {
@@ -139,12 +141,12 @@ func buildChart(res *Result, s ChartSpec, validate bool, sampleRows, maxPoints i
 		if ys[i], err = index(name); err != nil {
 			return nil, err
 		}
-		if validate && !hasNumber(res.Rows[:min(len(res.Rows), sampleRows)], ys[i]) {
+		if validate && !hasNumber(all[:min(len(all), sampleRows)], ys[i]) {
 			return nil, askbi.Errorf(askbi.InvalidResult, "field %s has no numeric values; choose a numeric field or aggregate", name)
 		}
 	}
 
-	rows := res.Rows
+	rows := all
 	cd := &ChartData{Type: s.Type, XField: s.XField, Labels: []string{}, Meta: res.Meta}
 	if len(rows) > maxPoints {
 		rows = rows[:maxPoints]
@@ -189,8 +191,7 @@ func TableChart(t *Table) (*ChartData, error) {
 			return nil, askbi.Errorf(askbi.InvalidResult, "every row needs one cell per column")
 		}
 	}
-	res := &Result{Columns: t.Columns, Rows: t.Rows,
-		Meta: Meta{RowCount: len(t.Rows), Truncated: t.Truncated, TruncatedReason: t.TruncatedReason}}
+	res := NewResult(t.Columns, t.Rows, Meta{Truncated: t.Truncated, TruncatedReason: t.TruncatedReason})
 	sample := t.Rows[:min(len(t.Rows), DefaultSampleRows)]
 	x := 0
 	for i := range t.Columns {

@@ -15,7 +15,7 @@ func ptr(f float64) *float64 { return &f }
 
 func TestBuildChart(t *testing.T) {
 	res := func(cols []string, rows ...[]any) *Result {
-		return &Result{Columns: cols, Rows: rows, Meta: Meta{RowCount: len(rows)}}
+		return NewResult(cols, rows, Meta{})
 	}
 	spec := ChartSpec{Name: "c", Type: ChartBar, XField: "day", YFields: []string{"v"}}
 	for _, tc := range []struct {

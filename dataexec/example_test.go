@@ -104,7 +104,7 @@ func ExampleExecutor_Explore() {
 		return
 	}
 	fmt.Println(saved.Dataset.Name, "·", saved.Dataset.Info)
-	fmt.Println(saved.Preview.Columns, saved.Preview.Rows)
+	fmt.Println(saved.Preview.Columns, saved.Preview.Rows())
 	// Output:
 	// invalid_result: the preview returned no rows, so nothing was saved; widen the query or its date range
 	// Top pages · Analytics · MCP

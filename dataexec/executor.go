@@ -172,16 +172,16 @@ type Meta struct {
 	Warning string `json:"warning,omitempty"`
 }
 
-// Result is a dataset's or preview's data: mapped columns and rows. Cells
-// are nil, bool, int64, float64, json.Number or string (see the output
-// field rules on Request.Fields). Results may be shared with the cache:
-// read them, never change them.
+// Result is a dataset's or preview's data: mapped columns and rows (Rows,
+// and their JSON: AppendRowsJSON). Results may share their rows with the
+// cache and with other callers: read them, never change them. Make one
+// with NewResult; the zero Result has no rows.
 type Result struct {
 	// Dataset is the dataset RunDataset ran; nil for a preview.
 	Dataset *Ref     `json:"dataset,omitempty"`
 	Columns []string `json:"columns"`
-	Rows    [][]any  `json:"rows"`
 	Meta
+	rows *resultRows
 }
 
 // Params are a caller's inputs to a data read.
@@ -819,11 +819,19 @@ func validateRequest(r Request) error {
 func (e *Executor) run(ctx context.Context, pl *plan, refresh bool) (*Result, error) {
 	last, fresh, ok := e.cache.get(pl.key, e.now())
 	if ok && fresh && !refresh {
-		out := *last
-		out.Cached = true
-		return &out, nil
+		last.Cached = true
+		return last, nil
 	}
-	res, size, err := e.flights.do(ctx, pl.key, func(ctx context.Context) (*Result, int64, error) { return e.fetch(ctx, pl) })
+	res, err := e.flights.do(ctx, pl.key, func(ctx context.Context) (*Result, error) {
+		res, size, err := e.fetch(ctx, pl)
+		if err == nil {
+			// The cache keeps the rows as JSON, which the MCP answer
+			// writes as it is; a result it cannot keep so (a cell
+			// AppendRowsJSON refuses) is not cached.
+			res.rows.json, _ = encodeRows(res.rows.cells, size)
+		}
+		return res, err
+	})
 	if err != nil && ctx.Err() != nil {
 		err = e.sourceError(ctx, ctx, err) // this caller went away or ran out of time
 	}
@@ -831,14 +839,13 @@ func (e *Executor) run(ctx context.Context, pl *plan, refresh bool) (*Result, er
 		if !ok || ctx.Err() != nil || askbi.ErrorCode(err) == askbi.InvalidArgument {
 			return nil, err
 		}
-		out := *last
-		out.Cached = true
-		out.Warning = fmt.Sprintf("showing data from %s; refresh failed: %s",
+		last.Cached = true
+		last.Warning = fmt.Sprintf("showing data from %s; refresh failed: %s",
 			last.DataDate.UTC().Format("2006-01-02 15:04 UTC"), askbi.ErrorMessage(err))
-		return &out, nil
+		return last, nil
 	}
-	e.cache.put(pl.key, res, size)
-	out := *res // callers may change their Meta; the cached one stays
+	e.cache.put(pl.key, res)
+	out := *res // callers may change their Meta; the flight's others stay
 	return &out, nil
 }
 
@@ -891,7 +898,7 @@ func (e *Executor) fetch(ctx context.Context, pl *plan) (*Result, int64, error) 
 	if res.Columns == nil {
 		res.Columns = []string{}
 	}
-	res.Rows, res.RowCount = rows, len(rows)
+	res.rows, res.RowCount = &resultRows{cells: rows}, len(rows)
 	return res, size, nil
 }
 
@@ -961,7 +968,7 @@ func textOnly(r *Result) bool {
 	if len(r.Columns) != 1 {
 		return false
 	}
-	for _, row := range r.Rows {
+	for _, row := range r.Rows() {
 		if _, ok := row[0].(string); !ok && row[0] != nil {
 			return false
 		}

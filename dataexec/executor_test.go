@@ -16,19 +16,25 @@ import (
 
 var ctx = context.Background()
 
+// resultView lets cmp compare Results: their exported fields and Rows.
+var resultView = cmp.Transformer("Result", func(r dataexec.Result) any {
+	return struct {
+		Dataset *dataexec.Ref
+		Columns []string
+		Rows    [][]any
+		Meta    dataexec.Meta
+	}{r.Dataset, r.Columns, r.Rows(), r.Meta}
+})
+
 func TestRunDataset(t *testing.T) {
 	e := newEnv(t, nil)
 	got := mustRun(t, e, vic, "signups", dataexec.Params{})
-	want := &dataexec.Result{
-		Dataset: &dataexec.Ref{Type: access.TypeDataset, ID: "signups", Name: "Signups", ProjectID: "growth", Info: "Warehouse · PostgreSQL"},
-		Columns: []string{"day", "country", "signups"},
-		Rows: [][]any{
-			{"2026-11-01", "US", int64(12)}, {"2026-11-02", "US", int64(0)},
-			{"2026-11-03", "DE", nil}, {"2026-11-04", "DE", int64(7)},
-		},
-		Meta: dataexec.Meta{RowCount: 4, DataDate: t0},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	want := dataexec.NewResult([]string{"day", "country", "signups"}, [][]any{
+		{"2026-11-01", "US", int64(12)}, {"2026-11-02", "US", int64(0)},
+		{"2026-11-03", "DE", nil}, {"2026-11-04", "DE", int64(7)},
+	}, dataexec.Meta{DataDate: t0})
+	want.Dataset = &dataexec.Ref{Type: access.TypeDataset, ID: "signups", Name: "Signups", ProjectID: "growth", Info: "Warehouse · PostgreSQL"}
+	if diff := cmp.Diff(want, got, resultView); diff != "" {
 		t.Errorf("RunDataset mismatch (-want +got):\n%s", diff)
 	}
 	wantQuery := dataexec.Query{SQL: "SELECT day, country, signups FROM signups WHERE plan = {{plan}}", MaxRows: 1000, MaxBytes: 1 << 20,
@@ -58,7 +64,7 @@ func TestRunDatasetCache(t *testing.T) {
 	if e.calls() != 1 || !hit.Cached || !hit.DataDate.Equal(t0) {
 		t.Fatalf("second run: calls %d, cached %v, data date %v; want 1 call, cached, %v", e.calls(), hit.Cached, hit.DataDate, t0)
 	}
-	if diff := cmp.Diff(first.Rows, hit.Rows); diff != "" {
+	if diff := cmp.Diff(first.Rows(), hit.Rows()); diff != "" {
 		t.Errorf("cached rows mismatch (-want +got):\n%s", diff)
 	}
 	e.clock.Advance(time.Minute + time.Second) // past the 5 minute TTL
@@ -153,7 +159,7 @@ func TestRunDatasetFallback(t *testing.T) {
 		if diff := cmp.Diff(want, res.Meta); diff != "" {
 			t.Errorf("fallback meta mismatch (-want +got):\n%s", diff)
 		}
-		if diff := cmp.Diff(good.Rows, res.Rows); diff != "" {
+		if diff := cmp.Diff(good.Rows(), res.Rows()); diff != "" {
 			t.Errorf("fallback rows mismatch (-want +got):\n%s", diff)
 		}
 	})
@@ -248,7 +254,7 @@ func TestFilterPassThroughDataset(t *testing.T) {
 		t.Errorf("ran %d queries, want 2 (a failed run is not cached)", e.calls())
 	}
 	res := mustRun(t, e, vic, "mrr", dataexec.Params{Filters: []dataexec.Filter{{Field: "mrr", Op: dataexec.OpGt, Value: 110.0}}})
-	if diff := cmp.Diff([][]any{{"2026-11", 120.0}}, res.Rows); diff != "" {
+	if diff := cmp.Diff([][]any{{"2026-11", 120.0}}, res.Rows()); diff != "" {
 		t.Errorf("rows mismatch (-want +got):\n%s", diff)
 	}
 }
@@ -275,7 +281,7 @@ func TestTruncation(t *testing.T) {
 			t.Errorf("result = %+v, want 2 rows truncated by byte_cap", res.Meta)
 		}
 		cols, _ := json.Marshal(res.Columns)
-		rows, _ := json.Marshal(res.Rows)
+		rows, _ := json.Marshal(res.Rows())
 		if n := len(cols) + len(rows); n > 80 {
 			t.Errorf("serialized columns and rows are %d bytes, over the 80 byte cap", n)
 		}
@@ -343,7 +349,7 @@ func TestPreview(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if raw := out.Preview; raw.RowCount != 3 || !raw.Truncated || raw.Rows[0][1] == nil {
+	if raw := out.Preview; raw.RowCount != 3 || !raw.Truncated || raw.Rows()[0][1] == nil {
 		t.Errorf("raw preview = %+v, want 3 rows with nested cells, truncated", raw)
 	}
 	req.Fields = dataexec.Fields{{Name: "page", Path: []string{"column_0"}}, {Name: "visitors", Path: []string{"column_1", "0"}}}
@@ -351,7 +357,7 @@ func TestPreview(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([][]any{{"/a", json.Number("1")}, {"/b", json.Number("0")}, {"/c", json.Number("3")}}, out.Preview.Rows); diff != "" {
+	if diff := cmp.Diff([][]any{{"/a", json.Number("1")}, {"/b", json.Number("0")}, {"/c", json.Number("3")}}, out.Preview.Rows()); diff != "" {
 		t.Errorf("mapped preview mismatch (-want +got):\n%s", diff)
 	}
 	if e.calls() != 2 {

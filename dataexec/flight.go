@@ -20,7 +20,6 @@ type flights struct {
 type flight struct {
 	done    chan struct{}
 	res     *Result
-	size    int64
 	err     error
 	waiting int // callers still waiting
 	cancel  context.CancelFunc
@@ -29,7 +28,7 @@ type flight struct {
 // do returns the result of fetch for key: the one already running for
 // key, or a new one. fetch gets a context that ends when every caller has
 // gone; a caller whose own ctx ends stops waiting with ctx's error.
-func (fs *flights) do(ctx context.Context, key cacheKey, fetch func(ctx context.Context) (*Result, int64, error)) (*Result, int64, error) {
+func (fs *flights) do(ctx context.Context, key cacheKey, fetch func(ctx context.Context) (*Result, error)) (*Result, error) {
 	fs.mu.Lock()
 	if fs.m == nil {
 		fs.m = map[cacheKey]*flight{}
@@ -40,7 +39,7 @@ func (fs *flights) do(ctx context.Context, key cacheKey, fetch func(ctx context.
 		f = &flight{done: make(chan struct{}), cancel: cancel}
 		fs.m[key] = f
 		go func() {
-			f.res, f.size, f.err = fetch(fctx)
+			f.res, f.err = fetch(fctx)
 			fs.mu.Lock()
 			delete(fs.m, key)
 			fs.mu.Unlock()
@@ -52,13 +51,13 @@ func (fs *flights) do(ctx context.Context, key cacheKey, fetch func(ctx context.
 	fs.mu.Unlock()
 	select {
 	case <-f.done:
-		return f.res, f.size, f.err
+		return f.res, f.err
 	case <-ctx.Done():
 		fs.mu.Lock()
 		if f.waiting--; f.waiting == 0 {
 			f.cancel()
 		}
 		fs.mu.Unlock()
-		return nil, 0, ctx.Err()
+		return nil, ctx.Err()
 	}
 }

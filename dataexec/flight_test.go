@@ -57,7 +57,7 @@ func TestSingleFlight(t *testing.T) {
 			if errs[i] != nil {
 				t.Fatalf("call %d: %v", i, errs[i])
 			}
-			if diff := cmp.Diff(results[0].Rows, results[i].Rows); diff != "" {
+			if diff := cmp.Diff(results[0].Rows(), results[i].Rows()); diff != "" {
 				t.Errorf("call %d rows mismatch (-first +got):\n%s", i, diff)
 			}
 		}
@@ -88,7 +88,7 @@ func TestSingleFlight(t *testing.T) {
 		case <-time.After(50 * time.Millisecond):
 		}
 		close(release)
-		if err := <-done; err != nil || len((<-second).Rows) == 0 {
+		if err := <-done; err != nil || len((<-second).Rows()) == 0 {
 			t.Errorf("the caller who stayed = %v, want the rows", err)
 		}
 

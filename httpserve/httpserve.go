@@ -1,8 +1,9 @@
 // Package httpserve is what a host puts around the SDK's HTTP handlers
 // (the MCP server, the chat API) to survive load and faults: recommended
 // http.Server settings, a readiness check that follows the dependencies
-// and recovers by itself, and a drain that refuses requests cleanly while
-// the server shuts down.
+// and recovers by itself, a drain that refuses requests cleanly while
+// the server shuts down, and the Go runtime's soft memory limit
+// (SetMemoryLimit).
 //
 // Quick start:
 //

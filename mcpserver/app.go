@@ -127,7 +127,7 @@ func withoutApp(tools []*mcp.Tool) []*mcp.Tool {
 // reads in them; nil when they are not a chart.
 func chartHint(res *dataexec.Result) mcp.Meta {
 	// TableChart reads the first DefaultSampleRows rows only.
-	rows := res.Rows[:min(len(res.Rows), dataexec.DefaultSampleRows)]
+	rows := res.Head(dataexec.DefaultSampleRows).Rows()
 	cd, err := dataexec.TableChart(&dataexec.Table{Columns: res.Columns, Rows: rows})
 	if err != nil {
 		return nil

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/pgsource"
 	"github.com/askbi/askbi/internal/pgtest"
+	"github.com/askbi/askbi/internal/proccpu"
 	"github.com/askbi/askbi/mcpserver"
 )
 
@@ -44,7 +44,11 @@ const benchSQL = "SELECT id, name, country, value, created, active FROM bench OR
 //     ready-made by a plain handler, fetched by the same client;
 //   - paired/plain/N and paired/server-postgres/N: mcp/miss/N against
 //     plain or server-postgres in alternating batches (see paired), the
-//     figures to quote for the ratios.
+//     figures to quote for the ratios;
+//   - paired/plain-distinct/N=8: a miss with a filter value no call used
+//     before (a new cache entry each call, as cmd/mcpload -workload
+//     misses makes them) against plain;
+//   - paired/plain-hit/N=8: a cache hit against plain.
 //
 // Metrics: x-plain is the time per call as a multiple of plain at the same
 // N (throughput relative to plain is 1/x-plain); proc-cpu-ms/op is this
@@ -125,8 +129,7 @@ func BenchmarkRunDataset(b *testing.B) {
 		}
 		return len(body)
 	}
-	call := func(refresh bool) int {
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_dataset","arguments":{"dataset_id":"ds_bench","refresh":%v}}}`, refresh)
+	post := func(body string) int {
 		resp, err := client.Do(mcpRequest(ctx, hs.URL, token, body))
 		if err != nil {
 			b.Fatal(err)
@@ -137,6 +140,17 @@ func BenchmarkRunDataset(b *testing.B) {
 			b.Fatalf("status %d, %d bytes", resp.StatusCode, n)
 		}
 		return int(n)
+	}
+	call := func(refresh bool) int {
+		return post(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_dataset","arguments":{"dataset_id":"ds_bench","refresh":%v}}}`, refresh))
+	}
+	// distinct is a miss as a black-box load makes them (cmd/mcpload
+	// -workload misses): a filter value no call used before, which keeps
+	// every row, so that each result is a new cache entry and the cache
+	// fills and evicts.
+	var filter atomic.Int64
+	distinct := func() int {
+		return post(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_dataset","arguments":{"dataset_id":"ds_bench","filters":[{"field":"id","op":"gte","value":%d}]}}}`, -filter.Add(1)))
 	}
 
 	base := map[int]float64{} // plain's time per call, by N
@@ -195,6 +209,8 @@ func BenchmarkRunDataset(b *testing.B) {
 	for _, n := range []int{1, 8, 32} {
 		b.Run("paired/plain/N="+strconv.Itoa(n), func(b *testing.B) { paired(b, n, pg, nil, plain, miss) })
 	}
+	b.Run("paired/plain-distinct/N=8", func(b *testing.B) { paired(b, 8, pg, nil, plain, distinct) })
+	b.Run("paired/plain-hit/N=8", func(b *testing.B) { paired(b, 8, pg, nil, plain, func() int { return call(false) }) })
 	for _, n := range []int{8, 32} {
 		b.Run("paired/server-postgres/N="+strconv.Itoa(n), func(b *testing.B) {
 			if peer == nil {
@@ -341,7 +357,7 @@ func (p *stdioPeer) call(b *testing.B, sql string) int {
 
 // cpu returns the peer process's CPU time.
 func (p *stdioPeer) cpu() time.Duration {
-	return time.Duration(ticks(p.cmd.Process.Pid, true)) * (time.Second / 100)
+	return proccpu.Of(p.cmd.Process.Pid, true)
 }
 
 // measure runs b.N calls of f over n goroutines and reports the metrics
@@ -380,71 +396,25 @@ func measure(b *testing.B, n int, pg *pgCPU, base map[int]float64, f func() int)
 }
 
 // procCPU returns this process's user and system CPU time.
-func procCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func procCPU() time.Duration { return proccpu.Self() }
 
-// pgCPU reads the CPU time of a local PostgreSQL from /proc: the
-// postmaster's own and its exited children's (cutime, cstime), plus its
-// live children's.
-type pgCPU struct{ postmaster int }
+// pgCPU reads the CPU time of a local PostgreSQL (proccpu.Postgres).
+type pgCPU struct{ cpu func() time.Duration }
 
-// newPGCPU finds db's postmaster, or returns nil (no pg-cpu metric) when
-// PostgreSQL is not a local process this user can read.
+// newPGCPU finds db's PostgreSQL, or returns nil (no pg-cpu metric) when
+// it is not a local process this user can read.
 func newPGCPU(b *testing.B, db *sqlx.DB) *pgCPU {
-	var backend int
-	if err := db.Get(&backend, "SELECT pg_backend_pid()"); err != nil {
-		b.Fatal(err)
-	}
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", backend))
+	cpu, err := proccpu.Postgres(b.Context(), db)
 	if err != nil {
 		b.Logf("no PostgreSQL CPU figures: %v", err)
 		return nil
 	}
-	for line := range strings.SplitSeq(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "PPid:"); ok {
-			pm, _ := strconv.Atoi(strings.TrimSpace(v))
-			return &pgCPU{postmaster: pm}
-		}
-	}
-	return nil
+	return &pgCPU{cpu}
 }
 
 func (c *pgCPU) read() time.Duration {
 	if c == nil {
 		return 0
 	}
-	total := ticks(c.postmaster, true)
-	children, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", c.postmaster, c.postmaster))
-	for f := range strings.FieldsSeq(string(children)) {
-		pid, _ := strconv.Atoi(f)
-		total += ticks(pid, false)
-	}
-	return time.Duration(total) * (time.Second / 100) // USER_HZ
-}
-
-// ticks returns pid's utime+stime, and with reaped its children's too.
-func ticks(pid int, reaped bool) int64 {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// Fields after the command's closing parenthesis; utime is field 14.
-	i := strings.LastIndexByte(string(stat), ')')
-	fields := strings.Fields(string(stat[i+1:]))
-	sum := func(idx ...int) (n int64) {
-		for _, k := range idx {
-			v, _ := strconv.ParseInt(fields[k-3], 10, 64)
-			n += v
-		}
-		return n
-	}
-	if reaped {
-		return sum(14, 15, 16, 17)
-	}
-	return sum(14, 15)
+	return c.cpu()
 }

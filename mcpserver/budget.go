@@ -178,22 +178,16 @@ func fitReply[In, Out any](ctx context.Context, s *Server, p access.Principal, b
 	return r
 }
 
-// sized returns r with its data encoded, and the size of the tool result
-// it makes (toolResult), as the server writes it: the structured content
-// goes in verbatim (preEncode), the JSON text escaped.
+// sized returns r with its data encoded and escaped, and the size of the
+// tool result it makes (toolResult), as the server writes it, without
+// writing it.
 func sized(r reply) (reply, int) {
-	res, err := toolResult(r)
+	_, enc, err := prepareResult(r)
 	if err != nil {
 		return r, 0 // handle reports the same error when it encodes r
 	}
-	data := res.StructuredContent.(json.RawMessage)
-	r.data = data
-	res.StructuredContent = json.RawMessage("0")
-	frame, err := json.Marshal(res)
-	if err != nil {
-		return r, 0
-	}
-	return r, len(frame) - 1 + len(data)
+	r.data, r.quoted, r.quotedOf = json.RawMessage(enc.data), enc.quoted, enc.data
+	return r, enc.size()
 }
 
 // cutter keeps the first n rows (or points) of a result Out, marking the
@@ -209,15 +203,14 @@ type cutter[Out any] struct {
 
 // cutRows keeps the first n rows of res.
 func cutRows(res *dataexec.Result, n int, reason string) *dataexec.Result {
-	c := *res
-	c.Rows = res.Rows[:min(n, len(res.Rows))]
-	c.RowCount, c.Truncated, c.TruncatedReason = len(c.Rows), true, reason
-	return &c
+	c := res.Head(n)
+	c.Truncated, c.TruncatedReason = true, reason
+	return c
 }
 
 var (
 	datasetCut = cutter[*dataexec.Result]{
-		rowsOf: func(res *dataexec.Result) int { return len(res.Rows) },
+		rowsOf: func(res *dataexec.Result) int { return res.RowCount },
 		cut:    cutRows,
 		meta:   func(res *dataexec.Result) dataexec.Meta { return res.Meta },
 		narrow: "add filters that select fewer rows",
@@ -259,7 +252,7 @@ var (
 			if ex.Preview == nil {
 				return 0
 			}
-			return len(ex.Preview.Rows)
+			return ex.Preview.RowCount
 		},
 		cut: func(ex *dataexec.Explored, n int, reason string) *dataexec.Explored {
 			if ex.Preview == nil {

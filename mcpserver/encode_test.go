@@ -43,8 +43,8 @@ func TestEncodeData(t *testing.T) {
 // TestEncodeTable checks that a table's structured content, its rows
 // spliced in, is what encoding/json writes for the same members.
 func TestEncodeTable(t *testing.T) {
-	res := &dataexec.Result{Columns: []string{"id", "name"}, Rows: [][]any{{int64(1), "<a & b>"}, {nil, json.Number("2.5")}},
-		Meta: dataexec.Meta{RowCount: 2, Truncated: true, TruncatedReason: dataexec.TruncatedRows, DataDate: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}}
+	res := dataexec.NewResult([]string{"id", "name"}, [][]any{{int64(1), "<a & b>"}, {nil, json.Number("2.5")}},
+		dataexec.Meta{Truncated: true, TruncatedReason: dataexec.TruncatedRows, DataDate: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)})
 	head := struct {
 		Dataset refOut `json:"dataset"`
 	}{refOut{Type: "dataset", ID: "ds_1", Name: "Signups"}}
@@ -54,7 +54,7 @@ func TestEncodeTable(t *testing.T) {
 		Rows    [][]any  `json:"rows"`
 		dataexec.Meta
 		Team *teamOut `json:"team"`
-	}{head.Dataset, res.Columns, res.Rows, res.Meta, &teamOut{ID: "acme", Name: "Acme"}})
+	}{head.Dataset, res.Columns, res.Rows(), res.Meta, &teamOut{ID: "acme", Name: "Acme"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,6 +95,50 @@ func TestPreEncode(t *testing.T) {
 	r := &mcp.CallToolResult{IsError: true, StructuredContent: toolError{Code: "x", Message: "y"}}
 	if got := preEncode(r); got != mcp.Result(r) {
 		t.Errorf("preEncode of an unencoded result = %T, want it unchanged", got)
+	}
+}
+
+// TestToolResultEncoding checks that the JSON toolResult builds, the
+// data's text spliced in escaped once, is byte for byte what the SDK
+// writes for the same result (the size the budget counts), and what
+// preEncode sends.
+func TestToolResultEncoding(t *testing.T) {
+	for _, tc := range []struct {
+		r reply
+		// raw: the data holds raw HTML characters, which this server's
+		// encoders never write; the SDK escapes them when it sends the
+		// answer (the structuredContent too), so the size counts fewer.
+		raw bool
+	}{
+		{r: reply{summary: "Dataset \"x\" <b>: 2 rows.", data: json.RawMessage(`{"rows":[[1,"\u003ca \u0026 b\u003e","\u2028 é \"q\" \\"]],"n":2}`)}},
+		{r: reply{summary: "t", data: map[string]any{"k": "<v>"}, extra: []mcp.Content{&mcp.ImageContent{Data: []byte{1, 2}, MIMEType: "image/png"}}}},
+		{r: reply{summary: "", data: json.RawMessage(`{}`)}},
+		{r: reply{summary: "raw", data: json.RawMessage("{\"s\":\"<a> & \u2028\"}")}, raw: true},
+	} {
+		res, err := toolResult(tc.r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc, ok := res.StructuredContent.(encodedData)
+		if !ok {
+			t.Fatalf("toolResult's structured content is %T, want encodedData", res.StructuredContent)
+		}
+		sdk := *res
+		sdk.StructuredContent = json.RawMessage(enc.data)
+		want, err := json.Marshal(&sdk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(want), string(enc.wire)); diff != "" && !tc.raw {
+			t.Errorf("toolResult's JSON mismatch (-SDK +got):\n%s", diff)
+		}
+		if _, n := sized(tc.r); n != len(enc.wire) {
+			t.Errorf("sized = %d, want the %d bytes toolResult writes", n, len(enc.wire))
+		}
+		sent, err := json.Marshal(preEncode(res))
+		if diff := cmp.Diff(string(want), string(sent)); diff != "" || err != nil {
+			t.Errorf("preEncode sends a mismatch (-SDK +got), %v:\n%s", err, diff)
+		}
 	}
 }
 

@@ -574,13 +574,13 @@ func errorResult(err error) *mcp.CallToolResult {
 	}
 }
 
-// encodedResult is a tool result with its JSON built once: the
-// structured content, encoded by the tool (see sized), spliced into the
-// SDK's own encoding of the rest. go-sdk v1.8.0 would encode the result
-// and so compact those bytes once more; it still compacts them twice
-// after (docs/go-sdk-raw-structured-content.md has the change upstream
-// that would end that). The embedded result gives it the methods of a
-// Result.
+// encodedResult is a tool result with its JSON built once, by
+// toolResult, or here from the SDK's own encoding of the rest and the
+// structured content as it was encoded. go-sdk v1.8.0 would encode the
+// result and so escape and compact its data's text once more; it still
+// compacts the whole twice after (docs/go-sdk-raw-structured-content.md
+// has the change upstream that would end that). The embedded result
+// gives it the methods of a Result.
 type encodedResult struct {
 	*mcp.CallToolResult
 	json []byte
@@ -591,6 +591,9 @@ func (r *encodedResult) MarshalJSON() ([]byte, error) { return r.json, nil }
 // preEncode returns r as an encodedResult when its structured content is
 // already encoded, and r itself otherwise.
 func preEncode(r *mcp.CallToolResult) mcp.Result {
+	if enc, ok := r.StructuredContent.(encodedData); ok {
+		return &encodedResult{r, enc.wire}
+	}
 	raw, ok := r.StructuredContent.(json.RawMessage)
 	if !ok || len(raw) == 0 {
 		return r

@@ -1,12 +1,14 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -14,6 +16,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/internal/canonjson"
 )
 
 // tool is one MCP tool: a dataexec action (name, right, class, input
@@ -211,6 +214,9 @@ type reply struct {
 	extra   []mcp.Content
 	meta    mcp.Meta // the result's _meta
 	teamed  bool     // the OAuth team label is done (fitReply adds it before it measures)
+	// quoted is the data's text as a JSON string, when sized escaped it:
+	// the data was then quotedOf, which toolResult checks.
+	quoted, quotedOf []byte
 }
 
 // handle adapts a tool function to the SDK: it passes the live principal
@@ -233,6 +239,9 @@ func handle[In any](s *Server, f func(ctx context.Context, p access.Principal, i
 		if p.Auth == access.AuthOAuth && !r.teamed {
 			r = s.withTeam(ctx, p.TeamID, r)
 		}
+		if known, declared := uiSupport(clientCaps(req)); known && !declared {
+			r.meta = nil // the app's reading of the rows: before the result is encoded
+		}
 		res, err := toolResult(r)
 		if err != nil {
 			s.opts.Logger.Error("mcpserver: encode tool result", "tool", req.Params.Name, "err", err)
@@ -252,14 +261,92 @@ func handle[In any](s *Server, f func(ctx context.Context, p access.Principal, i
 // the JSON does not (the rows the budget left out and how to narrow the
 // call, the dataset's scope, the data's date), and the spec asks for the
 // JSON as a TextContent block, not as the only one.
+//
+// The result's JSON is built here too, once (encodedData): the SDK's
+// encoding of the rest around the data's text, escaped once (or taken
+// from r.quoted, escaped by an earlier call for the same data), and the
+// data verbatim, so that the data is escaped and compacted by the SDK
+// neither to size the answer (sized) nor to send it (preEncode).
 func toolResult(r reply) (*mcp.CallToolResult, error) {
-	data, err := encodeData(r.data, nil)
+	res, enc, err := prepareResult(r)
 	if err != nil {
 		return nil, err
 	}
-	content := append([]mcp.Content{&mcp.TextContent{Text: r.summary}, &mcp.TextContent{Text: string(data)}}, r.extra...)
-	return &mcp.CallToolResult{Content: content, StructuredContent: data, Meta: r.meta}, nil
+	enc.wire = enc.join()
+	res.StructuredContent = enc
+	return res, nil
 }
+
+// prepareResult makes the result of r and the parts of its JSON, but for
+// joining them.
+func prepareResult(r reply) (*mcp.CallToolResult, encodedData, error) {
+	data, err := encodeData(r.data, nil)
+	if err != nil {
+		return nil, encodedData{}, err
+	}
+	// The text shares the data's bytes, which nothing changes once they
+	// are encoded.
+	text := &mcp.TextContent{Text: unsafe.String(unsafe.SliceData(data), len(data))}
+	content := append([]mcp.Content{&mcp.TextContent{Text: r.summary}, text}, r.extra...)
+	res := &mcp.CallToolResult{Content: content, Meta: r.meta}
+	quoted := r.quoted
+	if len(quoted) == 0 || len(r.quotedOf) != len(data) || len(data) > 0 && &r.quotedOf[0] != &data[0] {
+		quoted = canonjson.AppendMarshaledString(make([]byte, 0, len(data)+len(data)/4+2), text.Text)
+	}
+	// The SDK's encoding of the result with a stand-in for the text.
+	rest := *res
+	rest.Content = slices.Clone(content)
+	rest.Content[1] = &mcp.TextContent{Text: dataText}
+	frame, err := rest.MarshalJSON()
+	if err != nil {
+		return nil, encodedData{}, err
+	}
+	at := bytes.Index(frame, dataTextJSON)
+	if at < 0 || len(frame) < 2 || frame[len(frame)-1] != '}' {
+		return nil, encodedData{}, fmt.Errorf("mcpserver: unexpected encoding of a tool result: %.200s", frame)
+	}
+	return res, encodedData{data: data, quoted: quoted, frame: frame, at: at}, nil
+}
+
+// dataText stands for the data's text in the SDK's encoding of a result,
+// where encodedData.join splices in the text escaped. No content holds a
+// NUL: summaries and names are printable text.
+const dataText = "\x00askbi:data\x00"
+
+// dataTextJSON is dataText as the SDK encodes it.
+var dataTextJSON = []byte(`"\u0000askbi:data\u0000"`)
+
+// structuredMember introduces the data in a result's JSON.
+const structuredMember = `,"structuredContent":`
+
+// encodedData is the structured content of a result toolResult made: the
+// data, its text escaped, the SDK's encoding of the rest of the result
+// (frame, with dataTextJSON at at) and the whole result's JSON (wire),
+// which preEncode sends as it is.
+type encodedData struct {
+	data, quoted, frame []byte
+	at                  int
+	wire                []byte
+}
+
+// size is the length of the result's JSON, which join writes.
+func (d encodedData) size() int {
+	return len(d.frame) - len(dataTextJSON) + len(d.quoted) + len(structuredMember) + len(d.data)
+}
+
+// join writes the result's JSON: the frame with the quoted text in place
+// of the stand-in, and the data as structuredContent.
+func (d encodedData) join() []byte {
+	b := make([]byte, 0, d.size())
+	b = append(b, d.frame[:d.at]...)
+	b = append(b, d.quoted...)
+	b = append(b, d.frame[d.at+len(dataTextJSON):len(d.frame)-1]...)
+	b = append(b, structuredMember...)
+	b = append(b, d.data...)
+	return append(b, '}')
+}
+
+func (d encodedData) MarshalJSON() ([]byte, error) { return d.data, nil }
 
 // teamOut names the authorized team in an OAuth call's result: a grant is
 // for one team, and the client should see which.
@@ -289,7 +376,9 @@ func (s *Server) withTeam(ctx context.Context, teamID string, r reply) reply {
 
 // encodeData encodes data, an object, with team (when set) as its member
 // "team". A json.RawMessage is taken as it is, and a table's rows are
-// written by dataexec.AppendRowsJSON, without reflection.
+// written by Result.AppendRowsJSON: copied from the encoding the executor
+// made (a dataset's, which its cache keeps), else encoded without
+// reflection.
 func encodeData(data any, team *teamOut) (_ json.RawMessage, err error) {
 	defer askbi.Wrap(&err, "mcpserver.encodeData")
 	var b []byte
@@ -305,11 +394,16 @@ func encodeData(data any, team *teamOut) (_ json.RawMessage, err error) {
 		if err != nil {
 			return nil, err
 		}
-		rows, err := dataexec.AppendRowsJSON([]byte(`{"rows":`), d.res.Rows)
-		if err != nil {
+		// One buffer, grown once for the rows.
+		b = appendMembers(append(make([]byte, 0, len(head)+len(meta)+16), '{'), head)
+		b = appendMembers(b, meta)
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		if b, err = d.res.AppendRowsJSON(append(b, `"rows":`...)); err != nil {
 			return nil, err
 		}
-		b = joinObjects(head, meta, append(rows, '}'))
+		b = append(b, '}')
 	default:
 		if b, err = json.Marshal(data); err != nil {
 			return nil, err
@@ -336,15 +430,21 @@ func joinObjects(objs ...[]byte) []byte {
 	}
 	out := append(make([]byte, 0, n), '{')
 	for _, o := range objs {
-		if len(o) <= 2 || o[0] != '{' {
-			continue // {} or null
-		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = append(out, o[1:len(o)-1]...)
+		out = appendMembers(out, o)
 	}
 	return append(out, '}')
+}
+
+// appendMembers appends the members of obj, an encoded object ("{...}")
+// or null (no members), to b, an object begun with "{".
+func appendMembers(b, obj []byte) []byte {
+	if len(obj) <= 2 || obj[0] != '{' {
+		return b // {} or null
+	}
+	if len(b) > 1 {
+		b = append(b, ',')
+	}
+	return append(b, obj[1:len(obj)-1]...)
 }
 
 // table is the structured content of a result's rows: the members of

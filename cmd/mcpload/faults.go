@@ -125,9 +125,15 @@ func sampleRSS(t *target) (stop func() float64) {
 	}
 }
 
-// bigDataset saves a dataset whose run is about 1 MB of rows, through
-// explore_data as alice, and returns its ID.
+// bigDataset saves a dataset whose run is about 1 MB of rows and returns
+// its ID.
 func bigDataset(ctx context.Context, t *target) (string, error) {
+	return saveDataset(ctx, t, "Load test rows", "SELECT g AS n, repeat('x', 1000) AS pad FROM generate_series(1, 1000) AS g")
+}
+
+// saveDataset saves a dataset of sql on the demo warehouse, through
+// explore_data as alice, and returns its ID.
+func saveDataset(ctx context.Context, t *target, name, sql string) (string, error) {
 	key, err := t.key("alice")
 	if err != nil {
 		return "", err
@@ -138,8 +144,7 @@ func bigDataset(ctx context.Context, t *target) (string, error) {
 		return "", err
 	}
 	res, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: "explore_data", Arguments: map[string]any{
-		"operation": "save", "connection_id": "conn_acme_wh", "name": "Load test rows", "dashboard_id": "dash_growth",
-		"sql": "SELECT g AS n, repeat('x', 1000) AS pad FROM generate_series(1, 1000) AS g"}})
+		"operation": "save", "connection_id": "conn_acme_wh", "name": name, "dashboard_id": "dash_growth", "sql": sql}})
 	if err != nil {
 		return "", err
 	}
@@ -150,7 +155,7 @@ func bigDataset(ctx context.Context, t *target) (string, error) {
 		} `json:"dataset"`
 	}
 	if json.Unmarshal(b, &out); res.IsError || out.Dataset.ID == "" {
-		return "", fmt.Errorf("saving the 1 MB dataset: %s", b)
+		return "", fmt.Errorf("saving the dataset %q: %s", name, b)
 	}
 	return out.Dataset.ID, nil
 }

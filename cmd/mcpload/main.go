@@ -15,6 +15,20 @@
 //	go run ./cmd/mcpload -fault slow-readers   # 200 clients ask for a 1 MB run_dataset and never read
 //	go run ./cmd/mcpload -fault slow-loris     # 200 connections trickle their headers
 //	go run ./cmd/mcpload -instances 3 -fault kill-instance   # three behind HAProxy, one killed (-9) at half time
+//	go run ./cmd/mcpload -workload misses -clients 8           # every call a cache miss of 1,000 rows: the peak RSS
+//	go run ./cmd/mcpload -workload misses -clients 8 -plain    # then paired with plain SQL in this process: the throughput
+//
+// -workload misses saves a dataset of 1,000 rows of a 100,000-row table
+// (warehouse.bench) and has each client post run_dataset as raw
+// JSON-RPC, each call with a filter value no call used before (so every
+// call misses the cache and the cache fills), reading the whole answer
+// without decoding it; the server gets a response budget that fits the
+// answer and concurrency bounds that let every call run. It prints the
+// server's peak RSS at start (VmHWM before the load) and during the load
+// (VmHWM reset before it). -plain then alternates batches of plain SQL
+// reads of the same rows (lib/pq and encoding/json in this process)
+// with batches of misses, for -duration, and prints the misses'
+// throughput and CPU a call against plain's: the black-box measure.
 //
 // With -instances above 1 the servers share the cluster, run behind
 // HAProxy (Debian's haproxy) and the figures are the first instance's;
@@ -42,6 +56,10 @@ import (
 // cpuProfile is -cpuprofile.
 var cpuProfile string
 
+// pgStatements is -statements: the cluster loads pg_stat_statements, and
+// the statements the load ran are printed after it.
+var pgStatements bool
+
 // retryTransient makes clients retry calls that failed for a reason that
 // passes (see the command's doc); it is on with -instances above 1.
 var retryTransient bool
@@ -56,25 +74,56 @@ func main() {
 	inFlight := flag.Int("mcp-max-in-flight", 0, "the server's -mcp-max-in-flight, MCP requests per user (0: its default, 16)")
 	settle := flag.Duration("settle", 5*time.Second, "wait after the run before the after figures")
 	bin := flag.String("refserver", "", "a built reference server (default: go build ./examples/refserver)")
+	workload := flag.String("workload", "mixed", "what the clients call: mixed (tools across the demo's principals) or misses (1,000-row cache misses)")
+	plain := flag.Bool("plain", false, "with -workload misses, then compare the misses with plain SQL in this process, for -duration")
+	serverFlags := flag.String("server-flags", "", "more flags for the reference server, space-separated (e.g. \"-memory-limit 80MiB\")")
+	flag.BoolVar(&pgStatements, "statements", false, "print the PostgreSQL statements the load ran (pg_stat_statements), per tool call")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write the server's CPU profile over the middle half of the load to this file")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	retryTransient = *instances > 1
-	if err := run(ctx, *clients, *duration, *fault, *slow, *resultBytes, *inFlight, *instances, *settle, *bin); err != nil {
+	if *workload != "mixed" && *workload != "misses" || *plain && *workload != "misses" {
+		fmt.Fprintln(os.Stderr, "mcpload: -workload is mixed or misses; -plain needs -workload misses")
+		os.Exit(2)
+	}
+	o := options{clients: *clients, d: *duration, fault: *fault, slow: *slow, resultBytes: *resultBytes, inFlight: *inFlight,
+		instances: *instances, settle: *settle, bin: *bin, misses: *workload == "misses", plain: *plain, serverFlags: strings.Fields(*serverFlags)}
+	if err := run(ctx, o); err != nil {
 		fmt.Fprintln(os.Stderr, "mcpload:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, clients int, d time.Duration, fault string, slow, resultBytes, inFlight, instances int, settle time.Duration, bin string) error {
+// options are the command's flags.
+type options struct {
+	clients           int
+	d                 time.Duration
+	fault             string
+	slow, resultBytes int
+	inFlight          int
+	instances         int
+	settle            time.Duration
+	bin               string
+	misses, plain     bool     // -workload misses, -plain
+	serverFlags       []string // -server-flags
+}
+
+func run(ctx context.Context, o options) error {
+	clients, d, fault, slow, instances, settle := o.clients, o.d, o.fault, o.slow, o.instances, o.settle
 	var extra []string
-	if inFlight > 0 {
-		extra = append(extra, "-mcp-max-in-flight", fmt.Sprint(inFlight))
+	if o.misses {
+		extra = missesFlags(o.resultBytes)
+	} else if o.resultBytes > 0 {
+		extra = append(extra, "-mcp-result-bytes", fmt.Sprint(o.resultBytes))
 	}
-	if resultBytes > 0 {
-		extra = append(extra, "-mcp-result-bytes", fmt.Sprint(resultBytes))
+	if o.inFlight > 0 {
+		extra = append(extra, "-mcp-max-in-flight", fmt.Sprint(o.inFlight))
+	}
+	extra = append(extra, o.serverFlags...)
+	if o.misses && fault != "" {
+		return errors.New("-fault needs -workload mixed")
 	}
 	switch fault {
 	case "", "pg-restart", "slow-readers", "slow-loris":
@@ -85,7 +134,7 @@ func run(ctx context.Context, clients int, d time.Duration, fault string, slow, 
 	default:
 		return fmt.Errorf("-fault %q: want pg-restart, slow-readers, slow-loris or kill-instance", fault)
 	}
-	t, err := startTarget(ctx, bin, extra, instances)
+	t, err := startTarget(ctx, o.bin, extra, instances)
 	if err != nil {
 		return err
 	}
@@ -94,9 +143,23 @@ func run(ctx context.Context, clients int, d time.Duration, fault string, slow, 
 	fmt.Printf("%d clients, %s, fault %q; machine: %d CPUs (shared with other work unless said otherwise)\n",
 		clients, d, orNone(fault), numCPU())
 
+	if start, err := t.snapshot(ctx); err == nil {
+		fmt.Println("at start (before any call):", start)
+	}
+	var datasetID string // the misses' dataset
+	if o.misses {
+		if datasetID, err = setupMisses(ctx, t); err != nil {
+			return err
+		}
+	}
 	// Warm up: every client connects and calls each tool, so pools and
 	// caches are filled before the "before" figures.
-	if _, err := runLoad(ctx, t, clients, 3*time.Second, nil); err != nil {
+	if o.misses {
+		_, err = runMisses(ctx, t, clients, 3*time.Second, datasetID)
+	} else {
+		_, err = runLoad(ctx, t, clients, 3*time.Second, nil)
+	}
+	if err != nil {
 		return err
 	}
 	time.Sleep(settle)
@@ -106,6 +169,14 @@ func run(ctx context.Context, clients int, d time.Duration, fault string, slow, 
 		return err
 	}
 	fmt.Println("before (after a warm-up, RSS settled):", before)
+	if o.misses {
+		// The peak so far is the start's and the warm-up's; from here on
+		// it is the load's.
+		fmt.Printf("peak RSS from start through the warm-up: %.1f MB\n", before.PeakRSSMB)
+		if err := t.resetPeak(); err != nil {
+			fmt.Println("  (cannot reset VmHWM:", err, ")")
+		}
+	}
 
 	if cpuProfile != "" {
 		go func() {
@@ -119,6 +190,11 @@ func run(ctx context.Context, clients int, d time.Duration, fault string, slow, 
 			}
 		}()
 	}
+	if pgStatements {
+		if err := t.resetStatements(ctx); err != nil {
+			return err
+		}
+	}
 	// A reading while the clients are still at work, near the end.
 	duringc := make(chan snapshot, 1)
 	go func() {
@@ -129,7 +205,11 @@ func run(ctx context.Context, clients int, d time.Duration, fault string, slow, 
 	var calls []call
 	switch fault {
 	case "":
-		calls, err = runLoad(ctx, t, clients, d, nil)
+		if o.misses {
+			calls, err = runMisses(ctx, t, clients, d, datasetID)
+		} else {
+			calls, err = runLoad(ctx, t, clients, d, nil)
+		}
 	case "pg-restart":
 		calls, err = withRestarts(ctx, t, clients, d)
 	case "slow-readers":
@@ -142,8 +222,18 @@ func run(ctx context.Context, clients int, d time.Duration, fault string, slow, 
 	if err != nil {
 		return err
 	}
-	fmt.Println("during the load:", <-duringc)
+	during := <-duringc
+	fmt.Println("during the load:", during)
 	fmt.Println("calls:", summarize(calls, d))
+	if pgStatements {
+		if err := t.printStatements(ctx, len(calls)); err != nil {
+			return err
+		}
+	}
+	if o.misses {
+		_, peak := t.rss()
+		fmt.Printf("peak RSS during the load (%d clients of distinct misses, %s): %.1f MB\n", clients, d, peak)
+	}
 	time.Sleep(settle)
 	t.settleRSS(2 * time.Minute)
 	after, err := t.snapshot(ctx)
@@ -152,6 +242,9 @@ func run(ctx context.Context, clients int, d time.Duration, fault string, slow, 
 	}
 	fmt.Printf("after (%s later, RSS settled): %s\n", settle, after)
 	fmt.Println(flatness(before, after))
+	if o.plain {
+		return comparePlain(ctx, t, clients, d, datasetID)
+	}
 	return nil
 }
 

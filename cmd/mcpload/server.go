@@ -24,6 +24,7 @@ import (
 
 	"github.com/askbi/askbi/internal/haproxy"
 	"github.com/askbi/askbi/internal/pgtest"
+	"github.com/askbi/askbi/internal/proccpu"
 )
 
 // instance is one running reference-server process.
@@ -46,7 +47,10 @@ type target struct {
 	// HAProxy in front of all of them; the figures are the first's.
 	others []instance
 	lb     *haproxy.Proxy
-	creds  struct {
+	// roleCPU is the backends' CPU by role when the statements were
+	// reset (-statements).
+	roleCPU map[string]time.Duration
+	creds   struct {
 		BaseURL    string `json:"base_url"`
 		MCPURL     string `json:"mcp_url"`
 		Warehouse  string `json:"warehouse_database_url"`
@@ -90,6 +94,17 @@ func startTarget(ctx context.Context, bin string, extra []string, instances int)
 		return nil, err
 	}
 	t.monitor.SetMaxOpenConns(1)
+	if pgStatements {
+		if _, err := t.monitor.ExecContext(ctx, "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'"); err != nil {
+			return nil, err
+		}
+		if err := t.pgCtl("restart", "-m", "fast", "-w"); err != nil {
+			return nil, err
+		}
+		if _, err := t.monitor.ExecContext(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
+			return nil, err
+		}
+	}
 
 	if bin == "" {
 		bin = filepath.Join(t.dir, "refserver")
@@ -390,4 +405,79 @@ func (t *target) key(name string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%w: %s", errNoKey, name)
+}
+
+// resetStatements clears pg_stat_statements (-statements) and notes the
+// CPU time of every backend by role.
+func (t *target) resetStatements(ctx context.Context) error {
+	if _, err := t.monitor.ExecContext(ctx, "SELECT pg_stat_statements_reset()"); err != nil {
+		return err
+	}
+	var err error
+	t.roleCPU, err = t.backendCPU(ctx)
+	return err
+}
+
+// backendCPU is the CPU time of the live backends, by role.
+func (t *target) backendCPU(ctx context.Context) (map[string]time.Duration, error) {
+	rows, err := t.monitor.QueryContext(ctx, `SELECT pid, coalesce(usename, backend_type) FROM pg_stat_activity`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cpu := map[string]time.Duration{}
+	for rows.Next() {
+		var pid int
+		var role string
+		if err := rows.Scan(&pid, &role); err != nil {
+			return nil, err
+		}
+		cpu[role] += proccpu.Of(pid, false)
+	}
+	return cpu, rows.Err()
+}
+
+// printStatements prints the statements PostgreSQL ran since
+// resetStatements, the most time first, with their count and time per
+// tool call (calls of them).
+func (t *target) printStatements(ctx context.Context, calls int) error {
+	rows, err := t.monitor.QueryContext(ctx, `SELECT s.calls, s.total_exec_time + s.total_plan_time, coalesce(d.datname, ''), s.query
+		FROM pg_stat_statements s LEFT JOIN pg_database d ON d.oid = s.dbid
+		WHERE s.query NOT LIKE '%pg_stat_statements%' ORDER BY 2 DESC LIMIT 25`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	fmt.Printf("PostgreSQL statements during the load (pg_stat_statements), per tool call of %d:\n", calls)
+	var total float64
+	for rows.Next() {
+		var n int64
+		var ms float64
+		var db, q string
+		if err := rows.Scan(&n, &ms, &db, &q); err != nil {
+			return err
+		}
+		total += ms
+		q = strings.Join(strings.Fields(q), " ")
+		if len(q) > 110 {
+			q = q[:110] + "…"
+		}
+		fmt.Printf("  %6.2f × %6.3f ms  %-8s %s\n", float64(n)/float64(max(calls, 1)), ms/float64(max(n, 1)), db, q)
+	}
+	fmt.Printf("  statement time per tool call, planning included: %.3f ms\n", total/float64(max(calls, 1)))
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	after, err := t.backendCPU(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("PostgreSQL CPU per tool call by role (backends alive throughout):")
+	for role, c := range after {
+		if d := c - t.roleCPU[role]; d > 0 {
+			fmt.Printf(" %s %.3f ms;", role, float64(d)/float64(time.Millisecond)/float64(max(calls, 1)))
+		}
+	}
+	fmt.Println()
+	return nil
 }

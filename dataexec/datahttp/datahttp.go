@@ -178,9 +178,9 @@ func strict(s string, v any) error {
 // datasetOut is run_dataset's answer: the dataset with its link, and its
 // bounded table.
 type datasetOut struct {
-	Dataset linked   `json:"dataset"`
-	Columns []string `json:"columns"`
-	Rows    [][]any  `json:"rows"`
+	Dataset linked          `json:"dataset"`
+	Columns []string        `json:"columns"`
+	Rows    json.RawMessage `json:"rows"`
 	dataexec.Meta
 }
 
@@ -201,8 +201,13 @@ func (h *handler) datasetData(w http.ResponseWriter, r *http.Request, p access.P
 		h.error(w, r, err)
 		return
 	}
+	rows, err := res.AppendRowsJSON(nil)
+	if err != nil {
+		h.error(w, r, err)
+		return
+	}
 	ds := linked{Ref: *res.Dataset, URL: h.exec.Links()(dataexec.PageDataset, res.Dataset.ID)}
-	httpjson.WriteJSON(w, http.StatusOK, datasetOut{Dataset: ds, Columns: res.Columns, Rows: res.Rows, Meta: res.Meta})
+	httpjson.WriteJSON(w, http.StatusOK, datasetOut{Dataset: ds, Columns: res.Columns, Rows: rows, Meta: res.Meta})
 }
 
 // chartOut is get_chart_data's answer: the chart with its link and its

@@ -41,7 +41,7 @@ func TestDemoMCPConnection(t *testing.T) {
 				if err != nil {
 					t.Fatalf("run %d: RunDataset(top pages): %v", run, err)
 				}
-				got, _ := json.Marshal([]any{res.Columns, res.Rows[0]})
+				got, _ := json.Marshal([]any{res.Columns, res.Rows()[0]})
 				if want := `[["page","visitors","signups"],["/pricing",6020,70]]`; string(got) != want {
 					t.Errorf("top pages = %s; want %s", got, want)
 				}

@@ -22,11 +22,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -91,11 +93,25 @@ type config struct {
 	drainDelay  time.Duration
 	turnTimeout time.Duration
 	dbMaxConns  int
+	memoryLimit string // the Go runtime's soft memory limit (main applies it)
 
 	// model, when set, replaces the -provider model (tests).
 	modelOverride ask.Provider
 	// limiterOverride, when set, replaces the rate limiter (tests).
 	limiterOverride access.RateLimiter
+}
+
+// defaultMemoryLimit is -memory-limit's default (docs/operations.md).
+const defaultMemoryLimit = "32MiB"
+
+// cacheBytes bounds the result cache at a quarter of the Go runtime's
+// memory limit (-memory-limit or GOMEMLIMIT), or the SDK's default
+// without one.
+func cacheBytes() int64 {
+	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 {
+		return limit / 4
+	}
+	return 0
 }
 
 // defaultTurnTimeout bounds one chat turn's model and tool work. A turn
@@ -135,9 +151,16 @@ func main() {
 	flag.DurationVar(&cfg.keyCacheTTL, "key-cache-ttl", access.DefaultKeyCacheTTL, "how long a verified API key is trusted without reading the database (negative: never)")
 	flag.DurationVar(&cfg.drainDelay, "drain-delay", time.Second, "on SIGINT/SIGTERM, how long to refuse new requests with 503 before stopping")
 	flag.IntVar(&cfg.dbMaxConns, "db-max-conns", pgpool.DefaultMaxConns, "PostgreSQL connections each pool (warehouse reader, state) opens at most and keeps for reuse; keep twice this within the server's max_connections")
+	flag.StringVar(&cfg.memoryLimit, "memory-limit", defaultMemoryLimit, "the Go runtime's soft memory limit, as GOMEMLIMIT takes it (96MiB, 1GiB, off); GOMEMLIMIT, when set, wins")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	limit, fromEnv, err := httpserve.SetMemoryLimit(cfg.memoryLimit)
+	if err != nil {
+		log.Error("refserver: -memory-limit", "err", err)
+		os.Exit(2)
+	}
+	log.Info("refserver: Go soft memory limit", "bytes", limit, "from_GOMEMLIMIT", fromEnv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, cfg, log, os.Stdout); err != nil {
@@ -379,7 +402,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		bounds.Shared = pgstore.NewLeases(state) // the team and source bounds hold across instances
 	}
 	a.executor = dataexec.NewExecutor(catalog, mcpsource.Sources(a.conns, sources), &dataexec.Options{Audit: a.audit, Logger: log,
-		Links: dataexec.PublicLinks(base), Concurrency: bounds})
+		Links: dataexec.PublicLinks(base), Concurrency: bounds, Cache: dataexec.CacheOptions{MaxBytes: cacheBytes()}})
 	a.keys = access.NewKeys(keyStore, dir, &access.KeyOptions{CacheTTL: cfg.keyCacheTTL})
 	if state != nil {
 		// What other instances change reaches this one's caches within a
