@@ -47,6 +47,7 @@ for (const [size, viewport] of [["desktop", desktop], ["phone", phone]]) {
     const card = lastTurn(page).locator(".approval");
     assert.match(await card.innerText(), /Growth overview/);
     assert.match(await card.innerText(), /Weekly signups, last 8 weeks/, "the card names the chart");
+    assert.match(await card.innerText(), /Expires at \d{1,2}:\d{2}, in 5 minutes\./, "and says when it expires");
     // The new card has the focus: Tab to Approve, Enter.
     await page.waitForFunction(() => document.activeElement && document.activeElement.closest(".approval"));
     for (let i = 0; i < 4 && !(await page.evaluate(() => document.activeElement.textContent === "Approve")); i++) await page.keyboard.press("Tab");
