@@ -3,6 +3,7 @@ package mock_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -74,4 +75,28 @@ func mustWords(t *testing.T, question string) []string {
 		t.Fatalf("the reply to %q streams in %d pieces, want several", question, len(pieces))
 	}
 	return pieces
+}
+
+// TestIntroStreamsOnce: the intro leads the first answer as one piece,
+// before the answer's words; an answer after one has none.
+func TestIntroStreamsOnce(t *testing.T) {
+	p := &mock.Provider{Intro: "I am the demo model."}
+	var pieces []string
+	reply, err := p.Complete(t.Context(), ask.ModelRequest{Messages: []ask.Message{{Role: ask.RoleUser, Text: "hello"}}},
+		func(s string) { pieces = append(pieces, s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append([]string{"I am the demo model.\n\n"}, mustWords(t, "hello")...)
+	if diff := cmp.Diff(want, pieces); diff != "" {
+		t.Errorf("pieces (-want +got):\n%s", diff)
+	}
+	if got := strings.Join(pieces, ""); got != reply.Text {
+		t.Errorf("the pieces make %q, the reply is %q", got, reply.Text)
+	}
+	reply, err = p.Complete(t.Context(), ask.ModelRequest{Messages: []ask.Message{{Role: ask.RoleUser, Text: "hello"},
+		{Role: ask.RoleAssistant, Text: reply.Text}, {Role: ask.RoleUser, Text: "hello"}}}, nil)
+	if err != nil || strings.Contains(reply.Text, "demo model") {
+		t.Errorf("second answer %q, %v: want no intro", reply.Text, err)
+	}
 }
