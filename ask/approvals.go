@@ -142,9 +142,14 @@ func (a *Assistant) Approve(ctx context.Context, p access.Principal, req Approve
 	}
 	tr := d.tr
 	if rc != nil {
-		// A retry: answer from the receipt.
+		// A retry: answer from the receipt. The call's turn may since
+		// wait on another approval: the client must not read it as done.
 		tr.send(receiptEvent(d.tool, ap, *rc))
-		tr.send(Event{Type: EventRequestCompleted, State: TurnCompleted})
+		state := TurnCompleted
+		if tr.stored == TurnAwaitingApproval {
+			state = TurnAwaitingApproval
+		}
+		tr.send(Event{Type: EventRequestCompleted, State: state})
 		return nil
 	}
 	ctx, err = tr.hold(ctx)
@@ -353,6 +358,7 @@ func (a *Assistant) resume(ctx context.Context, p access.Principal, conv Convers
 	t, err := a.stores.Turns.Turn(ctx, conv.ID, turnID)
 	switch askbi.ErrorCode(err) {
 	case "":
+		tr.stored = t.State
 		t.State, t.ErrorCode, t.UpdatedAt = TurnRunning, "", tr.t.UpdatedAt
 		tr.t = t
 	case askbi.NotFound:

@@ -482,3 +482,49 @@ func TestOpenManyChartsCostsOneRequest(t *testing.T) {
 	_, err := e.a.Open(ctx, alice, conv)
 	mustCode(t, err, askbi.RateLimited)
 }
+
+// twoDeletes proposes deleting d-revenue, and once that ran, d-growth:
+// the turn waits on a second approval after the first one ran.
+type twoDeletes struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (m *twoDeletes) Complete(_ context.Context, req ask.ModelRequest, _ func(string)) (ask.ModelReply, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.n++
+	switch m.n {
+	case 1:
+		return ask.ModelReply{ToolCalls: []ask.ToolCall{{ID: "c1", Name: "delete_dashboard", Arguments: json.RawMessage(`{"dashboard_id":"d-revenue"}`)}}}, nil
+	case 2:
+		return ask.ModelReply{ToolCalls: []ask.ToolCall{{ID: "c2", Name: "delete_dashboard", Arguments: json.RawMessage(`{"dashboard_id":"d-growth"}`)}}}, nil
+	}
+	return ask.ModelReply{Text: "ok"}, nil
+}
+
+// TestReplayReportsTurnState: a retry of an approval that ran answers
+// from its receipt with the turn's state as it stands, here waiting on
+// the next approval, never "completed".
+func TestReplayReportsTurnState(t *testing.T) {
+	e := newEnv(t, &twoDeletes{})
+	conv, te := proposeDelete(t, e, alice)
+	events, err := approve(e, alice, conv, te, string(te.Arguments))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := find(events, ask.EventToolApprovalRequired); ev == nil {
+		t.Fatalf("no second approval: %v", types(events))
+	}
+	events, err = approve(e, alice, conv, te, string(te.Arguments))
+	if err != nil {
+		t.Fatalf("retry = %v", err)
+	}
+	last := events[len(events)-1]
+	if last.Type != ask.EventRequestCompleted || last.State != ask.TurnAwaitingApproval {
+		t.Errorf("retry ends with %s state %q, want %s state %q", last.Type, last.State, ask.EventRequestCompleted, ask.TurnAwaitingApproval)
+	}
+	if n := e.audited(dataexec.ActionDashboardDelete); n != 1 {
+		t.Errorf("delete ran %d times", n)
+	}
+}

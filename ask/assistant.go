@@ -62,6 +62,10 @@ type Options struct {
 	// the model is not configured, e.g. "The assistant's model is not
 	// configured." Default "" (available), unless the provider is nil.
 	Unavailable string
+	// ModelNote is what users are told about the model that answers
+	// (Status.ModelNote): a demo model, say, and how to configure a real
+	// one. Default "": nothing.
+	ModelNote string
 	// Secrets are the host's own credential patterns (session tokens, say),
 	// redacted like the built-in ones before anything is saved, streamed,
 	// shown or sent to the model. A pattern must not match whitespace.
@@ -211,6 +215,9 @@ type Status struct {
 	// MaxMessageChars is the longest message Send takes, in characters
 	// (Options.MaxMessageChars), so a client can warn before it.
 	MaxMessageChars int `json:"max_message_chars"`
+	// ModelNote is the host's word on the model that answers
+	// (Options.ModelNote), for a client to show; "" for none.
+	ModelNote string `json:"model_note,omitempty"`
 }
 
 // Status reports whether p may use the assistant now. It passes the gate
@@ -223,7 +230,7 @@ func (a *Assistant) Status(ctx context.Context, p access.Principal) (_ Status, e
 		return Status{}, err
 	}
 	st := Status{UserID: live.UserID, TeamID: live.TeamID, Role: live.Role, Attachments: limits(readsImages(a.provider)),
-		MaxMessageChars: a.o.MaxMessageChars}
+		MaxMessageChars: a.o.MaxMessageChars, ModelNote: a.o.ModelNote}
 	switch {
 	case a.o.Unavailable != "":
 		st.Reason = a.o.Unavailable

@@ -494,6 +494,10 @@ func TestSharingLevels(t *testing.T) {
 	if s := seen(); strings.Contains(s, "1342") || !strings.Contains(s, `\"max\":1450`) {
 		t.Errorf("aggregates level: %s", s)
 	}
+	// A date column shows its range, not its values.
+	if s := seen(); !strings.Contains(s, `\"week\":{\"count\":3,\"earliest\":\"2026-11-02\",\"latest\":\"2026-11-16\"}`) || strings.Contains(s, "2026-11-09") {
+		t.Errorf("aggregates level, date column: %s", s)
+	}
 }
 
 func TestSendBadInput(t *testing.T) {

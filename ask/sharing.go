@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 )
 
 // SharingPolicy is the host's per-team decision on what tool output may
@@ -48,14 +49,42 @@ func minSharing(a, b Sharing) Sharing {
 	return a
 }
 
+// isoDate is a cell TableFilter reads as a date: a year, a month or a day.
+var isoDate = regexp.MustCompile(`^[0-9]{4}(-[0-9]{2}(-[0-9]{2})?)?$`)
+
+// dateRange is the earliest and latest value of column i and how many
+// rows hold one, when every value there is an ISO date; n is 0 otherwise.
+func dateRange(rows []any, i int) (first, last string, n int) {
+	for _, r := range rows {
+		row, _ := r.([]any)
+		if i >= len(row) || row[i] == nil {
+			continue
+		}
+		v, ok := row[i].(string)
+		if !ok || !isoDate.MatchString(v) {
+			return "", "", 0
+		}
+		if n == 0 || v < first {
+			first = v
+		}
+		if n == 0 || v > last {
+			last = v
+		}
+		n++
+	}
+	return first, last, n
+}
+
 // ShowAll is the Filter of tools whose output holds no rows (references,
 // names, counts): the model sees it at every level.
 func ShowAll(data json.RawMessage, _ Sharing) json.RawMessage { return data }
 
 // TableFilter is the Filter of tools that return a table ({"columns":
 // [...], "rows": [[...]], ...}): schema shows the columns and row count;
-// aggregates adds per-column numeric summaries (count, min, max, sum);
-// rows shows the rows too.
+// aggregates adds per-column numeric summaries (count, min, max, sum) and
+// the range of date columns (count, earliest, latest: a column whose
+// every value is an ISO date such as 2026-11-02 or 2026-11), so a model
+// can answer "the last 8 weeks"; rows shows the rows too.
 func TableFilter(data json.RawMessage, level Sharing) json.RawMessage {
 	var t map[string]any
 	d := json.NewDecoder(bytes.NewReader(data))
@@ -99,6 +128,8 @@ func TableFilter(data json.RawMessage, level Sharing) json.RawMessage {
 			}
 			if n > 0 {
 				stats[name] = map[string]any{"count": n, "min": min, "max": max, "sum": sum}
+			} else if first, last, n := dateRange(rows, i); n > 0 {
+				stats[name] = map[string]any{"count": n, "earliest": first, "latest": last}
 			}
 		}
 		t["aggregates"] = stats

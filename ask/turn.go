@@ -42,6 +42,9 @@ type turn struct {
 	resumed *resumption
 	// unhold ends the lease that hold started; nil before.
 	unhold func()
+	// stored is the turn's state as saved before resume set it running:
+	// what a replayed approval reports.
+	stored TurnState
 }
 
 // errLeaseLost ends a turn that another instance recorded abandoned: its

@@ -47,6 +47,10 @@ type Config struct {
 	// (mock.Provider.Delay), so its text arrives as a model's does.
 	// Default 0: at once.
 	MockDelay time.Duration
+	// MockIntro leads the mock model's first answer in a conversation
+	// (mock.Provider.Intro): the host says there that this is a demo
+	// model and how to configure a real one. Default: none.
+	MockIntro string
 }
 
 // New returns the provider c names. A Name that is not a provider is
@@ -58,7 +62,7 @@ func New(c Config) (ask.Provider, error) {
 	var err error
 	switch c.Name {
 	case "mock":
-		return &mock.Provider{Delay: c.MockDelay}, nil
+		return &mock.Provider{Delay: c.MockDelay, Intro: c.MockIntro}, nil
 	case "openai":
 		p, err = openai.New(c.Model, &openai.Options{BaseURL: c.BaseURL, APIKeyEnv: c.APIKeyEnv, Images: c.Images})
 	case "anthropic":

@@ -182,13 +182,21 @@ var signInPage = template.Must(template.New("signin").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>Sign in · askbi</title>
 <link rel="stylesheet" href="/web/app.css"></head>
 <body class="signin-page scrolls">
+<main class="signin">
 <h1>Sign in to askbi</h1>
 {{if .Error}}<p role="alert" class="error">{{.Error}}</p>{{end}}
+{{if .Users}}<form method="post" action="/signin"><input type="hidden" name="return" value="{{.Return}}">
+<fieldset><legend>Choose a demo user</legend><div class="demo-users">
+{{range $i, $u := .Users}}<label class="demo-user"><input type="radio" name="demo" value="{{$u.Name}}"{{if eq $i 0}} checked{{end}}>
+<span class="demo-text"><span class="demo-name">{{$u.Label}}</span><span class="demo-desc">{{$u.Description}}</span></span></label>
+{{end}}</div></fieldset>
+<p><button type="submit" class="primary">Sign in</button></p></form>
+<h2>Or use a session token</h2>{{end}}
 <p>The reference server's product login is a session token: copy the <code>session_token</code> of a principal from the
 <code>-credentials-file</code> (alice, bob, vic or carol).</p>
 <form method="post" action="/signin"><input type="hidden" name="return" value="{{.Return}}">
-<label>Session token <input name="token" autocomplete="off" size="48" required></label>
-<p><button type="submit">Sign in</button></p></form></body></html>`))
+<label>Session token <input name="token" type="password" autocomplete="off" size="48" required></label>
+<p><button type="submit">Sign in with token</button></p></form></main></body></html>`))
 
 // signIn serves the reference server's sign-in page, which turns a
 // session token into a session cookie and returns to the page that sent
@@ -200,8 +208,16 @@ func (a *app) signIn(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	ret := a.localReturn(r.FormValue("return"))
+	page := map[string]any{"Return": ret}
+	if a.demoSignIn != nil {
+		page["Users"] = a.demoSignIn.users
+	}
 	if r.Method == http.MethodPost {
 		tok := strings.TrimSpace(r.PostFormValue("token"))
+		if name := r.PostFormValue("demo"); name != "" {
+			// The picker of the demo sign-in; off with -demo-sign-in=false.
+			_, tok, _ = a.demoSignIn.signIn(name)
+		}
 		_, err := a.sessions.lookup(r.Context(), tok)
 		switch askbi.ErrorCode(err) {
 		case "":
@@ -209,14 +225,16 @@ func (a *app) signIn(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, ret, http.StatusSeeOther)
 		case askbi.Unauthenticated:
 			w.WriteHeader(http.StatusUnauthorized)
-			signInPage.Execute(w, map[string]string{"Return": ret, "Error": "That is not a session token of this server."})
+			page["Error"] = "That is not a session token of this server."
+			signInPage.Execute(w, page)
 		default:
 			w.WriteHeader(http.StatusServiceUnavailable)
-			signInPage.Execute(w, map[string]string{"Return": ret, "Error": "Sign-in cannot be checked right now. Try again in a moment."})
+			page["Error"] = "Sign-in cannot be checked right now. Try again in a moment."
+			signInPage.Execute(w, page)
 		}
 		return
 	}
-	signInPage.Execute(w, map[string]string{"Return": ret})
+	signInPage.Execute(w, page)
 }
 
 // localReturn keeps a return address only when it is on this server's

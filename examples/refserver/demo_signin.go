@@ -47,16 +47,27 @@ func (d demoSignIn) routes(mux *http.ServeMux, log *slog.Logger) {
 			httpjson.WriteError(w, r, log, err)
 			return
 		}
-		for _, u := range d.users {
-			if u.Name != body.Name {
-				continue
-			}
-			if tok, ok := d.token(u.Name); ok {
-				setCookie(w, tok, d.secure)
-				httpjson.WriteJSON(w, http.StatusOK, map[string]any{"session_token": tok, "principal": u})
-				return
-			}
+		if u, tok, ok := d.signIn(body.Name); ok {
+			setCookie(w, tok, d.secure)
+			httpjson.WriteJSON(w, http.StatusOK, map[string]any{"session_token": tok, "principal": u})
+			return
 		}
 		httpjson.WriteError(w, r, log, askbi.Errorf(askbi.NotFound, "name: not a demo user; choose alice, bob, vic or carol"))
 	})
+}
+
+// signIn returns the demo user of that name and their session token; ok
+// is false for any other name. The /demo/ routes and the /signin page's
+// picker both sign in through it.
+func (d *demoSignIn) signIn(name string) (u demoUser, tok string, ok bool) {
+	if d == nil {
+		return demoUser{}, "", false
+	}
+	for _, u := range d.users {
+		if u.Name == name {
+			tok, ok := d.token(u.Name)
+			return u, tok, ok
+		}
+	}
+	return demoUser{}, "", false
 }

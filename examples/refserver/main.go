@@ -442,9 +442,13 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	if err != nil {
 		return nil, err
 	}
+	var note string
+	if cfg.provider == "mock" {
+		note = demoModelNote
+	}
 	a.assistant = ask.New(model, gate, a.executor, chats, tools, &ask.Options{
 		TurnTimeout: cfg.turnTimeout, Sharing: sharing, Memory: a.memory, Logger: log, Tools: ask.RemoteTools(a.conns),
-		Secrets: []*regexp.Regexp{sessionPattern},
+		Secrets: []*regexp.Regexp{sessionPattern}, ModelNote: note,
 	})
 	return a, a.issueCredentials(ctx, cfg, checker, creds)
 }
@@ -467,6 +471,11 @@ func parsePolicies(cfg config) (ask.SharingPolicy, memory.Policy, error) {
 	return nil, nil, fmt.Errorf("-memory-policy %q: must be allow or deny", cfg.memoryPolicy)
 }
 
+// demoModelNote says, in the mock model's first answer and on the page,
+// what answers and how to configure a real model.
+const demoModelNote = "You are talking to the built-in demo model: it follows a few phrases and charts what you select, with no AI behind it. " +
+	"For a real model, start the server with -provider openai or -provider anthropic and -model NAME (the key from OPENAI_API_KEY or ANTHROPIC_API_KEY)."
+
 // newProvider builds the chat model from -provider, -model,
 // -provider-base-url and -provider-key-env (package provider). An
 // unknown provider is an error; an incomplete configuration (no model
@@ -474,7 +483,7 @@ func parsePolicies(cfg config) (ask.SharingPolicy, memory.Policy, error) {
 // log line for the administrator, and the rest of the product serving.
 func (a *app) newProvider(cfg config) (ask.Provider, error) {
 	c := provider.Config{Name: cfg.provider, Model: cfg.model, BaseURL: cfg.providerBaseURL, APIKeyEnv: cfg.providerKeyEnv, Images: cfg.modelImages,
-		MockDelay: cfg.mockDelay}
+		MockDelay: cfg.mockDelay, MockIntro: demoModelNote}
 	p, err := provider.New(c)
 	switch {
 	case askbi.ErrorCode(err) == askbi.Unsupported:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -164,4 +165,47 @@ func TestMCPLinks(t *testing.T) {
 		t.Errorf("preview view status = %q", view.Chart.Status)
 	}
 	ta.MustDo(t, http.StatusNotFound, "GET", "/api/charts/"+chart["id"].(string), ta.session(t, "carol"), nil, nil)
+}
+
+// TestSignInPicker: the /signin page a signed-out link sends a browser to
+// offers the demo users while -demo-sign-in is on, and one chosen signs
+// in and goes back; off, neither the list nor the choice works.
+func TestSignInPicker(t *testing.T) {
+	page := "/previews/chart_weekly_signups"
+	for _, on := range []bool{true, false} {
+		ta := MustApp(t, func(c *config) { c.demoSignIn = on })
+		c := browserClient(t)
+		res, err := c.Get(ta.url + "/signin?return=" + url.QueryEscape(page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if got := strings.Contains(string(body), `name="demo" value="bob"`); got != on {
+			t.Errorf("-demo-sign-in=%v: the page lists bob: %v", on, got)
+		}
+		if strings.Contains(string(body), sessionPrefix) {
+			t.Errorf("-demo-sign-in=%v: the page shows a session token", on)
+		}
+		res, err = c.PostForm(ta.url+"/signin", url.Values{"demo": {"bob"}, "return": {page}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		signedIn := res.StatusCode == http.StatusSeeOther && res.Header.Get("Location") == page
+		if signedIn != on {
+			t.Errorf("-demo-sign-in=%v: choosing bob: %d to %q", on, res.StatusCode, res.Header.Get("Location"))
+		}
+		if res := get(t, c, ta.url+page); (res.StatusCode == http.StatusOK) != on {
+			t.Errorf("-demo-sign-in=%v: the page after choosing bob: %d", on, res.StatusCode)
+		}
+		res, err = c.PostForm(ta.url+"/signin", url.Values{"demo": {"mallory"}, "return": {page}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusUnauthorized {
+			t.Errorf("-demo-sign-in=%v: choosing mallory: %d, want 401", on, res.StatusCode)
+		}
+	}
 }

@@ -17,6 +17,9 @@ import (
 // its variables.
 var chatDocs = []string{"docs/chat-api.md", "docs/connections.md", "docs/data-api.md"}
 
+// startCommand is the one way the documents start the reference server.
+const startCommand = "go run ./examples/refserver -credentials-file creds.json"
+
 // TestREADMEChat runs every ```sh block of chatDocs top to bottom against a
 // fresh server, with every curl failing on an HTTP error, so the
 // documented commands, IDs and fields stay true.
@@ -49,12 +52,21 @@ func TestREADMEChat(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := script.String()
-	for _, line := range []string{"go run ./examples/refserver -credentials-file creds.json &\n", "BASE=http://127.0.0.1:8080\n"} {
-		if !strings.Contains(body, line) {
-			t.Fatalf("%s no longer starts the server with %q", chatDocs[0], line)
-		}
+	// One way to start, used by every example: the README's first command,
+	// with the credentials file, in the repository root. A block that
+	// starts a second server collides with it on port 8080, and reads a
+	// credentials file that server never wrote.
+	if strings.Contains(body, "go run ") {
+		t.Fatalf("a shell block of %s starts a server of its own; the examples use the one the README starts", strings.Join(chatDocs, ", "))
 	}
-	body = strings.Replace(body, "go run ./examples/refserver -credentials-file creds.json &\n", "", 1)
+	if b, err := os.ReadFile(filepath.Join("..", "..", chatDocs[0])); err != nil || !strings.Contains(string(b), "`"+startCommand+"`") {
+		t.Errorf("%s does not name the one start command %q (%v)", chatDocs[0], startCommand, err)
+	}
+	if !strings.Contains(body, "BASE=http://127.0.0.1:8080\n") {
+		t.Fatalf("%s no longer reaches the server at BASE=http://127.0.0.1:8080", chatDocs[0])
+	}
+	// The test's server stands in for it, its credentials file in the
+	// folder the commands run in.
 	body = strings.Replace(body, "BASE=http://127.0.0.1:8080\n", "BASE="+ta.url+"\n", 1)
 	prelude := "set -euo pipefail\ncurl() { command curl --fail-with-body --max-time 30 \"$@\"; }\n"
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)

@@ -27,6 +27,18 @@
 //   - "delete the Revenue dashboard": search_workspace for the dashboard,
 //     then propose delete_dashboard (destructive: the product asks for
 //     approval), then report what happened.
+//   - "put it on the Growth overview dashboard" after a preview:
+//     add_preview_to_dashboard with the conversation's newest preview
+//     and the dashboard named (or the one selected), which the product
+//     holds for approval.
+//   - any other question while one dataset is selected: run_dataset,
+//     then create_chart_preview of it. The X field is one the question
+//     names ("which country"), else the first that is not a number; the
+//     series those it names, else the first number. "last 8 weeks"
+//     (days, months, years) filters the X field when it is a time
+//     (day, week, month...): the periods ending with its newest value,
+//     from the rows or the aggregates level's date range, else before
+//     Now.
 //   - "change this to a weekly bar chart": update_chart on the single
 //     selected chart (handle @c1), or ask which one when several charts
 //     are selected, or ask for a selection when none is.
@@ -54,6 +66,10 @@
 //     the path above from that check's result. Without the note (no card
 //     to continue) those two messages call list_connections again with
 //     the conversation's last arguments.
+//
+// Intro, when set, leads its first answer in a conversation, streamed as
+// one piece (the reference server says there that this is the built-in
+// demo model and how to configure a real one).
 //
 // Any other message with attached files (<ATTACHED-FILE> blocks, image
 // parts) is answered by describing what arrived: each file's name and type, a
@@ -103,6 +119,13 @@ type Provider struct {
 	// model's does. Zero streams every piece at once, for tests. A
 	// cancelled ctx ends the pause and the reply.
 	Delay time.Duration
+	// Intro leads the first answer of a conversation (one with no answer
+	// before it), after a blank line: a host says there what model this
+	// is and how to configure a real one. Empty: none.
+	Intro string
+	// Now is today for "last 8 weeks" where the rows are not shared with
+	// the model (the date is not in its tool output). Default time.Now.
+	Now func() time.Time
 
 	mu       sync.Mutex
 	requests []ask.ModelRequest
@@ -135,6 +158,8 @@ var (
 	checkAgain  = regexp.MustCompile(`(?i)\b(i added the connection|continue (?:my |the )?request)\b`)
 	continued   = regexp.MustCompile(`(?s)<continue_request from="product"[^>]*>\n[^\n]*\n(.*?)\n</continue_request>`)
 	previewIt   = regexp.MustCompile(`(?i)\b(?:create|make) (?:a )?previews? (?:for|of) (?:it|this|that|them)\b`)
+	putOn       = regexp.MustCompile(`(?i)\b(?:put|add|place|save|pin) (?:it|this|that)(?: chart| preview)? (?:on|to|onto|in) (?:the )?(.+?)(?: dashboard)?\s*[.!]?\s*$`)
+	lastPeriods = regexp.MustCompile(`(?i)\b(?:last|past|previous) (\d{1,3}) (day|week|month|year)s?\b`)
 	placeAll    = regexp.MustCompile(`(?i)^\s*(?:yes|ok|okay|sure|please)\b.*?\b(?:add|place|put|move)\b(?:.*?\bto (?:the )?(.+?)(?: dashboard)?\s*[.!]?\s*$)?`)
 	declineAll  = regexp.MustCompile(`(?i)^\s*(?:no|not now|keep them)\b`)
 	// providerCaps is the capability each provider the mock knows serves.
@@ -388,10 +413,20 @@ func (p *Provider) Complete(ctx context.Context, req ask.ModelRequest, onText fu
 	if err := ctx.Err(); err != nil {
 		return ask.ModelReply{}, err
 	}
-	reply := script(req, n)
+	now := time.Now
+	if p.Now != nil {
+		now = p.Now
+	}
+	reply := script(req, n, now)
+	var pieces []string
+	if p.Intro != "" && reply.Text != "" && len(reply.ToolCalls) == 0 && !hasAnswer(req) {
+		// The intro is a fixed preamble, streamed as one piece.
+		pieces = append(pieces, p.Intro+"\n\n")
+		reply.Text = p.Intro + "\n\n" + reply.Text
+	}
 	reply.Reasoning = reasoning(req, reply)
 	if onText != nil && reply.Text != "" {
-		for _, w := range strings.SplitAfter(reply.Text, " ") {
+		for _, w := range append(pieces, strings.SplitAfter(strings.TrimPrefix(reply.Text, strings.Join(pieces, "")), " ")...) {
 			if err := pause(ctx, p.Delay); err != nil {
 				return ask.ModelReply{}, err
 			}
@@ -399,6 +434,16 @@ func (p *Provider) Complete(ctx context.Context, req ask.ModelRequest, onText fu
 		}
 	}
 	return reply, nil
+}
+
+// hasAnswer reports whether the conversation holds an answer already.
+func hasAnswer(req ask.ModelRequest) bool {
+	for _, m := range req.Messages {
+		if m.Role == ask.RoleAssistant && m.Text != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // pause waits d, or until ctx is done.
@@ -503,7 +548,7 @@ func say(format string, args ...any) ask.ModelReply {
 	return ask.ModelReply{Text: fmt.Sprintf(format, args...)}
 }
 
-func script(req ask.ModelRequest, n int) ask.ModelReply {
+func script(req ask.ModelRequest, n int, now func() time.Time) ask.ModelReply {
 	st := read(req)
 	tool, out := st.lastOutput()
 	if out != nil {
@@ -527,6 +572,8 @@ func script(req ask.ModelRequest, n int) ask.ModelReply {
 		}
 	}
 	switch {
+	case putOn.MatchString(st.question):
+		return placeOne(req, st, tool, out, n)
 	case showBy.MatchString(st.question):
 		m := showBy.FindStringSubmatch(st.question)
 		subject, by := strings.ToLower(m[1]), strings.ToLower(m[2])
@@ -619,6 +666,11 @@ func script(req ask.ModelRequest, n int) ask.ModelReply {
 	}
 	if len(st.files) > 0 && tool == "" {
 		return say("%s", describe(st.files))
+	}
+	if ds := st.handles["dataset"]; len(ds) == 1 && len(st.files) == 0 {
+		if reply, ok := chartSelection(st, tool, out, ds[0], n, now); ok {
+			return reply
+		}
 	}
 	if tool != "" {
 		return say("Done.")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -107,5 +108,29 @@ func TestPreviewName(t *testing.T) {
 				t.Errorf("preview name = %q, want %q", args.Name, tc.want)
 			}
 		})
+	}
+}
+
+// TestIntroStreamsOnce: the intro leads the first answer as one piece,
+// before the answer's words; an answer after one has none.
+func TestIntroStreamsOnce(t *testing.T) {
+	p := &mock.Provider{Intro: "I am the demo model."}
+	var pieces []string
+	reply, err := p.Complete(t.Context(), ask.ModelRequest{Messages: []ask.Message{{Role: ask.RoleUser, Text: "hello"}}},
+		func(s string) { pieces = append(pieces, s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append([]string{"I am the demo model.\n\n"}, mustWords(t, "hello")...)
+	if diff := cmp.Diff(want, pieces); diff != "" {
+		t.Errorf("pieces (-want +got):\n%s", diff)
+	}
+	if got := strings.Join(pieces, ""); got != reply.Text {
+		t.Errorf("the pieces make %q, the reply is %q", got, reply.Text)
+	}
+	reply, err = p.Complete(t.Context(), ask.ModelRequest{Messages: []ask.Message{{Role: ask.RoleUser, Text: "hello"},
+		{Role: ask.RoleAssistant, Text: reply.Text}, {Role: ask.RoleUser, Text: "hello"}}}, nil)
+	if err != nil || strings.Contains(reply.Text, "demo model") {
+		t.Errorf("second answer %q, %v: want no intro", reply.Text, err)
 	}
 }

@@ -31,10 +31,12 @@ export async function launch() {
 export async function close() { if (browser) await browser.close(); }
 
 // open returns a fresh page (own cookies and session storage) with errors
-// collected: a test fails on any page error or CSP violation.
+// collected: a test fails on any page error or CSP violation. Options:
+// viewport, reducedMotion, colorScheme ("light", the default, or "dark":
+// what prefers-color-scheme answers).
 export async function open(options = {}) {
   const context = await browser.newContext({ viewport: options.viewport || desktop, reducedMotion: options.reducedMotion || "no-preference",
-    hasTouch: options.hasTouch || false });
+    hasTouch: options.hasTouch || false, colorScheme: options.colorScheme || "light" });
   const page = await context.newPage();
   page.problems = [];
   page.on("pageerror", (e) => page.problems.push("page error: " + e.message));

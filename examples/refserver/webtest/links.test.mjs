@@ -56,7 +56,7 @@ test("MCP and chat preview links open /previews/:chartId using the browser sessi
   await page.goto(mcpPreview);
   assert.equal(new URL(page.url()).pathname, "/signin");
   await page.getByLabel("Session token").fill(await sessionOf("alice"));
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in with token" }).click();
   await page.waitForURL(mcpPreview);
   await page.locator("#product:not([aria-busy])").waitFor();
   await page.locator(".chart-body:not(.loading)").waitFor();

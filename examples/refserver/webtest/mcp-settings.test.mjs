@@ -50,7 +50,7 @@ async function connectClient(page, name, user) {
   // to consent; any other signs in on the product's sign-in page first.
   if (new URL(page.url()).pathname === "/signin") {
     await page.getByLabel("Session token").fill(await session(user));
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in with token" }).click();
   }
   await page.getByRole("button", { name: "Allow" }).waitFor();
   assert.match(await page.locator("body").innerText(), new RegExp(name + "[\\s\\S]*unverified", "i"), "the consent page names the app, unverified");

@@ -30,6 +30,10 @@ test("After several previews Ask asks once to place them all, then places them i
   const card = lastTurn(page).locator(".approval");
   assert.match(await card.innerText(), /Add charts to dashboard/);
   assert.match(await card.innerText(), /Growth overview/);
+  // The charts by name, never by ID; and when the card expires.
+  assert.doesNotMatch(await card.innerText(), /chart_[a-z0-9]/, "the card shows no chart IDs");
+  for (const name of ["Signups by week", "Signups by country"]) assert.match(await card.innerText(), new RegExp(`Chart “${name}”`));
+  assert.match(await card.innerText(), /Expires at \d{1,2}:\d{2}, in 5 minutes\./);
   await card.getByRole("button", { name: "Approve" }).click();
   await settled(page);
   await page.waitForFunction(() => [...document.querySelectorAll(".chart-result .chart-head .badge")].every((b) => b.textContent === "Saved"));

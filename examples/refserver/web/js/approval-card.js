@@ -11,14 +11,24 @@ import { humanize } from "./format.js";
 const typeWord = { dashboard: "Dashboard", chart: "Chart", dataset: "Dataset", connection: "Connection" };
 
 // settings lists the arguments that are plain choices ("Chart type: bar"),
-// leaving out the ones that name entities: those are shown by name.
+// leaving out the ones that name entities (dashboard_id, a batch's
+// chart_ids): the targets show those by name.
 function settings(args) {
   const out = [];
   for (const [k, v] of Object.entries(args || {})) {
-    if (/_id$/.test(k) || v === null || typeof v === "object" && !Array.isArray(v)) continue;
+    if (/_ids?$/.test(k) || v === null || typeof v === "object" && !Array.isArray(v)) continue;
     out.push([humanize(k), Array.isArray(v) ? v.join(", ") : String(v)]);
   }
   return out;
+}
+
+// expiry says when an approval expires: "Expires at 14:05, in 5 minutes."
+function expiry(at) {
+  const t = new Date(at);
+  if (isNaN(t)) return "";
+  const min = Math.max(0, Math.round((t - Date.now()) / 60000));
+  const when = t.toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit" });
+  return `Expires at ${when}, ${min < 1 ? "in under a minute" : min === 1 ? "in 1 minute" : `in ${min} minutes`}.`;
 }
 
 export class ApprovalCard {
@@ -49,7 +59,8 @@ export class ApprovalCard {
       h("p", { class: "approval-class" },
         h("span", { class: "badge " + (destructive ? "destructive" : "mutating") }, destructive ? "Destructive" : "Changes your workspace"),
         " ", destructive ? "This cannot be undone." : "You can change it again later."),
-      open && may ? h("p", { class: "approval-wait" }, "Nothing has changed yet. It runs only if you approve.") : null,
+      open && may ? h("p", { class: "approval-wait" }, "Nothing has changed yet. It runs only if you approve.",
+        t.expires_at ? [" ", h("span", { class: "approval-expiry" }, expiry(t.expires_at))] : null) : null,
       open && !may ? h("p", { class: "approval-wait" }, "Nothing has changed. Your role cannot approve this. ", h("strong", {}, "Ask an admin"), ".") : null,
       open ? h("div", { class: "actions" }, this.approve, this.reject) : null,
       this.record].filter(Boolean));

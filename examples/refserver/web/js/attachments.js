@@ -73,6 +73,8 @@ export class Attachments {
       }
     }
     this.problem(problems.join(" "));
+    // A refusal shows the limits it was measured against.
+    $("attach-limits").classList.toggle("shown", problems.length > 0);
     this.show();
   }
 
@@ -98,6 +100,7 @@ export class Attachments {
         const at = this.files.indexOf(f);
         this.files = this.files.filter((x) => x !== f);
         this.problem("");
+        $("attach-limits").classList.remove("shown");
         this.show();
         const left = this.list.querySelectorAll(".chip-remove");
         (left[Math.min(at, left.length - 1)] || this.button).focus();

@@ -59,6 +59,9 @@ export class Home {
     });
     $("close-answer").addEventListener("click", () => this.close());
     this.composer.block(status.available ? "" : status.reason || "The assistant is not available.");
+    // The host's word on the model (a demo model, and how to set a real one).
+    $("model-note").textContent = status.model_note || "";
+    $("model-note").hidden = !status.model_note;
     if (!this.conv) {
       try { this.setChips(JSON.parse(sessionStorage.getItem(this.draftKey) || "[]"), true); } catch { /* a bad draft is dropped */ }
     }

@@ -34,7 +34,10 @@ function notFound(err) {
 async function chart() {
   const view = await api.pageChart(id);
   const editable = kind === "previews";
-  const toView = (doc) => ({ ...doc.chart, place_on: editable ? doc.place_on : [], links: doc.links });
+  // This page is the chart: its title opens no page (the chat's opens
+  // this one), before and after placement.
+  const own = (links) => links && { ...links, chart: undefined };
+  const toView = (doc) => ({ ...doc.chart, place_on: editable ? doc.place_on : [], links: own(doc.links) });
   let first = view; // the component's first load is this one
   const charts = new Charts({
     defaultDashboard: () => "",
@@ -43,9 +46,15 @@ async function chart() {
       first = null;
       return toView(doc);
     },
-    place: (cid, dashboard) => api.pagePlace(cid, dashboard),
+    place: async (cid, dashboard) => {
+      const doc = await api.pagePlace(cid, dashboard);
+      return { ...doc, links: own(doc.links) };
+    },
   });
   title(view.chart.chart.name);
+  // The chart's own heading (h3) sits under this one: headings in order.
+  $("product-body-title").textContent = "The chart";
+  $("product-body-title").hidden = false;
   $("product-info").textContent = view.chart.chart.info || names[kind];
   $("product-body").replaceChildren(charts.add({ ...view.chart, data: undefined }));
 }

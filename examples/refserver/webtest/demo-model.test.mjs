@@ -1,0 +1,61 @@
+// Issue 27, the demo model: it says on the page and in its first answer
+// that it is the built-in demo model and how to configure a real one;
+// with a dataset selected any question about it charts it, "last 8
+// weeks" included; "Put it on the X dashboard" after a preview proposes
+// the placement, approved here by keyboard. At 1280×800 and 375×740.
+
+import { test, before, after } from "node:test";
+import { launch, close, open, done, shot, signIn, send, settled, lastTurn, desktop, phone, assert } from "./lib.mjs";
+
+before(launch);
+after(close);
+
+// pickDataset adds the dataset called name to the context with the
+// picker (a chart may have the same name).
+async function pickDataset(page, name) {
+  await page.getByRole("button", { name: "Add context" }).click();
+  await page.getByLabel("Search dashboards, charts, datasets and connections").fill(name);
+  await page.locator(`#picker-results[data-query="${name}"]`).waitFor();
+  await page.locator("#picker-results .pick-group").filter({ has: page.getByRole("heading", { name: "Datasets" }) })
+    .locator(".pick-row").filter({ has: page.getByText(name, { exact: true }) }).first().click();
+  await page.locator("#picker").waitFor({ state: "hidden" });
+}
+
+for (const [size, viewport] of [["desktop", desktop], ["phone", phone]]) {
+  test(`${size}: the demo model says what it is, charts the selected dataset for the last 8 weeks, and proposes placing the preview`, async () => {
+    const page = await open({ viewport });
+    await signIn(page, viewport === phone ? "bob" : "alice");
+    const note = page.locator("#model-note");
+    assert.ok(await note.isVisible(), "the page names the model");
+    assert.match(await note.innerText(), /built-in demo model.*-provider openai or -provider anthropic and -model NAME/s);
+
+    await send(page, "hello");
+    assert.match(await lastTurn(page).locator(".text").first().innerText(), /^You are talking to the built-in demo model.*-model NAME/s,
+      "the first answer says it too");
+    await send(page, "hello again");
+    assert.doesNotMatch(await lastTurn(page).locator(".text").first().innerText(), /built-in demo model/, "once");
+
+    await pickDataset(page, "Weekly signups");
+    await send(page, "weekly signups last 8 weeks");
+    const chart = lastTurn(page).locator(".chart-result");
+    assert.equal(await chart.count(), 1, "the question about the selected dataset is charted, not answered with the help text");
+    assert.match(await chart.locator(".chart-title").innerText(), /^Weekly signups, last 8 weeks\b/);
+    assert.ok(await chart.locator("svg.chart-svg").count(), "and drawn");
+    await shot(page, `demo-model-chart-${size}`);
+
+    await send(page, "Put it on the Growth overview dashboard");
+    const card = lastTurn(page).locator(".approval");
+    assert.match(await card.innerText(), /Growth overview/);
+    assert.match(await card.innerText(), /Weekly signups, last 8 weeks/, "the card names the chart");
+    assert.match(await card.innerText(), /Expires at \d{1,2}:\d{2}, in 5 minutes\./, "and says when it expires");
+    // The new card has the focus: Tab to Approve, Enter.
+    await page.waitForFunction(() => document.activeElement && document.activeElement.closest(".approval"));
+    for (let i = 0; i < 4 && !(await page.evaluate(() => document.activeElement.textContent === "Approve")); i++) await page.keyboard.press("Tab");
+    await page.keyboard.press("Enter");
+    await settled(page);
+    await page.waitForFunction(() => [...document.querySelectorAll(".chart-result .chart-head .badge")].some((b) => b.textContent === "Saved"));
+    assert.match(await lastTurn(page).locator(".answer > .text").last().innerText(), /Added Weekly signups, last 8 weeks to Growth overview\./);
+    await shot(page, `demo-model-placed-${size}`);
+    await done(page);
+  });
+}
