@@ -162,6 +162,8 @@ test("Keyboard focus remains usable through the layout change.", async () => {
   await page.keyboard.press("Enter");
   await page.locator("#idle").waitFor();
   assert.equal(await active(), "message", "after Close answer, focus is back in the composer");
+  // axe measures contrast once the idle page has faded in.
+  await page.waitForFunction(() => !document.getElementById("home").classList.contains("leaving"));
   await done(page);
 });
 

@@ -32,26 +32,33 @@ async function isDark(page, view, sel = "body") {
   assert.ok(luminance(got.color) > 0.5, `${view}: ${sel} has text in ${got.color}, not light`);
 }
 
+// checked runs axe once no animation runs (a fade lowers contrast while it
+// plays).
+async function checked(page, view) {
+  await page.waitForFunction(() => document.getAnimations().every((a) => a.playState !== "running"));
+  await a11y(page, view);
+}
+
 for (const [size, viewport] of [["desktop", desktop], ["phone", phone]]) {
   test(`Dark theme at ${viewport.width}×${viewport.height}: sign-in, home, a chart, an approval card, the settings pages and the preview page are dark and pass axe.`, async () => {
     const page = await open({ viewport, colorScheme: "dark" });
     await page.locator("#signin:not([hidden])").waitFor();
     await isDark(page, "sign-in");
     await isDark(page, "sign-in", ".demo-user");
-    await a11y(page, "sign-in, dark");
+    await checked(page, "sign-in, dark");
     await signIn(page, "alice");
     await isDark(page, "home", "#composer");
-    await a11y(page, "home, dark");
+    await checked(page, "home, dark");
     await shot(page, `dark-home-${size}`);
 
     await send(page, "show signups by week");
     await isDark(page, "chat", ".chart-result > .chart-head");
-    await a11y(page, "a chart result, dark");
+    await checked(page, "a chart result, dark");
     const href = await lastTurn(page).locator(".chart-title a").getAttribute("href");
     await send(page, "delete the Revenue dashboard");
     await lastTurn(page).locator(".approval").waitFor();
     await isDark(page, "approval card", ".approval > :first-child");
-    await a11y(page, "an approval card, dark");
+    await checked(page, "an approval card, dark");
     await shot(page, `dark-approval-${size}`);
 
     for (const [hash, sel] of [["#/memory", "#memory-page:not([hidden])"], ["#/connections", "#connections-page:not([hidden]) .conn-card"],
@@ -59,7 +66,7 @@ for (const [size, viewport] of [["desktop", desktop], ["phone", phone]]) {
       await page.evaluate((h) => { location.hash = h; }, hash);
       await page.locator(sel).first().waitFor();
       await isDark(page, hash, sel);
-      await a11y(page, hash + ", dark");
+      await checked(page, hash + ", dark");
     }
     await shot(page, `dark-mcp-${size}`);
 
