@@ -1,6 +1,7 @@
 package access
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -55,12 +56,8 @@ func (s *MemoryKeyStore) List(_ context.Context, teamID, userID string) ([]Key, 
 			out = append(out, cloneKey(*k))
 		}
 	}
-	slices.SortFunc(out, func(a, b Key) int {
-		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(b.ID, a.ID)
-	})
+	// Newest first, ties by ID.
+	slices.SortFunc(out, func(a, b Key) int { return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), strings.Compare(b.ID, a.ID)) })
 	return out, nil
 }
 

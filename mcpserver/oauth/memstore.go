@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -105,12 +106,8 @@ func (s *MemoryStore) Grants(_ context.Context, userID string) ([]Grant, error) 
 			out = append(out, cloneGrant(g))
 		}
 	}
-	slices.SortFunc(out, func(a, b Grant) int {
-		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(b.ID, a.ID)
-	})
+	// Newest first, ties by ID.
+	slices.SortFunc(out, func(a, b Grant) int { return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), strings.Compare(b.ID, a.ID)) })
 	return out, nil
 }
 
