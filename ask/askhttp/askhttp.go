@@ -73,10 +73,7 @@ func New(assistant *ask.Assistant, memories *memory.Service, authn access.Authen
 		h.o = *opts
 	}
 	o := &h.o
-	o.Prefix = "/" + strings.Trim(o.Prefix, "/")
-	if o.Prefix == "/" {
-		o.Prefix = "/ai"
-	}
+	o.Prefix = httpjson.Prefix(o.Prefix, "/ai")
 	if o.JSONTurnDeadline <= 0 {
 		o.JSONTurnDeadline = assistant.TurnTimeout() + time.Minute
 	}

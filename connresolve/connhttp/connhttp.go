@@ -83,10 +83,7 @@ func New(svc *connresolve.Service, resolver *connresolve.Resolver, authn access.
 		h.o = *opts
 	}
 	o := &h.o
-	o.Prefix = "/" + strings.Trim(o.Prefix, "/")
-	if o.Prefix == "/" {
-		o.Prefix = "/ai/connections"
-	}
+	o.Prefix = httpjson.Prefix(o.Prefix, "/ai/connections")
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}

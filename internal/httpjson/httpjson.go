@@ -262,6 +262,15 @@ func QueryInt(r *http.Request, name string) (int, error) {
 	return n, nil
 }
 
+// Prefix is where a handler is mounted: p with one leading slash and no
+// trailing one, or def when p is empty or "/".
+func Prefix(p, def string) string {
+	if p = "/" + strings.Trim(p, "/"); p == "/" {
+		return def
+	}
+	return p
+}
+
 // NoRoute answers what no route of mux matched under prefix (the pattern
 // it is mounted at, such as "/ai/", and prefix without its slash): 405
 // with Allow when the path exists for other methods, else 404, both as

@@ -83,3 +83,13 @@ func TestWriteError(t *testing.T) {
 		})
 	}
 }
+
+func TestPrefix(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", "/ai"}, {"/", "/ai"}, {"ai", "/ai"}, {"/x/", "/x"}, {"x/y", "/x/y"}, {"//x//", "/x"},
+	} {
+		if got := httpjson.Prefix(tc.in, "/ai"); got != tc.want {
+			t.Errorf("Prefix(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
