@@ -103,8 +103,12 @@ func TestContext(t *testing.T) {
 	}
 	// The model saw labels and handles, never the IDs.
 	reqs := e.model.Requests()
-	last := reqs[len(reqs)-1].Messages
-	q := last[len(last)-1].Text
+	var q string // the selection goes with the user's message
+	for _, m := range reqs[len(reqs)-1].Messages {
+		if m.Role == ask.RoleUser {
+			q = m.Text
+		}
+	}
 	if !strings.Contains(q, `@c1 chart "Weekly signups"`) || strings.Contains(q, "c-weekly") {
 		t.Errorf("model saw %q", q)
 	}

@@ -86,6 +86,55 @@ func TestDemoModelChartsSelection(t *testing.T) {
 	}
 }
 
+// TestDemoModelReadsSelectedChart: with one chart selected, the mock
+// model reads it (get_chart_data: the client shows the chart) for any
+// question about it and says what it draws, as far as the sharing level
+// shows it; a question that asks for more (a period, a breakdown the
+// chart does not draw) goes on to a preview of the chart's dataset.
+func TestDemoModelReadsSelectedChart(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		sharing  ask.Sharing
+		question string
+		answer   string         // the answer's text, when no preview is wanted
+		preview  map[string]any // create_chart_preview's arguments, without name
+	}{
+		{"rows", ask.SharingRows, "how is this doing?",
+			"Weekly signups is a line chart of signups by week with 3 points: signups was 1201 on 2026-11-02 and 1450 on 2026-11-16.", nil},
+		{"aggregates", ask.SharingAggregates, "what does it show?",
+			"Weekly signups is a line chart of signups by week with 3 points, from 2026-11-02 to 2026-11-16; signups ranges from 1201 to 1450 (the rows themselves are not shared with me here).", nil},
+		{"a period", ask.SharingAggregates, "and the last 2 weeks?", "",
+			map[string]any{"dataset_id": "ds-weekly", "chart_type": "line", "x_field": "week", "y_fields": []any{"signups"},
+				"filters": []any{map[string]any{"field": "week", "op": "gte", "value": "2026-11-09"}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			model := &mock.Provider{}
+			e := newEnv(t, model)
+			model.Now = e.clock.Now
+			e.sharing.set(tc.sharing)
+			conv := e.MustConversation(t, alice)
+			events := e.MustSend(t, alice, conv, tc.question, refs(ask.ContextRef{Type: access.TypeChart, ID: "c-weekly"}))
+			if !ran(events, "get_chart_data") {
+				t.Fatalf("the chart was not read: %v", types(events))
+			}
+			if tc.preview == nil {
+				if ran(events, "create_chart_preview") {
+					t.Error("a preview for a question the chart answers")
+				}
+				if ev := find(events, ask.EventMessageCompleted); ev == nil || ev.Text != tc.answer {
+					t.Errorf("answer %v, want %q", ev, tc.answer)
+				}
+				return
+			}
+			got := lastCallOf(t, model, "create_chart_preview")
+			delete(got, "name")
+			if diff := cmp.Diff(tc.preview, got); diff != "" {
+				t.Errorf("create_chart_preview mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestDemoModelPlacesPreview: "put it on the Growth overview dashboard"
 // after a preview proposes placing that preview there, for approval.
 func TestDemoModelPlacesPreview(t *testing.T) {

@@ -1,6 +1,7 @@
 package ask
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -35,6 +36,10 @@ func ProductTools(exec *dataexec.Executor) []Tool {
 					Data: map[string]any{"dataset": res.Dataset, "columns": res.Columns, "rows": head.Rows(),
 						"row_count": res.RowCount, "truncated": res.Truncated || head.RowCount < res.RowCount}}
 			})),
+		// The model sees a chart's data as the table it draws, under the
+		// same filter as a dataset's rows; the client shows the chart.
+		fromAction(exec, dataexec.ChartDataAction, "Read a chart's data: the table it draws (its labels and series) and its datasets. Use it to answer about a selected chart.",
+			"Read chart", TableFilter, chartTable),
 		previewing(scopeChecked(exec, charting(fromAction(exec, dataexec.ChartPreviewAction,
 			"Create a temporary chart from a dataset: one per metric or breakdown. The chart result lets the user place it; an identical request returns the existing preview.",
 			"Created chart preview", ShowAll, chartOutput("Created preview"))))),
@@ -131,6 +136,32 @@ func chartOutput(verb string) func(*dataexec.ChartResult) Output {
 		}
 		return Output{Summary: fmt.Sprintf("%s chart %q", verb, cr.Chart.Name), Data: data, Result: cr.WithoutData()}
 	}
+}
+
+// chartTable shapes a chart read: the chart's references, and its data as
+// a table (the X field, then one column per series; one row per label)
+// that TableFilter can cut to the sharing level.
+func chartTable(cr *dataexec.ChartResult) Output {
+	data := map[string]any{"chart": cr.Chart, "status": cr.Status, "chart_type": cr.ChartType, "dashboard": cr.Dashboard, "datasets": cr.Datasets}
+	if d := cr.Data; d != nil {
+		cols := []string{cmp.Or(d.XField, "label")}
+		for _, s := range d.Series {
+			cols = append(cols, s.Name)
+		}
+		rows := make([][]any, len(d.Labels))
+		for i, l := range d.Labels {
+			rows[i] = append(make([]any, 0, len(cols)), l)
+			for _, s := range d.Series {
+				var v any
+				if i < len(s.Values) && s.Values[i] != nil {
+					v = *s.Values[i]
+				}
+				rows[i] = append(rows[i], v)
+			}
+		}
+		data["columns"], data["rows"], data["row_count"], data["truncated"] = cols, rows, len(rows), d.Truncated
+	}
+	return Output{Summary: fmt.Sprintf("Read chart %q", cr.Chart.Name), Data: data, Result: cr.WithoutData()}
 }
 
 // count is "1 row", "2 rows".

@@ -67,6 +67,7 @@ func TestProductToolsAreDataexecActions(t *testing.T) {
 		{"search_workspace", dataexec.SearchAction.Class, dataexec.SearchAction.Input},
 		{"read_dataset_fields", dataexec.DatasetFieldsAction.Class, dataexec.DatasetFieldsAction.Input},
 		{"run_dataset", dataexec.RunDatasetAction.Class, dataexec.RunDatasetAction.Input},
+		{"get_chart_data", dataexec.ChartDataAction.Class, dataexec.ChartDataAction.Input},
 		{"create_chart_preview", dataexec.ChartPreviewAction.Class, dataexec.ChartPreviewAction.Input},
 		{"update_chart", dataexec.UpdateChartAction.Class, dataexec.UpdateChartAction.Input},
 		{"add_preview_to_dashboard", dataexec.PlaceChartAction.Class, dataexec.PlaceChartAction.Input},

@@ -39,6 +39,13 @@
 //     (day, week, month...): the periods ending with its newest value,
 //     from the rows or the aggregates level's date range, else before
 //     Now.
+//   - any other question while one chart is selected (and no dataset):
+//     get_chart_data of it (the client shows the chart), then one
+//     sentence of what it draws: its series by its X field, the first
+//     and last points (or their ranges where the rows are not shared).
+//     A question that asks for more than the chart draws ("last 4
+//     weeks", "by plan" where the chart has no plan) goes on down the
+//     dataset flow above with the chart's first dataset.
 //   - "change this to a weekly bar chart": update_chart on the single
 //     selected chart (handle @c1), or ask which one when several charts
 //     are selected, or ask for a selection when none is.
@@ -669,6 +676,11 @@ func script(req ask.ModelRequest, n int, now func() time.Time) ask.ModelReply {
 	}
 	if ds := st.handles["dataset"]; len(ds) == 1 && len(st.files) == 0 {
 		if reply, ok := chartSelection(st, tool, out, ds[0], n, now); ok {
+			return reply
+		}
+	}
+	if c := st.handles["chart"]; len(c) == 1 && len(st.handles["dataset"]) == 0 && len(st.files) == 0 {
+		if reply, ok := chartQuestion(st, tool, out, c[0], n, now); ok {
 			return reply
 		}
 	}

@@ -2,6 +2,7 @@ package mock
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -193,4 +194,86 @@ func placeOne(req ask.ModelRequest, st turnState, tool string, out map[string]an
 		return say("Added %v to %v.", c["name"], d["name"])
 	}
 	return say("Done.")
+}
+
+// breakdown is a breakdown named in words: "by country", "which plan".
+var breakdown = regexp.MustCompile(`(?i)\b(?:by|per|each|which|every)\s+([a-z_]+)`)
+
+// chartQuestion is the flow for any other question while one chart is
+// selected: read the chart (the client shows it) and say what it holds.
+// When the question asks for more than the chart draws (a period, "last
+// 8 weeks", or a breakdown the chart does not have), it continues down
+// chartSelection with the chart's first dataset, so the answer is a
+// preview of that. ok is false once the flow has nothing more to do.
+func chartQuestion(st turnState, tool string, out map[string]any, handle string, n int, now func() time.Time) (ask.ModelReply, bool) {
+	switch tool {
+	case "":
+		return call(n, "get_chart_data", map[string]any{"chart_id": handle}), true
+	case "get_chart_data":
+		var id string
+		if ds := asSlice(out["datasets"]); len(ds) > 0 {
+			m, _ := ds[0].(map[string]any)
+			id, _ = m["id"].(string)
+		}
+		if id != "" && asksMore(st.question, out) {
+			return chartSelection(st, "", nil, id, n, now)
+		}
+		return say("%s", chartLine(out)), true
+	}
+	return chartSelection(st, tool, out, "", n, now)
+}
+
+// asksMore reports whether question asks for a period, or a breakdown by
+// a field the chart read in out does not draw.
+func asksMore(question string, out map[string]any) bool {
+	if lastPeriods.MatchString(question) {
+		return true
+	}
+	m := breakdown.FindStringSubmatch(question)
+	if m == nil {
+		return false
+	}
+	want := strings.ToLower(m[1])
+	for _, c := range asSlice(out["columns"]) {
+		if c := strings.ToLower(fmt.Sprint(c)); c == want || c == strings.TrimSuffix(want, "s") {
+			return false
+		}
+	}
+	return true
+}
+
+// chartLine says in one sentence what a chart read holds, as far as the
+// sharing level showed it: its type, its series by its X field, how many
+// points, and the first and last (the rows), or the range of each (the
+// aggregates).
+func chartLine(out map[string]any) string {
+	c, _ := out["chart"].(map[string]any)
+	cols := asSlice(out["columns"])
+	line := fmt.Sprintf("%v is a %v chart", c["name"], out["chart_type"])
+	if len(cols) < 2 {
+		return line + "."
+	}
+	x, series := fmt.Sprint(cols[0]), make([]string, 0, len(cols)-1)
+	for _, s := range cols[1:] {
+		series = append(series, fmt.Sprint(s))
+	}
+	n, _ := out["row_count"].(float64)
+	line += fmt.Sprintf(" of %s by %s with %s", strings.Join(series, " and "), x, count(int(n), "point"))
+	rows := asSlice(out["rows"])
+	if len(rows) > 0 {
+		first, _ := rows[0].([]any)
+		last, _ := rows[len(rows)-1].([]any)
+		if len(first) > 1 && len(last) > 1 {
+			line += fmt.Sprintf(": %s was %s on %v and %s on %v", series[0], num(first[1]), first[0], num(last[1]), last[0])
+		}
+		return line + "."
+	}
+	aggs, _ := out["aggregates"].(map[string]any)
+	if a, _ := aggs[x].(map[string]any); a["earliest"] != nil {
+		line += fmt.Sprintf(", from %v to %v", a["earliest"], a["latest"])
+	}
+	if a, _ := aggs[series[0]].(map[string]any); a["min"] != nil {
+		line += fmt.Sprintf("; %s ranges from %s to %s", series[0], num(a["min"]), num(a["max"]))
+	}
+	return line + " (the rows themselves are not shared with me here)."
 }

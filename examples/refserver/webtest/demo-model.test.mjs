@@ -1,7 +1,8 @@
 // Issue 27, the demo model: it says on the page and in its first answer
 // that it is the built-in demo model and how to configure a real one;
 // with a dataset selected any question about it charts it, "last 8
-// weeks" included; "Put it on the X dashboard" after a preview proposes
+// weeks" included; with a chart selected it reads the chart, shows it
+// and says what it draws, and a period it does not draw makes a preview; "Put it on the X dashboard" after a preview proposes
 // the placement, approved here by keyboard. At 1280×800 and 375×740.
 
 import { test, before, after } from "node:test";
@@ -10,13 +11,13 @@ import { launch, close, open, done, shot, signIn, send, settled, lastTurn, deskt
 before(launch);
 after(close);
 
-// pickDataset adds the dataset called name to the context with the
-// picker (a chart may have the same name).
-async function pickDataset(page, name) {
+// pick adds the item called name of group (Datasets, Charts) to the
+// context with the picker (a chart may have a dataset's name).
+async function pick(page, group, name) {
   await page.getByRole("button", { name: "Add context" }).click();
   await page.getByLabel("Search dashboards, charts, datasets and connections").fill(name);
   await page.locator(`#picker-results[data-query="${name}"]`).waitFor();
-  await page.locator("#picker-results .pick-group").filter({ has: page.getByRole("heading", { name: "Datasets" }) })
+  await page.locator("#picker-results .pick-group").filter({ has: page.getByRole("heading", { name: group }) })
     .locator(".pick-row").filter({ has: page.getByText(name, { exact: true }) }).first().click();
   await page.locator("#picker").waitFor({ state: "hidden" });
 }
@@ -35,7 +36,7 @@ for (const [size, viewport] of [["desktop", desktop], ["phone", phone]]) {
     await send(page, "hello again");
     assert.doesNotMatch(await lastTurn(page).locator(".text").first().innerText(), /built-in demo model/, "once");
 
-    await pickDataset(page, "Weekly signups");
+    await pick(page, "Datasets", "Weekly signups");
     await send(page, "weekly signups last 8 weeks");
     const chart = lastTurn(page).locator(".chart-result");
     assert.equal(await chart.count(), 1, "the question about the selected dataset is charted, not answered with the help text");
@@ -56,6 +57,31 @@ for (const [size, viewport] of [["desktop", desktop], ["phone", phone]]) {
     await page.waitForFunction(() => [...document.querySelectorAll(".chart-result .chart-head .badge")].some((b) => b.textContent === "Saved"));
     assert.match(await lastTurn(page).locator(".answer > .text").last().innerText(), /Added Weekly signups, last 8 weeks to Growth overview\./);
     await shot(page, `demo-model-placed-${size}`);
+    await done(page);
+  });
+}
+
+for (const [size, viewport] of [["desktop", desktop], ["phone", phone]]) {
+  test(`${size}: with a chart selected, a question about it shows the chart and says what it draws`, async () => {
+    const page = await open({ viewport });
+    await signIn(page, "alice");
+    await pick(page, "Charts", "Weekly signups");
+    await send(page, "How is this doing?");
+    const turn = lastTurn(page);
+    const chart = turn.locator(".chart-result");
+    assert.equal(await chart.count(), 1, "the selected chart is shown");
+    assert.match(await chart.locator(".chart-title").innerText(), /^Weekly signups\b/);
+    assert.equal(await chart.locator(".chart-head .badge").innerText(), "Saved", "the saved chart itself, not a preview");
+    assert.ok(await chart.locator("svg.chart-svg").count(), "and drawn");
+    assert.match(await turn.locator(".answer > .text").last().innerText(),
+      /Weekly signups is a line chart of signups by week with \d+ points, from \d{4}-\d{2}-\d{2} to \d{4}-\d{2}-\d{2}; signups ranges from \d+ to \d+/,
+      "the answer says what it draws, from the aggregates the demo shares");
+    await shot(page, `demo-model-selected-chart-${size}`);
+
+    await send(page, "And the last 4 weeks?");
+    const preview = lastTurn(page).locator(".chart-result").last(); // after the chart it read again
+    assert.match(await preview.locator(".chart-title").innerText(), /^Weekly signups, last 4 weeks\b/, "a period the chart does not draw makes a preview");
+    assert.equal(await preview.locator(".chart-head .badge").innerText(), "Preview");
     await done(page);
   });
 }
