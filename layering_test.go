@@ -25,7 +25,10 @@ var layers = []struct {
 	// The root: overview and error vocabulary only. Its Example is a
 	// whole host, so its tests import what a host mounts.
 	{pkg: "", may: nil, tests: []string{"access", "ask", "ask/askhttp", "ask/provider/mock", "dataexec", "mcpserver"}},
-	{pkg: "access", may: []string{""}},
+	{pkg: "access", may: []string{"", "internal/memtable"}},
+	// The record table of the in-memory stores (API keys, OAuth grants):
+	// a leaf on the root, so access can use it.
+	{pkg: "internal/memtable", may: []string{""}},
 	// The keyring and AES-GCM sealing of every secret at rest (memories,
 	// connection tokens): a leaf, so memory and dataexec share it.
 	{pkg: "seal", may: []string{""}},

@@ -1,47 +1,42 @@
 package access
 
 import (
-	"cmp"
 	"context"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/internal/memtable"
 )
 
 // MemoryKeyStore is an in-memory KeyStore, safe for concurrent use.
 type MemoryKeyStore struct {
 	mu   sync.Mutex
-	keys map[string]*Key // by ID
+	keys *memtable.Table[Key] // by ID
 }
 
 // NewMemoryKeyStore returns an empty store.
-func NewMemoryKeyStore() *MemoryKeyStore { return &MemoryKeyStore{keys: map[string]*Key{}} }
+func NewMemoryKeyStore() *MemoryKeyStore {
+	return &MemoryKeyStore{keys: memtable.New("API key", cloneKey)}
+}
 
 // Create implements KeyStore.
 func (s *MemoryKeyStore) Create(_ context.Context, k Key) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, old := range s.keys {
-		if old.ID == k.ID || old.Prefix == k.Prefix {
-			return askbi.Errorf(askbi.Conflict, "API key already exists")
-		}
+	if _, taken := s.keys.Find(func(old Key) bool { return old.Prefix == k.Prefix }); taken {
+		return askbi.Errorf(askbi.Conflict, "API key already exists")
 	}
-	k = cloneKey(k)
-	s.keys[k.ID] = &k
-	return nil
+	return s.keys.Insert(k.ID, k)
 }
 
 // ByPrefix implements KeyStore.
 func (s *MemoryKeyStore) ByPrefix(_ context.Context, prefix string) (Key, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, k := range s.keys {
-		if k.Prefix == prefix {
-			return cloneKey(*k), nil
-		}
+	if k, ok := s.keys.Find(func(k Key) bool { return k.Prefix == prefix }); ok {
+		return k, nil
 	}
 	return Key{}, askbi.Errorf(askbi.NotFound, "API key not found")
 }
@@ -50,42 +45,28 @@ func (s *MemoryKeyStore) ByPrefix(_ context.Context, prefix string) (Key, error)
 func (s *MemoryKeyStore) List(_ context.Context, teamID, userID string) ([]Key, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []Key
-	for _, k := range s.keys {
-		if k.TeamID == teamID && k.UserID == userID {
-			out = append(out, cloneKey(*k))
-		}
-	}
-	// Newest first, ties by ID.
-	slices.SortFunc(out, func(a, b Key) int { return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), strings.Compare(b.ID, a.ID)) })
-	return out, nil
+	return s.keys.Newest(func(k Key) bool { return k.TeamID == teamID && k.UserID == userID }, keyCreated), nil
 }
 
 // Revoke implements KeyStore.
 func (s *MemoryKeyStore) Revoke(_ context.Context, id string, t time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k, ok := s.keys[id]
-	if !ok {
-		return askbi.Errorf(askbi.NotFound, "API key not found")
-	}
-	if k.RevokedAt.IsZero() {
-		k.RevokedAt = t
-	}
-	return nil
+	return s.keys.Change(id, func(k *Key) {
+		if k.RevokedAt.IsZero() {
+			k.RevokedAt = t
+		}
+	})
 }
 
 // Touch implements KeyStore.
 func (s *MemoryKeyStore) Touch(_ context.Context, id string, t time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k, ok := s.keys[id]
-	if !ok {
-		return askbi.Errorf(askbi.NotFound, "API key not found")
-	}
-	k.LastUsedAt = t
-	return nil
+	return s.keys.Change(id, func(k *Key) { k.LastUsedAt = t })
 }
+
+func keyCreated(k Key) (time.Time, string) { return k.CreatedAt, k.ID }
 
 func cloneKey(k Key) Key {
 	k.Hash = slices.Clone(k.Hash)

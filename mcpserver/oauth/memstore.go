@@ -1,14 +1,13 @@
 package oauth
 
 import (
-	"cmp"
 	"context"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/internal/memtable"
 )
 
 // MemoryStore is an in-memory Store, for tests and the embedded default.
@@ -18,14 +17,14 @@ type MemoryStore struct {
 	mu       sync.Mutex
 	clients  map[string]Client
 	requests map[string]Request
-	grants   map[string]Grant
+	grants   *memtable.Table[Grant]
 	tokens   map[string]Token // by string(Hash)
 }
 
 // NewMemoryStore returns an empty store.
 func NewMemoryStore() *MemoryStore {
 	return &MemoryStore{clients: map[string]Client{}, requests: map[string]Request{},
-		grants: map[string]Grant{}, tokens: map[string]Token{}}
+		grants: memtable.New("grant", cloneGrant), tokens: map[string]Token{}}
 }
 
 // CreateClient implements Store.
@@ -78,50 +77,35 @@ func (s *MemoryStore) TakeRequest(_ context.Context, id string, now time.Time) (
 func (s *MemoryStore) CreateGrant(_ context.Context, g Grant) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.grants[g.ID]; ok {
-		return askbi.Errorf(askbi.Conflict, "grant already exists")
-	}
-	s.grants[g.ID] = cloneGrant(g)
-	return nil
+	return s.grants.Insert(g.ID, g)
 }
 
 // Grant implements Store.
 func (s *MemoryStore) Grant(_ context.Context, id string) (Grant, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	g, ok := s.grants[id]
-	if !ok {
-		return Grant{}, askbi.Errorf(askbi.NotFound, "grant not found")
-	}
-	return cloneGrant(g), nil
+	return s.grants.Get(id)
 }
 
 // Grants implements Store.
 func (s *MemoryStore) Grants(_ context.Context, userID string) ([]Grant, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []Grant
-	for _, g := range s.grants {
-		if g.UserID == userID && g.RevokedAt.IsZero() {
-			out = append(out, cloneGrant(g))
-		}
-	}
-	// Newest first, ties by ID.
-	slices.SortFunc(out, func(a, b Grant) int { return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), strings.Compare(b.ID, a.ID)) })
-	return out, nil
+	return s.grants.Newest(func(g Grant) bool { return g.UserID == userID && g.RevokedAt.IsZero() },
+		func(g Grant) (time.Time, string) { return g.CreatedAt, g.ID }), nil
 }
 
 // RevokeGrant implements Store.
 func (s *MemoryStore) RevokeGrant(_ context.Context, id string, t time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	g, ok := s.grants[id]
-	if !ok {
-		return askbi.Errorf(askbi.NotFound, "grant not found")
-	}
-	if g.RevokedAt.IsZero() {
-		g.RevokedAt = t
-		s.grants[id] = g
+	err := s.grants.Change(id, func(g *Grant) {
+		if g.RevokedAt.IsZero() {
+			g.RevokedAt = t
+		}
+	})
+	if err != nil {
+		return err
 	}
 	for k, tok := range s.tokens {
 		if tok.GrantID == id {
@@ -201,12 +185,7 @@ func (s *MemoryStore) Purge(_ context.Context, now time.Time) (int, error) {
 		}
 		live[t.GrantID] = true
 	}
-	for id, g := range s.grants {
-		if !g.RevokedAt.IsZero() || !live[id] {
-			delete(s.grants, id)
-			n++
-		}
-	}
+	n += s.grants.Delete(func(g Grant) bool { return !g.RevokedAt.IsZero() || !live[g.ID] })
 	return n, nil
 }
 
