@@ -1,8 +1,10 @@
 package askbi_test
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -33,5 +35,30 @@ func TestPackageList(t *testing.T) {
 		if !strings.HasPrefix(synopsis, "Package "+name+" ") && !strings.HasPrefix(synopsis, "Command ") {
 			t.Errorf("%s's package doc %q does not start with \"Package %s\"", pkg, synopsis, name)
 		}
+	}
+}
+
+// TestWiringSize keeps the reference server's package main what it is
+// meant to be, wiring: at most 600 lines besides the demo (demo*.go)
+// and the tests. What a host would write again belongs in the SDK.
+func TestWiringSize(t *testing.T) {
+	files, err := filepath.Glob("examples/refserver/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	for _, f := range files {
+		base := filepath.Base(f)
+		if strings.HasPrefix(base, "demo") || strings.HasSuffix(base, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines += bytes.Count(b, []byte("\n"))
+	}
+	if lines > 600 {
+		t.Errorf("examples/refserver has %d lines of wiring besides demo*.go, want at most 600", lines)
 	}
 }

@@ -14,8 +14,10 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -71,6 +73,17 @@ func NewStaticKeyring(current string, keys map[string][]byte) (*StaticKeyring, e
 		r.keys[id] = slices.Clone(keys[id])
 	}
 	return r, nil
+}
+
+// KeyringOf returns a keyring of the one key, whose ID is its fingerprint
+// ("k" and 16 hex digits of its SHA-256): a box sealed under another key
+// then names a key the keyring does not have, and fails to open as such
+// rather than as a forgery. For a host that keeps a single key (in an
+// environment variable, say) and rotates by restarting with both.
+func KeyringOf(key []byte) (*StaticKeyring, error) {
+	sum := sha256.Sum256(key)
+	id := "k" + hex.EncodeToString(sum[:8])
+	return NewStaticKeyring(id, map[string][]byte{id: key})
 }
 
 // Current implements Keyring.

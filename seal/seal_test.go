@@ -50,3 +50,36 @@ func TestSealOpen(t *testing.T) {
 		t.Errorf("Open with the key gone = %v; want not_found", err)
 	}
 }
+
+// TestKeyringOf: a one-key keyring is named by its key's fingerprint, so
+// the same key names itself the same on every start and another key
+// cannot open its boxes, and a bad key is refused.
+func TestKeyringOf(t *testing.T) {
+	key := seal.GenerateKey()
+	a, err := seal.KeyringOf(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := seal.KeyringOf(bytes.Clone(key))
+	other, _ := seal.KeyringOf(seal.GenerateKey())
+	idA, _ := a.Current()
+	idB, _ := b.Current()
+	idO, _ := other.Current()
+	if idA != idB || idA == idO || len(idA) != 17 || idA[0] != 'k' {
+		t.Errorf("key IDs %q, %q (same key), %q (another); want one fingerprint per key", idA, idB, idO)
+	}
+	ad := seal.Context("askbi.test.v1", "team", "row")
+	box, err := seal.Seal(a, []byte("secret"), ad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := seal.Open(b, box, ad); err != nil || string(got) != "secret" {
+		t.Errorf("the same key, started again: %q, %v", got, err)
+	}
+	if _, err := seal.Open(other, box, ad); err == nil {
+		t.Error("another key opened the box")
+	}
+	if _, err := seal.KeyringOf([]byte("short")); askbi.ErrorCode(err) != askbi.InvalidArgument {
+		t.Errorf("a short key: %v; want invalid_argument", err)
+	}
+}

@@ -8,7 +8,10 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/mcpserver/oauth"
 	"github.com/askbi/askbi/memory"
+	"github.com/askbi/askbi/seal"
 )
 
 // devMemoryKeyFor is the development memory key: kept in the data folder
@@ -36,7 +39,7 @@ func (a *app) devOAuthSecret(cfg config) ([]byte, error) {
 		k := make([]byte, 32)
 		rand.Read(k)
 		return k
-	}, parseOAuthSecret)
+	}, oauth.ParseSecret)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +50,7 @@ func (a *app) devOAuthSecret(cfg config) ([]byte, error) {
 // devMemoryKey reads the development memory key at path, creating it
 // (0600) on first use.
 func devMemoryKey(path string) ([]byte, error) {
-	return devKey(path, memory.GenerateKey, parseMemoryKey)
+	return devKey(path, memory.GenerateKey, seal.ParseKey)
 }
 
 // devKey reads a development key kept at path with parse, or writes a
@@ -60,7 +63,7 @@ func devKey(path string, generate func() []byte, parse func(string) ([]byte, err
 	if err == nil {
 		k, err := parse(string(b))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", path, err)
+			return nil, fmt.Errorf("%s: %s", path, askbi.ErrorMessage(err))
 		}
 		return k, nil
 	}

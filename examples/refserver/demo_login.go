@@ -134,6 +134,16 @@ func setCookie(w http.ResponseWriter, tok string, secure bool) {
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: tok, Path: "/", HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode})
 }
 
+// loginRoutes serves the stand-in login: /signin and POST /signout,
+// refused to cross-site requests (http.CrossOriginProtection), so that
+// another site's form cannot sign a browser in as someone else (login
+// CSRF) or out.
+func (a *app) loginRoutes(mux *http.ServeMux) {
+	cop := http.NewCrossOriginProtection()
+	mux.Handle("/signin", cop.Handler(http.HandlerFunc(a.signIn)))
+	mux.Handle("POST /signout", cop.Handler(http.HandlerFunc(signOut)))
+}
+
 // signOut is POST /signout: the browser's session cookie goes.
 func signOut(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})

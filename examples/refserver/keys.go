@@ -1,16 +1,13 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/mcpserver/oauth"
 	"github.com/askbi/askbi/memory"
+	"github.com/askbi/askbi/seal"
 )
 
 // The environment variables holding the server's keys: the memory
@@ -22,27 +19,24 @@ const (
 	oauthSecretEnv = "ASKBI_OAUTH_SECRET"
 )
 
-// memoryKeyring returns the keyring sealing memories, with the key in
-// ASKBI_MEMORY_KEY or else a development key.
+// memoryKeyring returns the keyring sealing memories and connection
+// tokens, with the key in ASKBI_MEMORY_KEY or else a development key,
+// named by its fingerprint (seal.KeyringOf).
 func (a *app) memoryKeyring(cfg config, inMemory bool) (*memory.StaticKeyring, error) {
-	key, err := a.envKey(memoryKeyEnv, parseMemoryKey)
+	key, err := envKey(memoryKeyEnv, seal.ParseKey)
 	if err == nil && key == nil {
 		key, err = a.devMemoryKeyFor(cfg, inMemory)
 	}
 	if err != nil {
 		return nil, err
 	}
-	// The key ID is a fingerprint, so memories sealed under another key
-	// are reported as such rather than failing to open silently.
-	sum := sha256.Sum256(key)
-	id := "k" + hex.EncodeToString(sum[:8])
-	return memory.NewStaticKeyring(id, map[string][]byte{id: key})
+	return seal.KeyringOf(key)
 }
 
 // oauthSecret returns the token key: ASKBI_OAUTH_SECRET, or else a
 // development key (nil with in-memory state: oauth.New draws one).
 func (a *app) oauthSecret(cfg config, inMemory bool) ([]byte, error) {
-	key, err := a.envKey(oauthSecretEnv, parseOAuthSecret)
+	key, err := envKey(oauthSecretEnv, oauth.ParseSecret)
 	if err == nil && key == nil && !inMemory {
 		key, err = a.devOAuthSecret(cfg)
 	}
@@ -51,31 +45,14 @@ func (a *app) oauthSecret(cfg config, inMemory bool) ([]byte, error) {
 
 // envKey returns the key in environment variable env read by parse, or
 // nil when env is not set.
-func (a *app) envKey(env string, parse func(string) ([]byte, error)) ([]byte, error) {
+func envKey(env string, parse func(string) ([]byte, error)) ([]byte, error) {
 	v, ok := os.LookupEnv(env)
 	if !ok {
 		return nil, nil
 	}
 	k, err := parse(v)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", env, err)
-	}
-	return k, nil
-}
-
-func parseMemoryKey(s string) ([]byte, error) {
-	k, err := memory.ParseKey(s)
-	if err != nil {
-		return nil, errors.New(askbi.ErrorMessage(err))
-	}
-	return k, nil
-}
-
-// parseOAuthSecret reads base64 of at least 32 bytes.
-func parseOAuthSecret(s string) ([]byte, error) {
-	k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s))
-	if err != nil || len(k) < 32 {
-		return nil, errors.New("must be base64 of at least 32 bytes")
+		return nil, fmt.Errorf("%s: %s", env, askbi.ErrorMessage(err))
 	}
 	return k, nil
 }

@@ -25,6 +25,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"regexp"
@@ -394,7 +395,15 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 			CheckConversation: func(ctx context.Context, p access.Principal, id string) error {
 				return a.assistant.CheckConversation(ctx, p, id)
 			},
-			ConnectionPage: connectionPage, SecureCookies: strings.HasPrefix(base, "https://")})
+			// The OAuth callback returns to the page's view of the
+			// connection, for tool approval.
+			ConnectionPage: func(ret connhttp.OAuthReturn) string {
+				u := connhttp.DefaultConnectionPage(ret)
+				if ret.ConnectionID != "" {
+					u += "#/connections/" + url.PathEscape(ret.ConnectionID)
+				}
+				return u
+			}, SecureCookies: strings.HasPrefix(base, "https://")})
 	// Links: every chat result and MCP tool result links to this server's
 	// pages (demo_web.go) under -public-url.
 	bounds := dataexec.ConcurrencyOptions{MaxPerPrincipal: cfg.maxPerPrincipal, MaxPerTeam: cfg.maxPerTeam, MaxPerSource: cfg.maxPerSource}
@@ -511,8 +520,7 @@ func (a *app) routes() http.Handler {
 	mux.Handle("/oauth/", as)
 	mux.Handle("/account/mcp", as)
 	mux.Handle("/account/mcp/", as)
-	mux.HandleFunc("/signin", a.signIn)
-	mux.HandleFunc("POST /signout", signOut)
+	a.loginRoutes(mux)
 	mux.Handle("/api/", datahttp.New(a.executor, a.gate, a.dataAuth, &datahttp.Options{Logger: a.log}))
 	a.webRoutes(mux)
 	mux.HandleFunc("GET /healthz", httpserve.Live)

@@ -209,3 +209,41 @@ func TestSignInPicker(t *testing.T) {
 		}
 	}
 }
+
+// TestSignInCrossSite: another site's form cannot sign a browser in as a
+// user it chose (login CSRF) or sign it out: a cross-site POST to
+// /signin or /signout is refused 403 and sets no cookie, whether the
+// browser says so with Sec-Fetch-Site or only with Origin; the same
+// site's form still works.
+func TestSignInCrossSite(t *testing.T) {
+	ta := MustApp(t, nil)
+	post := func(path string, hdr ...string) *http.Response {
+		req, err := http.NewRequestWithContext(t.Context(), "POST", ta.url+path, strings.NewReader(url.Values{"demo": {"vic"}, "return": {"/"}}.Encode()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		res, err := browserClient(t).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	for _, path := range []string{"/signin", "/signout"} {
+		for name, hdr := range map[string][]string{
+			"Sec-Fetch-Site cross-site": {"Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example"},
+			"Origin only":               {"Origin", "https://evil.example"},
+		} {
+			if res := post(path, hdr...); res.StatusCode != http.StatusForbidden || res.Header.Get("Set-Cookie") != "" {
+				t.Errorf("%s, %s: %d, Set-Cookie %q; want 403 and no cookie", path, name, res.StatusCode, res.Header.Get("Set-Cookie"))
+			}
+		}
+	}
+	if res := post("/signin", "Sec-Fetch-Site", "same-origin", "Origin", ta.url); res.StatusCode != http.StatusSeeOther || res.Header.Get("Set-Cookie") == "" {
+		t.Errorf("the page's own form: %d, Set-Cookie %q; want 303 with the session cookie", res.StatusCode, res.Header.Get("Set-Cookie"))
+	}
+}

@@ -304,3 +304,16 @@ func (e *env) MustPublicClient(t *testing.T) *flow {
 }
 
 func code(err error) askbi.Code { return askbi.ErrorCode(err) }
+
+// TestParseSecret: a secret is base64 of at least 32 bytes.
+func TestParseSecret(t *testing.T) {
+	good := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
+	if k, err := oauth.ParseSecret(" " + good + "\n"); err != nil || len(k) != 32 {
+		t.Errorf("ParseSecret(32 bytes) = %d bytes, %v", len(k), err)
+	}
+	for _, bad := range []string{"", "not base64!", base64.StdEncoding.EncodeToString(make([]byte, 31))} {
+		if _, err := oauth.ParseSecret(bad); askbi.ErrorCode(err) != askbi.InvalidArgument {
+			t.Errorf("ParseSecret(%q) = %v; want invalid_argument", bad, err)
+		}
+	}
+}

@@ -86,9 +86,9 @@ type Options struct {
 	// ConsentLifespan bounds how long a consent page may be answered.
 	// Default 10 minutes.
 	ConsentLifespan time.Duration
-	// Secret is the HMAC key tokens are signed with, at least 32 bytes.
-	// Default a random key: tokens then die with the process, so a host
-	// with a persistent Store sets it.
+	// Secret is the HMAC key tokens are signed with, at least 32 bytes
+	// (ParseSecret reads one). Default a random key: tokens then die with
+	// the process, so a host with a persistent Store sets it.
 	Secret []byte
 	// ProductName is shown on the consent page. Default "askbi".
 	ProductName string
@@ -444,6 +444,17 @@ func newID(prefix string) string {
 	b := make([]byte, 16)
 	rand.Read(b)
 	return prefix + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// ParseSecret reads an Options.Secret written as standard base64 (of at
+// least 32 bytes, as `openssl rand -base64 32` prints), surrounding
+// space allowed. Anything else is InvalidArgument.
+func ParseSecret(s string) ([]byte, error) {
+	k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s))
+	if err != nil || len(k) < 32 {
+		return nil, askbi.Errorf(askbi.InvalidArgument, "secret: must be base64 of at least 32 bytes")
+	}
+	return k, nil
 }
 
 // newSecret returns 256 random bits and their SHA-256.
