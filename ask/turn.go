@@ -547,7 +547,7 @@ func (tr *turn) request(ctx context.Context) (ModelRequest, error) {
 	if block != "" && lastUser >= 0 {
 		msgs[lastUser].Text = block + msgs[lastUser].Text
 	}
-	return ModelRequest{System: systemPrompt, Messages: msgs, Tools: tr.tools.specs(tr.headless, tr.setupNeeded)}, nil
+	return ModelRequest{System: system(tr.a.o.Now()), Messages: msgs, Tools: tr.tools.specs(tr.headless, tr.setupNeeded)}, nil
 }
 
 // attachments are the blocks and images of user entry e: this turn's
