@@ -102,10 +102,24 @@ type Client struct {
 	status  atomic.Int32 // of the last response
 }
 
-// NewClient wraps hc (the outbound policy's client).
+// NewClient wraps hc (the outbound policy's client). Besides hc's own
+// redirect rules, a request with a body follows a redirect only within
+// its origin: a 307 or 308 sends the body again, and a token request's
+// code, verifier, refresh token or client secret must not reach another
+// server.
 func NewClient(hc *http.Client) *Client {
 	c := &Client{}
-	c.hc = &http.Client{Transport: &watch{next: hc.Transport, c: c}, CheckRedirect: hc.CheckRedirect, Timeout: hc.Timeout}
+	c.hc = &http.Client{Transport: &watch{next: hc.Transport, c: c}, Timeout: hc.Timeout,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if req.Method != http.MethodGet && req.Method != http.MethodHead && outbound.Origin(req.URL) != outbound.Origin(via[0].URL) {
+				c.refused.Store(true)
+				return fmt.Errorf("%w: a redirect of a %s request to another origin", outbound.ErrRefused, req.Method)
+			}
+			if hc.CheckRedirect != nil {
+				return hc.CheckRedirect(req, via)
+			}
+			return nil
+		}}
 	return c
 }
 

@@ -1,13 +1,18 @@
 package mcpoauth
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/oauth2"
+
+	"github.com/askbi/askbi/internal/outbound"
 )
 
 func TestCheckIss(t *testing.T) {
@@ -133,4 +138,53 @@ func TestRegisterRefusal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRedirectOfBodyStaysOnOrigin: a 307 or 308 sends the body again (a
+// token request's code, verifier or client secret), so the OAuth
+// client's POST follows it only within its origin, and the refusal is
+// classified as the policy's; a GET may still go elsewhere.
+func TestRedirectOfBodyStaysOnOrigin(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Add(1)
+		io.WriteString(w, "{}")
+	}))
+	defer other.Close()
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, other.URL+"/token", http.StatusTemporaryRedirect)
+		case "/moved":
+			http.Redirect(w, r, srv.URL+"/token", http.StatusPermanentRedirect)
+		default:
+			io.WriteString(w, "{}")
+		}
+	}))
+	defer srv.Close()
+	post := func(c *Client, path string) error {
+		resp, err := c.HTTP().Post(srv.URL+path, "application/x-www-form-urlencoded", strings.NewReader("code=secret&code_verifier=v"))
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	c := NewClient(outbound.NewClient(nil))
+	err := post(c, "/away")
+	if err == nil || elsewhere.Load() != 0 {
+		t.Fatalf("POST redirected to another origin: %v, %d requests there; want refused and none", err, elsewhere.Load())
+	}
+	var e *Error
+	if !errors.As(c.classify(ReasonUnreachable, err), &e) || e.Reason != ReasonRefused {
+		t.Errorf("classified as %v; want %s", c.classify(ReasonUnreachable, err), ReasonRefused)
+	}
+	if err := post(NewClient(outbound.NewClient(nil)), "/moved"); err != nil {
+		t.Errorf("POST redirected within its origin: %v", err)
+	}
+	resp, err := NewClient(outbound.NewClient(nil)).HTTP().Get(srv.URL + "/away")
+	if err != nil || elsewhere.Load() != 1 {
+		t.Fatalf("GET redirected to another origin: %v", err)
+	}
+	resp.Body.Close()
 }
