@@ -1067,6 +1067,62 @@ func TestOrigin(t *testing.T) {
 	}
 }
 
+// TestOriginCORS: a browser page of an allowed origin can call the
+// endpoint: its preflight is answered with the methods and headers
+// Streamable HTTP uses, and its answers name that origin and expose the
+// headers a client reads; another origin's preflight is refused like its
+// requests, and a client outside a browser gets no CORS headers.
+func TestOriginCORS(t *testing.T) {
+	e := newEnvWith(t, nil, "", func(o *mcpserver.Options, _ *access.TokenLookup) {
+		o.AllowedOrigins = []string{"http://localhost:6274"}
+	})
+	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.ScopeDataRead)
+	do := func(req *http.Request) *http.Response {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	preflight := func(origin string) *http.Response {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodOptions, e.url, nil)
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "authorization, content-type, mcp-protocol-version")
+		return do(req)
+	}
+	resp := preflight("http://localhost:6274")
+	h := resp.Header
+	if resp.StatusCode != http.StatusNoContent || h.Get("Access-Control-Allow-Origin") != "http://localhost:6274" ||
+		!strings.Contains(h.Get("Access-Control-Allow-Methods"), "POST") || h.Get("Access-Control-Allow-Credentials") != "" {
+		t.Errorf("allowed preflight: %d %v", resp.StatusCode, h)
+	}
+	for _, want := range []string{"Authorization", "Content-Type", "Mcp-Protocol-Version", "Mcp-Session-Id"} {
+		if !strings.Contains(h.Get("Access-Control-Allow-Headers"), want) {
+			t.Errorf("allowed preflight lets no %s header through: %q", want, h.Get("Access-Control-Allow-Headers"))
+		}
+	}
+	if resp := preflight("https://evil.example.com"); resp.StatusCode != http.StatusForbidden || resp.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("another origin's preflight: %d, Allow-Origin %q; want 403 and none", resp.StatusCode, resp.Header.Get("Access-Control-Allow-Origin"))
+	}
+	req := mcpRequest(t.Context(), e.url, token, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	req.Header.Set("Origin", "http://localhost:6274")
+	if resp := do(req); resp.StatusCode != http.StatusOK || resp.Header.Get("Access-Control-Allow-Origin") != "http://localhost:6274" ||
+		!strings.Contains(resp.Header.Get("Access-Control-Expose-Headers"), "WWW-Authenticate") {
+		t.Errorf("allowed request: %d %v", resp.StatusCode, resp.Header)
+	}
+	req = mcpRequest(t.Context(), e.url, "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	req.Header.Set("Origin", "http://localhost:6274")
+	if resp := do(req); resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("Access-Control-Allow-Origin") == "" {
+		t.Errorf("allowed request without a token: %d, Allow-Origin %q; want 401 the page can read", resp.StatusCode, resp.Header.Get("Access-Control-Allow-Origin"))
+	}
+	if resp := do(mcpRequest(t.Context(), e.url, token, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)); resp.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("a request without Origin got CORS headers: %v", resp.Header)
+	}
+}
+
 // TestSchemaMessages: an input that fails a tool's schema is
 // invalid_argument with a message in words that names the value by its
 // path, never the validator's internals.

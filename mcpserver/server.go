@@ -246,17 +246,41 @@ func (w *challengeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter
 // page of another site, or one reaching the server through DNS
 // rebinding, whose Origin then names the attacker's host even when Host
 // passes. It runs first, before authentication.
+//
+// An allowed origin gets CORS (Fetch standard), so a web MCP client there
+// can call the endpoint from the browser: its preflight is answered here
+// (204, the methods and headers Streamable HTTP uses), and every answer
+// names the origin and exposes the headers a client reads. Credentials
+// are bearer tokens, never cookies, so no Allow-Credentials.
 func (s *Server) checkOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if vs := r.Header.Values("Origin"); len(vs) > 0 {
-			if _, ok := s.origins[originOf(vs[0])]; !ok || len(vs) > 1 {
-				writeRPCError(w, http.StatusForbidden, askbi.Errorf(askbi.Forbidden, "requests from the origin %.100q are not allowed here", vs[0]))
-				return
-			}
+		vs := r.Header.Values("Origin")
+		if len(vs) == 0 {
+			next.ServeHTTP(w, r)
+			return
 		}
+		if _, ok := s.origins[originOf(vs[0])]; !ok || len(vs) > 1 {
+			writeRPCError(w, http.StatusForbidden, askbi.Errorf(askbi.Forbidden, "requests from the origin %.100q are not allowed here", vs[0]))
+			return
+		}
+		h := w.Header()
+		h.Add("Vary", "Origin")
+		h.Set("Access-Control-Allow-Origin", vs[0])
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			h.Add("Vary", "Access-Control-Request-Method, Access-Control-Request-Headers")
+			h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+			h.Set("Access-Control-Allow-Headers", corsHeaders)
+			h.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate")
 		next.ServeHTTP(w, r)
 	})
 }
+
+// corsHeaders are the request headers a browser MCP client sends.
+const corsHeaders = "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID"
 
 // originOf is the serialized origin of u, "scheme://host[:port]" in lower
 // case without a default port, or "" when u has none (the opaque origin

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -109,9 +110,18 @@ func TestBrowser(t *testing.T) {
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			var edit func(*config)
-			if filepath.Base(file) == "streaming.test.mjs" {
+			var port string
+			switch filepath.Base(file) {
+			case "streaming.test.mjs":
 				// The mock model streams as the reference server's does.
 				edit = func(c *config) { c.mockDelay = 40 * time.Millisecond }
+			case "mcp-cors.test.mjs":
+				// The web MCP client's page is served by the test on a
+				// loopback port of its own (so no private network rule
+				// applies), as http://localhost:PORT; http://127.0.0.1:PORT
+				// is another origin.
+				port = strconv.Itoa(freePort(t))
+				edit = func(c *config) { c.mcpOrigins = "http://localhost:" + port }
 			}
 			ta := MustApp(t, edit)
 			seedBrowserFixtures(ta)
@@ -125,9 +135,9 @@ func TestBrowser(t *testing.T) {
 			switch filepath.Base(file) {
 			case "links.test.mjs":
 				cmd.Env = append(cmd.Env, "ASKBI_MCP_PREVIEW_URL="+mcpPreviewURL(t, ta))
-			case "mcp-app.test.mjs":
+			case "mcp-app.test.mjs", "mcp-cors.test.mjs":
 				// The test host calls the MCP tools as alice.
-				cmd.Env = append(cmd.Env, "ASKBI_MCP_KEY="+ta.apiKey(t, "alice"))
+				cmd.Env = append(cmd.Env, "ASKBI_MCP_KEY="+ta.apiKey(t, "alice"), "ASKBI_WEB_CLIENT_PORT="+port)
 			}
 			out, err := cmd.CombinedOutput()
 			if err != nil {
