@@ -74,9 +74,9 @@
 //     to continue) those two messages call list_connections again with
 //     the conversation's last arguments.
 //
-// Intro, when set, leads its first answer in a conversation, streamed as
-// one piece (the reference server says there that this is the built-in
-// demo model and how to configure a real one).
+// Intro, when set, leads its first answer in a conversation, streamed a
+// word at a time like the rest (the reference server says there that
+// this is the built-in demo model and how to configure a real one).
 //
 // Any other message with attached files (<ATTACHED-FILE> blocks, image
 // parts) is answered by describing what arrived: each file's name and type, a
@@ -425,10 +425,9 @@ func (p *Provider) Complete(ctx context.Context, req ask.ModelRequest, onText fu
 		now = p.Now
 	}
 	reply := script(req, n, now)
-	var pieces []string
+	var pieces []string // the text as it streams: a word at a time
 	if p.Intro != "" && reply.Text != "" && len(reply.ToolCalls) == 0 && !hasAnswer(req) {
-		// The intro is a fixed preamble, streamed as one piece.
-		pieces = append(pieces, p.Intro+"\n\n")
+		pieces = strings.SplitAfter(p.Intro+"\n\n", " ")
 		reply.Text = p.Intro + "\n\n" + reply.Text
 	}
 	reply.Reasoning = reasoning(req, reply)

@@ -111,8 +111,8 @@ func TestPreviewName(t *testing.T) {
 	}
 }
 
-// TestIntroStreamsOnce: the intro leads the first answer as one piece,
-// before the answer's words; an answer after one has none.
+// TestIntroStreamsOnce: the intro leads the first answer, a word at a
+// time before the answer's words; an answer after one has none.
 func TestIntroStreamsOnce(t *testing.T) {
 	p := &mock.Provider{Intro: "I am the demo model."}
 	var pieces []string
@@ -121,7 +121,7 @@ func TestIntroStreamsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := append([]string{"I am the demo model.\n\n"}, mustWords(t, "hello")...)
+	want := append([]string{"I ", "am ", "the ", "demo ", "model.\n\n"}, mustWords(t, "hello")...)
 	if diff := cmp.Diff(want, pieces); diff != "" {
 		t.Errorf("pieces (-want +got):\n%s", diff)
 	}
