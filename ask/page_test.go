@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/dataexec"
@@ -47,15 +46,11 @@ func TestRoleCheckedBeforeProposing(t *testing.T) {
 			if asked != nil || len(v.Pending) != 0 {
 				t.Fatalf("proposed to a %s: %v", tc.name, types(events))
 			}
-			failed := find(events, ask.EventToolFailed)
-			if failed == nil || failed.Tool.State != ask.RunUnavailable || failed.Error.Code != string(askbi.Forbidden) ||
-				!strings.Contains(failed.Error.Message, "not proposed") || !strings.Contains(failed.Error.Message, "editor role") {
-				t.Fatalf("refusal event = %+v", failed)
+			// The model heard why, and said so; the refused call is no
+			// step (TestRefusedCallsAreNoSteps).
+			if heard := lastToolOutput(e); !strings.Contains(heard, `"code":"forbidden"`) || !strings.Contains(heard, "not proposed") {
+				t.Errorf("the model heard %s", heard)
 			}
-			if last := v.WorkSummary[len(v.WorkSummary)-1]; last.State != ask.RunUnavailable || last.Retry {
-				t.Errorf("work summary = %+v", last)
-			}
-			// The model heard why, and said so.
 			if done := find(events, ask.EventMessageCompleted); done == nil || !strings.Contains(done.Text, "editor role") {
 				t.Errorf("answer = %+v", done)
 			}
@@ -184,5 +179,86 @@ func TestStatusNamesSession(t *testing.T) {
 	if diff := cmp.Diff(ask.Status{Available: true, UserID: "bob", TeamID: "acme", Role: access.RoleEditor, MaxMessageChars: 4000}, st,
 		cmpopts.IgnoreFields(ask.Status{}, "Attachments")); diff != "" {
 		t.Errorf("status mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// lastToolOutput is the newest tool output the model was sent.
+func lastToolOutput(e *env) string {
+	reqs := e.model.Requests()
+	msgs := reqs[len(reqs)-1].Messages
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == ask.RoleTool {
+			return msgs[i].Text
+		}
+	}
+	return ""
+}
+
+// proposer is a model that proposes the given calls in its first reply
+// and answers "Done." after.
+type proposer struct{ calls []ask.ToolCall }
+
+func (m proposer) Complete(_ context.Context, req ask.ModelRequest, _ func(string)) (ask.ModelReply, error) {
+	if last := req.Messages[len(req.Messages)-1]; last.Role == ask.RoleTool {
+		return ask.ModelReply{Text: "Done."}, nil
+	}
+	return ask.ModelReply{ToolCalls: m.calls}, nil
+}
+
+// TestRefusedCallsAreNoSteps: a gated call refused before it could be
+// proposed for approval (the user's role cannot make it, its tool is not
+// offered, its arguments are invalid) is no step of the work summary,
+// live or reopened, so nobody reads "Deleted dashboard · Not available"
+// for a deletion that was never proposed. The model hears why. A
+// read-only call that ran is a step, and a proposed one too.
+func TestRefusedCallsAreNoSteps(t *testing.T) {
+	call := func(id, name, args string) ask.ToolCall {
+		return ask.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)}
+	}
+	for _, tc := range []struct {
+		name  string
+		p     access.Principal
+		model ask.Provider
+		msg   string
+		steps []string // the work summary, live and reopened
+		heard string   // in what the model was told of the refused call
+	}{
+		{"a viewer's deletion", vic, nil, "delete the Revenue dashboard",
+			[]string{"Searched the workspace: completed"}, "Your role cannot do this, so it was not proposed"},
+		{"a tool that is not offered", alice, proposer{[]ask.ToolCall{call("m1", "drop_everything", `{}`)}}, "drop everything",
+			nil, `there is no tool named \"drop_everything\"`},
+		{"invalid arguments", alice, proposer{[]ask.ToolCall{call("m1", "delete_dashboard", `{"dashboard":"d-revenue"}`)}}, "delete it",
+			nil, "do not match the delete_dashboard input schema"},
+		{"a proposed deletion", alice, nil, "delete the Revenue dashboard",
+			[]string{"Searched the workspace: completed", "Deleted dashboard: approval_required"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, tc.model)
+			conv := e.MustConversation(t, tc.p)
+			events := e.MustSend(t, tc.p, conv, tc.msg, nil)
+			var live []string
+			for _, ev := range events {
+				if ev.Tool != nil && ev.Type != ask.EventToolRunning {
+					live = append(live, ev.Tool.Label+": "+string(ev.Tool.State))
+				}
+			}
+			if diff := cmp.Diff(tc.steps, live); diff != "" {
+				t.Errorf("live steps mismatch (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.steps, labels(e.MustOpen(t, tc.p, conv).WorkSummary)); diff != "" {
+				t.Errorf("reopened work summary mismatch (-want +got):\n%s", diff)
+			}
+			if tc.heard == "" {
+				return
+			}
+			entries, err := e.convs.Entries(context.Background(), conv, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := entries[len(entries)-2] // the refusal, before the answer
+			if last.Role != ask.RoleTool || !strings.Contains(string(last.Output), tc.heard) {
+				t.Errorf("the model was told %s, want it to hear %q", last.Output, tc.heard)
+			}
+		})
 	}
 }
