@@ -152,7 +152,9 @@ type PendingApproval struct {
 	Class      dataexec.Class `json:"class"`
 	// Targets are the entities the arguments name that the user can
 	// still see, by name.
-	Targets   []dataexec.Ref  `json:"targets"`
+	Targets []dataexec.Ref `json:"targets"`
+	// Shared says that others see the change (ToolEvent.Shared).
+	Shared    string          `json:"shared,omitempty"`
 	Arguments json.RawMessage `json:"arguments"`
 	ExpiresAt time.Time       `json:"expires_at"`
 	// CanApprove is false when the user's role may not approve this call
@@ -230,8 +232,12 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 		if err != nil {
 			return nil, err
 		}
+		shared, err := a.shared(ctx, live, targets)
+		if err != nil {
+			return nil, err
+		}
 		v.Pending = append(v.Pending, PendingApproval{ApprovalID: ap.ID, CallID: ap.ToolCallID, TurnID: ap.TurnID, Tool: ap.Tool,
-			Label: t.Label, Title: t.Title, Class: t.Class, Targets: targets, Arguments: ap.Arguments, ExpiresAt: ap.ExpiresAt,
+			Label: t.Label, Title: t.Title, Class: t.Class, Targets: targets, Shared: shared, Arguments: ap.Arguments, ExpiresAt: ap.ExpiresAt,
 			CanApprove: mayApprove(live, t) == nil})
 	}
 	return v, nil

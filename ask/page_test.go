@@ -262,3 +262,66 @@ func TestRefusedCallsAreNoSteps(t *testing.T) {
 		})
 	}
 }
+
+// TestApprovalSaysShared: an approval of a change that reaches a
+// dashboard (the dashboard itself, a chart on it, a preview placed on
+// it) says in a sentence that the dashboard is shared, naming it, live
+// and when the conversation is opened again; a change to a preview,
+// which no dashboard shows, says nothing of the kind.
+func TestApprovalSaysShared(t *testing.T) {
+	const growth = "Growth overview is a shared dashboard: everyone who can open it sees this change."
+	preview := func(t *testing.T, e *env, conv string) string {
+		t.Helper()
+		for _, ev := range e.MustSend(t, alice, conv, "show signups by week", nil) {
+			if ev.Type == ask.EventToolCompleted && ev.Tool.Name == "create_chart_preview" {
+				var cr dataexec.ChartResult
+				json.Unmarshal(ev.Tool.Result, &cr)
+				return cr.Chart.ID
+			}
+		}
+		t.Fatal("no preview")
+		return ""
+	}
+	for _, tc := range []struct {
+		name    string
+		propose func(t *testing.T, e *env, conv string) []ask.Event
+		want    string
+	}{
+		{"delete a dashboard", func(t *testing.T, e *env, conv string) []ask.Event {
+			return e.MustSend(t, alice, conv, "delete the Revenue dashboard", nil)
+		}, "Revenue is a shared dashboard: everyone who can open it sees this change."},
+		{"change a chart on a dashboard", func(t *testing.T, e *env, conv string) []ask.Event {
+			return e.MustSend(t, alice, conv, "change this to a weekly bar chart", refs(chartRef("c-weekly")))
+		}, growth},
+		{"change a preview", func(t *testing.T, e *env, conv string) []ask.Event {
+			return e.MustSend(t, alice, conv, "change this to a weekly bar chart", refs(chartRef(preview(t, e, conv))))
+		}, ""},
+		{"place a preview", func(t *testing.T, e *env, conv string) []ask.Event {
+			preview(t, e, conv)
+			return e.MustSend(t, alice, conv, "put it on the Growth overview dashboard", nil)
+		}, growth},
+		{"place several previews", func(t *testing.T, e *env, conv string) []ask.Event {
+			e.MustSend(t, alice, conv, `use the run_dataset tool with {"dataset_id":"@c1"}`, refs(ask.ContextRef{Type: access.TypeDataset, ID: "ds-funnel"}))
+			e.MustSend(t, alice, conv, "create a preview for it", nil)
+			return e.MustSend(t, alice, conv, "yes, add them to Growth overview", nil)
+		}, growth},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			withFunnel(e)
+			conv := e.MustConversation(t, alice)
+			events := tc.propose(t, e, conv)
+			ev := find(events, ask.EventToolApprovalRequired)
+			if ev == nil {
+				t.Fatalf("nothing proposed: %v", types(events))
+			}
+			if ev.Tool.Shared != tc.want {
+				t.Errorf("event says %q, want %q", ev.Tool.Shared, tc.want)
+			}
+			v := e.MustOpen(t, alice, conv)
+			if len(v.Pending) != 1 || v.Pending[0].Shared != tc.want {
+				t.Errorf("reopened, the pending approval says %+v, want %q", v.Pending, tc.want)
+			}
+		})
+	}
+}

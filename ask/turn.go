@@ -290,6 +290,10 @@ func (tr *turn) call(ctx context.Context, c ToolCall) (paused bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	shared, err := tr.a.shared(ctx, tr.p, targets)
+	if err != nil {
+		return false, err
+	}
 	canon, err := canonjson.Canonical(args)
 	if err != nil {
 		return false, tr.refuse(ctx, tool, c.ID, tr.errorBody(askbi.Errorf(askbi.InvalidArgument, "arguments: %s", shorten(err.Error(), 120))))
@@ -308,7 +312,7 @@ func (tr *turn) call(ctx context.Context, c ToolCall) (paused bool, err error) {
 		return false, err
 	}
 	te := toolEvent(tool, run)
-	te.Title, te.Targets = tool.Title, targets
+	te.Title, te.Targets, te.Shared = tool.Title, targets, shared
 	te.Arguments, te.ExpiresAt = json.RawMessage(tr.a.redact.String(string(canon))), &ap.ExpiresAt
 	can := mayApprove(tr.p, tool) == nil
 	te.CanApprove = &can

@@ -1,9 +1,10 @@
-// Approvals and what they leave (issue 27): a call refused before it was
+// Approvals and what they leave (issue 27): a card says so when the
+// change reaches a shared dashboard; a call refused before it was
 // proposed is no step of the work summary. Each test runs at 1280×800
-// and 375×740, live and after a reload.
+// and 375×740, live and after a reload, the cards by keyboard.
 
 import { test, before, after } from "node:test";
-import { launch, close, open, done, shot, signIn, send, settled, lastTurn, desktop, phone, assert } from "./lib.mjs";
+import { launch, close, open, done, shot, signIn, send, settled, lastTurn, pickContext, desktop, phone, assert } from "./lib.mjs";
 
 before(launch);
 after(close);
@@ -19,6 +20,51 @@ async function reload(page) {
 
 // steps are the work summary's step labels of the newest turn.
 const steps = (page) => lastTurn(page).locator(".work .step-label").allTextContents();
+
+// decide answers the newest card by keyboard: the new card has the
+// focus, and Tab reaches Approve, then Reject.
+async function decide(page, verb) {
+  await page.waitForFunction(() => document.activeElement && document.activeElement.closest(".approval"));
+  for (let i = 0; i < 3 && !(await page.evaluate((v) => document.activeElement.textContent === v, verb)); i++) await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement.textContent), verb, `Tab reaches ${verb}`);
+  await page.keyboard.press("Enter");
+  await settled(page);
+}
+
+const sharedNote = (page) => lastTurn(page).locator(".approval .approval-shared");
+
+for (const [name, viewport] of views) {
+  test(`An approval says so when the change reaches a shared dashboard, naming it, and not for a preview (${name})`, async () => {
+    const page = await open({ viewport });
+    await signIn(page, "alice");
+    await send(page, "show signups by week");
+    await send(page, "put it on the Growth overview dashboard");
+    assert.equal(await sharedNote(page).innerText(), "Growth overview is a shared dashboard: everyone who can open it sees this change.");
+    assert.ok(await sharedNote(page).isVisible(), "visibly");
+    await decide(page, "Reject");
+
+    // A change to the preview itself: no dashboard shows it.
+    await pickContext(page, "Signups by week", "Signups by week");
+    await send(page, "change this to a weekly bar chart");
+    assert.match(await lastTurn(page).locator(".approval").innerText(), /Update chart/);
+    assert.equal(await sharedNote(page).count(), 0, "no note for a preview");
+    await decide(page, "Reject");
+
+    await send(page, "delete the Revenue dashboard");
+    const check = async (when) => {
+      assert.equal(await sharedNote(page).innerText(), "Revenue is a shared dashboard: everyone who can open it sees this change.", when);
+      assert.match(await lastTurn(page).locator(".approval").innerText(), /Expires at \d{1,2}:\d{2}, in (5|4) minutes\./, "the expiry stays " + when);
+    };
+    await check("live");
+    await shot(page, "approval-shared-" + name);
+    await reload(page);
+    await check("after a reload");
+    await lastTurn(page).locator(".approval").focus();
+    await decide(page, "Reject");
+    assert.equal(await sharedNote(page).count(), 0, "a settled card is a record: the note is gone with the question");
+    await done(page);
+  });
+}
 
 for (const [name, viewport] of views) {
   test(`A deletion a viewer's role cannot make is never proposed and no step of the work summary, live and after a reload (${name})`, async () => {

@@ -1,9 +1,10 @@
-// The approval card: the action in words, its exact target by name, its
-// class and whether it can be undone; Approve and Reject; then a record of
-// the choice and its result. Nothing has run while the card waits. When
-// the server says the user's role may not approve the call (can_approve
-// false), the card offers no Approve and says "Ask an admin"; the server
-// refuses such an approve too.
+// The approval card: the action in words, its exact target by name, that
+// others see the change when it reaches a shared dashboard (the server's
+// sentence), its class and whether it can be undone; Approve and Reject;
+// then a record of the choice and its result. Nothing has run while the
+// card waits. When the server says the user's role may not approve the
+// call (can_approve false), the card offers no Approve and says "Ask an
+// admin"; the server refuses such an approve too.
 
 import { h } from "./dom.js";
 import { humanize } from "./format.js";
@@ -55,6 +56,7 @@ export class ApprovalCard {
     this.el.replaceChildren(...[
       h("p", { class: "approval-ask" }, "Ask wants to: ", h("strong", {}, t.title || t.label)),
       targets.length ? h("ul", { class: "targets" }, targets) : null,
+      open && t.shared ? h("p", { class: "approval-shared" }, t.shared) : null,
       rows.length ? h("dl", { class: "settings" }, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])) : null,
       h("p", { class: "approval-class" },
         h("span", { class: "badge " + (destructive ? "destructive" : "mutating") }, destructive ? "Destructive" : "Changes your workspace"),
