@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -323,5 +324,67 @@ func TestApprovalSaysShared(t *testing.T) {
 				t.Errorf("reopened, the pending approval says %+v, want %q", v.Pending, tc.want)
 			}
 		})
+	}
+}
+
+// TestReceiptsKeepTheirCards: a reopened conversation lists each
+// approval that is no longer pending (approved, rejected, expired) with
+// what its card showed when the call was proposed: the action, the
+// targets by name as they were then (also a dashboard deleted since) and
+// the arguments, the card's settings. Its run gives the outcome.
+func TestReceiptsKeepTheirCards(t *testing.T) {
+	e := newEnv(t, nil)
+	conv := e.MustConversation(t, alice)
+	propose := func(msg string, ctxRefs *[]ask.ContextRef) *ask.ToolEvent {
+		t.Helper()
+		ev := find(e.MustSend(t, alice, conv, msg, ctxRefs), ask.EventToolApprovalRequired)
+		if ev == nil {
+			t.Fatalf("%q proposed nothing", msg)
+		}
+		return ev.Tool
+	}
+	del := propose("delete the Revenue dashboard", nil)
+	if _, err := approve(e, alice, conv, del, string(del.Arguments)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.cat.Dashboard(context.Background(), "d-revenue"); err == nil {
+		t.Fatal("the dashboard is still there")
+	}
+	change := propose("change this to a weekly bar chart", refs(chartRef("c-weekly")))
+	emit, _ := ask.Collect()
+	if err := e.a.Reject(context.Background(), alice, ask.ApproveRequest{ConversationID: conv, ApprovalID: change.ApprovalID,
+		Tool: change.Name, Arguments: change.Arguments}, emit); err != nil {
+		t.Fatal(err)
+	}
+	expired := propose("change this to a weekly line chart", refs(chartRef("c-country")))
+	e.clock.Advance(6 * time.Minute)
+
+	v := e.MustOpen(t, alice, conv)
+	want := []ask.DecidedApproval{
+		{ApprovalID: del.ApprovalID, CallID: del.CallID, Tool: "delete_dashboard", Title: "Delete dashboard", Class: dataexec.ClassDestructive,
+			Targets:   []dataexec.Ref{{Type: access.TypeDashboard, ID: "d-revenue", Name: "Revenue", ProjectID: "finance", Info: "1 chart"}},
+			Arguments: json.RawMessage(`{"dashboard_id":"d-revenue"}`)},
+		{ApprovalID: change.ApprovalID, CallID: change.CallID, Tool: "update_chart", Title: "Update chart", Class: dataexec.ClassMutating,
+			Targets:   []dataexec.Ref{{Type: access.TypeChart, ID: "c-weekly", Name: "Weekly signups", ProjectID: "growth", Info: "Growth overview · line chart"}},
+			Arguments: json.RawMessage(`{"chart_id":"c-weekly","chart_type":"bar"}`)},
+		{ApprovalID: expired.ApprovalID, CallID: expired.CallID, Tool: "update_chart", Title: "Update chart", Class: dataexec.ClassMutating,
+			Targets:   []dataexec.Ref{{Type: access.TypeChart, ID: "c-country", Name: "Signups by country", ProjectID: "growth", Info: "Growth overview · bar chart"}},
+			Arguments: json.RawMessage(`{"chart_id":"c-country","chart_type":"line"}`)},
+	}
+	if diff := cmp.Diff(want, v.Decided); diff != "" {
+		t.Errorf("decided approvals mismatch (-want +got):\n%s", diff)
+	}
+	outcome := map[string]ask.RunState{}
+	for _, r := range v.WorkSummary {
+		if r.ApprovalID != "" {
+			outcome[r.ApprovalID] = r.State
+		}
+	}
+	wantOutcome := map[string]ask.RunState{del.ApprovalID: ask.RunCompleted, change.ApprovalID: ask.RunRejected, expired.ApprovalID: ask.RunApprovalRequired}
+	if diff := cmp.Diff(wantOutcome, outcome); diff != "" {
+		t.Errorf("outcomes mismatch (-want +got):\n%s", diff)
+	}
+	if len(v.Pending) != 0 {
+		t.Errorf("pending = %+v", v.Pending)
 	}
 }

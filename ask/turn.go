@@ -301,8 +301,8 @@ func (tr *turn) call(ctx context.Context, c ToolCall) (paused bool, err error) {
 	hash, _ := canonjson.Hash(canon)
 	now := tr.a.o.Now().UTC()
 	ap := Approval{ID: newID("apr"), UserID: tr.p.UserID, TeamID: tr.p.TeamID, ConversationID: tr.conv.ID, TurnID: tr.t.ID,
-		ToolCallID: c.ID, Tool: tool.Name, Target: tool.Target, ArgsHash: hash, Arguments: canon, State: ApprovalPending,
-		CreatedAt: now, ExpiresAt: now.Add(tr.a.o.ApprovalTTL)}
+		ToolCallID: c.ID, Tool: tool.Name, Target: tool.Target, ArgsHash: hash, Arguments: canon, Targets: targets,
+		State: ApprovalPending, CreatedAt: now, ExpiresAt: now.Add(tr.a.o.ApprovalTTL)}
 	if err := tr.a.stores.Approvals.CreateApproval(ctx, ap); err != nil {
 		return false, err
 	}

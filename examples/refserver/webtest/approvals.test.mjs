@@ -1,6 +1,7 @@
 // Approvals and what they leave (issue 27): a card says so when the
 // change reaches a shared dashboard; a call refused before it was
-// proposed is no step of the work summary. Each test runs at 1280×800
+// proposed is no step of the work summary; a receipt keeps its target's
+// name and the settings after a reload, also once the target is gone. Each test runs at 1280×800
 // and 375×740, live and after a reload, the cards by keyboard.
 
 import { test, before, after } from "node:test";
@@ -81,6 +82,36 @@ for (const [name, viewport] of views) {
     await reload(page);
     await check("after a reload");
     await shot(page, "refused-no-step-" + name);
+    await done(page);
+  });
+}
+
+// Each viewport deletes its own dashboard: the server is shared.
+for (const [name, viewport, dashboard] of [["desktop", desktop, "Revenue"], ["phone", phone, "Finance"]]) {
+  test(`Receipts keep their target's name and the settings after a reload, also of a deleted dashboard (${name})`, async () => {
+    const page = await open({ viewport });
+    await signIn(page, "alice");
+    await send(page, "show signups by week");
+    await pickContext(page, "Signups by week", "Signups by week");
+    await send(page, "change this to a weekly bar chart");
+    await decide(page, "Approve");
+    await send(page, `delete the ${dashboard} dashboard`);
+    await decide(page, "Approve");
+    await send(page, "delete the Growth overview dashboard");
+    await decide(page, "Reject");
+    const receipts = () => page.locator(".approval").allInnerTexts();
+    const live = await receipts();
+    const want = [
+      [/^Approval: Update chart/, /Chart “Signups by week”/, /Chart type\s+bar/, /You approved it\. Done\.$/],
+      [/^Approval: Delete dashboard/, new RegExp(`Dashboard “${dashboard}”`), /You approved it\. Done\.$/],
+      [/^Approval: Delete dashboard/, /Dashboard “Growth overview”/, /You rejected it\. It did not run\.$/],
+    ];
+    assert.equal(live.length, want.length, "one receipt a decision");
+    want.forEach((res, i) => { for (const re of res) assert.match(live[i], re, `receipt ${i + 1}`); });
+    for (const r of live) assert.doesNotMatch(r, /chart_[a-z0-9]|dash_|Expires at|shared dashboard/, "no IDs, and nothing of the question left");
+    await reload(page);
+    assert.deepEqual(await receipts(), live, "after a reload the receipts read as they did");
+    await shot(page, "receipts-reloaded-" + name);
     await done(page);
   });
 }

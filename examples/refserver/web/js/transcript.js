@@ -77,6 +77,7 @@ export class Transcript {
   load(view) {
     this.clear();
     const pending = new Map((view.pending_approvals || []).map((p) => [p.approval_id, p]));
+    const decided = new Map((view.decided_approvals || []).map((d) => [d.approval_id, d]));
     const stopped = new Set((view.turns || []).filter((t) => t.state === "stopped").map((t) => t.id));
     const turns = new Map();
     const entry = (id, at) => {
@@ -104,7 +105,7 @@ export class Transcript {
       t.items.sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
       for (const it of t.items) {
         if (it.text !== undefined) { tv.para().textContent = it.text; tv.current = null; continue; }
-        tv.restore(it.run, pending.get(it.run.approval_id));
+        tv.restore(it.run, pending.get(it.run.approval_id), decided.get(it.run.approval_id));
       }
       if (stopped.has(id)) tv.stopped();
       else tv.finish(true);
@@ -153,8 +154,9 @@ class TurnView {
     this.t.scroll();
   }
 
-  // restore shows one saved run of a reopened conversation.
-  restore(run, pending) {
+  // restore shows one saved run of a reopened conversation: a pending
+  // approval as its card, a decided one as its receipt.
+  restore(run, pending, decided) {
     this.work.update(run);
     const chart = chartOf(run.result);
     if (run.approval_id) {
@@ -164,7 +166,7 @@ class TurnView {
         this.cards.set(run.approval_id, card);
         this.insert(card.el);
       } else {
-        const card = decidedCard(run);
+        const card = decidedCard(run, decided);
         if (card) this.insert(card);
       }
     }
