@@ -388,3 +388,69 @@ func TestReceiptsKeepTheirCards(t *testing.T) {
 		t.Errorf("pending = %+v", v.Pending)
 	}
 }
+
+// TestSameNamedPreviewsToldApart: every chart reference carries what the
+// chart shows of its dataset in words (its filters and date range, then
+// its dataset's scope), so two previews of one name can be told apart:
+// in their results, live and reopened, and in the targets of the batch
+// placement that names them.
+func TestSameNamedPreviewsToldApart(t *testing.T) {
+	e := newEnv(t, nil)
+	at := e.clock.Now().Add(-time.Hour)
+	e.cat.PutDataset(dataexec.Dataset{ID: "ds-pricing", TeamID: "acme", ProjectID: "growth", Name: "Pricing page signups", Version: 1, UpdatedAt: at,
+		Request: dataexec.Request{ConnectionID: "wh", SQL: sqlWeekly, Fields: dataexec.Fields{{Name: "week", Path: []string{"week"}}, {Name: "signups", Path: []string{"signups"}}}},
+		Scope:   &dataexec.Scope{Filters: []dataexec.Filter{{Field: "page_path", Op: dataexec.OpEq, Value: "/pricing"}}}})
+	conv := e.MustConversation(t, alice)
+	preview := func(msg string) dataexec.ChartResult {
+		t.Helper()
+		got := completed(e.MustSend(t, alice, conv, msg, nil), "create_chart_preview")
+		if len(got) != 1 {
+			t.Fatalf("%q made %d previews", msg, len(got))
+		}
+		var cr dataexec.ChartResult
+		json.Unmarshal(got[0].Result, &cr)
+		return cr
+	}
+	const spec = `"chart_type":"line","x_field":"week","y_fields":["signups"],"name":"Signups by week"`
+	all := preview("show signups by week")
+	recent := preview(`use the create_chart_preview tool with {"dataset_id":"ds-weekly",` + spec + `,"filters":[{"field":"week","op":"gte","value":"2026-11-09"}]}`)
+	// No filter repeats the pricing dataset's scope: the message names it.
+	pricing := preview(`use the create_chart_preview tool with {"dataset_id":"ds-pricing",` + spec + `} for the pricing page`)
+	scopeText := func(r dataexec.Ref) string {
+		if r.Scope == nil {
+			return r.Name
+		}
+		return r.Name + " (" + r.Scope.Text + ")"
+	}
+	want := []string{"Signups by week", "Signups by week (week ≥ 2026-11-09)", "Signups by week (page_path = /pricing)"}
+	if diff := cmp.Diff(want, []string{scopeText(all.Chart), scopeText(recent.Chart), scopeText(pricing.Chart)}); diff != "" {
+		t.Errorf("chart results mismatch (-want +got):\n%s", diff)
+	}
+	var reopened []string
+	for _, r := range e.MustOpen(t, alice, conv).WorkSummary {
+		if cr, ok := chartResultOf(r); ok {
+			reopened = append(reopened, scopeText(cr.Chart))
+		}
+	}
+	if diff := cmp.Diff(want, reopened); diff != "" {
+		t.Errorf("reopened chart results mismatch (-want +got):\n%s", diff)
+	}
+	ev := find(e.MustSend(t, alice, conv, `use the add_previews_to_dashboard tool with {"chart_ids":["`+all.Chart.ID+`","`+recent.Chart.ID+`","`+pricing.Chart.ID+`"],"dashboard_id":"d-growth"}`, nil),
+		ask.EventToolApprovalRequired)
+	if ev == nil {
+		t.Fatal("the placement was not proposed")
+	}
+	var targets []string
+	for _, r := range ev.Tool.Targets {
+		targets = append(targets, scopeText(r))
+	}
+	if diff := cmp.Diff(append([]string{"Growth overview"}, want...), targets); diff != "" {
+		t.Errorf("placement targets mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// chartResultOf is the chart result of a run, if it has one.
+func chartResultOf(r ask.ToolRun) (dataexec.ChartResult, bool) {
+	var cr dataexec.ChartResult
+	return cr, json.Unmarshal(r.Result, &cr) == nil && cr.Chart.ID != ""
+}

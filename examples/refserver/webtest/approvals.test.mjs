@@ -1,7 +1,8 @@
 // Approvals and what they leave (issue 27): a card says so when the
 // change reaches a shared dashboard; a call refused before it was
 // proposed is no step of the work summary; a receipt keeps its target's
-// name and the settings after a reload, also once the target is gone. Each test runs at 1280×800
+// name and the settings after a reload, also once the target is gone;
+// two previews of one name are told apart by scope or date range. Each test runs at 1280×800
 // and 375×740, live and after a reload, the cards by keyboard.
 
 import { test, before, after } from "node:test";
@@ -112,6 +113,45 @@ for (const [name, viewport, dashboard] of [["desktop", desktop, "Revenue"], ["ph
     await reload(page);
     assert.deepEqual(await receipts(), live, "after a reload the receipts read as they did");
     await shot(page, "receipts-reloaded-" + name);
+    await done(page);
+  });
+}
+
+for (const [name, viewport] of views) {
+  test(`Two previews of one name are told apart by scope or date range, on their cards and the batch placement card; a unique name stays (${name})`, async () => {
+    const page = await open({ viewport });
+    await signIn(page, "alice");
+    const titles = async () => (await page.locator(".chart-result .chart-title").allInnerTexts())
+      .map((t) => t.replace(/\s*\(opens in a new tab\)$/, ""));
+    await send(page, "show signups by week");
+    await send(page, 'use the create_chart_preview tool with {"dataset_id": "ds_weekly_signups", "chart_type": "line", "x_field": "week", ' +
+      '"y_fields": ["signups"], "name": "Signups by week", "filters": [{"field": "week", "op": "gte", "value": "2026-10-05"}]}');
+    await pickContext(page, "EU signups", "EU signups by country");
+    await send(page, "show signups by country for DE and FR");
+    assert.deepEqual(await titles(), ["Signups by week", "Signups by week (week ≥ 2026-10-05)", "Signups by country"],
+      "a date range tells the second apart; a unique name stays as it is");
+    // Another "Signups by country", on all countries: the scoped one,
+    // shown above, now says its scope.
+    await page.getByRole("button", { name: "Remove Dataset: EU signups by country" }).click();
+    await send(page, "show signups by country");
+    const want = ["Signups by week", "Signups by week (week ≥ 2026-10-05)", "Signups by country (country in (DE, FR))", "Signups by country"];
+    assert.deepEqual(await titles(), want);
+    assert.deepEqual(await page.locator(".chart-result").evaluateAll((els) => els.map((e) => e.getAttribute("aria-label"))),
+      want.map((t) => "Chart: " + t), "the cards' names say it too");
+
+    await send(page, "yes, add them to Growth overview");
+    const batch = ["Chart “Signups by week”", "Chart “Signups by week (week ≥ 2026-10-05)”", "Chart “Signups by country (country in (DE, FR))”"];
+    const named = async (when) => {
+      const text = await lastTurn(page).locator(".approval").innerText();
+      for (const b of batch) assert.ok(text.includes(b), `the batch card names ${b} ${when}: ${text}`);
+    };
+    await named("live");
+    await shot(page, "same-name-batch-" + name);
+    await decide(page, "Approve");
+    await named("as its receipt");
+    await reload(page);
+    assert.deepEqual(await titles(), want, "after a reload");
+    await named("after a reload");
     await done(page);
   });
 }

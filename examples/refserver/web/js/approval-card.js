@@ -8,7 +8,7 @@
 // admin"; the server refuses such an approve too.
 
 import { h } from "./dom.js";
-import { humanize } from "./format.js";
+import { distinctName, humanize } from "./format.js";
 
 const typeWord = { dashboard: "Dashboard", chart: "Chart", dataset: "Dataset", connection: "Connection" };
 
@@ -35,10 +35,12 @@ function expiry(at) {
 
 export class ApprovalCard {
   // tool is the tool.approval_required event's tool (or a pending approval
-  // from the opened conversation); onDecide(verb) runs the decision.
-  constructor(tool, { onDecide }) {
+  // from the opened conversation); onDecide(verb) runs the decision;
+  // charts (the transcript's Charts) tells apart charts of one name.
+  constructor(tool, { onDecide, charts }) {
     this.tool = tool;
     this.onDecide = onDecide;
+    this.charts = charts;
     this.el = h("section", { class: "approval", "aria-label": "Approval: " + (tool.title || tool.label), tabindex: "-1" });
     this.open = true; // until settled: the turn waits for it
     this.record = h("p", { class: "record", role: "status" });
@@ -48,7 +50,11 @@ export class ApprovalCard {
   render(open) {
     const t = this.tool;
     const destructive = t.class !== "mutating";
-    const targets = (t.targets || []).map((r) => h("li", {}, `${typeWord[r.type] || "Item"} “${r.name}”`,
+    // A chart is told apart from the others of its name, on the card or
+    // in the transcript, by its scope.
+    const charts = (t.targets || []).filter((r) => r.type === "chart").concat(this.charts ? this.charts.refs() : []);
+    const name = (r) => r.type === "chart" ? distinctName(r, charts) : r.name;
+    const targets = (t.targets || []).map((r) => h("li", {}, `${typeWord[r.type] || "Item"} “${name(r)}”`,
       r.info ? h("span", { class: "info" }, " · " + r.info) : null));
     const rows = settings(t.arguments);
     const may = t.can_approve !== false;
@@ -110,9 +116,9 @@ function outcome(state, message) {
 // conversation shows it: the card as it was proposed (approval, the
 // view's decided approval: its action, targets by name and settings),
 // settled with its run's outcome. null for a run still under way.
-export function decidedCard(run, approval) {
+export function decidedCard(run, approval, charts) {
   if (!outcome(run.state)) return null;
-  const card = new ApprovalCard(approval || { title: run.label }, {});
+  const card = new ApprovalCard(approval || { title: run.label }, { charts });
   card.settle(run.state, run.error_message);
   return card.el;
 }

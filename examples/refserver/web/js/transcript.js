@@ -162,11 +162,11 @@ class TurnView {
     if (run.approval_id) {
       if (pending) {
         const card = new ApprovalCard({ ...pending, name: pending.tool, call_id: pending.call_id },
-          { onDecide: (verb, tool) => this.t.onDecide(this, verb, tool) });
+          { onDecide: (verb, tool) => this.t.onDecide(this, verb, tool), charts: this.t.charts });
         this.cards.set(run.approval_id, card);
         this.insert(card.el);
       } else {
-        const card = decidedCard(run, decided);
+        const card = decidedCard(run, decided, this.t.charts);
         if (card) this.insert(card);
       }
     }
@@ -223,7 +223,7 @@ class TurnView {
       }
       case "tool.approval_required": {
         this.work.update(tool);
-        const card = new ApprovalCard(tool, { onDecide: (verb, t) => this.t.onDecide(this, verb, t) });
+        const card = new ApprovalCard(tool, { onDecide: (verb, t) => this.t.onDecide(this, verb, t), charts: this.t.charts });
         this.cards.set(tool.approval_id, card);
         this.insert(card.el);
         this.t.live(tool.can_approve === false ? "Waiting for approval: ask an admin" : "Waiting for your approval");
