@@ -38,7 +38,7 @@ export class Charts {
     return c.el;
   }
 
-  // refs are the references of the charts shown, one a chart.
+  // refs are the references of the charts shown, one per chart.
   refs() { return [...this.byChart.values()].map((set) => set.values().next().value.view.chart); }
 
   // name is a chart's title: its name, with its scope when another chart
