@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/askbi/askbi"
@@ -414,4 +416,47 @@ func (a *Assistant) targets(ctx context.Context, p access.Principal, args json.R
 		}
 	}
 	return out, nil
+}
+
+// shared says who else sees a call's change, in a sentence, when the
+// change reaches a dashboard: a target dashboard, or the dashboard a
+// target chart sits on. Every dashboard is shared with everyone who can
+// open its project (there are no private dashboards), so such a change
+// is seen by others; a preview sits on none. "" when no dashboard is
+// reached.
+func (a *Assistant) shared(ctx context.Context, p access.Principal, targets []dataexec.Ref) (string, error) {
+	var names, seen []string
+	add := func(d dataexec.Ref) {
+		if !slices.Contains(seen, d.ID) {
+			seen, names = append(seen, d.ID), append(names, d.Name)
+		}
+	}
+	var charts []dataexec.ChartResult
+	for _, r := range targets {
+		switch r.Type {
+		case access.TypeDashboard:
+			add(r)
+		case access.TypeChart:
+			charts = append(charts, dataexec.ChartResult{Chart: r})
+		}
+	}
+	if len(charts) > 0 {
+		now, err := a.exec.RefreshCharts(ctx, p, charts)
+		if err != nil {
+			return "", err
+		}
+		for _, cr := range now {
+			if cr.Dashboard != nil {
+				add(*cr.Dashboard)
+			}
+		}
+	}
+	switch len(names) {
+	case 0:
+		return "", nil
+	case 1:
+		return names[0] + " is a shared dashboard: everyone who can open it sees this change.", nil
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] +
+		" are shared dashboards: everyone who can open them sees this change.", nil
 }

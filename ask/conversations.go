@@ -3,6 +3,7 @@ package ask
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -123,6 +124,9 @@ type View struct {
 	Notice       string            `json:"notice,omitempty"`
 	WorkSummary  []ToolRun         `json:"work_summary"`
 	Pending      []PendingApproval `json:"pending_approvals"`
+	// Decided are the approvals of the work summary's runs that are no
+	// longer pending (used, rejected or expired), for their receipts.
+	Decided []DecidedApproval `json:"decided_approvals"`
 	// Turns are the conversation's turns with their states, oldest
 	// first. A turn its process abandoned (see Open) shows as failed.
 	Turns []Turn `json:"turns"`
@@ -152,12 +156,29 @@ type PendingApproval struct {
 	Class      dataexec.Class `json:"class"`
 	// Targets are the entities the arguments name that the user can
 	// still see, by name.
-	Targets   []dataexec.Ref  `json:"targets"`
+	Targets []dataexec.Ref `json:"targets"`
+	// Shared says that others see the change (ToolEvent.Shared).
+	Shared    string          `json:"shared,omitempty"`
 	Arguments json.RawMessage `json:"arguments"`
 	ExpiresAt time.Time       `json:"expires_at"`
 	// CanApprove is false when the user's role may not approve this call
 	// (ToolEvent.CanApprove).
 	CanApprove bool `json:"can_approve"`
+}
+
+// DecidedApproval is an approval that is no longer pending, as its
+// receipt shows it in a reopened conversation: the action and what its
+// card showed when the call was proposed (the targets by name as they
+// were then, also once they are gone; the arguments, redacted). The
+// outcome is its run's in the work summary (the run with its CallID).
+type DecidedApproval struct {
+	ApprovalID string          `json:"approval_id"`
+	CallID     string          `json:"call_id"`
+	Tool       string          `json:"tool"`
+	Title      string          `json:"title"`
+	Class      dataexec.Class  `json:"class"`
+	Targets    []dataexec.Ref  `json:"targets"`
+	Arguments  json.RawMessage `json:"arguments"`
 }
 
 // maxViewEntries bounds the history Open returns.
@@ -186,7 +207,7 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 	if err != nil {
 		return nil, err
 	}
-	v := &View{Conversation: conv, Messages: []MessageView{}, WorkSummary: []ToolRun{}, Pending: []PendingApproval{}}
+	v := &View{Conversation: conv, Messages: []MessageView{}, WorkSummary: []ToolRun{}, Pending: []PendingApproval{}, Decided: []DecidedApproval{}}
 	if v.Turns, err = a.failAbandoned(ctx, conv.ID); err != nil {
 		return nil, err
 	}
@@ -230,11 +251,44 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 		if err != nil {
 			return nil, err
 		}
+		shared, err := a.shared(ctx, live, targets)
+		if err != nil {
+			return nil, err
+		}
 		v.Pending = append(v.Pending, PendingApproval{ApprovalID: ap.ID, CallID: ap.ToolCallID, TurnID: ap.TurnID, Tool: ap.Tool,
-			Label: t.Label, Title: t.Title, Class: t.Class, Targets: targets, Arguments: ap.Arguments, ExpiresAt: ap.ExpiresAt,
+			Label: t.Label, Title: t.Title, Class: t.Class, Targets: targets, Shared: shared, Arguments: ap.Arguments, ExpiresAt: ap.ExpiresAt,
 			CanApprove: mayApprove(live, t) == nil})
 	}
+	if v.Decided, err = a.decided(ctx, tools, v.WorkSummary, pending); err != nil {
+		return nil, err
+	}
 	return v, nil
+}
+
+// decided reads the approvals of runs that are not pending, in the runs'
+// order, for their receipts. A tool no longer offered keeps its run's
+// label as the title.
+func (a *Assistant) decided(ctx context.Context, tools *toolbox, runs []ToolRun, pending []Approval) ([]DecidedApproval, error) {
+	out := []DecidedApproval{}
+	for _, r := range runs {
+		if r.ApprovalID == "" || slices.ContainsFunc(pending, func(p Approval) bool { return p.ID == r.ApprovalID }) {
+			continue
+		}
+		ap, err := a.stores.Approvals.Approval(ctx, r.ApprovalID)
+		if askbi.ErrorCode(err) == askbi.NotFound {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		t, ok := tools.lookup(ap.Tool)
+		if !ok {
+			t.Title = r.Label
+		}
+		out = append(out, DecidedApproval{ApprovalID: ap.ID, CallID: ap.ToolCallID, Tool: ap.Tool, Title: t.Title, Class: t.Class,
+			Targets: orEmpty(ap.Targets), Arguments: json.RawMessage(a.redact.String(string(ap.Arguments)))})
+	}
+	return out, nil
 }
 
 // failAbandoned returns the turns of a conversation after recording the
@@ -362,9 +416,11 @@ func (a *Assistant) revalidate(ctx context.Context, p access.Principal, convID s
 	return orEmpty(items), UnavailableNotice, nil
 }
 
-func orEmpty(items []ContextItem) []ContextItem {
-	if items == nil {
-		return []ContextItem{}
+// orEmpty is s, or an empty list for nil: a list the JSON answer
+// always carries.
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
 	}
-	return items
+	return s
 }

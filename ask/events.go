@@ -57,15 +57,22 @@ type ToolEvent struct {
 	Label  string         `json:"label"`
 	State  RunState       `json:"state"`
 	Class  dataexec.Class `json:"class"`
-	// ApprovalID, Title, Targets, Arguments, ExpiresAt and CanApprove are
-	// set on tool.approval_required: the user sees what they approve, in
-	// words (Title, and the entities the arguments name, by name), and a
-	// client sends Arguments back as they are.
-	ApprovalID string          `json:"approval_id,omitempty"`
-	Title      string          `json:"title,omitempty"`
-	Targets    []dataexec.Ref  `json:"targets,omitempty"`
-	Arguments  json.RawMessage `json:"arguments,omitempty"`
-	ExpiresAt  *time.Time      `json:"expires_at,omitempty"`
+	// ApprovalID, Title, Targets, Shared, Arguments, ExpiresAt and
+	// CanApprove are set on tool.approval_required: the user sees what
+	// they approve, in words (Title, and the entities the arguments name,
+	// by name), and a client sends Arguments back as they are.
+	ApprovalID string         `json:"approval_id,omitempty"`
+	Title      string         `json:"title,omitempty"`
+	Targets    []dataexec.Ref `json:"targets,omitempty"`
+	// Shared says, in a sentence naming the dashboard, that others see
+	// the change: it reaches a dashboard (a target, or the dashboard a
+	// target chart sits on), and every dashboard is shared with everyone
+	// who can open its project. "Growth overview is a shared dashboard:
+	// everyone who can open it sees this change." Empty for a change no
+	// dashboard shows, such as one to a preview.
+	Shared    string          `json:"shared,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	ExpiresAt *time.Time      `json:"expires_at,omitempty"`
 	// CanApprove is set on tool.approval_required: false when the user's
 	// role may not approve this call (Tool.ApproveRight), so a client
 	// offers no Approve and says "Ask an admin". Reject stays open.

@@ -131,8 +131,7 @@ func TestInstructionLikeMemory(t *testing.T) {
 	if _, err := e.cat.Dashboard(context.Background(), "d-revenue"); err != nil {
 		t.Error("memory widened a viewer's access")
 	}
-	v := e.MustOpen(t, vic, conv)
-	if got := v.WorkSummary[len(v.WorkSummary)-1]; got.State != ask.RunUnavailable || got.ErrorCode != "forbidden" {
-		t.Errorf("delete by viewer = %+v", got)
+	if heard := lastToolOutput(e); !strings.Contains(heard, `"code":"forbidden"`) {
+		t.Errorf("delete by viewer: the model heard %s", heard)
 	}
 }

@@ -522,5 +522,6 @@ func (s *MemoryApprovalStore) Receipt(_ context.Context, approvalID string) (Rec
 
 func cloneApproval(a Approval) Approval {
 	a.Arguments = bytes.Clone(a.Arguments)
+	a.Targets = slices.Clone(a.Targets)
 	return a
 }

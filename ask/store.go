@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/dataexec"
 )
 
 // Conversation is one user's chat in one team.
@@ -268,9 +269,14 @@ type Approval struct {
 	Target    string          `json:"target,omitempty"`
 	ArgsHash  string          `json:"args_hash"` // hex SHA-256 of the canonical arguments
 	Arguments json.RawMessage `json:"arguments"` // canonical JSON
-	State     ApprovalState   `json:"state"`
-	CreatedAt time.Time       `json:"created_at"`
-	ExpiresAt time.Time       `json:"expires_at"`
+	// Targets are the entities the arguments name, by name, as the card
+	// showed them when the call was proposed: what its receipt names
+	// after a reload, also once they are gone (a deleted dashboard). Not
+	// part of the binding.
+	Targets   []dataexec.Ref `json:"targets,omitempty"`
+	State     ApprovalState  `json:"state"`
+	CreatedAt time.Time      `json:"created_at"`
+	ExpiresAt time.Time      `json:"expires_at"`
 }
 
 // Binding is what an approve or reject request claims about an approval.

@@ -63,10 +63,11 @@ type Tool struct {
 	Title string
 	// Precheck, when set, runs before a gated call is proposed for
 	// approval, for the call's live principal: an error (Forbidden,
-	// ScopeRequired, NotFound) answers the model and the user with its
-	// reason instead of an approval, and nothing is proposed or run. It
-	// only spares the user an approval that would fail: the call's own
-	// checks run again when it is approved.
+	// ScopeRequired, NotFound) answers the model with its reason instead
+	// of an approval, for it to tell the user; nothing is proposed or
+	// run, and the call is no step of the work summary. It only spares
+	// the user an approval that would fail: the call's own checks run
+	// again when it is approved.
 	Precheck func(ctx context.Context, call Call) error
 	// Filter returns the part of data (the JSON of Output.Data) the model
 	// may see at a sharing level. It runs live and again on every history

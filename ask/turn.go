@@ -259,11 +259,14 @@ func (tr *turn) loop(ctx context.Context) error {
 func (tr *turn) call(ctx context.Context, c ToolCall) (paused bool, err error) {
 	tool, ok := tr.tools.lookup(c.Name)
 	if !ok {
-		return false, tr.fail(ctx, tool, c.ID, askbi.Errorf(askbi.Unsupported, "there is no tool named %q", shorten(c.Name, 64)), "")
+		return false, tr.refuse(ctx, tool, c.ID, tr.errorBody(askbi.Errorf(askbi.Unsupported, "there is no tool named %q", shorten(c.Name, 64))))
 	}
 	args, err := tr.resolveHandles(c.Arguments)
 	if err == nil {
 		err = tr.tools.validate(tool.Name, args)
+	}
+	if err != nil && tool.Class.Gated() {
+		return false, tr.refuse(ctx, tool, c.ID, tr.errorBody(err))
 	}
 	if err != nil {
 		return false, tr.fail(ctx, tool, c.ID, err, "")
@@ -287,15 +290,19 @@ func (tr *turn) call(ctx context.Context, c ToolCall) (paused bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	shared, err := tr.a.shared(ctx, tr.p, targets)
+	if err != nil {
+		return false, err
+	}
 	canon, err := canonjson.Canonical(args)
 	if err != nil {
-		return false, tr.fail(ctx, tool, c.ID, askbi.Errorf(askbi.InvalidArgument, "arguments: %s", shorten(err.Error(), 120)), "")
+		return false, tr.refuse(ctx, tool, c.ID, tr.errorBody(askbi.Errorf(askbi.InvalidArgument, "arguments: %s", shorten(err.Error(), 120))))
 	}
 	hash, _ := canonjson.Hash(canon)
 	now := tr.a.o.Now().UTC()
 	ap := Approval{ID: newID("apr"), UserID: tr.p.UserID, TeamID: tr.p.TeamID, ConversationID: tr.conv.ID, TurnID: tr.t.ID,
-		ToolCallID: c.ID, Tool: tool.Name, Target: tool.Target, ArgsHash: hash, Arguments: canon, State: ApprovalPending,
-		CreatedAt: now, ExpiresAt: now.Add(tr.a.o.ApprovalTTL)}
+		ToolCallID: c.ID, Tool: tool.Name, Target: tool.Target, ArgsHash: hash, Arguments: canon, Targets: targets,
+		State: ApprovalPending, CreatedAt: now, ExpiresAt: now.Add(tr.a.o.ApprovalTTL)}
 	if err := tr.a.stores.Approvals.CreateApproval(ctx, ap); err != nil {
 		return false, err
 	}
@@ -305,7 +312,7 @@ func (tr *turn) call(ctx context.Context, c ToolCall) (paused bool, err error) {
 		return false, err
 	}
 	te := toolEvent(tool, run)
-	te.Title, te.Targets = tool.Title, targets
+	te.Title, te.Targets, te.Shared = tool.Title, targets, shared
 	te.Arguments, te.ExpiresAt = json.RawMessage(tr.a.redact.String(string(canon))), &ap.ExpiresAt
 	can := mayApprove(tr.p, tool) == nil
 	te.CanApprove = &can
@@ -374,8 +381,8 @@ func (tr *turn) fail(ctx context.Context, tool Tool, callID string, cause error,
 	return tr.record(ctx, tool, callID, tr.errorBody(cause), state, approval)
 }
 
-// notProposed records a gated call that its Precheck refused: it is not
-// proposed for approval, and the reason reaches the model and the user.
+// notProposed refuses a gated call that its Precheck (or Tool.OwnCharts)
+// refused: it is not proposed for approval, and the model hears why.
 func (tr *turn) notProposed(ctx context.Context, tool Tool, callID string, cause error) error {
 	body := tr.errorBody(cause)
 	switch askbi.Code(body.Code) {
@@ -384,7 +391,17 @@ func (tr *turn) notProposed(ctx context.Context, tool Tool, callID string, cause
 	default:
 		body.Message = "Not proposed: " + body.Message
 	}
-	return tr.record(ctx, tool, callID, body, RunUnavailable, "")
+	return tr.refuse(ctx, tool, callID, body)
+}
+
+// refuse answers a call refused before it could be proposed for approval
+// (its tool is not offered, its arguments are invalid, its checks refuse
+// it) to the model alone, which tells the user why. It is no step of the
+// work summary: that lists the calls that were proposed or ran, and a
+// deletion that was never proposed must not read as one that was tried.
+func (tr *turn) refuse(ctx context.Context, tool Tool, callID string, body *ErrorBody) error {
+	b, _ := json.Marshal(map[string]any{"error": body})
+	return tr.saveOutput(ctx, tool, callID, b)
 }
 
 // record saves a call that did not succeed, in state, and tells the model

@@ -946,7 +946,7 @@ func (e *Executor) chartResult(ctx context.Context, p access.Principal, c Chart,
 			row.DashboardName = d.Name
 		}
 	}
-	r.Chart = Ref{Type: access.TypeChart, ID: c.ID, Name: c.Name, ProjectID: c.ProjectID, Info: infoLine(row)}
+	r.Chart = Ref{Type: access.TypeChart, ID: c.ID, Name: c.Name, ProjectID: c.ProjectID, Info: infoLine(row), Scope: scopeRef(ChartScope(c, ds))}
 	return r
 }
 

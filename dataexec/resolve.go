@@ -62,7 +62,13 @@ func (e *Executor) resolve(ctx context.Context, live access.Principal, r access.
 				row.DashboardName = d.Name
 			}
 		}
-		return &Ref{Type: r.Type, ID: c.ID, Name: c.Name, ProjectID: c.ProjectID, Info: infoLine(row)}, nil
+		// A dataset out of p's reach adds nothing to the chart's scope,
+		// as the chart's result shows it (chartOf).
+		ds, err := load(ctx, live, access.TypeDataset, e.catalog.Dataset, c.DatasetID, access.RightRead)
+		if code := askbi.ErrorCode(err); code != "" && code != askbi.NotFound && code != askbi.Forbidden {
+			return nil, err
+		}
+		return &Ref{Type: r.Type, ID: c.ID, Name: c.Name, ProjectID: c.ProjectID, Info: infoLine(row), Scope: scopeRef(ChartScope(c, ds))}, nil
 	case access.TypeDataset:
 		d, err := load(ctx, live, r.Type, e.catalog.Dataset, r.ID, access.RightRead)
 		if err != nil {

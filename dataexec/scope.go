@@ -37,19 +37,41 @@ type ScopeRef struct {
 // DatasetScope returns the conditions that limit dataset d: its declared
 // scope and its saved filters, each once, or nil for an unscoped dataset.
 func DatasetScope(d Dataset) []Filter {
+	var declared []Filter
+	if d.Scope != nil {
+		declared = d.Scope.Filters
+	}
+	return eachOnce(declared, d.Request.Filters)
+}
+
+// ChartScope returns the conditions that limit what chart c of dataset d
+// shows: its filters (the filters and date range of the answer it was
+// made from), then d's scope, each once, or nil for none. They tell apart
+// two charts of one name ("Weekly signups" on all pages and on /pricing).
+func ChartScope(c Chart, d Dataset) []Filter {
+	return eachOnce(c.Filters, DatasetScope(d))
+}
+
+// eachOnce joins lists of conditions, keeping the first of any that are
+// the same.
+func eachOnce(lists ...[]Filter) []Filter {
 	var out []Filter
-	add := func(fs []Filter) {
+	for _, fs := range lists {
 		for _, f := range fs {
 			if !slices.ContainsFunc(out, func(g Filter) bool { return sameFilter(f, g) }) {
 				out = append(out, f)
 			}
 		}
 	}
-	if d.Scope != nil {
-		add(d.Scope.Filters)
-	}
-	add(d.Request.Filters)
 	return out
+}
+
+// scopeRef is conditions as references carry them, nil for none.
+func scopeRef(fs []Filter) *ScopeRef {
+	if len(fs) == 0 {
+		return nil
+	}
+	return &ScopeRef{Filters: fs, Text: ScopeText(fs)}
 }
 
 // Uncovered returns the conditions of scope that a request does not

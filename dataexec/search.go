@@ -36,7 +36,9 @@ type Ref struct {
 	// ("PostgreSQL · active"). A scoped dataset's ends with its scope
 	// ("Warehouse · PostgreSQL · Scope: page_path = /pricing").
 	Info string `json:"info,omitempty"`
-	// Scope is a dataset's scope (DatasetScope), nil when it has none.
+	// Scope is a dataset's scope (DatasetScope), or what a chart shows of
+	// its dataset (ChartScope: its filters and date range, then the
+	// dataset's scope); nil when it has none.
 	Scope *ScopeRef `json:"scope,omitempty"`
 }
 
@@ -107,8 +109,8 @@ func (e *Executor) Search(ctx context.Context, p access.Principal, q SearchQuery
 			continue
 		}
 		ref := Ref{Type: r.Entity.Type, ID: r.Entity.ID, Name: r.Name, ProjectID: r.Entity.ProjectID, Info: infoLine(r)}
-		if r.Entity.Type == access.TypeDataset && len(r.Scope) > 0 {
-			ref.Scope = &ScopeRef{Filters: r.Scope, Text: ScopeText(r.Scope)}
+		if r.Entity.Type == access.TypeDataset {
+			ref.Scope = scopeRef(r.Scope)
 		}
 		refs = append(refs, ref)
 	}
@@ -156,9 +158,7 @@ func datasetRef(d Dataset, conn Connection) Ref {
 	if conn.Name == "" && len(row.Scope) == 0 {
 		r.Info = ""
 	}
-	if len(row.Scope) > 0 {
-		r.Scope = &ScopeRef{Filters: row.Scope, Text: ScopeText(row.Scope)}
-	}
+	r.Scope = scopeRef(row.Scope)
 	return r
 }
 

@@ -40,6 +40,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
+	"github.com/askbi/askbi/dataexec"
 )
 
 // t0 is the suites' clock: the time everything starts at.
@@ -692,9 +693,14 @@ var argsHash = func() string { sum := sha256.Sum256([]byte(args)); return hex.En
 // now is when the approval suites consume, reject and store receipts.
 var now = t0.Add(time.Minute)
 
+// approval is a pending approval of call callID, its targets named as
+// its card showed them (with a dataset's scope).
 func approval(id, callID string) ask.Approval {
 	return ask.Approval{ID: id, UserID: "alice", TeamID: "acme", ConversationID: "c1", TurnID: "turn1",
 		ToolCallID: callID, Tool: "create_dashboard", Target: "mcp:conn_1/create.dashboard@f1", ArgsHash: argsHash, Arguments: json.RawMessage(args),
+		Targets: []dataexec.Ref{{Type: access.TypeDashboard, ID: "d1", Name: "Revenue", ProjectID: "finance", Info: "1 chart"},
+			{Type: access.TypeDataset, ID: "ds1", Name: "EU signups", Scope: &dataexec.ScopeRef{
+				Filters: []dataexec.Filter{{Field: "country", Op: dataexec.OpIn, Value: []any{"DE", "FR"}}}, Text: "country in (DE, FR)"}}},
 		State: ask.ApprovalPending, CreatedAt: t0, ExpiresAt: t0.Add(5 * time.Minute)}
 }
 
@@ -752,6 +758,7 @@ func RunApprovalStore(t *testing.T, newStores func(t *testing.T) ask.Stores) {
 	ctx := context.Background()
 
 	t.Run("CreateAndGet", func(t *testing.T) {
+		// Every field comes back, the targets the card showed included.
 		s := newStores(t).Approvals
 		want := approval("a1", "call1")
 		in := want

@@ -417,7 +417,7 @@ var (
 )
 
 const approvalColumns = `id, user_id, team_id, conversation_id, turn_id, tool_call_id, tool, args_hash, arguments, state,
-	created_at, expires_at, target`
+	created_at, expires_at, target, targets`
 
 type approvalRow struct {
 	ID             string    `db:"id"`
@@ -433,12 +433,19 @@ type approvalRow struct {
 	CreatedAt      time.Time `db:"created_at"`
 	ExpiresAt      time.Time `db:"expires_at"`
 	Target         string    `db:"target"`
+	Targets        []byte    `db:"targets"` // NULL for none
 }
 
-func (r approvalRow) approval() ask.Approval {
-	return ask.Approval{ID: r.ID, UserID: r.UserID, TeamID: r.TeamID, ConversationID: r.ConversationID, TurnID: r.TurnID,
+func (r approvalRow) approval() (ask.Approval, error) {
+	a := ask.Approval{ID: r.ID, UserID: r.UserID, TeamID: r.TeamID, ConversationID: r.ConversationID, TurnID: r.TurnID,
 		ToolCallID: r.ToolCallID, Tool: r.Tool, Target: r.Target, ArgsHash: r.ArgsHash, Arguments: rawJSON(r.Arguments),
 		State: ask.ApprovalState(r.State), CreatedAt: r.CreatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC()}
+	if r.Targets != nil {
+		if err := json.Unmarshal(r.Targets, &a.Targets); err != nil {
+			return ask.Approval{}, internal("pgstore.ApprovalStore: read targets", err)
+		}
+	}
+	return a, nil
 }
 
 func errApprovalInvalid() error {
@@ -450,10 +457,17 @@ func (s *ApprovalStore) CreateApproval(ctx context.Context, a ask.Approval) erro
 	if !validJSON(a.Arguments) {
 		return errInvalidJSON("arguments")
 	}
+	var targets []byte // NULL without targets
+	if len(a.Targets) > 0 {
+		var err error
+		if targets, err = json.Marshal(a.Targets); err != nil {
+			return internal("pgstore.ApprovalStore.CreateApproval", err)
+		}
+	}
 	return write(ctx, s.db, "pgstore.ApprovalStore.CreateApproval", askbi.Errorf(askbi.Conflict, "Approval already exists."),
-		`INSERT INTO approvals (`+approvalColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, $11, $12)`,
+		`INSERT INTO approvals (`+approvalColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, $11, $12, $13)`,
 		a.ID, a.UserID, a.TeamID, a.ConversationID, a.TurnID, a.ToolCallID, a.Tool, a.ArgsHash, jsonArg(a.Arguments),
-		a.CreatedAt, a.ExpiresAt, a.Target)
+		a.CreatedAt, a.ExpiresAt, a.Target, jsonArg(targets))
 }
 
 // Approval implements ask.ApprovalStore.
@@ -466,7 +480,7 @@ func (s *ApprovalStore) Approval(ctx context.Context, id string) (ask.Approval, 
 	if err != nil {
 		return ask.Approval{}, internal("pgstore.ApprovalStore.Approval", err)
 	}
-	return r.approval(), nil
+	return r.approval()
 }
 
 // Pending implements ask.ApprovalStore. Approvals created at the same time
@@ -483,7 +497,9 @@ func (s *ApprovalStore) Pending(ctx context.Context, conversationID string, now 
 	}
 	out := make([]ask.Approval, len(rows))
 	for i, r := range rows {
-		out[i] = r.approval()
+		if out[i], err = r.approval(); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -523,7 +539,9 @@ func (s *ApprovalStore) settle(ctx context.Context, state ask.ApprovalState, id 
 		if err != nil {
 			return err
 		}
-		a = r.approval()
+		if a, err = r.approval(); err != nil {
+			return err
+		}
 		if a.State != ask.ApprovalPending || !now.Before(a.ExpiresAt) || !b.Matches(a) {
 			return errApprovalInvalid()
 		}

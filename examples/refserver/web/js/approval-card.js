@@ -1,12 +1,14 @@
-// The approval card: the action in words, its exact target by name, its
-// class and whether it can be undone; Approve and Reject; then a record of
-// the choice and its result. Nothing has run while the card waits. When
-// the server says the user's role may not approve the call (can_approve
-// false), the card offers no Approve and says "Ask an admin"; the server
-// refuses such an approve too.
+// The approval card: the action in words, its exact target by name, that
+// others see the change when it reaches a shared dashboard (the server's
+// sentence), its class and whether it can be undone; Approve and Reject;
+// then a record of the choice and its result, the receipt, which a
+// reopened conversation shows the same. Nothing has run while the card
+// waits. When the server says the user's role may not approve the
+// call (can_approve false), the card offers no Approve and says "Ask an
+// admin"; the server refuses such an approve too.
 
 import { h } from "./dom.js";
-import { humanize } from "./format.js";
+import { distinctName, humanize } from "./format.js";
 
 const typeWord = { dashboard: "Dashboard", chart: "Chart", dataset: "Dataset", connection: "Connection" };
 
@@ -33,10 +35,12 @@ function expiry(at) {
 
 export class ApprovalCard {
   // tool is the tool.approval_required event's tool (or a pending approval
-  // from the opened conversation); onDecide(verb) runs the decision.
-  constructor(tool, { onDecide }) {
+  // from the opened conversation); onDecide(verb) runs the decision;
+  // charts (the transcript's Charts) tells apart charts of one name.
+  constructor(tool, { onDecide, charts }) {
     this.tool = tool;
     this.onDecide = onDecide;
+    this.charts = charts;
     this.el = h("section", { class: "approval", "aria-label": "Approval: " + (tool.title || tool.label), tabindex: "-1" });
     this.open = true; // until settled: the turn waits for it
     this.record = h("p", { class: "record", role: "status" });
@@ -46,19 +50,24 @@ export class ApprovalCard {
   render(open) {
     const t = this.tool;
     const destructive = t.class !== "mutating";
-    const targets = (t.targets || []).map((r) => h("li", {}, `${typeWord[r.type] || "Item"} “${r.name}”`,
+    // A chart is told apart from the others of its name, on the card or
+    // in the transcript, by its scope.
+    const charts = (t.targets || []).filter((r) => r.type === "chart").concat(this.charts ? this.charts.refs() : []);
+    const name = (r) => r.type === "chart" ? distinctName(r, charts) : r.name;
+    const targets = (t.targets || []).map((r) => h("li", {}, `${typeWord[r.type] || "Item"} “${name(r)}”`,
       r.info ? h("span", { class: "info" }, " · " + r.info) : null));
     const rows = settings(t.arguments);
     const may = t.can_approve !== false;
     this.approve = may ? h("button", { type: "button", class: "primary", onclick: () => this.decide("approve") }, "Approve") : null;
     this.reject = h("button", { type: "button", onclick: () => this.decide("reject") }, "Reject");
     this.el.replaceChildren(...[
-      h("p", { class: "approval-ask" }, "Ask wants to: ", h("strong", {}, t.title || t.label)),
+      h("p", { class: "approval-ask" }, open ? "Ask wants to: " : "Approval: ", h("strong", {}, t.title || t.label)),
       targets.length ? h("ul", { class: "targets" }, targets) : null,
+      open && t.shared ? h("p", { class: "approval-shared" }, t.shared) : null,
       rows.length ? h("dl", { class: "settings" }, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])) : null,
-      h("p", { class: "approval-class" },
+      t.class ? h("p", { class: "approval-class" },
         h("span", { class: "badge " + (destructive ? "destructive" : "mutating") }, destructive ? "Destructive" : "Changes your workspace"),
-        " ", destructive ? "This cannot be undone." : "You can change it again later."),
+        " ", destructive ? "This cannot be undone." : "You can change it again later.") : null,
       open && may ? h("p", { class: "approval-wait" }, "Nothing has changed yet. It runs only if you approve.",
         t.expires_at ? [" ", h("span", { class: "approval-expiry" }, expiry(t.expires_at))] : null) : null,
       open && !may ? h("p", { class: "approval-wait" }, "Nothing has changed. Your role cannot approve this. ", h("strong", {}, "Ask an admin"), ".") : null,
@@ -77,15 +86,13 @@ export class ApprovalCard {
     for (const b of [this.approve, this.reject]) if (b) b.disabled = !on;
   }
 
-  // settle shows the final record: completed, failed (with why), rejected.
+  // settle shows the final record: completed, failed (with why),
+  // rejected, or expired (a run still approval_required once the card is
+  // no longer pending).
   settle(state, message) {
     this.open = false;
     this.render(false);
-    this.record.textContent = {
-      completed: "You approved it. Done.",
-      failed: "You approved it, but it failed: " + (message || "the action did not complete."),
-      rejected: "You rejected it. It did not run.",
-    }[state] || "";
+    this.record.textContent = outcome(state, message);
   }
 
   problem(message) { this.record.textContent = message; }
@@ -95,17 +102,23 @@ export class ApprovalCard {
   focus() { this.el.focus(); }
 }
 
-// decidedCard is the record of an earlier approval, as a reopened
-// conversation shows it.
-export function decidedCard(run) {
-  const text = {
+// outcome is a settled card's record of how it ended, "" for none.
+function outcome(state, message) {
+  return {
     completed: "You approved it. Done.",
-    failed: "You approved it, but it failed: " + (run.error_message || "the action did not complete."),
+    failed: "You approved it, but it failed: " + (message || "the action did not complete."),
     rejected: "You rejected it. It did not run.",
     approval_required: "This approval expired. Nothing ran.",
-  }[run.state];
-  if (!text) return null;
-  return h("section", { class: "approval decided", "aria-label": "Approval: " + run.label },
-    h("p", { class: "approval-ask" }, "Approval: ", h("strong", {}, run.label)),
-    h("p", { class: "record", role: "status" }, text));
+  }[state] || "";
+}
+
+// decidedCard is the receipt of an earlier approval as a reopened
+// conversation shows it: the card as it was proposed (approval, the
+// view's decided approval: its action, targets by name and settings),
+// settled with its run's outcome. null for a run still under way.
+export function decidedCard(run, approval, charts) {
+  if (!outcome(run.state)) return null;
+  const card = new ApprovalCard(approval || { title: run.label }, { charts });
+  card.settle(run.state, run.error_message);
+  return card.el;
 }

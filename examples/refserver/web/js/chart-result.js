@@ -2,11 +2,11 @@
 // type, Preview / Saved / Unavailable, the chart itself, dataset links,
 // the saved location with Open dashboard, and the dashboard picker that
 // places a preview. Every copy of one chart in the transcript is kept in
-// step by a Charts registry.
+// step by a Charts registry, which also tells apart charts of one name.
 
 import { api } from "./api.js";
 import { h, icon, newTab } from "./dom.js";
-import { chartTypeLabel } from "./format.js";
+import { chartTypeLabel, distinctName } from "./format.js";
 import { draw } from "./chart-svg.js";
 
 const stateLabel = { preview: "Preview", saved: "Saved", unavailable: "Unavailable" };
@@ -33,9 +33,21 @@ export class Charts {
     const id = result.chart.id;
     if (!this.byChart.has(id)) this.byChart.set(id, new Set());
     this.byChart.get(id).add(c);
+    this.retitle();
     this.reload(id);
     return c.el;
   }
+
+  // refs are the references of the charts shown, one per chart.
+  refs() { return [...this.byChart.values()].map((set) => set.values().next().value.view.chart); }
+
+  // name is a chart's title: its name, with its scope when another chart
+  // shown has the same name.
+  name(chart) { return distinctName(chart, this.refs()); }
+
+  // retitle names every copy again, after a chart came or changed its
+  // name.
+  retitle() { for (const set of this.byChart.values()) for (const c of set) c.retitle(); }
 
   // reload fetches a chart once and shows it in every copy.
   reload(id) {
@@ -53,13 +65,17 @@ export class Charts {
   // may have changed or deleted some.
   reloadAll() { for (const id of this.byChart.keys()) this.reload(id); }
 
-  show(id, view) { for (const c of this.byChart.get(id) || []) c.show(view); }
+  show(id, view) {
+    for (const c of this.byChart.get(id) || []) c.show(view);
+    this.retitle();
+  }
 
   // placed shows a placement's result in every copy at once.
   placed(id, result, chosen, links) {
     for (const c of this.byChart.get(id) || []) {
       c.show({ ...c.view, ...result, place_on: [], data: c.view && c.view.data, links: links || (c.view && c.view.links) }, chosen);
     }
+    this.retitle();
   }
 }
 
@@ -67,8 +83,28 @@ class ChartResult {
   constructor(charts, result) {
     this.charts = charts;
     this.view = { ...result, place_on: [] };
-    this.el = h("section", { class: "chart-result", "aria-label": "Chart: " + result.chart.name });
+    this.el = h("section", { class: "chart-result" });
     this.render();
+  }
+
+  // head is the title (a link to the chart's page), type and state.
+  head() {
+    const v = this.view;
+    const status = v.status || "preview";
+    const links = v.links || {};
+    const name = this.shown = this.charts.name(v.chart);
+    this.el.setAttribute("aria-label", "Chart: " + name);
+    return h("header", { class: "chart-head" },
+      h("h3", { class: "chart-title" }, links.chart && status !== "unavailable" ? newTab(links.chart, name) : name),
+      h("span", { class: "chart-type" }, chartTypeLabel(v.chart_type)),
+      h("span", { class: "badge state-" + status, "data-state": status }, stateLabel[status] || status));
+  }
+
+  // retitle shows the title anew when the chart's name now needs its
+  // scope to tell it apart, or no longer does.
+  retitle() {
+    const old = this.el.querySelector(".chart-head");
+    if (old && this.charts.name(this.view.chart) !== this.shown) old.replaceWith(this.head());
   }
 
   busy() {
@@ -98,13 +134,7 @@ class ChartResult {
     // The links come with the loaded chart (the server's Links): a
     // preview opens its preview page, a saved chart its chart page.
     const links = v.links || {};
-    const title = links.chart && status !== "unavailable" ? newTab(links.chart, v.chart.name) : v.chart.name;
-    const parts = [
-      h("header", { class: "chart-head" },
-        h("h3", { class: "chart-title" }, title),
-        h("span", { class: "chart-type" }, chartTypeLabel(v.chart_type)),
-        h("span", { class: "badge state-" + status, "data-state": status }, stateLabel[status] || status)),
-    ];
+    const parts = [this.head()];
     if (status === "unavailable") {
       parts.push(h("p", { class: "chart-gone" }, "This chart is no longer available."));
     } else if (this.error) {

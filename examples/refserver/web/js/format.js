@@ -17,6 +17,15 @@ const chartTypes = { line: "Line chart", bar: "Bar chart", area: "Area chart", p
 
 export function chartTypeLabel(t) { return chartTypes[t] || "Chart"; }
 
+// distinctName is a chart's name, followed by what it shows of its
+// dataset (its filters and date range, then the dataset's scope, in the
+// server's words) when another chart of others has the same name:
+// "Weekly signups (page_path = /pricing)". A unique name stays as it is.
+export function distinctName(chart, others) {
+  const twin = others.some((c) => c.id !== chart.id && c.name === chart.name);
+  return twin && chart.scope ? `${chart.name} (${chart.scope.text})` : chart.name;
+}
+
 export function capitalize(s) { return s ? s[0].toUpperCase() + s.slice(1) : s; }
 
 // humanize turns an argument name into words: "chart_type" → "Chart type".

@@ -77,6 +77,7 @@ export class Transcript {
   load(view) {
     this.clear();
     const pending = new Map((view.pending_approvals || []).map((p) => [p.approval_id, p]));
+    const decided = new Map((view.decided_approvals || []).map((d) => [d.approval_id, d]));
     const stopped = new Set((view.turns || []).filter((t) => t.state === "stopped").map((t) => t.id));
     const turns = new Map();
     const entry = (id, at) => {
@@ -104,7 +105,7 @@ export class Transcript {
       t.items.sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
       for (const it of t.items) {
         if (it.text !== undefined) { tv.para().textContent = it.text; tv.current = null; continue; }
-        tv.restore(it.run, pending.get(it.run.approval_id));
+        tv.restore(it.run, pending.get(it.run.approval_id), decided.get(it.run.approval_id));
       }
       if (stopped.has(id)) tv.stopped();
       else tv.finish(true);
@@ -153,18 +154,19 @@ class TurnView {
     this.t.scroll();
   }
 
-  // restore shows one saved run of a reopened conversation.
-  restore(run, pending) {
+  // restore shows one saved run of a reopened conversation: a pending
+  // approval as its card, a decided one as its receipt.
+  restore(run, pending, decided) {
     this.work.update(run);
     const chart = chartOf(run.result);
     if (run.approval_id) {
       if (pending) {
         const card = new ApprovalCard({ ...pending, name: pending.tool, call_id: pending.call_id },
-          { onDecide: (verb, tool) => this.t.onDecide(this, verb, tool) });
+          { onDecide: (verb, tool) => this.t.onDecide(this, verb, tool), charts: this.t.charts });
         this.cards.set(run.approval_id, card);
         this.insert(card.el);
       } else {
-        const card = decidedCard(run);
+        const card = decidedCard(run, decided, this.t.charts);
         if (card) this.insert(card);
       }
     }
@@ -221,7 +223,7 @@ class TurnView {
       }
       case "tool.approval_required": {
         this.work.update(tool);
-        const card = new ApprovalCard(tool, { onDecide: (verb, t) => this.t.onDecide(this, verb, t) });
+        const card = new ApprovalCard(tool, { onDecide: (verb, t) => this.t.onDecide(this, verb, t), charts: this.t.charts });
         this.cards.set(tool.approval_id, card);
         this.insert(card.el);
         this.t.live(tool.can_approve === false ? "Waiting for approval: ask an admin" : "Waiting for your approval");
