@@ -601,3 +601,84 @@ func TestTeamBoundAcrossInstances(t *testing.T) {
 		t.Errorf("a preview after the others finished = %s, want it run (the slots were freed)", got)
 	}
 }
+
+// TestLastReadsForgottenEverywhere: what an instance keeps to serve
+// through an outage of its database (its verified keys, and its
+// directory's and catalog's last reads, each at most 30 s old) never
+// outlives a change made elsewhere by more than a second. Instance B
+// reaches the database through a proxy the test cuts; instance A, and
+// the test, directly. While B's database is up, B reads the directory and
+// the catalog live, so its last reads only show once it is cut off: bob's
+// cached run is served from them then. A change made elsewhere up to a
+// second before the cut (a catalog write through A; bob's grant of the
+// dataset's project removed, by the test with the directory's own code,
+// as the host's team admin would) reaches B by LISTEN/NOTIFY, and B,
+// cut off, refuses bob rather than serving him from what it forgot.
+func TestLastReadsForgottenEverywhere(t *testing.T) {
+	dbURL := pgtest.MustDatabase(t)
+	proxy, viaProxy := pgtest.MustProxy(t, dbURL)
+	dataDir := t.TempDir()
+	bin := MustBinary(t)
+	a := MustStart(t, bin, nil, "-database-url", dbURL, "-data-dir", dataDir)
+	b := MustStart(t, bin, nil, "-database-url", viaProxy, "-data-dir", dataDir)
+	db, err := sqlx.Open("postgres", dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	bob := b.apiKey(t, "bob")
+	run := func() string {
+		_, code := b.mcpCall(t, bob, "run_dataset", map[string]any{"dataset_id": "ds_weekly_signups"})
+		return code
+	}
+	const listening = "pgstore: change notifications: listening again"
+	cuts := 0
+	// fresh gives B its database back, waits until it listens again
+	// (having forgotten everything: it may have missed changes) and has
+	// bob's run served live, so that B keeps fresh last reads.
+	fresh := func() {
+		t.Helper()
+		proxy.Restore()
+		pollUntil(t, 30*time.Second, "B listens again", func() bool { return strings.Count(b.stderrText(), listening) >= cuts })
+		pollUntil(t, 10*time.Second, "bob's run served by B", func() bool { return run() == "" })
+	}
+	cut := func() {
+		proxy.Cut()
+		cuts++
+	}
+
+	fresh()
+	cut()
+	if code := run(); code != "" {
+		t.Fatalf("bob's cached run on B cut off from its database = %q; want it served from what B keeps", code)
+	}
+
+	t.Run("CatalogWrite", func(t *testing.T) {
+		fresh()
+		preview := map[string]any{"dataset_id": "ds_weekly_signups", "chart_type": "bar", "x_field": "week", "y_fields": []string{"signups"}, "name": "Signups"}
+		if status, code := a.mcpCall(t, a.apiKey(t, "alice"), "create_chart_preview", preview); status != http.StatusOK || code != "" {
+			t.Fatalf("alice's preview on A: %d %q", status, code)
+		}
+		time.Sleep(time.Second)
+		cut()
+		if code := run(); code != "unavailable" {
+			t.Errorf("bob's run on B cut off a second after a catalog write on A = %q; want unavailable (B forgot its catalog's last reads)", code)
+		}
+	})
+	t.Run("GrantRemoved", func(t *testing.T) {
+		fresh()
+		if err := pgstore.NewDirectory(db).SetMember(t.Context(), teamAcme, "bob", access.RoleEditor, access.ProjectSet(projFin)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		cut()
+		if code := run(); code != "unavailable" {
+			t.Errorf("bob's run on B cut off a second after his grant of Growth was removed = %q; want unavailable (B forgot its directory's last reads)", code)
+		}
+		proxy.Restore()
+		pollUntil(t, 10*time.Second, "B answers bob again", func() bool { return run() != "unavailable" })
+		if code := run(); code != "not_found" {
+			t.Errorf("bob's run on B with its database back = %q; want not_found (Growth is no longer his)", code)
+		}
+	})
+}
