@@ -682,3 +682,49 @@ func TestLastReadsForgottenEverywhere(t *testing.T) {
 		}
 	})
 }
+
+// TestRateLimitThroughOutage: an instance whose database is cut off
+// (pgtest.Proxy) limits each principal on its own (-rate 1 -rate-burst
+// 5): bob's cached run is served five times in a row, then refused with
+// rate_limited, never unavailable for every request nor unlimited; the
+// instance logs the switch once, and once again when the shared limit
+// answers after the database is back.
+func TestRateLimitThroughOutage(t *testing.T) {
+	dbURL := pgtest.MustDatabase(t)
+	proxy, viaProxy := pgtest.MustProxy(t, dbURL)
+	p := MustStart(t, MustBinary(t), nil, "-database-url", viaProxy, "-data-dir", t.TempDir(), "-rate", "1", "-rate-burst", "5")
+	bob := p.apiKey(t, "bob")
+	run := func() string {
+		_, code := p.mcpCall(t, bob, "run_dataset", map[string]any{"dataset_id": "ds_weekly_signups"})
+		return code
+	}
+	if code := run(); code != "" {
+		t.Fatalf("bob's run before the outage = %q", code)
+	}
+	const down, up = "rate limit: the shared limiter is unavailable", "rate limit: the shared limiter answers again"
+	proxy.Cut()
+	var codes []string
+	for len(codes) < 20 {
+		code := run()
+		codes = append(codes, code)
+		if code != "" {
+			break
+		}
+	}
+	if want := []string{"", "", "", "", "", "rate_limited"}; !slices.Equal(codes, want) && !slices.Equal(codes, append([]string{""}, want...)) {
+		t.Errorf("bob's runs in a row while the database is cut off = %q; want the burst of 5 (or 6, one refilled) served, then rate_limited", codes)
+	}
+	if n := strings.Count(p.stderrText(), down); n != 1 {
+		t.Errorf("the instance logged %q %d times during the outage, want once", down, n)
+	}
+	proxy.Restore()
+	// The shared limiter is tried again 5 s after it failed.
+	pollUntil(t, 20*time.Second, "the shared limit answers again", func() bool {
+		run()
+		time.Sleep(time.Second)
+		return strings.Contains(p.stderrText(), up)
+	})
+	if n, m := strings.Count(p.stderrText(), down), strings.Count(p.stderrText(), up); n != 1 || m != 1 {
+		t.Errorf("the instance logged %q %d times and %q %d times, want once each", down, n, up, m)
+	}
+}
