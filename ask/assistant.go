@@ -15,6 +15,13 @@ import (
 	"github.com/askbi/askbi/memory"
 )
 
+// DefaultTurnLease is Options.TurnLease's default. A turn renews its
+// lease every third of it, so a turn whose process died shows failed to
+// the next opener once the lease has run out since its last renewal:
+// 10 to 15 s after the death, given renewals that reached the store and
+// instances whose clocks agree.
+const DefaultTurnLease = 15 * time.Second
+
 // Options configures an Assistant. The zero value is valid; each zero
 // field means its default.
 type Options struct {
@@ -27,7 +34,7 @@ type Options struct {
 	// running it renews it every third of that (TurnStore.RenewTurn),
 	// and a turn whose lease ran out is shown failed (unavailable) by
 	// whichever instance opens its conversation, since its process died.
-	// Default 15 s: a dead instance's turns show failed within 15 s.
+	// Default DefaultTurnLease.
 	TurnLease time.Duration
 	// HistoryEntries bounds the saved entries replayed to the model.
 	// Default 40.
@@ -125,7 +132,7 @@ func New(provider Provider, gate *access.Gate, exec *dataexec.Executor, stores S
 		o.TurnTimeout = 2 * time.Minute
 	}
 	if o.TurnLease <= 0 {
-		o.TurnLease = 15 * time.Second
+		o.TurnLease = DefaultTurnLease
 	}
 	if o.ApprovalTTL <= 0 {
 		o.ApprovalTTL = 5 * time.Minute

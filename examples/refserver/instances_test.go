@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -425,24 +426,50 @@ func TestInstancesShareDemo(t *testing.T) {
 	}
 }
 
-// mcpCall calls tool on p's /mcp with token and returns the HTTP status
-// and the answer's askbi error code ("" for a success).
-func (p *proc) mcpCall(t *testing.T, token, tool string, args map[string]any) (int, string) {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-		"params": map[string]any{"name": tool, "arguments": args}})
-	req, _ := http.NewRequest("POST", p.URL+"/mcp", bytes.NewReader(body))
+// mcpPost sends one JSON-RPC request to p's /mcp with token, from any
+// goroutine. An answer that is not a JSON-RPC answer is an error.
+func (p *proc) mcpPost(token, method string, params any) (mcpAnswer, error) {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	req, err := http.NewRequest("POST", p.URL+"/mcp", bytes.NewReader(body))
+	if err != nil {
+		return mcpAnswer{}, err
+	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := p.HTTP.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return mcpAnswer{}, err
 	}
 	defer resp.Body.Close()
-	var a mcpAnswer
-	json.NewDecoder(resp.Body).Decode(&a)
-	return resp.StatusCode, a.code()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return mcpAnswer{}, err
+	}
+	a := mcpAnswer{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After")}
+	var shape struct {
+		Result, Error json.RawMessage
+	}
+	if err := json.Unmarshal(b, &shape); err != nil || len(shape.Result) == 0 && len(shape.Error) == 0 {
+		return a, fmt.Errorf("not a JSON-RPC answer: %d %.300s", resp.StatusCode, b)
+	}
+	if err := json.Unmarshal(b, &a); err != nil {
+		return a, fmt.Errorf("answer %d %.300s: %v", resp.StatusCode, b, err)
+	}
+	return a, nil
+}
+
+// mcpCall calls tool on p's /mcp with token and returns the HTTP status
+// and the answer's askbi error code ("" for a success). An answer that
+// is not JSON-RPC fails t, but for the bearer check's 401, which the
+// go-sdk answers in text.
+func (p *proc) mcpCall(t *testing.T, token, tool string, args map[string]any) (int, string) {
+	t.Helper()
+	a, err := p.mcpPost(token, "tools/call", map[string]any{"name": tool, "arguments": args})
+	if err != nil && a.status != http.StatusUnauthorized {
+		t.Fatalf("%s on %s: %v", tool, p.URL, err)
+	}
+	return a.status, a.code()
 }
 
 // apiKey returns the API key of the named demo principal on p.
@@ -531,40 +558,173 @@ func TestRevocationEverywhere(t *testing.T) {
 
 // TestTeamBoundAcrossInstances: a team's bound on queries running at once
 // (-max-queries-per-team 2) holds across two instances: of four slow
-// previews started at once, two through each, two run and two are
-// refused with rate_limited; once they finish the slots are free again.
+// previews started at once, two through each, two run (each answers its
+// one row) and two are refused with rate_limited and a retry hint; once
+// they finish the slots are free again.
 func TestTeamBoundAcrossInstances(t *testing.T) {
 	dbURL := pgtest.MustDatabase(t)
 	args := []string{"-database-url", dbURL, "-data-dir", t.TempDir(), "-max-queries-per-team", "2"}
 	bin := MustBinary(t)
 	a, b := MustStart(t, bin, nil, args...), MustStart(t, bin, nil, args...)
 	key := a.apiKey(t, "alice")
-	preview := func(i int) map[string]any {
-		return map[string]any{"operation": "preview", "connection_id": "conn_acme_wh",
-			"sql": fmt.Sprintf("SELECT count(*) + %d AS n FROM generate_series(1, 30000000)", i)}
+	preview := func(p *proc, i int) (mcpAnswer, error) {
+		return p.mcpPost(key, "tools/call", map[string]any{"name": "explore_data", "arguments": map[string]any{
+			"operation": "preview", "connection_id": "conn_acme_wh",
+			"sql": fmt.Sprintf("SELECT count(*) + %d AS n FROM generate_series(1, 30000000)", i)}})
 	}
-	codes := make([]string, 4)
+	// outcome is what one answer is: "ran" (200, its one row), "refused"
+	// (rate_limited with a retry hint), else what it was instead.
+	outcome := func(a mcpAnswer, err error) string {
+		rows, _ := a.Result.StructuredContent["rows"].([]any)
+		switch {
+		case err != nil:
+			return err.Error()
+		case a.status == http.StatusOK && a.code() == "" && len(rows) == 1:
+			return "ran"
+		case a.code() == "rate_limited" && (a.retryAfter != "" || a.Result.StructuredContent["retry_after"] != nil):
+			return "refused"
+		}
+		return fmt.Sprintf("%d %q %+v", a.status, a.code(), a.Result.StructuredContent)
+	}
+	outcomes := make([]string, 4)
 	var wg sync.WaitGroup
-	for i := range codes {
+	for i := range outcomes {
 		p := []*proc{a, b}[i%2]
-		wg.Go(func() { _, codes[i] = p.mcpCall(t, key, "explore_data", preview(i)) })
+		wg.Go(func() { outcomes[i] = outcome(preview(p, i)) })
 	}
 	wg.Wait()
-	ran, limited := 0, 0
-	for _, c := range codes {
-		switch c {
-		case "":
-			ran++
-		case "rate_limited":
-			limited++
-		default:
-			t.Errorf("a preview answered %q", c)
+	slices.Sort(outcomes)
+	if diff := cmp.Diff([]string{"ran", "ran", "refused", "refused"}, outcomes); diff != "" {
+		t.Errorf("4 slow previews at once across two instances, team bound 2 (-want +got):\n%s", diff)
+	}
+	if got := outcome(preview(b, 9)); got != "ran" {
+		t.Errorf("a preview after the others finished = %s, want it run (the slots were freed)", got)
+	}
+}
+
+// TestLastReadsForgottenEverywhere: what an instance keeps to serve
+// through an outage of its database (its verified keys, and its
+// directory's and catalog's last reads, each at most 30 s old) never
+// outlives a change made elsewhere by more than a second. Instance B
+// reaches the database through a proxy the test cuts; instance A, and
+// the test, directly. While B's database is up, B reads the directory and
+// the catalog live, so its last reads only show once it is cut off: bob's
+// cached run is served from them then. A change made elsewhere up to a
+// second before the cut (a catalog write through A; bob's grant of the
+// dataset's project removed, by the test with the directory's own code,
+// as the host's team admin would) reaches B by LISTEN/NOTIFY, and B,
+// cut off, refuses bob rather than serving him from what it forgot.
+func TestLastReadsForgottenEverywhere(t *testing.T) {
+	dbURL := pgtest.MustDatabase(t)
+	proxy, viaProxy := pgtest.MustProxy(t, dbURL)
+	dataDir := t.TempDir()
+	bin := MustBinary(t)
+	a := MustStart(t, bin, nil, "-database-url", dbURL, "-data-dir", dataDir)
+	b := MustStart(t, bin, nil, "-database-url", viaProxy, "-data-dir", dataDir)
+	db, err := sqlx.Open("postgres", dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	bob := b.apiKey(t, "bob")
+	run := func() string {
+		_, code := b.mcpCall(t, bob, "run_dataset", map[string]any{"dataset_id": "ds_weekly_signups"})
+		return code
+	}
+	const listening = "pgstore: change notifications: listening again"
+	cuts := 0
+	// fresh gives B its database back, waits until it listens again
+	// (having forgotten everything: it may have missed changes) and has
+	// bob's run served live, so that B keeps fresh last reads.
+	fresh := func() {
+		t.Helper()
+		proxy.Restore()
+		pollUntil(t, 30*time.Second, "B listens again", func() bool { return strings.Count(b.stderrText(), listening) >= cuts })
+		pollUntil(t, 10*time.Second, "bob's run served by B", func() bool { return run() == "" })
+	}
+	cut := func() {
+		proxy.Cut()
+		cuts++
+	}
+
+	fresh()
+	cut()
+	if code := run(); code != "" {
+		t.Fatalf("bob's cached run on B cut off from its database = %q; want it served from what B keeps", code)
+	}
+
+	t.Run("CatalogWrite", func(t *testing.T) {
+		fresh()
+		preview := map[string]any{"dataset_id": "ds_weekly_signups", "chart_type": "bar", "x_field": "week", "y_fields": []string{"signups"}, "name": "Signups"}
+		if status, code := a.mcpCall(t, a.apiKey(t, "alice"), "create_chart_preview", preview); status != http.StatusOK || code != "" {
+			t.Fatalf("alice's preview on A: %d %q", status, code)
+		}
+		time.Sleep(time.Second)
+		cut()
+		if code := run(); code != "unavailable" {
+			t.Errorf("bob's run on B cut off a second after a catalog write on A = %q; want unavailable (B forgot its catalog's last reads)", code)
+		}
+	})
+	t.Run("GrantRemoved", func(t *testing.T) {
+		fresh()
+		if err := pgstore.NewDirectory(db).SetMember(t.Context(), teamAcme, "bob", access.RoleEditor, access.ProjectSet(projFin)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		cut()
+		if code := run(); code != "unavailable" {
+			t.Errorf("bob's run on B cut off a second after his grant of Growth was removed = %q; want unavailable (B forgot its directory's last reads)", code)
+		}
+		proxy.Restore()
+		pollUntil(t, 10*time.Second, "B answers bob again", func() bool { return run() != "unavailable" })
+		if code := run(); code != "not_found" {
+			t.Errorf("bob's run on B with its database back = %q; want not_found (Growth is no longer his)", code)
+		}
+	})
+}
+
+// TestRateLimitThroughOutage: an instance whose database is cut off
+// (pgtest.Proxy) limits each principal on its own (-rate 1 -rate-burst
+// 5): bob's cached run is served five times in a row, then refused with
+// rate_limited, never unavailable for every request nor unlimited; the
+// instance logs the switch once, and once again when the shared limit
+// answers after the database is back.
+func TestRateLimitThroughOutage(t *testing.T) {
+	dbURL := pgtest.MustDatabase(t)
+	proxy, viaProxy := pgtest.MustProxy(t, dbURL)
+	p := MustStart(t, MustBinary(t), nil, "-database-url", viaProxy, "-data-dir", t.TempDir(), "-rate", "1", "-rate-burst", "5")
+	bob := p.apiKey(t, "bob")
+	run := func() string {
+		_, code := p.mcpCall(t, bob, "run_dataset", map[string]any{"dataset_id": "ds_weekly_signups"})
+		return code
+	}
+	if code := run(); code != "" {
+		t.Fatalf("bob's run before the outage = %q", code)
+	}
+	const down, up = "rate limit: the shared limiter is unavailable", "rate limit: the shared limiter answers again"
+	proxy.Cut()
+	var codes []string
+	for len(codes) < 20 {
+		code := run()
+		codes = append(codes, code)
+		if code != "" {
+			break
 		}
 	}
-	if ran != 2 || limited != 2 {
-		t.Errorf("4 slow previews at once across two instances, team bound 2: %d ran, %d refused; want 2 and 2 (codes %q)", ran, limited, codes)
+	if want := []string{"", "", "", "", "", "rate_limited"}; !slices.Equal(codes, want) && !slices.Equal(codes, append([]string{""}, want...)) {
+		t.Errorf("bob's runs in a row while the database is cut off = %q; want the burst of 5 (or 6, one refilled) served, then rate_limited", codes)
 	}
-	if _, code := b.mcpCall(t, key, "explore_data", preview(9)); code != "" {
-		t.Errorf("a preview after the others finished = %q, want it run (the slots were freed)", code)
+	if n := strings.Count(p.stderrText(), down); n != 1 {
+		t.Errorf("the instance logged %q %d times during the outage, want once", down, n)
+	}
+	proxy.Restore()
+	// The shared limiter is tried again 5 s after it failed.
+	pollUntil(t, 20*time.Second, "the shared limit answers again", func() bool {
+		run()
+		time.Sleep(time.Second)
+		return strings.Contains(p.stderrText(), up)
+	})
+	if n, m := strings.Count(p.stderrText(), down), strings.Count(p.stderrText(), up); n != 1 || m != 1 {
+		t.Errorf("the instance logged %q %d times and %q %d times, want once each", down, n, up, m)
 	}
 }

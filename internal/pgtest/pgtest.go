@@ -21,6 +21,10 @@
 //
 // Where PostgreSQL is not installed, the tests that need it are skipped with
 // a loud "SKIPPING" message, or fail when ASKBI_REQUIRE_POSTGRES=1 (for CI).
+//
+// MustProxy puts a proxy in front of a database that a test cuts and
+// restores, to take the database away from one client (a process under
+// test) while the others keep it.
 package pgtest
 
 import (

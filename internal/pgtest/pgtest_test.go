@@ -452,3 +452,41 @@ func alive(pid int) bool {
 	_, after, _ := strings.Cut(string(b), ") ")
 	return !strings.HasPrefix(after, "Z")
 }
+
+// TestProxy: a pool through a Proxy reads the database; once it is cut,
+// the pool's open connections and new ones fail while a direct
+// connection keeps working; after Restore the same pool reads again.
+func TestProxy(t *testing.T) {
+	dbURL := MustDatabase(t)
+	p, viaProxy := MustProxy(t, dbURL)
+	direct, err := sqlx.Open("postgres", dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close()
+	proxied, err := sqlx.Open("postgres", viaProxy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxied.Close()
+	read := func(db *sqlx.DB) error {
+		var n int
+		return db.Get(&n, `SELECT 1`)
+	}
+	if err := read(proxied); err != nil {
+		t.Fatalf("through the proxy: %v", err)
+	}
+	p.Cut()
+	for i := range 3 { // the open connection, then new ones
+		if err := read(proxied); err == nil {
+			t.Fatalf("read %d through the cut proxy succeeded", i+1)
+		}
+	}
+	if err := read(direct); err != nil {
+		t.Errorf("a direct connection while the proxy is cut: %v", err)
+	}
+	p.Restore()
+	if err := read(proxied); err != nil {
+		t.Errorf("through the restored proxy: %v", err)
+	}
+}

@@ -31,18 +31,14 @@ type Change struct {
 // Listen receives the changes on ChangesChannel of the database at url,
 // through a connection of its own (lib/pq's Listener, which reconnects),
 // and passes each to handle, in order, until ctx ends. Every reconnect is
-// a Change with Missed set. A receiver keeps its own expiry (the key
-// cache's 30 s, say) as the bound for a notification that is lost
-// anyway. Listen returns once listening has started, or the first error.
+// one Change with Missed set, logged once handled. A receiver keeps its
+// own expiry (the key cache's 30 s, say) as the bound for a notification
+// that is lost anyway. Listen returns once listening has started, or the
+// first error.
 func Listen(ctx context.Context, url string, log *slog.Logger, handle func(Change)) error {
-	events := make(chan pq.ListenerEventType, 4)
-	l := pq.NewListener(url, 100*time.Millisecond, 5*time.Second, func(ev pq.ListenerEventType, err error) {
+	l := pq.NewListener(url, 100*time.Millisecond, 5*time.Second, func(_ pq.ListenerEventType, err error) {
 		if err != nil {
 			log.Warn("pgstore: change notifications: the listening connection failed; caches expire on their own meanwhile", "err", err)
-		}
-		select {
-		case events <- ev:
-		default:
 		}
 	})
 	if err := l.Listen(ChangesChannel); err != nil {
@@ -58,16 +54,15 @@ func Listen(ctx context.Context, url string, log *slog.Logger, handle func(Chang
 			case <-ctx.Done():
 				return
 			case n := <-l.Notify:
-				if n == nil { // after a reconnect
+				if n == nil {
+					// lib/pq sends nil once after each reconnect (and
+					// only then): what was sent meanwhile is lost.
 					handle(Change{Missed: true})
+					log.Info("pgstore: change notifications: listening again; what changed meanwhile is missed, so the receiver forgot what it keeps")
 					continue
 				}
 				kind, id, _ := strings.Cut(n.Extra, ":")
 				handle(Change{Kind: kind, ID: id})
-			case ev := <-events:
-				if ev == pq.ListenerEventReconnected {
-					handle(Change{Missed: true})
-				}
 			case <-ping.C:
 				// A dead connection is found by using it.
 				go l.Ping()
