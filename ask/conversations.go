@@ -245,6 +245,13 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 	if err != nil {
 		return nil, err
 	}
+	for i, r := range v.WorkSummary {
+		// Still waiting as stored, but its approval is no longer pending:
+		// it expired, and the call never ran.
+		if r.State == RunApprovalRequired && !slices.ContainsFunc(pending, func(p Approval) bool { return p.ID == r.ApprovalID }) {
+			v.WorkSummary[i].State = RunExpired
+		}
+	}
 	for _, ap := range pending {
 		t, _ := tools.lookup(ap.Tool)
 		targets, err := a.targets(ctx, live, ap.Arguments)

@@ -380,7 +380,7 @@ func TestReceiptsKeepTheirCards(t *testing.T) {
 			outcome[r.ApprovalID] = r.State
 		}
 	}
-	wantOutcome := map[string]ask.RunState{del.ApprovalID: ask.RunCompleted, change.ApprovalID: ask.RunRejected, expired.ApprovalID: ask.RunApprovalRequired}
+	wantOutcome := map[string]ask.RunState{del.ApprovalID: ask.RunCompleted, change.ApprovalID: ask.RunRejected, expired.ApprovalID: ask.RunExpired}
 	if diff := cmp.Diff(wantOutcome, outcome); diff != "" {
 		t.Errorf("outcomes mismatch (-want +got):\n%s", diff)
 	}

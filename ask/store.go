@@ -79,7 +79,9 @@ type ContextRef struct {
 type RunState string
 
 // Tool call states. running, approval_required and the final states
-// completed, failed, rejected and unavailable.
+// completed, failed, rejected and unavailable; expired is how an opened
+// conversation shows a call whose approval expired before anyone decided
+// (it did not run; the run stays approval_required as stored).
 const (
 	RunRunning          RunState = "running"
 	RunApprovalRequired RunState = "approval_required"
@@ -87,6 +89,7 @@ const (
 	RunFailed           RunState = "failed"
 	RunRejected         RunState = "rejected"
 	RunUnavailable      RunState = "unavailable"
+	RunExpired          RunState = "expired"
 )
 
 // ToolRun is one tool call as the work summary shows it: built from saved

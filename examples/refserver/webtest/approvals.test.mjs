@@ -155,3 +155,35 @@ for (const [name, viewport] of views) {
     await done(page);
   });
 }
+
+for (const [name, viewport] of views) {
+  test(`An open card counts down to its expiry, then says it expired and offers nothing to press (${name})`, async () => {
+    const page = await open({ viewport });
+    // The page's clock is the test's from its next load on; it flows on
+    // its own, and runFor moves it on.
+    await page.clock.install();
+    await page.reload();
+    await signIn(page, "alice");
+    await send(page, "show signups by week"); // a test before deleted the Revenue dashboard
+    await send(page, "put it on the Growth overview dashboard");
+    const card = lastTurn(page).locator(".approval");
+    assert.match(await card.locator(".approval-expiry").innerText(), /, in 5 minutes\.$/);
+    await page.clock.runFor("03:00");
+    assert.match(await card.locator(".approval-expiry").innerText(), /, in 2 minutes\.$/, "three minutes later");
+    await page.clock.runFor("01:30");
+    assert.match(await card.locator(".approval-expiry").innerText(), /, in under a minute\.$/);
+    await page.waitForFunction(() => document.activeElement && document.activeElement.closest(".approval"));
+    await page.clock.runFor("01:00");
+    assert.equal(await card.locator(".record").innerText(), "This approval expired. Nothing ran.");
+    assert.equal(await card.getByRole("button", { name: "Approve" }).count(), 0, "no Approve once expired");
+    assert.equal(await card.getByRole("button", { name: "Reject" }).count(), 0);
+    assert.ok(await page.evaluate(() => document.activeElement.closest(".approval") !== null), "the keyboard stays on the card");
+    // The turn waits no more: its step says the call did not run. (After
+    // a reload the server says the same, RunExpired: TestReceiptsKeepTheirCards.)
+    assert.deepEqual(await lastTurn(page).locator(".work .step-state").allTextContents(), ["Done", "Approval expired, did not run"]);
+    assert.match(await lastTurn(page).locator(".work").innerText(), /Work completed/);
+    assert.equal(await page.locator("#activity").innerText(), "The approval expired. Nothing ran.", "the status says so");
+    await shot(page, `approval-expired-${name}`);
+    await done(page);
+  });
+}

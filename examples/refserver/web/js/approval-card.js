@@ -28,23 +28,45 @@ function settings(args) {
 function expiry(at) {
   const t = new Date(at);
   if (isNaN(t)) return "";
-  const min = Math.max(0, Math.round((t - Date.now()) / 60000));
+  const min = Math.max(0, Math.ceil((t - Date.now()) / 60000));
   const when = t.toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit" });
-  return `Expires at ${when}, ${min < 1 ? "in under a minute" : min === 1 ? "in 1 minute" : `in ${min} minutes`}.`;
+  return `Expires at ${when}, ${min <= 1 ? "in under a minute" : `in ${min} minutes`}.`;
 }
+
+// tickEvery is how often an open card says again how long it has left.
+const tickEvery = 15000;
 
 export class ApprovalCard {
   // tool is the tool.approval_required event's tool (or a pending approval
   // from the opened conversation); onDecide(verb) runs the decision;
+  // onExpire(tool) is told when it expires unanswered;
   // charts (the transcript's Charts) tells apart charts of one name.
-  constructor(tool, { onDecide, charts }) {
+  constructor(tool, { onDecide, onExpire, charts }) {
     this.tool = tool;
     this.onDecide = onDecide;
+    this.onExpire = onExpire; // the card expired while open
     this.charts = charts;
     this.el = h("section", { class: "approval", "aria-label": "Approval: " + (tool.title || tool.label), tabindex: "-1" });
     this.open = true; // until settled: the turn waits for it
     this.record = h("p", { class: "record", role: "status" });
     this.render(true);
+    // While it waits, the card counts down, and once the approval has
+    // expired it says so and offers nothing to press: the server would
+    // refuse it (approval_invalid).
+    if (!isNaN(new Date(tool.expires_at))) this.timer = setInterval(() => this.tick(), tickEvery);
+  }
+
+  tick() {
+    if (!this.open) return clearInterval(this.timer);
+    if (Date.now() < new Date(this.tool.expires_at)) {
+      const el = this.el.querySelector(".approval-expiry");
+      if (el) el.textContent = expiry(this.tool.expires_at);
+      return;
+    }
+    const focused = this.el.contains(document.activeElement);
+    this.settle("expired");
+    if (focused) this.focus(); // the buttons are gone: the keyboard stays on the card
+    if (this.onExpire) this.onExpire(this.tool);
   }
 
   render(open) {
@@ -87,10 +109,10 @@ export class ApprovalCard {
   }
 
   // settle shows the final record: completed, failed (with why),
-  // rejected, or expired (a run still approval_required once the card is
-  // no longer pending).
+  // rejected, or expired.
   settle(state, message) {
     this.open = false;
+    clearInterval(this.timer);
     this.render(false);
     this.record.textContent = outcome(state, message);
   }
@@ -108,7 +130,7 @@ function outcome(state, message) {
     completed: "You approved it. Done.",
     failed: "You approved it, but it failed: " + (message || "the action did not complete."),
     rejected: "You rejected it. It did not run.",
-    approval_required: "This approval expired. Nothing ran.",
+    expired: "This approval expired. Nothing ran.",
   }[state] || "";
 }
 

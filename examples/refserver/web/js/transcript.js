@@ -162,7 +162,7 @@ class TurnView {
     if (run.approval_id) {
       if (pending) {
         const card = new ApprovalCard({ ...pending, name: pending.tool, call_id: pending.call_id },
-          { onDecide: (verb, tool) => this.t.onDecide(this, verb, tool), charts: this.t.charts });
+          { onDecide: (verb, tool) => this.t.onDecide(this, verb, tool), onExpire: (tool) => this.expired(tool), charts: this.t.charts });
         this.cards.set(run.approval_id, card);
         this.insert(card.el);
       } else {
@@ -223,7 +223,7 @@ class TurnView {
       }
       case "tool.approval_required": {
         this.work.update(tool);
-        const card = new ApprovalCard(tool, { onDecide: (verb, t) => this.t.onDecide(this, verb, t), charts: this.t.charts });
+        const card = new ApprovalCard(tool, { onDecide: (verb, t) => this.t.onDecide(this, verb, t), onExpire: (t) => this.expired(t), charts: this.t.charts });
         this.cards.set(tool.approval_id, card);
         this.insert(card.el);
         this.t.live(tool.can_approve === false ? "Waiting for approval: ask an admin" : "Waiting for your approval");
@@ -276,6 +276,15 @@ class TurnView {
   stopped() {
     this.insert(h("p", { class: "muted turn-stopped" }, "You stopped this answer."));
     this.finish(true);
+  }
+
+  // expired records that the approval of tool's call expired unanswered:
+  // its step did not run, and the turn waits no more (unless on another
+  // card).
+  expired(tool) {
+    this.work.update({ ...tool, state: "expired" });
+    this.finish(true);
+    if (!this.waiting()) this.t.live("The approval expired. Nothing ran.");
   }
 
   // waiting is the newest open approval card of this turn, if any.

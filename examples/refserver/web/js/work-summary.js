@@ -13,8 +13,9 @@ const stateText = {
   approval_required: "Waiting for your approval",
   rejected: "Rejected, did not run",
   unavailable: "Not available",
+  expired: "Approval expired, did not run",
 };
-const stateIcon = { completed: "check", failed: "alert", unavailable: "alert", rejected: "cross", approval_required: "clock", running: "clock" };
+const stateIcon = { completed: "check", failed: "alert", unavailable: "alert", rejected: "cross", expired: "cross", approval_required: "clock", running: "clock" };
 
 export class WorkSummary {
   constructor({ onRetry }) {
