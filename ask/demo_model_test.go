@@ -42,6 +42,18 @@ func ran(events []ask.Event, tool string) bool {
 	return false
 }
 
+// askSelected asks the mock model question as alice, with one item
+// selected, at a sharing level and on the test clock's today.
+func askSelected(t *testing.T, level ask.Sharing, question string, item ask.ContextRef) (*mock.Provider, []ask.Event) {
+	t.Helper()
+	model := &mock.Provider{}
+	e := newEnv(t, model)
+	model.Now = e.clock.Now
+	e.sharing.set(level)
+	conv := e.MustConversation(t, alice)
+	return model, e.MustSend(t, alice, conv, question, refs(item))
+}
+
 // TestDemoModelChartsSelection: with one dataset selected, the mock model
 // runs and charts it for any question about it, honouring "last N
 // weeks" (from the rows or the date range where it may read them, else
@@ -69,12 +81,7 @@ func TestDemoModelChartsSelection(t *testing.T) {
 			map[string]any{"dataset_id": "ds-country", "chart_type": "bar", "x_field": "country", "y_fields": []any{"signups"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			model := &mock.Provider{}
-			e := newEnv(t, model)
-			model.Now = e.clock.Now
-			e.sharing.set(tc.sharing)
-			conv := e.MustConversation(t, alice)
-			events := e.MustSend(t, alice, conv, tc.question, refs(ask.ContextRef{Type: access.TypeDataset, ID: tc.dataset}))
+			model, events := askSelected(t, tc.sharing, tc.question, ask.ContextRef{Type: access.TypeDataset, ID: tc.dataset})
 			if !ran(events, "create_chart_preview") {
 				t.Fatalf("no chart preview: %v", types(events))
 			}
@@ -109,12 +116,7 @@ func TestDemoModelReadsSelectedChart(t *testing.T) {
 				"filters": []any{map[string]any{"field": "week", "op": "gte", "value": "2026-11-09"}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			model := &mock.Provider{}
-			e := newEnv(t, model)
-			model.Now = e.clock.Now
-			e.sharing.set(tc.sharing)
-			conv := e.MustConversation(t, alice)
-			events := e.MustSend(t, alice, conv, tc.question, refs(ask.ContextRef{Type: access.TypeChart, ID: "c-weekly"}))
+			model, events := askSelected(t, tc.sharing, tc.question, ask.ContextRef{Type: access.TypeChart, ID: "c-weekly"})
 			if !ran(events, "get_chart_data") {
 				t.Fatalf("the chart was not read: %v", types(events))
 			}
