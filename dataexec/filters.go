@@ -2,6 +2,7 @@ package dataexec
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"regexp"
 	"slices"
@@ -61,38 +62,44 @@ func validateFilters(fs []Filter, columns []string) error {
 		return askbi.Errorf(askbi.InvalidArgument, "filters: at most %d filters", maxFilters)
 	}
 	for i, f := range fs {
-		bad := func(format string, args ...any) error {
-			return askbi.Errorf(askbi.InvalidArgument, "filter %d (%s): "+format, append([]any{i + 1, safeField(f.Field)}, args...)...)
+		// Named by path, as the schema's own messages are:
+		// "filters[0].value (signups): must be a number or string".
+		bad := func(key, format string, args ...any) error {
+			at := fmt.Sprintf("filters[%d].%s", i, key)
+			if key != "field" {
+				at += " (" + safeField(f.Field) + ")"
+			}
+			return askbi.Errorf(askbi.InvalidArgument, "%s: %s", at, fmt.Sprintf(format, args...))
 		}
 		if !validName(f.Field) {
-			return bad("field %s", nameLimitMsg)
+			return bad("field", "%s", nameLimitMsg)
 		}
 		if columns != nil && !slices.Contains(columns, f.Field) {
-			return bad("unknown field")
+			return bad("field", "unknown field %s", safeName(f.Field))
 		}
 		switch f.Op {
 		case OpEq, OpNe:
 			if !isScalar(f.Value) {
-				return bad("value must be a number, string, boolean or null")
+				return bad("value", "must be a number, string, boolean or null")
 			}
 		case OpGt, OpGte, OpLt, OpLte:
 			if _, ok := f.Value.(bool); ok || f.Value == nil || !isScalar(f.Value) {
-				return bad("value must be a number or string")
+				return bad("value", "must be a number or string")
 			}
 		case OpContains:
 			if s, ok := f.Value.(string); !ok || s == "" {
-				return bad("value must be a non-empty string")
+				return bad("value", "must be a non-empty string")
 			}
 		case OpIn:
 			list, ok := inValues(f.Value)
 			if !ok || len(list) == 0 || len(list) > maxInValues {
-				return bad("value must be an array of 1 to %d numbers, strings, booleans or nulls", maxInValues)
+				return bad("value", "must be an array of 1 to %d numbers, strings, booleans or nulls", maxInValues)
 			}
 		default:
-			return bad("unknown op %s; use eq, ne, gt, gte, lt, lte, contains or in", safeName(string(f.Op)))
+			return bad("op", "unknown op %s; use eq, ne, gt, gte, lt, lte, contains or in", safeName(string(f.Op)))
 		}
 		if strValueTooLong(f.Value) {
-			return bad("value is longer than %d characters", maxStringValue)
+			return bad("value", "longer than %d characters", maxStringValue)
 		}
 	}
 	return nil
@@ -154,7 +161,7 @@ func applyFilters(fs []Filter, columns []string, rows [][]any) ([][]any, error) 
 	cols := make([]int, len(fs))
 	for i, f := range fs {
 		if cols[i] = slices.Index(columns, f.Field); cols[i] < 0 {
-			return nil, askbi.Errorf(askbi.InvalidArgument, "filter %d (%s): unknown field", i+1, f.Field)
+			return nil, askbi.Errorf(askbi.InvalidArgument, "filters[%d].field: unknown field %s", i, safeName(f.Field))
 		}
 	}
 	var out [][]any

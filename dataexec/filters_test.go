@@ -23,17 +23,17 @@ func TestValidateFilters(t *testing.T) {
 		want    string
 	}{
 		{"ok", []Filter{{"country", OpIn, []any{"US", "DE"}}, {"signups", OpGte, json.Number("3")}, {"day", OpEq, nil}}, cols, ""},
-		{"unknown field", []Filter{{"day", OpEq, "x"}, {"region", OpEq, "EU"}}, cols, "filter 2 (region): unknown field"},
+		{"unknown field", []Filter{{"day", OpEq, "x"}, {"region", OpEq, "EU"}}, cols, `filters[1].field: unknown field "region"`},
 		{"field unchecked without columns", []Filter{{"region", OpEq, "EU"}}, nil, ""},
-		{"unknown op", []Filter{{"day", "like", "x"}}, cols, `filter 1 (day): unknown op "like"; use eq, ne, gt, gte, lt, lte, contains or in`},
-		{"bool for gt", []Filter{{"signups", OpGt, true}}, cols, "filter 1 (signups): value must be a number or string"},
-		{"null for lt", []Filter{{"signups", OpLt, nil}}, cols, "filter 1 (signups): value must be a number or string"},
-		{"object for eq", []Filter{{"day", OpEq, map[string]any{}}}, cols, "filter 1 (day): value must be a number, string, boolean or null"},
-		{"number for contains", []Filter{{"day", OpContains, 3.0}}, cols, "filter 1 (day): value must be a non-empty string"},
-		{"scalar for in", []Filter{{"day", OpIn, "x"}}, cols, "filter 1 (day): value must be an array of 1 to 100 numbers, strings, booleans or nulls"},
-		{"empty in", []Filter{{"day", OpIn, []any{}}}, cols, "filter 1 (day): value must be an array of 1 to 100 numbers, strings, booleans or nulls"},
-		{"long value", []Filter{{"day", OpEq, strings.Repeat("x", 1001)}}, cols, "filter 1 (day): value is longer than 1000 characters"},
-		{"empty field", []Filter{{"", OpEq, "x"}}, cols, `filter 1 (""): field must be 1 to 128 printable characters`},
+		{"unknown op", []Filter{{"day", "like", "x"}}, cols, `filters[0].op (day): unknown op "like"; use eq, ne, gt, gte, lt, lte, contains or in`},
+		{"bool for gt", []Filter{{"signups", OpGt, true}}, cols, "filters[0].value (signups): must be a number or string"},
+		{"null for lt", []Filter{{"signups", OpLt, nil}}, cols, "filters[0].value (signups): must be a number or string"},
+		{"object for eq", []Filter{{"day", OpEq, map[string]any{}}}, cols, "filters[0].value (day): must be a number, string, boolean or null"},
+		{"number for contains", []Filter{{"day", OpContains, 3.0}}, cols, "filters[0].value (day): must be a non-empty string"},
+		{"scalar for in", []Filter{{"day", OpIn, "x"}}, cols, "filters[0].value (day): must be an array of 1 to 100 numbers, strings, booleans or nulls"},
+		{"empty in", []Filter{{"day", OpIn, []any{}}}, cols, "filters[0].value (day): must be an array of 1 to 100 numbers, strings, booleans or nulls"},
+		{"long value", []Filter{{"day", OpEq, strings.Repeat("x", 1001)}}, cols, "filters[0].value (day): longer than 1000 characters"},
+		{"empty field", []Filter{{"", OpEq, "x"}}, cols, "filters[0].field: must be 1 to 128 printable characters"},
 		{"too many", many, cols, "filters: at most 20 filters"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -91,7 +91,7 @@ func TestApplyFilters(t *testing.T) {
 			}
 		})
 	}
-	if _, err := applyFilters([]Filter{{"region", OpEq, "x"}}, cols, rows); askbi.ErrorMessage(err) != "filter 1 (region): unknown field" {
+	if _, err := applyFilters([]Filter{{"region", OpEq, "x"}}, cols, rows); askbi.ErrorMessage(err) != `filters[0].field: unknown field "region"` {
 		t.Errorf("applyFilters(unknown field) = %v", err)
 	}
 }
