@@ -105,12 +105,14 @@ type config struct {
 // defaultMemoryLimit is -memory-limit's default (docs/operations.md).
 const defaultMemoryLimit = "32MiB"
 
-// cacheBytes bounds the result cache at a quarter of the Go runtime's
+// cacheBytes bounds the result cache at an eighth of the Go runtime's
 // memory limit (-memory-limit or GOMEMLIMIT), or the SDK's default
-// without one.
+// without one: at a quarter, the cache's live bytes left the collector
+// so little room under the default limit that it ran every few calls
+// (docs/benchmarks.md).
 func cacheBytes() int64 {
 	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 {
-		return limit / 4
+		return limit / 8
 	}
 	return 0
 }
