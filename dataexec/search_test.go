@@ -146,7 +146,7 @@ func TestSearchRechecksAccess(t *testing.T) {
 
 func TestMemoryCatalog(t *testing.T) {
 	catalogtest.Run(t, func(t *testing.T, f catalogtest.Fixture) dataexec.Catalog {
-		return seededCatalog(f)
+		return f.Memory()
 	})
 }
 
@@ -154,26 +154,9 @@ func TestMemoryCatalog(t *testing.T) {
 // CatalogWriter: the reads must pass, and each Writer test must skip.
 func TestReadOnlyCatalogSuite(t *testing.T) {
 	catalogtest.Run(t, func(t *testing.T, f catalogtest.Fixture) dataexec.Catalog {
-		return readOnly{seededCatalog(f)}
+		return readOnly{f.Memory()}
 	})
 }
 
 // readOnly hides the CatalogWriter methods of the catalog it wraps.
 type readOnly struct{ dataexec.Catalog }
-
-func seededCatalog(f catalogtest.Fixture) *dataexec.MemoryCatalog {
-	c := dataexec.NewMemoryCatalog()
-	for _, x := range f.Connections {
-		c.PutConnection(x)
-	}
-	for _, x := range f.Dashboards {
-		c.PutDashboard(x)
-	}
-	for _, x := range f.Datasets {
-		c.PutDataset(x)
-	}
-	for _, x := range f.Charts {
-		c.PutChart(x)
-	}
-	return c
-}

@@ -42,6 +42,26 @@ type Fixture struct {
 	Charts      []dataexec.Chart
 }
 
+// Memory returns an in-memory catalog holding f and nothing else: the
+// suite's catalog for dataexec.MemoryCatalog itself, and a ready
+// workspace for the tests of a layer above.
+func (f Fixture) Memory() *dataexec.MemoryCatalog {
+	c := dataexec.NewMemoryCatalog()
+	for _, x := range f.Connections {
+		c.PutConnection(x)
+	}
+	for _, x := range f.Dashboards {
+		c.PutDashboard(x)
+	}
+	for _, x := range f.Datasets {
+		c.PutDataset(x)
+	}
+	for _, x := range f.Charts {
+		c.PutChart(x)
+	}
+	return c
+}
+
 // T0 is the time the fixture's timestamps count from.
 var T0 = time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
 

@@ -8,28 +8,15 @@ import (
 )
 
 // A catalog's own tests run the suite; newCatalog gives each subtest a
-// fresh catalog holding the fixture and nothing else. Here it is the
-// in-memory catalog, which is also a dataexec.CatalogWriter, so the
-// Writer subtests run too; a SQL adapter inserts the fixture into a
-// fresh, migrated database.
+// fresh catalog holding the fixture and nothing else. A SQL adapter
+// inserts the fixture into a fresh, migrated database; the in-memory
+// catalog takes it as it is (Fixture.Memory), and as it is also a
+// dataexec.CatalogWriter, the Writer subtests run too.
 func ExampleRun() {
 	// func TestCatalog(t *testing.T), in the catalog's package:
 	_ = func(t *testing.T) {
 		catalogtest.Run(t, func(t *testing.T, f catalogtest.Fixture) dataexec.Catalog {
-			c := dataexec.NewMemoryCatalog()
-			for _, x := range f.Connections {
-				c.PutConnection(x)
-			}
-			for _, x := range f.Dashboards {
-				c.PutDashboard(x)
-			}
-			for _, x := range f.Datasets {
-				c.PutDataset(x)
-			}
-			for _, x := range f.Charts {
-				c.PutChart(x)
-			}
-			return c
+			return f.Memory()
 		})
 	}
 }
