@@ -3,7 +3,6 @@ package ask
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -245,10 +244,14 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 	if err != nil {
 		return nil, err
 	}
+	waiting := map[string]bool{} // the pending approvals' IDs
+	for _, ap := range pending {
+		waiting[ap.ID] = true
+	}
 	for i, r := range v.WorkSummary {
 		// Still waiting as stored, but its approval is no longer pending:
 		// it expired, and the call never ran.
-		if r.State == RunApprovalRequired && !slices.ContainsFunc(pending, func(p Approval) bool { return p.ID == r.ApprovalID }) {
+		if r.State == RunApprovalRequired && !waiting[r.ApprovalID] {
 			v.WorkSummary[i].State = RunExpired
 		}
 	}
@@ -266,19 +269,19 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 			Label: t.Label, Title: t.Title, Class: t.Class, Targets: targets, Shared: shared, Arguments: ap.Arguments, ExpiresAt: ap.ExpiresAt,
 			CanApprove: mayApprove(live, t) == nil})
 	}
-	if v.Decided, err = a.decided(ctx, tools, v.WorkSummary, pending); err != nil {
+	if v.Decided, err = a.decided(ctx, tools, v.WorkSummary, waiting); err != nil {
 		return nil, err
 	}
 	return v, nil
 }
 
-// decided reads the approvals of runs that are not pending, in the runs'
-// order, for their receipts. A tool no longer offered keeps its run's
+// decided reads the approvals of runs that are not waiting (the pending
+// approvals' IDs), in the runs' order, for their receipts. A tool no longer offered keeps its run's
 // label as the title.
-func (a *Assistant) decided(ctx context.Context, tools *toolbox, runs []ToolRun, pending []Approval) ([]DecidedApproval, error) {
+func (a *Assistant) decided(ctx context.Context, tools *toolbox, runs []ToolRun, waiting map[string]bool) ([]DecidedApproval, error) {
 	out := []DecidedApproval{}
 	for _, r := range runs {
-		if r.ApprovalID == "" || slices.ContainsFunc(pending, func(p Approval) bool { return p.ID == r.ApprovalID }) {
+		if r.ApprovalID == "" || waiting[r.ApprovalID] {
 			continue
 		}
 		ap, err := a.stores.Approvals.Approval(ctx, r.ApprovalID)
