@@ -16,17 +16,26 @@ import (
 	"github.com/askbi/askbi/mcpserver"
 )
 
+// sqlWide is an exploration preview of wide rows: its 100 rows (the
+// executor's preview cap, so the preview is whole) are about 50 KB of
+// JSON, more than the default budget.
+const sqlWide = "SELECT week, detail FROM details"
+
 // bigSource answers the test datasets with 1,000 rows each, about 80 KB
-// and 120 KB of JSON: more than the default budget.
+// and 120 KB of JSON: more than the default budget; and sqlWide.
 func bigSource() dataexec.Source {
 	weeks := &dataexec.Table{Columns: []string{"week", "signups"}}
 	notes := &dataexec.Table{Columns: []string{"week", "note"}}
+	wide := &dataexec.Table{Columns: []string{"week", "detail"}}
 	for i := range 1000 {
 		week := fmt.Sprintf("week %04d %s", i, strings.Repeat("w", 60))
 		weeks.Rows = append(weeks.Rows, []any{week, int64(i * 1000)})
 		notes.Rows = append(notes.Rows, []any{week, strings.Repeat("n", 40)})
+		if i < 100 {
+			wide.Rows = append(wide.Rows, []any{week, strings.Repeat("d", 400)})
+		}
 	}
-	return dataexec.NewTableSource(map[string]*dataexec.Table{sqlSignups: weeks, sqlText: notes})
+	return dataexec.NewTableSource(map[string]*dataexec.Table{sqlSignups: weeks, sqlText: notes, sqlWide: wide})
 }
 
 var previewArgs = map[string]any{"dataset_id": "ds_signups", "chart_type": "line", "x_field": "week", "y_fields": []any{"signups"}, "name": "Signups preview"}
@@ -105,8 +114,8 @@ func wantCut(t *testing.T, r toolResult, reason string, all []any) {
 	}
 }
 
-// TestResultBudgetDefault: with the default budget, 1,000-row answers of
-// each data tool come cut to fit it, never failed.
+// TestResultBudgetDefault: with the default budget, answers of each data
+// tool larger than it come cut to fit it, never failed.
 func TestResultBudgetDefault(t *testing.T) {
 	e := newEnv(t, bigSource(), "")
 	token := e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...)
@@ -120,21 +129,19 @@ func TestResultBudgetDefault(t *testing.T) {
 		{"run_dataset", map[string]any{"dataset_id": "ds_notes"}},
 		{"get_chart_data", map[string]any{"chart_id": "chart_signups"}},
 		{"create_chart_preview", previewArgs},
-		{"explore_data", map[string]any{"operation": "preview", "connection_id": "conn_acme", "sql": sqlText, "max_bytes": 5000}},
+		{"explore_data", map[string]any{"operation": "preview", "connection_id": "conn_acme", "sql": sqlWide}},
 	} {
 		t.Run(tt.tool, func(t *testing.T) {
-			wholeArgs := maps.Clone(tt.args)
-			delete(wholeArgs, "max_bytes")
-			all := mustCallRaw(t, whole.url, wholeToken, tt.tool, wholeArgs)
-			if all.data["truncated"] == true && tt.tool != "explore_data" {
+			all := mustCallRaw(t, whole.url, wholeToken, tt.tool, tt.args)
+			if all.data["truncated"] == true {
 				t.Fatalf("with a 1 MiB budget the answer is cut: %s", all.text)
 			}
-			r := mustCallRaw(t, e.url, token, tt.tool, tt.args)
-			if max := mcpserver.DefaultResultBytes; tt.args["max_bytes"] != nil {
-				max = tt.args["max_bytes"].(int)
-			} else if len(all.raw) <= max {
+			const max = mcpserver.DefaultResultBytes
+			if len(all.raw) <= max {
 				t.Fatalf("the whole answer is %d bytes, within the %d budget: no test", len(all.raw), max)
-			} else if len(r.raw) > max {
+			}
+			r := mustCallRaw(t, e.url, token, tt.tool, tt.args)
+			if len(r.raw) > max {
 				t.Errorf("answer is %d bytes, over the %d budget", len(r.raw), max)
 			}
 			wantCut(t, r, mcpserver.TruncatedBudget, all.rows())
