@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/jmoiron/sqlx"
@@ -87,23 +88,42 @@ func TestCatalogRollback(t *testing.T) {
 
 // TestSaveDatasetRollback (seed 000 Test Plan: "failed database writes
 // roll back"): a dataset save through the Executor on the real catalog,
-// where PostgreSQL fails the write after the row is in place (an AFTER
-// trigger on the dataset's row, as a constraint or a lost connection
-// would), answers an error and leaves no trace of the dataset or its
+// where PostgreSQL fails the save's first row write, then its second, and
+// so on (an AFTER trigger on every table, so each failure comes after
+// its row is in place, as a constraint or a lost connection would),
+// answers an error each time and leaves no trace of the dataset or its
 // request in the database, read with SQL rather than through the
-// Catalog. Any write of the dataset in more than one committed step
-// fails here.
+// Catalog; once the failure comes after the save's last write, the save
+// succeeds and leaves one dataset. A save written in more than one
+// committed step (say the dataset's row, then its request in a second
+// statement) fails here at its second write.
 func TestSaveDatasetRollback(t *testing.T) {
 	ctx := context.Background()
 	c, db := MustCatalog(t, catalogtest.NewFixture())
+	// writes counts every row write, across statements and transactions:
+	// a sequence is not rolled back. failWrite(n) makes the nth fail.
 	for _, q := range []string{
-		`CREATE FUNCTION fail_dataset() RETURNS trigger LANGUAGE plpgsql AS $$
-		 BEGIN RAISE EXCEPTION 'injected failure after the write'; END $$`,
-		`CREATE TRIGGER fail_dataset AFTER INSERT OR UPDATE ON catalog_entities FOR EACH ROW
-		 WHEN (NEW.type = 'dataset' AND NEW.name = 'Signups by plan') EXECUTE FUNCTION fail_dataset()`,
+		`CREATE SEQUENCE writes`,
+		`CREATE FUNCTION fail_write() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM nextval('writes'); RETURN NULL; END $$`,
+		`DO $$ DECLARE t text; BEGIN
+		   FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = current_schema() LOOP
+		     EXECUTE format('CREATE TRIGGER fail_write AFTER INSERT OR UPDATE OR DELETE ON %I FOR EACH ROW EXECUTE FUNCTION fail_write()', t);
+		   END LOOP; END $$`,
 	} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
+		}
+	}
+	failWrite := func(n int) {
+		t.Helper()
+		for _, q := range []string{
+			fmt.Sprintf(`CREATE OR REPLACE FUNCTION fail_write() RETURNS trigger LANGUAGE plpgsql AS $$
+			 BEGIN IF nextval('writes') = %d THEN RAISE EXCEPTION 'injected failure on write %d'; END IF; RETURN NULL; END $$`, n, n),
+			`SELECT setval('writes', 1, false)`,
+		} {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	count := func() (n int) {
@@ -133,36 +153,42 @@ func TestSaveDatasetRollback(t *testing.T) {
 
 	save := dataexec.Exploration{Operation: dataexec.ExploreSave, Name: "Signups by plan", DashboardID: "dash-growth",
 		ConnectionID: "conn-wh", SQL: sql}
-	saved, err := exec.Explore(ctx, live, save)
-	if err == nil || saved != nil {
-		t.Fatalf("save with the write failing = %+v, %v; want an error and nothing saved", saved, err)
-	}
-	if code := askbi.ErrorCode(err); code != askbi.Internal {
-		t.Errorf("save error code = %s, want internal", code)
-	}
-	if n := count(); n != before {
-		t.Errorf("the failed save left %d dataset rows behind", n-before)
-	}
-	var leftover int
-	if err := db.Get(&leftover, `SELECT count(*) FROM catalog_entities WHERE name = 'Signups by plan' OR doc::text LIKE '%FROM signups"%'`); err != nil {
-		t.Fatal(err)
-	}
-	if leftover != 0 {
-		t.Errorf("the failed save left %d rows naming the dataset or its request", leftover)
-	}
-	for _, e := range audit.Entries() {
-		if e.Action == dataexec.ActionDatasetSave && e.Outcome == access.OutcomeOK {
-			t.Errorf("the failed save was audited as saved: %+v", e)
+	const maxWrites = 20
+	for n := 1; ; n++ {
+		if n > maxWrites {
+			t.Fatalf("the save still fails with the failure at write %d", n)
 		}
-	}
-
-	// The same save succeeds once the database accepts it, and leaves one
-	// row: the trigger above was what refused it.
-	if _, err := db.Exec(`DROP TRIGGER fail_dataset ON catalog_entities`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := exec.Explore(ctx, live, save); err != nil {
-		t.Fatalf("save once the write is accepted = %v", err)
+		failWrite(n)
+		saved, err := exec.Explore(ctx, live, save)
+		if err == nil {
+			// The failure came after the save's last write.
+			if n == 1 {
+				t.Fatal("the save wrote nothing")
+			}
+			t.Logf("the save makes %d row writes", n-1)
+			break
+		}
+		if saved != nil {
+			t.Errorf("failure at write %d: save = %+v, %v; want nothing saved", n, saved, err)
+		}
+		if code := askbi.ErrorCode(err); code != askbi.Internal {
+			t.Errorf("failure at write %d: error code = %s, want internal", n, code)
+		}
+		if got := count(); got != before {
+			t.Errorf("failure at write %d: the failed save left %d dataset rows behind", n, got-before)
+		}
+		var leftover int
+		if err := db.Get(&leftover, `SELECT count(*) FROM catalog_entities WHERE name = 'Signups by plan' OR doc::text LIKE '%FROM signups"%'`); err != nil {
+			t.Fatal(err)
+		}
+		if leftover != 0 {
+			t.Fatalf("failure at write %d: the failed save left %d rows naming the dataset or its request", n, leftover)
+		}
+		for _, e := range audit.Entries() {
+			if e.Action == dataexec.ActionDatasetSave && e.Outcome == access.OutcomeOK {
+				t.Fatalf("failure at write %d: the failed save was audited as saved: %+v", n, e)
+			}
+		}
 	}
 	if n := count(); n != before+1 {
 		t.Errorf("after a good save the catalog has %d more datasets, want 1", n-before)
