@@ -196,10 +196,16 @@ func rpcError(err error) *jsonrpc.Error {
 // writeRPCError answers a request the server refuses before MCP handles
 // it: HTTP status, Retry-After when waiting helps, and rpcError.
 func writeRPCError(w http.ResponseWriter, status int, err error) {
+	writeRPC(w, status, rpcError(err), err)
+}
+
+// writeRPC writes e, the JSON-RPC error of err, as the answer to a
+// request the server refuses before MCP handles it.
+func writeRPC(w http.ResponseWriter, status int, e *jsonrpc.Error, err error) {
 	if sec, ok := askbi.RetryAfter(err); ok && sec > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(sec))
 	}
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": rpcError(err)})
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": e})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)

@@ -196,7 +196,7 @@ func New(exec *dataexec.Executor, gate *access.Gate, authn access.TokenLookup, o
 	s.handler = s.checkOrigin(s.guard(s.invalidToken(auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
 		ResourceMetadataURL:    s.metadata,
 		AllowMissingExpiration: true, // API keys do not expire; they are revoked
-	})(s.stepUp(h)))))
+	})(s.oneMessage(s.stepUp(h))))))
 	return s
 }
 
@@ -302,6 +302,61 @@ func originOf(u string) string {
 	return strings.ToLower(p.Scheme) + "://" + host + port
 }
 
+// oneMessage runs between authentication and the MCP handler: a POST
+// whose body is a JSON-RPC batch (a JSON array, also behind whitespace
+// or a byte order mark, empty or of one message) is answered 400 with
+// the JSON-RPC error Invalid Request, before anything in it runs.
+//
+// Each message of a batch would be its own request to the middleware,
+// and pass the gate (and so the rate limit) on its own, so that one HTTP
+// request could run thousands of tool calls. MCP removed batching in
+// 2025-06-18; the go-sdk refuses a batch only when the request names
+// such a revision in MCP-Protocol-Version, and reads a request without
+// the header as 2025-03-26, which allowed them. This server refuses
+// them whatever the revision (docs/mcp-server.md, "One message per
+// request").
+func (s *Server) oneMessage(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+		if err != nil {
+			if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+				http.Error(w, fmt.Sprintf("request body exceeds %d bytes", s.opts.MaxBodyBytes), http.StatusRequestEntityTooLarge)
+			} else {
+				http.Error(w, "failed to read body", http.StatusBadRequest)
+			}
+			return
+		}
+		if isBatch(body) {
+			err := askbi.Errorf(askbi.InvalidArgument, "JSON-RPC batches are not accepted; send each message in a POST of its own")
+			e := rpcError(err)
+			e.Code = jsonrpc.CodeInvalidRequest
+			writeRPC(w, http.StatusBadRequest, e, err)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// isBatch reports whether body is a JSON array as far as any JSON reader
+// might take it: its first byte after JSON whitespace and byte order
+// marks is '['. (The go-sdk reads a batch behind whitespace, and after
+// its closing bracket ignores the rest.)
+func isBatch(body []byte) bool {
+	for {
+		body = bytes.TrimLeft(body, " \t\r\n")
+		rest, ok := bytes.CutPrefix(body, []byte("\ufeff"))
+		if !ok {
+			return len(body) > 0 && body[0] == '['
+		}
+		body = rest
+	}
+}
+
 // stepUp runs between authentication and the MCP handler. A bearer
 // token in the query string is refused (tokens go in the Authorization
 // header only). An OAuth tools/call whose tool or arguments need a scope
@@ -326,15 +381,11 @@ func (s *Server) stepUp(next http.Handler) http.Handler {
 		}
 		p, _ := ti.Extra[principalKey].(access.Principal)
 		if p.Auth != access.AuthOAuth || !slices.ContainsFunc(access.AllScopes, func(sc access.Scope) bool { return !p.HasScope(sc) }) {
-			// No call can need a scope p lacks; the SDK caps the body.
+			// No call can need a scope p lacks.
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
-		if err != nil {
-			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", s.opts.MaxBodyBytes), http.StatusRequestEntityTooLarge)
-			return
-		}
+		body, _ := io.ReadAll(r.Body) // in memory: oneMessage read it, bounded
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		var msg struct {
 			Method string `json:"method"`
