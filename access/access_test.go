@@ -119,6 +119,15 @@ func TestReach(t *testing.T) {
 		{"token without credential ID", access.Principal{UserID: "owner", TeamID: "acme", Auth: access.AuthAPIKey, Scopes: access.AllScopes, Projects: access.AllProjects()}, dashGrowth, askbi.Unauthenticated},
 		{"empty principal", access.Principal{}, dashGrowth, askbi.Unauthenticated},
 		{"unknown user", access.Principal{UserID: "mallory", TeamID: "acme", Auth: access.AuthSession}, dashGrowth, askbi.Forbidden},
+		// A private entity (a chart preview) reaches its owner alone, by
+		// session or key; the team's owner does not reach another's.
+		{"owner's private entity", access.Principal{UserID: "viewer", TeamID: "acme", Auth: access.AuthSession}, previewOf("viewer"), ""},
+		{"owner's private entity by key", access.Principal{UserID: "viewer", TeamID: "acme", Auth: access.AuthAPIKey, CredentialID: "k", Scopes: access.AllScopes, Projects: access.AllProjects()}, previewOf("viewer"), ""},
+		{"another member's private entity", access.Principal{UserID: "editor", TeamID: "acme", Auth: access.AuthSession}, previewOf("viewer"), askbi.NotFound},
+		{"another member's private entity, team owner", access.Principal{UserID: "owner", TeamID: "acme", Auth: access.AuthSession}, previewOf("viewer"), askbi.NotFound},
+		{"private entity with no owner", access.Principal{UserID: "owner", TeamID: "acme", Auth: access.AuthSession}, previewOf(""), askbi.NotFound},
+		{"an owner on a shared entity changes nothing", access.Principal{UserID: "editor", TeamID: "acme", Auth: access.AuthSession},
+			access.Entity{Type: access.TypeChart, ID: "c", TeamID: "acme", ProjectID: "growth", OwnerID: "viewer"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,6 +136,11 @@ func TestReach(t *testing.T) {
 			}
 		})
 	}
+}
+
+// previewOf is a private chart in project growth owned by user.
+func previewOf(user string) access.Entity {
+	return access.Entity{Type: access.TypeChart, ID: "preview", TeamID: "acme", ProjectID: "growth", Private: true, OwnerID: user}
 }
 
 func TestAllowNeedsLivePrincipal(t *testing.T) {

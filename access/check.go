@@ -27,6 +27,18 @@ type Entity struct {
 	ID        string
 	TeamID    string
 	ProjectID string
+	// Private marks an entity that belongs to one member until it is
+	// shared, such as a chart preview: only OwnerID reaches it, and a
+	// private entity with no OwnerID reaches nobody (ReachedBy).
+	Private bool   `json:",omitempty"`
+	OwnerID string `json:",omitempty"`
+}
+
+// ReachedBy reports whether the owner rule lets user userID reach e: e is
+// not private, or it is userID's. It is the part of Sees that a
+// catalog's search applies for the caller (dataexec.CatalogQuery.UserID).
+func (e Entity) ReachedBy(userID string) bool {
+	return !e.Private || e.OwnerID != "" && e.OwnerID == userID
 }
 
 // Right is something a principal may do to an entity.
@@ -176,10 +188,12 @@ func (c *Checker) Can(ctx context.Context, p Principal, right Right, e Entity) e
 	return Allow(live, right, e)
 }
 
-// Sees reports whether live principal p can see e at all: same team, and e
-// is team-wide or in one of p's projects.
+// Sees reports whether live principal p can see e at all: same team, e
+// is team-wide or in one of p's projects, and e is not another member's
+// private entity (Entity.ReachedBy). An entity p cannot see answers
+// NotFound, like an unknown one.
 func Sees(p Principal, e Entity) bool {
-	return p.live && e.TeamID == p.TeamID && (e.ProjectID == "" || p.Projects.Contains(e.ProjectID))
+	return p.live && e.TeamID == p.TeamID && (e.ProjectID == "" || p.Projects.Contains(e.ProjectID)) && e.ReachedBy(p.UserID)
 }
 
 // Allow decides right on e for a live principal (from Checker.Live), so a
