@@ -50,11 +50,12 @@ func replyText(events []ask.Event) string {
 	return strings.Join(parts, "\n")
 }
 
-// chartIDs lists the catalog's charts of team acme.
+// chartIDs lists the catalog's charts of team acme that alice reaches:
+// the saved ones and her previews (the tests here are alice's turns).
 func (e *env) chartIDs(t *testing.T) []string {
 	t.Helper()
 	rows, err := e.cat.Search(context.Background(), dataexec.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeChart},
-		Projects: access.AllProjects(), Limit: 1000})
+		Projects: access.AllProjects(), UserID: "alice", Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ type CatalogConnections struct {
 // Connections implements Connections.
 func (c CatalogConnections) Connections(ctx context.Context, p access.Principal) ([]Connected, error) {
 	rows, err := c.Catalog.Search(ctx, dataexec.CatalogQuery{TeamID: p.TeamID, Types: []access.EntityType{access.TypeConnection},
-		Projects: p.Projects, Limit: dataexec.MaxSearchLimit})
+		Projects: p.Projects, UserID: p.UserID, Limit: dataexec.MaxSearchLimit})
 	if err != nil {
 		return nil, err
 	}

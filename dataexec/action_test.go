@@ -47,13 +47,15 @@ func TestActionChecks(t *testing.T) {
 		want askbi.Code
 	}{
 		{"update saved chart as viewer", vic, update(dataexec.ChartChange{ChartID: "c-signups", Name: "x"}), askbi.Forbidden},
-		{"update preview as viewer", vic, update(dataexec.ChartChange{ChartID: "c-draft", Name: "x"}), ""},
+		{"update own preview as viewer", vic, update(dataexec.ChartChange{ChartID: "c-vic", Name: "x"}), ""},
+		{"update another member's preview", alice, update(dataexec.ChartChange{ChartID: "c-draft", Name: "x"}), askbi.NotFound},
 		{"update to an unknown type", bob, update(dataexec.ChartChange{ChartID: "c-signups", Type: "radar"}), askbi.InvalidArgument},
 		{"update another team's chart", carol, update(dataexec.ChartChange{ChartID: "c-signups", Name: "x"}), askbi.NotFound},
 		{"update", bob, update(dataexec.ChartChange{ChartID: "c-signups", Name: "Signups per day"}), ""},
-		{"place as viewer", vic, place(dataexec.Placement{ChartID: "c-draft", DashboardID: "d-growth"}), askbi.Forbidden},
+		{"place own preview as viewer", vic, place(dataexec.Placement{ChartID: "c-vic", DashboardID: "d-growth"}), askbi.Forbidden},
+		{"place another member's preview", alice, place(dataexec.Placement{ChartID: "c-draft", DashboardID: "d-growth"}), askbi.NotFound},
 		{"place saved chart", bob, place(dataexec.Placement{ChartID: "c-signups", DashboardID: "d-growth"}), askbi.Conflict},
-		{"place across projects", alice, place(dataexec.Placement{ChartID: "c-draft", DashboardID: "d-fin"}), askbi.InvalidArgument},
+		{"place across projects", alice, place(dataexec.Placement{ChartID: "c-alice", DashboardID: "d-fin"}), askbi.InvalidArgument},
 		{"place", bob, place(dataexec.Placement{ChartID: "c-draft", DashboardID: "d-growth"}), ""},
 		{"delete as viewer", vic, remove(dataexec.DashboardRef{DashboardID: "d-growth"}), askbi.Forbidden},
 		{"delete out of projects", bob, remove(dataexec.DashboardRef{DashboardID: "d-fin"}), askbi.NotFound},

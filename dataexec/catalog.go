@@ -61,7 +61,10 @@ const (
 )
 
 // Chart draws one dataset. A chart with no DashboardID is a temporary
-// preview; PlaceChart puts it on a dashboard, in place.
+// preview, a private draft of its creator (CreatedBy): no other member
+// reaches it, in search, reads, changes or placement, and a preview
+// with no recorded creator reaches nobody. PlaceChart puts it on a
+// dashboard, in place, and from then on it is the team's.
 type Chart struct {
 	ID     string `json:"id"`
 	TeamID string `json:"team_id"`
@@ -79,14 +82,22 @@ type Chart struct {
 	// Filters are applied to the dataset's rows before the chart draws
 	// them: the filters and date range of the answer the chart was made
 	// from. They are set when the chart is created and kept after.
-	Filters   []Filter  `json:"filters,omitempty"`
+	Filters []Filter `json:"filters,omitempty"`
+	// CreatedBy is the user who created the chart (Executor sets it on
+	// every preview it creates), kept as it is by every change.
+	CreatedBy string    `json:"created_by,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// Ref returns the access reference of c.
+// Ref returns the access reference of c: a preview is private to its
+// creator (access.Entity.Private).
 func (c Chart) Ref() access.Entity {
-	return access.Entity{Type: access.TypeChart, ID: c.ID, TeamID: c.TeamID, ProjectID: c.ProjectID}
+	e := access.Entity{Type: access.TypeChart, ID: c.ID, TeamID: c.TeamID, ProjectID: c.ProjectID}
+	if c.DashboardID == "" {
+		e.Private, e.OwnerID = true, c.CreatedBy
+	}
+	return e
 }
 
 // Status returns StatusPreview for a chart on no dashboard, else
@@ -306,9 +317,10 @@ type Catalog interface {
 
 	// Search lists entities of q.TeamID whose name contains q.Text (case
 	// insensitive, literally: no wildcards; "" matches all), of q.Types
-	// (all four when empty), in q.Projects or team-wide, most recently
-	// updated first (ties by ID), at most q.Limit. It returns no error
-	// codes of its own.
+	// (all four when empty), in q.Projects or team-wide, and reached by
+	// q.UserID (a preview only when q.UserID created it), most recently
+	// updated first (ties by ID), at most q.Limit. Each row's Entity is
+	// its entity's Ref. It returns no error codes of its own.
 	Search(ctx context.Context, q CatalogQuery) ([]SearchRow, error)
 }
 
@@ -323,13 +335,13 @@ type CatalogWriter interface {
 	// assigned by the catalog; an ID in use gives Conflict.
 	CreateChart(ctx context.Context, c Chart) (Chart, error)
 	// UpdateChart replaces the Name, Type, DatasetID, XField, YFields and
-	// UpdatedAt of chart c.ID, leaving its team, project, dashboard and
-	// CreatedAt as stored, and returns the stored chart. It returns
-	// NotFound for an unknown chart.
+	// UpdatedAt of chart c.ID, leaving its team, project, dashboard,
+	// CreatedBy and CreatedAt as stored, and returns the stored chart. It
+	// returns NotFound for an unknown chart.
 	UpdateChart(ctx context.Context, c Chart) (Chart, error)
 	// PlaceChart puts preview chart chartID on dashboardID in one atomic
-	// step: the chart keeps its ID and takes the dashboard's ID and
-	// project, and UpdatedAt at. It returns NotFound for an unknown chart
+	// step: the chart keeps its ID and CreatedBy and takes the
+	// dashboard's ID and project, and UpdatedAt at. It returns NotFound for an unknown chart
 	// or dashboard, and Conflict when the chart is not a preview (also when
 	// a concurrent call placed it first).
 	PlaceChart(ctx context.Context, chartID, dashboardID string, at time.Time) (Chart, error)
@@ -366,7 +378,10 @@ type CatalogQuery struct {
 	Text     string
 	Types    []access.EntityType // dashboard, chart, dataset, connection; empty means all
 	Projects access.Projects     // the caller's live project access
-	Limit    int                 // at least 1
+	// UserID is the caller: the previews it created are listed, other
+	// previews are not (access.Entity.ReachedBy). "" lists no preview.
+	UserID string
+	Limit  int // at least 1
 }
 
 // SearchRow is one Catalog search hit, with what its info line needs.

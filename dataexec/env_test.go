@@ -148,6 +148,9 @@ func signupsTable() *dataexec.Table {
 //     growth only), vic (viewer, growth and finance);
 //   - team globex, project ops: carol (owner).
 //
+// Charts: c-signups on d-growth, c-ops on d-ops, and the previews c-draft
+// (bob's), c-vic and c-alice, each its creator's alone.
+//
 // Connections wh (acme, team-wide) and gx (globex) run on src; legacy
 // (acme, mysql) has no source; fin (acme, finance) runs on src; off
 // (acme) is inactive.
@@ -213,8 +216,12 @@ func newEnv(t testing.TB, opts *dataexec.Options) *env {
 	for _, c := range []dataexec.Chart{
 		{ID: "c-signups", TeamID: "acme", ProjectID: "growth", DashboardID: "d-growth", Name: "Signups by day",
 			Type: dataexec.ChartLine, DatasetID: "signups", XField: "day", YFields: []string{"signups"}, UpdatedAt: at(30)},
-		{ID: "c-draft", TeamID: "acme", ProjectID: "growth", Name: "Signups draft",
+		{ID: "c-draft", TeamID: "acme", ProjectID: "growth", Name: "Signups draft", CreatedBy: "bob",
 			Type: dataexec.ChartBar, DatasetID: "signups", XField: "country", YFields: []string{"signups"}, UpdatedAt: at(31)},
+		{ID: "c-vic", TeamID: "acme", ProjectID: "growth", Name: "Vic's draft", CreatedBy: "vic",
+			Type: dataexec.ChartLine, DatasetID: "signups", XField: "day", YFields: []string{"signups"}, UpdatedAt: at(33)},
+		{ID: "c-alice", TeamID: "acme", ProjectID: "growth", Name: "Alice's draft", CreatedBy: "alice",
+			Type: dataexec.ChartLine, DatasetID: "signups", XField: "day", YFields: []string{"signups"}, UpdatedAt: at(34)},
 		{ID: "c-ops", TeamID: "globex", ProjectID: "ops", DashboardID: "d-ops", Name: "Tickets",
 			Type: dataexec.ChartBar, DatasetID: "tickets", XField: "day", YFields: []string{"signups"}, UpdatedAt: at(32)},
 	} {

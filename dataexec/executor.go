@@ -374,8 +374,8 @@ func (e *Executor) saveDataset(ctx context.Context, p access.Principal, name, da
 
 // CreateChartPreview runs a dataset, checks a bounded sample as chart data
 // (rows exist, fields exist, every value field has a finite number), and
-// only then creates a temporary preview chart. It never places the chart
-// on a dashboard.
+// only then creates a temporary preview chart, private to p's user until
+// it is placed (Chart). It never places the chart on a dashboard.
 //
 // It needs access.RightPreviewChart on the dataset. Errors: those of
 // RunDataset; InvalidArgument for a bad spec; InvalidResult with a
@@ -405,7 +405,8 @@ func (e *Executor) CreateChartPreview(ctx context.Context, p access.Principal, s
 	now := e.now()
 	c, err := w.CreateChart(ctx, Chart{
 		TeamID: ds.TeamID, ProjectID: ds.ProjectID, Name: strings.TrimSpace(spec.Name), Type: spec.Type,
-		DatasetID: ds.ID, XField: spec.XField, YFields: spec.YFields, Filters: spec.Filters, CreatedAt: now, UpdatedAt: now,
+		DatasetID: ds.ID, XField: spec.XField, YFields: spec.YFields, Filters: spec.Filters,
+		CreatedBy: live.UserID, CreatedAt: now, UpdatedAt: now,
 	})
 	if err != nil {
 		return nil, err
@@ -540,7 +541,7 @@ func (e *Executor) connections(ctx context.Context, p access.Principal) ([]Ref, 
 		return nil, err
 	}
 	rows, err := e.catalog.Search(ctx, CatalogQuery{TeamID: live.TeamID, Types: []access.EntityType{access.TypeConnection},
-		Projects: live.Projects, Limit: MaxSearchLimit})
+		Projects: live.Projects, UserID: live.UserID, Limit: MaxSearchLimit})
 	if err != nil {
 		return nil, err
 	}

@@ -121,6 +121,7 @@ func (m *MemoryCatalog) Search(_ context.Context, q CatalogQuery) ([]SearchRow, 
 		return e.TeamID == q.TeamID &&
 			(len(q.Types) == 0 || slices.Contains(q.Types, e.Type)) &&
 			(e.ProjectID == "" || q.Projects.Contains(e.ProjectID)) &&
+			e.ReachedBy(q.UserID) &&
 			strings.Contains(strings.ToLower(name), text)
 	}
 	var rows []SearchRow

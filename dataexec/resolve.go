@@ -92,7 +92,7 @@ func (e *Executor) resolve(ctx context.Context, live access.Principal, r access.
 // which reports it for dashboards.
 func (e *Executor) chartCount(ctx context.Context, live access.Principal, d Dashboard) (int, error) {
 	rows, err := e.catalog.Search(ctx, CatalogQuery{TeamID: d.TeamID, Text: d.Name, Types: []access.EntityType{access.TypeDashboard},
-		Projects: live.Projects, Limit: MaxSearchLimit})
+		Projects: live.Projects, UserID: live.UserID, Limit: MaxSearchLimit})
 	if err != nil {
 		return 0, err
 	}

@@ -55,7 +55,7 @@ func TestScopedDataset(t *testing.T) {
 	ds.Scope = &dataexec.Scope{Filters: []dataexec.Filter{{Field: "page_path", Op: dataexec.OpEq, Value: "/pricing"}}, UnscopedID: "signups"}
 	e.cat.PutDataset(ds)
 	e.cat.PutChart(dataexec.Chart{ID: "c-us", TeamID: "acme", ProjectID: "growth", Name: "US signups", Type: dataexec.ChartLine,
-		DatasetID: "signups-us", XField: "day", YFields: []string{"signups"}})
+		DatasetID: "signups-us", XField: "day", YFields: []string{"signups"}, CreatedBy: "alice"})
 
 	wantText := "page_path = /pricing, country = US"
 	wantInfo := "Warehouse · PostgreSQL · Scope: " + wantText

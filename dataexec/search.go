@@ -55,9 +55,9 @@ type SearchQuery struct {
 
 // Search finds the dashboards, charts, datasets and connections whose name
 // contains q.Text, most recently updated first, among those the principal
-// may read (access.RightRead on each: same team, and a project it can
-// reach, or team-wide). It serves both the chat context picker and the MCP
-// search_workspace tool.
+// may read (access.RightRead on each: same team, a project it can reach
+// or team-wide, and a preview only when it created it). It serves both
+// the chat context picker and the MCP search_workspace tool.
 //
 // Errors: TooLarge, Forbidden,
 // ScopeRequired (a token without data:read); InvalidArgument for a limit
@@ -95,7 +95,8 @@ func (e *Executor) Search(ctx context.Context, p access.Principal, q SearchQuery
 			types = append(types, t)
 		}
 	}
-	rows, err := e.catalog.Search(ctx, CatalogQuery{TeamID: live.TeamID, Text: text, Types: types, Projects: live.Projects, Limit: limit})
+	rows, err := e.catalog.Search(ctx, CatalogQuery{TeamID: live.TeamID, Text: text, Types: types, Projects: live.Projects,
+		UserID: live.UserID, Limit: limit})
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,8 @@ func TestSearch(t *testing.T) {
 	}
 	var (
 		cSignups = ref(access.TypeChart, "c-signups", "Signups by day", "growth", "Growth overview · line chart")
-		cDraft   = ref(access.TypeChart, "c-draft", "Signups draft", "growth", "Preview · bar chart")
+		cDraft   = ref(access.TypeChart, "c-draft", "Signups draft", "growth", "Preview · bar chart") // bob's
+		cAlice   = ref(access.TypeChart, "c-alice", "Alice's draft", "growth", "Preview · line chart")
 		dsSign   = ref(access.TypeDataset, "signups", "Signups", "growth", "Warehouse · PostgreSQL")
 		dsMRR    = ref(access.TypeDataset, "mrr", "MRR", "finance", "Ledger · PostgreSQL")
 		dsShop   = ref(access.TypeDataset, "shop", "Shop orders", "growth", "Old shop · MySQL")
@@ -40,18 +41,20 @@ func TestSearch(t *testing.T) {
 		q    dataexec.SearchQuery
 		want []dataexec.Ref
 	}{
+		// Each member's search lists its own previews and no other's.
 		{"recent items", alice, dataexec.SearchQuery{},
-			[]dataexec.Ref{dGrowth, dFin, dsSign, dsMRR, dsShop, cSignups, cDraft, cnWH, cnFin, cnLegacy, cnOff}},
-		{"name match, any case", vic, dataexec.SearchQuery{Text: "SIGNUPS"}, []dataexec.Ref{dsSign, cSignups, cDraft}},
-		{"types", vic, dataexec.SearchQuery{Text: "signups", Types: []access.EntityType{access.TypeChart}}, []dataexec.Ref{cSignups, cDraft}},
+			[]dataexec.Ref{dGrowth, dFin, dsSign, dsMRR, dsShop, cSignups, cAlice, cnWH, cnFin, cnLegacy, cnOff}},
+		{"name match, any case", vic, dataexec.SearchQuery{Text: "SIGNUPS"}, []dataexec.Ref{dsSign, cSignups}},
+		{"types", vic, dataexec.SearchQuery{Text: "signups", Types: []access.EntityType{access.TypeChart}}, []dataexec.Ref{cSignups}},
+		{"types, the preview's creator", bob, dataexec.SearchQuery{Text: "signups", Types: []access.EntityType{access.TypeChart}}, []dataexec.Ref{cSignups, cDraft}},
 		{"connections for the context picker", vic, dataexec.SearchQuery{Types: []access.EntityType{access.TypeConnection}},
 			[]dataexec.Ref{cnWH, cnFin, cnLegacy, cnOff}},
 		{"editor with one project", bob, dataexec.SearchQuery{},
 			[]dataexec.Ref{dGrowth, dsSign, dsShop, cSignups, cDraft, cnWH, cnLegacy, cnOff}},
 		{"viewer with one project", session("val", "acme"), dataexec.SearchQuery{},
-			[]dataexec.Ref{dGrowth, dsSign, dsShop, cSignups, cDraft, cnWH, cnLegacy, cnOff}},
+			[]dataexec.Ref{dGrowth, dsSign, dsShop, cSignups, cnWH, cnLegacy, cnOff}},
 		{"selected-project key", growthKey, dataexec.SearchQuery{Text: "e"},
-			[]dataexec.Ref{dGrowth, dsShop, cnWH, cnOff}},
+			[]dataexec.Ref{dGrowth, dsShop, cAlice, cnWH, cnOff}},
 		{"another team sees only its own", carol, dataexec.SearchQuery{Text: "s"},
 			[]dataexec.Ref{ref(access.TypeDashboard, "d-ops", "Ops", "ops", "1 chart"), ref(access.TypeDataset, "tickets", "Tickets", "ops", "Globex DB · PostgreSQL"),
 				ref(access.TypeChart, "c-ops", "Tickets", "ops", "Ops · bar chart")}},

@@ -213,7 +213,7 @@ func TestCreateChartPreview(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantChart := dataexec.Chart{ID: got.Chart.ID, TeamID: "acme", ProjectID: "growth", Name: "Signups by country", Type: dataexec.ChartBar,
-		DatasetID: "signups", XField: "country", YFields: []string{"signups"}, CreatedAt: t0, UpdatedAt: t0}
+		DatasetID: "signups", XField: "country", YFields: []string{"signups"}, CreatedBy: "vic", CreatedAt: t0, UpdatedAt: t0}
 	if diff := cmp.Diff(wantChart, stored, catalogtest.CmpOptions); diff != "" {
 		t.Errorf("stored chart mismatch (-want +got):\n%s", diff)
 	}
@@ -261,9 +261,10 @@ func TestCreateChartPreview(t *testing.T) {
 			if ran := e.calls() > 0; ran != tc.ran {
 				t.Errorf("source ran: %v, want %v", ran, tc.ran)
 			}
-			rows, _ := e.cat.Search(ctx, dataexec.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeChart}, Projects: access.AllProjects(), Limit: 50})
+			rows, _ := e.cat.Search(ctx, dataexec.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeChart}, Projects: access.AllProjects(),
+				UserID: tc.p.UserID, Limit: 50})
 			if len(rows) != 2 {
-				t.Errorf("acme has %d charts, want the 2 seeded (nothing created)", len(rows))
+				t.Errorf("acme has %d charts %s reaches, want the 2 seeded (nothing created)", len(rows), tc.p.UserID)
 			}
 		})
 	}
@@ -277,11 +278,13 @@ func TestPlaceChart(t *testing.T) {
 	}
 	id := preview.Chart.ID
 
-	_, err = e.exec.PlaceChart(ctx, vic, id, "d-growth")
+	_, err = e.exec.PlaceChart(ctx, vic, "c-vic", "d-growth")
 	mustCode(t, err, askbi.Forbidden) // a viewer cannot edit the dashboard
+	_, err = e.exec.PlaceChart(ctx, alice, id, "d-growth")
+	mustCode(t, err, askbi.NotFound) // another member's preview, for the team's owner too
 	_, err = e.exec.PlaceChart(ctx, bob, id, "d-fin")
 	mustCode(t, err, askbi.NotFound) // out of bob's projects
-	_, err = e.exec.PlaceChart(ctx, alice, id, "d-fin")
+	_, err = e.exec.PlaceChart(ctx, alice, "c-alice", "d-fin")
 	mustCode(t, err, askbi.InvalidArgument) // another project than the dataset's
 	_, err = e.exec.PlaceChart(ctx, bob, id, "d-ops")
 	mustCode(t, err, askbi.NotFound) // another team's dashboard
@@ -308,7 +311,7 @@ func TestPlaceChart(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantStored := dataexec.Chart{ID: id, TeamID: "acme", ProjectID: "growth", DashboardID: "d-growth", Name: "By country", Type: dataexec.ChartPie,
-		DatasetID: "signups", XField: "country", YFields: []string{"signups"}, CreatedAt: t0, UpdatedAt: t0.Add(time.Minute)}
+		DatasetID: "signups", XField: "country", YFields: []string{"signups"}, CreatedBy: "bob", CreatedAt: t0, UpdatedAt: t0.Add(time.Minute)}
 	if diff := cmp.Diff(wantStored, stored, catalogtest.CmpOptions); diff != "" {
 		t.Errorf("placed chart mismatch (-want +got):\n%s", diff)
 	}
@@ -326,7 +329,7 @@ func TestPlaceChart(t *testing.T) {
 	for _, a := range e.audit.Entries() {
 		actions = append(actions, a.Action+" "+a.Outcome)
 	}
-	wantActions := []string{"chart.preview ok", "chart.place forbidden", "chart.place not_found", "chart.place invalid_argument",
+	wantActions := []string{"chart.preview ok", "chart.place forbidden", "chart.place not_found", "chart.place not_found", "chart.place invalid_argument",
 		"chart.place not_found", "chart.place not_found", "chart.place ok", "chart.place conflict", "chart.place not_found"}
 	if diff := cmp.Diff(wantActions, actions); diff != "" {
 		t.Errorf("audit mismatch (-want +got):\n%s", diff)
@@ -350,8 +353,8 @@ func TestUpdateChart(t *testing.T) {
 	}
 	_, err = e.exec.UpdateChart(ctx, vic, change)
 	mustCode(t, err, askbi.Forbidden) // a saved chart needs the dashboard edit right
-	if _, err := e.exec.UpdateChart(ctx, vic, dataexec.ChartChange{ChartID: "c-draft", Type: dataexec.ChartArea}); err != nil {
-		t.Errorf("viewer updating a preview: %v", err)
+	if _, err := e.exec.UpdateChart(ctx, vic, dataexec.ChartChange{ChartID: "c-vic", Type: dataexec.ChartArea}); err != nil {
+		t.Errorf("viewer updating her preview: %v", err)
 	}
 	_, err = e.exec.UpdateChart(ctx, bob, dataexec.ChartChange{ChartID: "c-signups", YFields: []string{"country"}})
 	mustCode(t, err, askbi.InvalidResult)
@@ -365,7 +368,7 @@ func TestUpdateChart(t *testing.T) {
 	for _, a := range e.audit.Entries() {
 		actions = append(actions, a.Action+" "+a.Outcome+" "+a.Target.ID)
 	}
-	wantActions := []string{"chart.update ok c-signups", "chart.update forbidden c-signups", "chart.update ok c-draft",
+	wantActions := []string{"chart.update ok c-signups", "chart.update forbidden c-signups", "chart.update ok c-vic",
 		"chart.update invalid_result c-signups", "chart.update not_found nope"}
 	if diff := cmp.Diff(wantActions, actions); diff != "" {
 		t.Errorf("audit mismatch (-want +got):\n%s", diff)
@@ -456,7 +459,7 @@ func TestPlaceCharts(t *testing.T) {
 	}
 	x := e.exec.x
 	charts := func() map[string]string { // chart ID → dashboard
-		rows, _ := e.cat.Search(ctx, dataexec.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeChart}, Projects: access.AllProjects(), Limit: 100})
+		rows, _ := e.cat.Search(ctx, dataexec.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeChart}, Projects: access.AllProjects(), UserID: "bob", Limit: 100})
 		out := map[string]string{}
 		for _, r := range rows {
 			c, _ := e.cat.Chart(ctx, r.Entity.ID)
@@ -466,8 +469,9 @@ func TestPlaceCharts(t *testing.T) {
 	}
 	before := charts()
 
-	// Refusals place nothing: a viewer, a saved chart on another
-	// dashboard in the batch, a dashboard of another project, none, too many.
+	// Refusals place nothing: a viewer, another member's preview or
+	// another team's chart in the batch, a saved chart on another
+	// dashboard in the batch, a dashboard of another project, none.
 	p := func(who access.Principal, dash string, ids ...string) (*dataexec.Placed, error) {
 		live, err := e.exec.gate.Begin(ctx, who)
 		if err != nil {
@@ -475,11 +479,15 @@ func TestPlaceCharts(t *testing.T) {
 		}
 		return x.PlaceCharts(ctx, live, ids, dash)
 	}
-	_, err := p(vic, "d-growth", ids...)
+	_, err := p(vic, "d-growth", "c-vic")
 	mustCode(t, err, askbi.Forbidden)
-	_, err = p(alice, "d-growth", ids[0], "c-ops")
+	_, err = p(alice, "d-growth", ids...)
 	mustCode(t, err, askbi.NotFound)
-	_, err = p(alice, "d-fin", ids...)
+	_, err = p(bob, "d-growth", ids[0], "c-vic")
+	mustCode(t, err, askbi.NotFound)
+	_, err = p(bob, "d-growth", ids[0], "c-ops")
+	mustCode(t, err, askbi.NotFound)
+	_, err = p(alice, "d-fin", "c-alice")
 	mustCode(t, err, askbi.InvalidArgument)
 	_, err = p(bob, "d-growth")
 	mustCode(t, err, askbi.InvalidArgument)

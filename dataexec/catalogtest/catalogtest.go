@@ -69,7 +69,9 @@ func at(min int) time.Time { return T0.Add(time.Duration(min) * time.Minute) }
 
 // NewFixture returns the suite's workspace: team acme (projects growth and
 // finance) and team globex (project ops), with connections, dashboards,
-// datasets, saved charts and one preview chart.
+// datasets, saved charts, alice's preview chart-draft, bob's preview
+// chart-bob and chart-legacy, a preview with no recorded creator (saved
+// before creators were), which no user reaches.
 func NewFixture() Fixture {
 	return Fixture{
 		Connections: []dataexec.Connection{
@@ -126,9 +128,18 @@ func NewFixture() Fixture {
 				Type: dataexec.ChartArea, DatasetID: "ds-mrr", XField: "month", YFields: []string{"mrr"}, CreatedAt: at(0), UpdatedAt: at(32)},
 			{ID: "chart-draft", TeamID: "acme", ProjectID: "growth", Name: "Draft signups",
 				Type: dataexec.ChartBar, DatasetID: "ds-signups", XField: "week", YFields: []string{"signups"},
-				Filters: []dataexec.Filter{{Field: "week", Op: dataexec.OpGte, Value: "2026-11-01"}}, CreatedAt: at(0), UpdatedAt: at(33)},
+				Filters:   []dataexec.Filter{{Field: "week", Op: dataexec.OpGte, Value: "2026-11-01"}},
+				CreatedBy: "alice", CreatedAt: at(0), UpdatedAt: at(33)},
 			{ID: "chart-tickets", TeamID: "globex", ProjectID: "ops", DashboardID: "dash-ops", Name: "Tickets",
 				Type: dataexec.ChartKPI, DatasetID: "ds-tickets", YFields: []string{"count"}, CreatedAt: at(0), UpdatedAt: at(34)},
+			// The two most recent: a catalog that left them out only after
+			// its LIMIT would return too few rows.
+			{ID: "chart-bob", TeamID: "acme", ProjectID: "growth", Name: "Bob's signups draft",
+				Type: dataexec.ChartLine, DatasetID: "ds-signups", XField: "week", YFields: []string{"signups"},
+				CreatedBy: "bob", CreatedAt: at(0), UpdatedAt: at(35)},
+			{ID: "chart-legacy", TeamID: "acme", ProjectID: "growth", Name: "Legacy signups draft",
+				Type: dataexec.ChartLine, DatasetID: "ds-signups", XField: "week", YFields: []string{"signups"},
+				CreatedAt: at(0), UpdatedAt: at(36)},
 		},
 	}
 }
@@ -206,6 +217,7 @@ func Run(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.Catalog
 			"chart-country": {Entity: fx.Charts[1].Ref(), Name: "Signups by country", UpdatedAt: at(31), ChartType: dataexec.ChartBar, DashboardName: "Growth overview"},
 			"chart-mrr":     {Entity: fx.Charts[2].Ref(), Name: "MRR trend", UpdatedAt: at(32), ChartType: dataexec.ChartArea, DashboardName: "Finance"},
 			"chart-draft":   {Entity: fx.Charts[3].Ref(), Name: "Draft signups", UpdatedAt: at(33), ChartType: dataexec.ChartBar},
+			"chart-bob":     {Entity: fx.Charts[5].Ref(), Name: "Bob's signups draft", UpdatedAt: at(35), ChartType: dataexec.ChartLine},
 		}
 		pick := func(ids ...string) []dataexec.SearchRow {
 			out := []dataexec.SearchRow{}
@@ -220,22 +232,29 @@ func Run(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.Catalog
 			q    dataexec.CatalogQuery
 			want []dataexec.SearchRow
 		}{
-			{"recent first", dataexec.CatalogQuery{TeamID: "acme", Projects: all, Limit: 50},
+			{"recent first", dataexec.CatalogQuery{TeamID: "acme", Projects: all, UserID: "alice", Limit: 50},
 				pick("chart-draft", "chart-mrr", "chart-country", "chart-signups", "ds-conv", "ds-mrr", "ds-signups", "dash-fin", "dash-growth", "conn-fin", "conn-wh")},
-			{"limit", dataexec.CatalogQuery{TeamID: "acme", Projects: all, Limit: 2}, pick("chart-draft", "chart-mrr")},
-			{"case-insensitive", dataexec.CatalogQuery{TeamID: "acme", Text: "SIGNUPS", Projects: all, Limit: 50},
+			{"limit", dataexec.CatalogQuery{TeamID: "acme", Projects: all, UserID: "alice", Limit: 2}, pick("chart-draft", "chart-mrr")},
+			{"case-insensitive", dataexec.CatalogQuery{TeamID: "acme", Text: "SIGNUPS", Projects: all, UserID: "alice", Limit: 50},
 				pick("chart-draft", "chart-country", "chart-signups", "ds-signups")},
-			{"types", dataexec.CatalogQuery{TeamID: "acme", Text: "signups", Types: []access.EntityType{access.TypeDataset, access.TypeDashboard}, Projects: all, Limit: 50},
+			{"types", dataexec.CatalogQuery{TeamID: "acme", Text: "signups", Types: []access.EntityType{access.TypeDataset, access.TypeDashboard}, Projects: all, UserID: "alice", Limit: 50},
 				pick("ds-signups")},
-			{"connections", dataexec.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeConnection}, Projects: all, Limit: 50},
+			{"connections", dataexec.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeConnection}, Projects: all, UserID: "alice", Limit: 50},
 				pick("conn-fin", "conn-wh")},
-			{"one project and team-wide", dataexec.CatalogQuery{TeamID: "acme", Projects: access.ProjectSet("growth"), Limit: 50},
+			{"one project and team-wide", dataexec.CatalogQuery{TeamID: "acme", Projects: access.ProjectSet("growth"), UserID: "alice", Limit: 50},
 				pick("chart-draft", "chart-country", "chart-signups", "ds-conv", "ds-signups", "dash-growth", "conn-wh")},
-			{"no projects", dataexec.CatalogQuery{TeamID: "acme", Projects: access.Projects{}, Limit: 50}, pick("conn-wh")},
-			{"percent is literal", dataexec.CatalogQuery{TeamID: "acme", Text: "50%", Projects: all, Limit: 50}, pick("ds-conv")},
-			{"underscore is literal", dataexec.CatalogQuery{TeamID: "acme", Text: "_", Projects: all, Limit: 50}, pick()},
-			{"other team's names", dataexec.CatalogQuery{TeamID: "acme", Text: "ops", Projects: all, Limit: 50}, pick()},
-			{"unknown team", dataexec.CatalogQuery{TeamID: "initech", Projects: all, Limit: 50}, pick()},
+			{"no projects", dataexec.CatalogQuery{TeamID: "acme", Projects: access.Projects{}, UserID: "alice", Limit: 50}, pick("conn-wh")},
+			{"percent is literal", dataexec.CatalogQuery{TeamID: "acme", Text: "50%", Projects: all, UserID: "alice", Limit: 50}, pick("ds-conv")},
+			{"underscore is literal", dataexec.CatalogQuery{TeamID: "acme", Text: "_", Projects: all, UserID: "alice", Limit: 50}, pick()},
+			{"other team's names", dataexec.CatalogQuery{TeamID: "acme", Text: "ops", Projects: all, UserID: "alice", Limit: 50}, pick()},
+			{"unknown team", dataexec.CatalogQuery{TeamID: "initech", Projects: all, UserID: "alice", Limit: 50}, pick()},
+			// A preview is its creator's alone; one with no creator is
+			// nobody's, and a query without a user lists no preview.
+			{"another user's previews", dataexec.CatalogQuery{TeamID: "acme", Text: "draft", Projects: all, UserID: "bob", Limit: 50}, pick("chart-bob")},
+			{"a user with no previews", dataexec.CatalogQuery{TeamID: "acme", Text: "draft", Projects: all, UserID: "vic", Limit: 50}, pick()},
+			{"no user", dataexec.CatalogQuery{TeamID: "acme", Text: "signups", Projects: all, Limit: 50},
+				pick("chart-country", "chart-signups", "ds-signups")},
+			{"another user's previews, limit", dataexec.CatalogQuery{TeamID: "acme", Projects: all, UserID: "bob", Limit: 2}, pick("chart-bob", "chart-mrr")},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				got, err := c.Search(ctx, tc.q)
@@ -360,7 +379,7 @@ func runWriter(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.C
 	t.Run("CreateChart", func(t *testing.T) {
 		c, w := newWriter(t)
 		want := dataexec.Chart{TeamID: "acme", ProjectID: "growth", Name: "New preview", Type: dataexec.ChartPie,
-			DatasetID: "ds-signups", XField: "week", YFields: []string{"signups"}, CreatedAt: at(41), UpdatedAt: at(41)}
+			DatasetID: "ds-signups", XField: "week", YFields: []string{"signups"}, CreatedBy: "vic", CreatedAt: at(41), UpdatedAt: at(41)}
 		got, err := w.CreateChart(ctx, want)
 		if err != nil {
 			t.Fatalf("CreateChart: %v", err)
@@ -373,6 +392,16 @@ func runWriter(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.C
 		mustMatch(t, "Chart", want, stored, err)
 		if _, err := w.CreateChart(ctx, want); askbi.ErrorCode(err) != askbi.Conflict {
 			t.Errorf("CreateChart(existing ID) = %v, want conflict", err)
+		}
+		// The new preview is its creator's: listed to vic, to nobody else.
+		q := dataexec.CatalogQuery{TeamID: "acme", Text: "new preview", Projects: access.AllProjects(), UserID: "vic", Limit: 5}
+		rows, err := c.Search(ctx, q)
+		if err != nil || len(rows) != 1 || rows[0].Entity != want.Ref() {
+			t.Errorf("Search by its creator = %+v, %v; want the preview, private to vic", rows, err)
+		}
+		q.UserID = "alice"
+		if rows, err := c.Search(ctx, q); err != nil || len(rows) != 0 {
+			t.Errorf("Search by another user = %+v, %v; want nothing", rows, err)
 		}
 	})
 
@@ -400,6 +429,17 @@ func runWriter(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.C
 		if _, err := w.UpdateChart(ctx, change); askbi.ErrorCode(err) != askbi.NotFound {
 			t.Errorf("UpdateChart(unknown) = %v, want not_found", err)
 		}
+
+		// A preview's creator stays as stored.
+		draft := fx.Charts[3]
+		change = draft
+		change.Name, change.UpdatedAt, change.CreatedBy = "Renamed draft", at(42), "mallory"
+		want = draft
+		want.Name, want.UpdatedAt = "Renamed draft", at(42)
+		got, err = w.UpdateChart(ctx, change)
+		mustMatch(t, "UpdateChart of a preview", want, got, err)
+		stored, err = c.Chart(ctx, draft.ID)
+		mustMatch(t, "Chart", want, stored, err)
 	})
 
 	t.Run("PlaceChart", func(t *testing.T) {
@@ -431,6 +471,17 @@ func runWriter(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.C
 		}
 		stored, err = c.Chart(ctx, "chart-draft")
 		mustMatch(t, "Chart after failed placements", want, stored, err)
+
+		// Placed, the chart is the team's: listed to every member who
+		// reaches its project, as a saved chart.
+		rows, err := c.Search(ctx, dataexec.CatalogQuery{TeamID: "acme", Text: "draft signups", Projects: access.AllProjects(), UserID: "bob", Limit: 5})
+		wantRows := []dataexec.SearchRow{{Entity: want.Ref(), Name: "Draft signups", UpdatedAt: at(43), ChartType: dataexec.ChartBar, DashboardName: "Finance"}}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(wantRows, rows, CmpOptions); diff != "" || want.Ref().Private {
+			t.Errorf("Search by another member after placement mismatch (-want +got):\n%s", diff)
+		}
 	})
 
 	t.Run("PlaceChartConcurrently", func(t *testing.T) {

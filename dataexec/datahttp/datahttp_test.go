@@ -216,13 +216,10 @@ func TestAccess(t *testing.T) {
 	}
 }
 
-// TestPreviewPage: the preview page's view offers placement only to a
-// user who may edit a dashboard of its project; placing goes through the
-// executor's placement (a viewer is refused and nothing changes), and the
-// page stays valid afterwards, showing the chart saved.
-func TestPreviewPage(t *testing.T) {
-	e := MustEnv(t, 0)
-	live, err := e.checker.Live(context.Background(), sessions["alice"])
+// MustPreview creates a preview of ds_country as user.
+func (e *env) MustPreview(t *testing.T, user string) string {
+	t.Helper()
+	live, err := e.checker.Live(context.Background(), sessions[user])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,8 +228,17 @@ func TestPreviewPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := cr.Chart.ID
-	view := func(user string) datahttp.View {
+	return cr.Chart.ID
+}
+
+// TestPreviewPage: the preview page's view offers placement only to a
+// user who may edit a dashboard of its project; placing goes through the
+// executor's placement (a viewer is refused and nothing changes), and the
+// page stays valid afterwards, showing the chart saved.
+func TestPreviewPage(t *testing.T) {
+	e := MustEnv(t, 0)
+	id := e.MustPreview(t, "alice")
+	viewOf := func(user, id string) datahttp.View {
 		t.Helper()
 		status, doc := e.do(t, "GET", "/api/charts/"+id, "session-"+user, "")
 		if status != 200 {
@@ -243,6 +249,7 @@ func TestPreviewPage(t *testing.T) {
 		json.Unmarshal(b, &v)
 		return v
 	}
+	view := func(user string) datahttp.View { t.Helper(); return viewOf(user, id) }
 	names := func(refs []dataexec.Ref) []string {
 		out := []string{}
 		for _, r := range refs {
@@ -260,15 +267,17 @@ func TestPreviewPage(t *testing.T) {
 	if v.Links.Chart != "https://bi.example.com/previews/"+id || v.Links.Datasets["ds_country"] != "https://bi.example.com/datasets/ds_country" {
 		t.Errorf("preview links = %+v", v.Links)
 	}
-	// A read-only user sees the preview with nowhere to place it, and
-	// cannot place it by hand either.
-	if got := view("vic").PlaceOn; len(got) != 0 {
+	// A read-only user sees her own preview with nowhere to place it,
+	// and cannot place it by hand either. (Another member's preview she
+	// does not see at all: TestPreviewPrivate.)
+	vics := e.MustPreview(t, "vic")
+	if got := viewOf("vic", vics).PlaceOn; len(got) != 0 {
 		t.Errorf("viewer's place_on = %v, want none", names(got))
 	}
-	if status, doc := e.do(t, "POST", "/api/charts/"+id+"/add-to-dashboard", "session-vic", `{"dashboard_id":"dash_growth"}`); status != 403 && status != 404 {
-		t.Errorf("viewer's placement = %d %v, want refused", status, doc)
+	if status, doc := e.do(t, "POST", "/api/charts/"+vics+"/add-to-dashboard", "session-vic", `{"dashboard_id":"dash_growth"}`); status != 403 {
+		t.Errorf("viewer's placement = %d %v, want 403", status, doc)
 	}
-	if c, _ := e.cat.Chart(context.Background(), id); c.DashboardID != "" {
+	if c, _ := e.cat.Chart(context.Background(), vics); c.DashboardID != "" {
 		t.Fatalf("the viewer's refused placement moved the chart to %q", c.DashboardID)
 	}
 	if status, doc := e.do(t, "POST", "/api/charts/"+id+"/add-to-dashboard", "session-alice", `{"dashboard_id":"dash_growth"}`,

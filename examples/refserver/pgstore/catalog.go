@@ -236,8 +236,11 @@ func (c *Catalog) Connection(ctx context.Context, id string) (dataexec.Connectio
 }
 
 // Search implements dataexec.Catalog, in one query: the text matches
-// literally (strpos, not LIKE), and ties in updated_at order by ID in
-// byte order, as Go compares strings.
+// literally (strpos, not LIKE), ties in updated_at order by ID in byte
+// order, as Go compares strings, and a preview (a chart on no dashboard)
+// is left out unless q.UserID created it, before the limit. The creator
+// is read from the chart's document (created_by), which every chart
+// stored before creators were recorded lacks: such a preview is nobody's.
 func (c *Catalog) Search(ctx context.Context, q dataexec.CatalogQuery) ([]dataexec.SearchRow, error) {
 	types := make([]string, len(q.Types))
 	for i, t := range q.Types {
@@ -251,6 +254,7 @@ func (c *Catalog) Search(ctx context.Context, q dataexec.CatalogQuery) ([]dataex
 		ConnectionName string `db:"connection_name"`
 		ConnectionType string `db:"connection_type"`
 		Active         bool   `db:"active"`
+		CreatedBy      string `db:"created_by"`
 	}
 	err := c.db.SelectContext(ctx, &rows, `SELECT e.type, e.id, e.team_id, e.project_id, e.name, e.updated_at,
 			e.dashboard_id, e.connection_id,
@@ -261,7 +265,8 @@ func (c *Catalog) Search(ctx context.Context, q dataexec.CatalogQuery) ([]dataex
 			COALESCE(d.name, '') AS dashboard_name,
 			COALESCE(cn.name, '') AS connection_name,
 			COALESCE(cn.doc->>'type', '') AS connection_type,
-			COALESCE((cn.doc->>'active')::boolean, false) AS active
+			COALESCE((cn.doc->>'active')::boolean, false) AS active,
+			CASE WHEN e.type = 'chart' THEN COALESCE(e.doc->>'created_by', '') ELSE '' END AS created_by
 		FROM catalog_entities e
 		LEFT JOIN catalog_entities d ON e.type = 'chart' AND d.type = 'dashboard' AND d.id = e.dashboard_id
 		LEFT JOIN catalog_entities cn ON cn.type = 'connection'
@@ -270,9 +275,10 @@ func (c *Catalog) Search(ctx context.Context, q dataexec.CatalogQuery) ([]dataex
 		  AND strpos(lower(e.name), lower($2)) > 0
 		  AND (cardinality($3::text[]) = 0 OR e.type = ANY($3::text[]))
 		  AND (e.project_id = '' OR $4 OR e.project_id = ANY($5::text[]))
+		  AND (e.type <> 'chart' OR e.dashboard_id <> '' OR ($7 <> '' AND e.doc->>'created_by' = $7))
 		ORDER BY e.updated_at DESC, e.id
 		LIMIT GREATEST($6, 0)`,
-		q.TeamID, q.Text, pq.Array(types), q.Projects.All, pq.Array(q.Projects.IDs), q.Limit)
+		q.TeamID, q.Text, pq.Array(types), q.Projects.All, pq.Array(q.Projects.IDs), q.Limit, q.UserID)
 	if err != nil {
 		return nil, internal("pgstore.Catalog.Search", err)
 	}
@@ -287,8 +293,12 @@ func (c *Catalog) Search(ctx context.Context, q dataexec.CatalogQuery) ([]dataex
 			}
 			scope = dataexec.DatasetScope(d)
 		}
+		ent := access.Entity{Type: access.EntityType(r.Type), ID: r.ID, TeamID: r.TeamID, ProjectID: r.ProjectID}
+		if ent.Type == access.TypeChart {
+			ent = dataexec.Chart{ID: r.ID, TeamID: r.TeamID, ProjectID: r.ProjectID, DashboardID: r.DashboardID, CreatedBy: r.CreatedBy}.Ref()
+		}
 		out[i] = dataexec.SearchRow{Scope: scope,
-			Entity:     access.Entity{Type: access.EntityType(r.Type), ID: r.ID, TeamID: r.TeamID, ProjectID: r.ProjectID},
+			Entity:     ent,
 			Name:       r.Name,
 			UpdatedAt:  r.UpdatedAt.UTC(),
 			ChartCount: r.ChartCount, ChartType: dataexec.ChartType(r.ChartType), DashboardName: r.DashboardName,

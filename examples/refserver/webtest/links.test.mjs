@@ -101,27 +101,32 @@ test("MCP and chat preview links open /previews/:chartId using the browser sessi
   await done(chat);
 });
 
-test("The preview page checks team and dataset access, and a read-only user gets no placement control.", async () => {
+test("The preview page checks team, dataset and owner access, and a read-only user gets no placement control.", async () => {
   const chat = await open();
   await signIn(chat, "bob");
   await send(chat, "show signups by week");
   const href = await chat.locator(".chart-result").last().locator(".chart-title a").getAttribute("href");
   await done(chat);
 
-  // carol (another team): not found, nothing of the chart shown.
-  const carol = await open();
-  await signIn(carol, "carol");
-  await carol.goto(href);
-  await carol.locator("#product:not([aria-busy])").waitFor();
-  assert.equal(await carol.locator("h1").innerText(), "Not found");
-  assert.ok(!(await carol.content()).includes("Signups by week"));
-  assert.equal(await carol.locator("svg.chart-svg").count(), 0);
-  await done(carol);
+  // carol (another team) and vic (bob's team, but the preview is bob's
+  // until he places it): not found, nothing of the chart shown.
+  for (const who of ["carol", "vic"]) {
+    const other = await open();
+    await signIn(other, who);
+    await other.goto(href);
+    await other.locator("#product:not([aria-busy])").waitFor();
+    assert.equal(await other.locator("h1").innerText(), "Not found", `${who} on bob's preview`);
+    assert.ok(!(await other.content()).includes("Signups by week"));
+    assert.equal(await other.locator("svg.chart-svg").count(), 0);
+    await done(other);
+  }
 
-  // vic (viewer): the chart, no placement.
+  // vic (viewer) on her own preview: the chart, no placement.
   const vic = await open();
   await signIn(vic, "vic");
-  await vic.goto(href);
+  await send(vic, "show signups by week");
+  const own = await vic.locator(".chart-result").last().locator(".chart-title a").getAttribute("href");
+  await vic.goto(own);
   await vic.locator("#product:not([aria-busy])").waitFor();
   await vic.locator(".chart-body:not(.loading)").waitFor();
   assert.equal(await vic.locator("h1").innerText(), "Signups by week");
