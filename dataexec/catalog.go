@@ -341,9 +341,9 @@ type CatalogWriter interface {
 	UpdateChart(ctx context.Context, c Chart) (Chart, error)
 	// PlaceChart puts preview chart chartID on dashboardID in one atomic
 	// step: the chart keeps its ID and CreatedBy and takes the
-	// dashboard's ID and project, and UpdatedAt at. It returns NotFound for an unknown chart
-	// or dashboard, and Conflict when the chart is not a preview (also when
-	// a concurrent call placed it first).
+	// dashboard's ID and project, and UpdatedAt at. It returns NotFound
+	// for an unknown chart or dashboard, and Conflict when the chart is
+	// not a preview (also when a concurrent call placed it first).
 	PlaceChart(ctx context.Context, chartID, dashboardID string, at time.Time) (Chart, error)
 	// CreateDataset stores a new dataset together with its request, in one
 	// transaction: both or neither. An empty ID is assigned by the catalog;
