@@ -79,8 +79,9 @@ type Options struct {
 // (listing connections, inspecting one, previewing a request, saving it as
 // a dataset) is Explore with its ExploreOp.
 //
-// Unknown IDs and IDs the principal cannot see (another team's, or in a
-// project outside its access) both answer NotFound with the same message.
+// Unknown IDs and IDs the principal cannot see (another team's, in a
+// project outside its access, or another member's chart preview) all
+// answer NotFound with the same message.
 // A call rejected for its input (InvalidArgument, or TooLarge for its
 // size), for access (NotFound, ScopeRequired, Forbidden) or for its
 // connection (Unsupported, Unavailable when inactive) runs no source query. The one exception is a
