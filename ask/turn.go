@@ -614,14 +614,14 @@ func isNotice(out json.RawMessage) bool {
 	return false
 }
 
-// wrapOutput marks tool output as untrusted data and caps it.
+// wrapOutput marks tool output as untrusted data, neutralized, and caps
+// it.
 func wrapOutput(tool string, data json.RawMessage, max int) string {
-	s := string(data)
+	s := neutralize(string(data))
 	if r := []rune(s); len(r) > max {
 		s = string(r[:max]) + "…(truncated)"
 	}
-	s = strings.ReplaceAll(s, "</tool_output>", "<\\/tool_output>")
-	return fmt.Sprintf("<tool_output tool=%q trust=\"untrusted\">\n%s\n</tool_output>", tool, s)
+	return fmt.Sprintf("<tool_output tool=%q trust=\"untrusted\">\n%s\n</tool_output>", neutralize(tool), s)
 }
 
 // memoryBlock is the user's memories as untrusted user context: things the
@@ -634,7 +634,7 @@ func memoryBlock(mems []string) string {
 	var b strings.Builder
 	b.WriteString("<user_memory trust=\"untrusted\">\n")
 	for _, m := range mems {
-		fmt.Fprintf(&b, "- %s\n", strings.ReplaceAll(m, "</user_memory>", "<\\/user_memory>"))
+		fmt.Fprintf(&b, "- %s\n", neutralize(m))
 	}
 	b.WriteString("</user_memory>\n")
 	return b.String()
