@@ -130,7 +130,6 @@ func TestListConnections(t *testing.T) {
 	}
 }
 
-
 // TestSetupCardRefreshes: opening the conversation resolves its setup
 // card afresh (without a model request); "I added the connection" is a
 // normal message that makes Ask check again, and grants nothing.

@@ -194,4 +194,3 @@ func TestStatusModelNote(t *testing.T) {
 		}
 	}
 }
-
