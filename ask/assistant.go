@@ -82,7 +82,8 @@ type Options struct {
 	// tool results) before Ask offers, once per conversation, to place
 	// them all on a dashboard. Default 3.
 	OfferPlacementAfter int
-	// Logger logs internal errors with detail. Default slog.Default().
+	// Logger logs internal errors with detail, redacted (RedactLogger).
+	// Default slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
@@ -143,6 +144,9 @@ func New(provider Provider, gate *access.Gate, exec *dataexec.Executor, stores S
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	// A provider's or tool's error can hold its body, a token or a
+	// pasted credential: the log is redacted like events.
+	o.Logger = a.RedactLogger(o.Logger)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -175,6 +179,13 @@ Rules:
 
 func newID(prefix string) string {
 	return prefix + "_" + strings.ToLower(rand.Text()[:20])
+}
+
+// RedactLogger returns l masking what the assistant's events mask (the
+// built-in credential patterns and Options.Secrets) in every message and
+// attribute it logs, errors included. The chat adapter logs through it.
+func (a *Assistant) RedactLogger(l *slog.Logger) *slog.Logger {
+	return slog.New(a.redact.Handler(l.Handler()))
 }
 
 // Begin starts one request of p against the assistant: the request gate

@@ -157,7 +157,10 @@ func newEnv(t testing.TB, provider ask.Provider, options ...envOption) *env {
 		provider = e.model
 	}
 	o := cfg.opts
-	o.Now, o.Sharing, o.Logger = e.clock.Now, e.sharing, slog.New(slog.DiscardHandler)
+	o.Now, o.Sharing = e.clock.Now, e.sharing
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
 	e.a = ask.New(provider, e.gate, exec, cfg.stores, reg, &o)
 	return e
 }
