@@ -72,7 +72,9 @@ type Tool struct {
 	Precheck func(ctx context.Context, call Call) error
 	// Filter returns the part of data (the JSON of Output.Data) the model
 	// may see at a sharing level. It runs live and again on every history
-	// replay. Default ShowAll.
+	// replay. Default ShapeOnly, the strictest: a tool whose output may
+	// reach the model declares ShowAll (no rows in it), TableFilter or
+	// its own.
 	Filter func(data json.RawMessage, level Sharing) json.RawMessage
 	// ApproveRight, when set, is the team right a user needs to approve
 	// a call of this gated tool. A user without it is told with the
@@ -164,7 +166,7 @@ func (r *Registry) add(t Tool) error {
 		return fmt.Errorf("ask: tool %q: %v", t.Name, err)
 	}
 	if t.Filter == nil {
-		t.Filter = ShowAll
+		t.Filter = ShapeOnly
 	}
 	if t.Title == "" {
 		t.Title = t.Label
