@@ -36,6 +36,20 @@ type Options struct {
 	// whichever instance opens its conversation, since its process died.
 	// Default DefaultTurnLease.
 	TurnLease time.Duration
+	// MaxTurnsPerUser bounds the turns one user runs at once in a team:
+	// messages, and the approvals and rejections that resume a turn. One
+	// more is refused RateLimited with a retry hint, before anything is
+	// saved or an approval used. Default DefaultMaxTurnsPerUser (3).
+	MaxTurnsPerUser int
+	// MaxTurnsPerTeam bounds the turns a team runs at once. Default
+	// DefaultMaxTurnsPerTeam (20).
+	MaxTurnsPerTeam int
+	// TurnSlots, when set, holds both turn bounds across every instance
+	// sharing it (pgstore.Leases), each slot leased for TurnTimeout and
+	// 30 s, so the slots of an instance that died come back. While it
+	// cannot be reached the bounds hold per process (logged once).
+	// Default nil: per process.
+	TurnSlots dataexec.Leases
 	// HistoryEntries bounds the saved entries replayed to the model.
 	// Default 40.
 	HistoryEntries int
@@ -100,6 +114,7 @@ type Assistant struct {
 	stores   Stores
 	tools    *Registry
 	redact   *redact.Redactor
+	running  *turnSlots
 	o        Options
 }
 
@@ -129,6 +144,8 @@ func New(provider Provider, gate *access.Gate, exec *dataexec.Executor, stores S
 	def(&o.MaxInputChars, o.MaxMessageChars+MaxAttachments*MaxTextFileChars)
 	def(&o.MaxToolOutputChars, 20000)
 	def(&o.OfferPlacementAfter, 3)
+	def(&o.MaxTurnsPerUser, DefaultMaxTurnsPerUser)
+	def(&o.MaxTurnsPerTeam, DefaultMaxTurnsPerTeam)
 	if o.TurnTimeout <= 0 {
 		o.TurnTimeout = 2 * time.Minute
 	}
@@ -150,6 +167,7 @@ func New(provider Provider, gate *access.Gate, exec *dataexec.Executor, stores S
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	a.running = newTurnSlots(o)
 	if provider == nil && o.Unavailable == "" {
 		o.Unavailable = "The assistant's model is not configured."
 	}

@@ -88,6 +88,8 @@ type config struct {
 	maxPerTeam      int
 	maxPerSource    int
 	mcpMaxInFlight  int
+	maxTurnsPerUser int
+	maxTurnsPerTeam int
 	keyCacheTTL     time.Duration
 	// drainDelay is how long the server refuses new requests with 503
 	// before it stops (so a load balancer notices).
@@ -150,6 +152,8 @@ func main() {
 	flag.IntVar(&cfg.maxPerPrincipal, "max-queries-per-principal", dataexec.DefaultMaxPerPrincipal, "source queries one user may run at once (more are refused with rate_limited)")
 	flag.IntVar(&cfg.maxPerTeam, "max-queries-per-team", dataexec.DefaultMaxPerTeam, "source queries one team may run at once")
 	flag.IntVar(&cfg.maxPerSource, "max-queries-per-source", dataexec.DefaultMaxPerSource, "source queries one data source may run at once (keep it at or below its connection pool)")
+	flag.IntVar(&cfg.maxTurnsPerUser, "max-turns-per-user", ask.DefaultMaxTurnsPerUser, "chat turns one user may have running at once (more are refused with rate_limited)")
+	flag.IntVar(&cfg.maxTurnsPerTeam, "max-turns-per-team", ask.DefaultMaxTurnsPerTeam, "chat turns one team may have running at once")
 	flag.IntVar(&cfg.mcpMaxInFlight, "mcp-max-in-flight", mcpserver.DefaultMaxInFlight, "MCP requests one user may have in flight, answers included")
 	flag.DurationVar(&cfg.keyCacheTTL, "key-cache-ttl", access.DefaultKeyCacheTTL, "how long a verified API key is trusted without reading the database (negative: never)")
 	flag.DurationVar(&cfg.drainDelay, "drain-delay", time.Second, "on SIGINT/SIGTERM, how long to refuse new requests with 503 before stopping")
@@ -457,9 +461,14 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	if cfg.provider == "mock" {
 		note = demoModelNote
 	}
+	var turnSlots dataexec.Leases
+	if state != nil {
+		turnSlots = pgstore.NewLeases(state) // the turn bounds hold across instances
+	}
 	a.assistant = ask.New(model, gate, a.executor, chats, tools, &ask.Options{
 		TurnTimeout: cfg.turnTimeout, Sharing: sharing, Memory: a.memory, Logger: log, Tools: ask.RemoteTools(a.conns),
 		Secrets: []*regexp.Regexp{sessionPattern}, ModelNote: note,
+		MaxTurnsPerUser: cfg.maxTurnsPerUser, MaxTurnsPerTeam: cfg.maxTurnsPerTeam, TurnSlots: turnSlots,
 	})
 	return a, a.issueCredentials(ctx, cfg, checker, creds)
 }
