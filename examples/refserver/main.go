@@ -381,9 +381,17 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	a.gate = gate
 	// OAuth connections sign in through the connection routes' callback,
 	// set where they are mounted (a.connRoutes).
+	var connChanges *pgstore.ConnectionChanges
+	var publish func(context.Context, string) error
+	if state != nil {
+		// A connection changed on any instance stops the turns using it
+		// on every instance.
+		connChanges = pgstore.NewConnectionChanges(state)
+		publish = connChanges.Publish
+	}
 	a.conns = connresolve.NewService(connStore, keyring, gate, &connresolve.Options{Catalog: catalog, Audit: a.audit, Logger: log,
-		DenyLoopback: cfg.denyLoopback,
-		OAuth:        connresolve.OAuthOptions{ClientURI: base, Flows: flows}})
+		DenyLoopback: cfg.denyLoopback, Publish: publish,
+		OAuth: connresolve.OAuthOptions{ClientURI: base, Flows: flows}})
 	if err := a.conns.SyncCatalog(ctx); err != nil {
 		return nil, err
 	}
@@ -425,7 +433,8 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		// leaves.
 		lctx, stop := context.WithCancel(context.Background())
 		a.closers = append(a.closers, func() error { stop(); return nil })
-		if err := pgstore.Listen(lctx, a.stateURL, log, pgstore.ForgetCaches(a.keys, catalog.(*pgstore.Catalog), dir.(*pgstore.Directory))); err != nil {
+		forget, forward := pgstore.ForgetCaches(a.keys, catalog.(*pgstore.Catalog), dir.(*pgstore.Directory)), connChanges.Forward(a.conns)
+		if err := pgstore.Listen(lctx, a.stateURL, log, func(c pgstore.Change) { forget(c); forward(c) }); err != nil {
 			return nil, err
 		}
 	}
