@@ -22,14 +22,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
 	"regexp"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -106,18 +104,6 @@ type config struct {
 
 // defaultMemoryLimit is -memory-limit's default (docs/operations.md).
 const defaultMemoryLimit = "32MiB"
-
-// cacheBytes bounds the result cache at an eighth of the Go runtime's
-// memory limit (-memory-limit or GOMEMLIMIT), or the SDK's default
-// without one: at a quarter, the cache's live bytes left the collector
-// so little room under the default limit that it ran every few calls
-// (docs/benchmarks.md).
-func cacheBytes() int64 {
-	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 {
-		return limit / 8
-	}
-	return 0
-}
 
 // defaultTurnTimeout bounds one chat turn's model and tool work. A turn
 // still running twice that long after it started was abandoned by a
@@ -324,6 +310,11 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	var connStore connresolve.Store = connresolve.NewMemoryStore()
 	var flows connresolve.FlowStore = connresolve.NewMemoryFlowStore()
 	var demo demoStore = &memDemoStore{}
+	// With the state in PostgreSQL: the team, source and turn bounds, and
+	// the connection changes that stop turns, hold across instances.
+	var leases dataexec.Leases
+	var connChanges *pgstore.ConnectionChanges
+	var publish func(context.Context, string) error
 	sources := dataexec.SourceMap{}
 
 	var state *sqlx.DB
@@ -348,6 +339,8 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 			connStore = pgstore.NewConnectionStore(state)
 			flows = pgstore.NewFlowStore(state)
 			demo = pgstore.NewDemoStore(state)
+			leases, connChanges = pgstore.NewLeases(state), pgstore.NewConnectionChanges(state)
+			publish = connChanges.Publish
 		}
 	}
 	catalog, dir, checks, err := a.demoWorkspace(ctx, cfg, state, activity, sources)
@@ -381,14 +374,6 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	a.gate = gate
 	// OAuth connections sign in through the connection routes' callback,
 	// set where they are mounted (a.connRoutes).
-	var connChanges *pgstore.ConnectionChanges
-	var publish func(context.Context, string) error
-	if state != nil {
-		// A connection changed on any instance stops the turns using it
-		// on every instance.
-		connChanges = pgstore.NewConnectionChanges(state)
-		publish = connChanges.Publish
-	}
 	a.conns = connresolve.NewService(connStore, keyring, gate, &connresolve.Options{Catalog: catalog, Audit: a.audit, Logger: log,
 		DenyLoopback: cfg.denyLoopback, Publish: publish,
 		OAuth: connresolve.OAuthOptions{ClientURI: base, Flows: flows}})
@@ -420,12 +405,9 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 			}, SecureCookies: strings.HasPrefix(base, "https://")})
 	// Links: every chat result and MCP tool result links to this server's
 	// pages (demo_web.go) under -public-url.
-	bounds := dataexec.ConcurrencyOptions{MaxPerPrincipal: cfg.maxPerPrincipal, MaxPerTeam: cfg.maxPerTeam, MaxPerSource: cfg.maxPerSource}
-	if state != nil {
-		bounds.Shared = pgstore.NewLeases(state) // the team and source bounds hold across instances
-	}
+	bounds := dataexec.ConcurrencyOptions{MaxPerPrincipal: cfg.maxPerPrincipal, MaxPerTeam: cfg.maxPerTeam, MaxPerSource: cfg.maxPerSource, Shared: leases}
 	a.executor = dataexec.NewExecutor(catalog, mcpsource.Sources(a.conns, sources), &dataexec.Options{Audit: a.audit, Logger: log,
-		Links: dataexec.PublicLinks(base), Concurrency: bounds, Cache: dataexec.CacheOptions{MaxBytes: cacheBytes()}})
+		Links: dataexec.PublicLinks(base), Concurrency: bounds, Cache: dataexec.CacheOptions{MaxBytes: httpserve.CacheBytes()}})
 	a.keys = access.NewKeys(keyStore, dir, &access.KeyOptions{CacheTTL: cfg.keyCacheTTL})
 	if state != nil {
 		// What other instances change reaches this one's caches within a
@@ -470,14 +452,10 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	if cfg.provider == "mock" {
 		note = demoModelNote
 	}
-	var turnSlots dataexec.Leases
-	if state != nil {
-		turnSlots = pgstore.NewLeases(state) // the turn bounds hold across instances
-	}
 	a.assistant = ask.New(model, gate, a.executor, chats, tools, &ask.Options{
 		TurnTimeout: cfg.turnTimeout, Sharing: sharing, Memory: a.memory, Logger: log, Tools: ask.RemoteTools(a.conns),
 		Secrets: []*regexp.Regexp{sessionPattern}, ModelNote: note,
-		MaxTurnsPerUser: cfg.maxTurnsPerUser, MaxTurnsPerTeam: cfg.maxTurnsPerTeam, TurnSlots: turnSlots,
+		MaxTurnsPerUser: cfg.maxTurnsPerUser, MaxTurnsPerTeam: cfg.maxTurnsPerTeam, TurnSlots: leases,
 	})
 	return a, a.issueCredentials(ctx, cfg, checker, creds)
 }
