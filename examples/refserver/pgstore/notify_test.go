@@ -224,7 +224,11 @@ func TestConnectionChangesAcrossInstances(t *testing.T) {
 	}
 
 	for _, change := range []func() error{
-		func() error { name := "Analytics 3"; _, err := svcA.Update(ctx, alice, conn.ID, connresolve.Patch{Name: &name}); return err },
+		func() error {
+			name := "Analytics 3"
+			_, err := svcA.Update(ctx, alice, conn.ID, connresolve.Patch{Name: &name})
+			return err
+		},
 		func() error { return svcA.Delete(ctx, alice, conn.ID) },
 	} {
 		turnB := svcB.Changes("acme")
