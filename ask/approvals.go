@@ -138,6 +138,13 @@ func (a *Assistant) Approve(ctx context.Context, p access.Principal, req Approve
 	if ctx.Err() != nil {
 		return askbi.Errorf(askbi.Unavailable, "the request was cancelled")
 	}
+	// Before the approval is used: a refusal at the bound leaves it
+	// pending, for the user to press again.
+	release, err := a.running.acquire(ctx, d.tr.p)
+	if err != nil {
+		return err
+	}
+	defer release()
 	ap, rc, err := a.consume(ctx, d)
 	if err != nil {
 		return err
@@ -325,6 +332,11 @@ func (a *Assistant) Reject(ctx context.Context, p access.Principal, req ApproveR
 	if err != nil {
 		return err
 	}
+	release, err := a.running.acquire(ctx, d.tr.p)
+	if err != nil {
+		return err
+	}
+	defer release()
 	ap, err := a.stores.Approvals.Reject(ctx, d.ap.ID, d.b, a.o.Now())
 	if err != nil {
 		return err

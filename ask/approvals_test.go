@@ -367,7 +367,7 @@ func TestProviderErrorAfterToolRan(t *testing.T) {
 // approval exactly one runs the tool, and every answer carries its
 // receipt; none says approval_invalid.
 func TestConcurrentApprovesShareReceipt(t *testing.T) {
-	e := newEnv(t, nil)
+	e := newEnv(t, nil, func(c *envConfig) { c.opts.MaxTurnsPerUser = 100 })
 	conv, te := proposeDelete(t, e, alice)
 	const n = 50
 	var wg sync.WaitGroup

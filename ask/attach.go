@@ -10,7 +10,6 @@ import (
 	_ "image/jpeg"
 	_ "image/png"
 	"path"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -203,7 +202,7 @@ func checkText(field, name, text string, redact func(string) string) (attachment
 		return attachment{}, askbi.Errorf(askbi.Unsupported, "%s: holds binary data, not text", field)
 	}
 	size := len(text)
-	text = redact(stripMarkers(strings.TrimPrefix(text, "\ufeff")))
+	text = redact(neutralize(strings.TrimPrefix(text, "\ufeff")))
 	at := attachment{info: AttachmentInfo{Name: name, Type: typ, Size: size}, chars: utf8.RuneCountInString(text)}
 	if at.chars > MaxTextFileChars {
 		n := 0
@@ -298,27 +297,6 @@ func wholeImage(format string, b []byte) bool {
 	return false
 }
 
-// markers are the openings of the blocks the model is told hold data:
-// removed from attached text, so a file cannot close its own block (or
-// open another), whatever its case, spacing or look-alike bracket
-// (fullwidth ＜, small ﹤).
-var markers = regexp.MustCompile(`(?i)[<\x{FF1C}\x{FE64}]\s*[/\x{FF0F}]?\s*(?:attached[\s_-]*file|tool_output|selected_items|user_memory)`)
-
-// markerStarts are the runes a marker can start with (markers' first
-// class, which has no other case). A text without any holds no marker and
-// skips the expression, whose unanchored search would otherwise walk the
-// whole text rune by rune.
-const markerStarts = "<\uFF1C\uFE64"
-
-// stripMarkers removes block markers from s until none is left, so that
-// removing one cannot join the text around it into a new one.
-func stripMarkers(s string) string {
-	for strings.ContainsAny(s, markerStarts) && markers.MatchString(s) {
-		s = markers.ReplaceAllString(s, "")
-	}
-	return s
-}
-
 // CleanFileName is name as askbi uses it: without quotes, angle
 // brackets, backslashes, control and format characters (bidirectional
 // overrides, zero-width characters) and any directory part, at most
@@ -356,7 +334,7 @@ func CleanFileName(name string) string {
 // reference data; n is the image's place among the message's images.
 func (a attachment) block(n int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "<ATTACHED-FILE name=\"%s\" type=\"%s\" trust=\"untrusted\"", a.info.Name, a.info.Type)
+	fmt.Fprintf(&b, "<ATTACHED-FILE name=\"%s\" type=\"%s\" trust=\"untrusted\"", neutralize(a.info.Name), a.info.Type)
 	switch {
 	case a.info.Truncated && a.chars > 0:
 		fmt.Fprintf(&b, " truncated=\"only the first %d of %d characters are included\"", MaxTextFileChars, a.chars)
@@ -372,7 +350,9 @@ func (a attachment) block(n int) string {
 	case a.withheld:
 		b.WriteString("[the file's text is not kept in history at this team's data-sharing level]")
 	default:
-		b.WriteString(a.text)
+		// Neutralized when decoded, and again here: history saved
+		// before a marker spelling was known holds it still.
+		b.WriteString(neutralize(a.text))
 	}
 	b.WriteString("\n</ATTACHED-FILE>\n")
 	return b.String()

@@ -32,7 +32,7 @@ func toolOutputSeen(t *testing.T, e *env, tool string) string {
 // with a mark.
 func TestToolOutputCap(t *testing.T) {
 	long := ask.Tool{Name: "long_report", Description: "A long report.", InputSchema: json.RawMessage(`{"type":"object"}`),
-		Class: dataexec.ClassReadOnly, Label: "Read the report",
+		Class: dataexec.ClassReadOnly, Label: "Read the report", Filter: ask.ShowAll,
 		Run: func(context.Context, ask.Call) (ask.Output, error) {
 			return ask.Output{Summary: "A report", Data: map[string]any{"report": "BEGIN" + strings.Repeat("é", 30000) + "END"}}, nil
 		}}

@@ -48,14 +48,17 @@ func (c *teamConns) set(list ...connresolve.Connected) {
 var warehouse = connresolve.Connected{ID: "wh", TeamID: "acme", Name: "Warehouse", Type: "postgres", Provider: "postgresql",
 	Capabilities: []connresolve.Capability{connresolve.Database}, Ready: true}
 
-func connEnv(t *testing.T) (*env, *teamConns) {
+func connEnv(t *testing.T) (*env, *teamConns) { return connEnvModel(t, nil) }
+
+// connEnvModel is connEnv with model answering (nil: the mock).
+func connEnvModel(t *testing.T, model ask.Provider) (*env, *teamConns) {
 	t.Helper()
 	conns := &teamConns{list: []connresolve.Connected{warehouse}}
 	natives := []connresolve.NativeSource{{Type: "postgres", Name: "PostgreSQL", Providers: []string{"postgresql", "postgres"},
 		Capabilities: []connresolve.Capability{connresolve.Database}},
 		{Type: "mysql", Name: "MySQL", Providers: []string{"mysql"}, Capabilities: []connresolve.Capability{connresolve.Database}}}
 	tool := ask.ListConnections(connresolve.NewResolver(conns, natives, nil))
-	return newEnv(t, nil, func(c *envConfig) { c.extra = append(c.extra, tool) }), conns
+	return newEnv(t, model, func(c *envConfig) { c.extra = append(c.extra, tool) }), conns
 }
 
 // setupOf returns the connection setup result of a turn's list_connections.
@@ -124,40 +127,6 @@ func TestListConnections(t *testing.T) {
 				t.Errorf("events %v", got)
 			}
 		})
-	}
-}
-
-// TestSetupStopsChartTools: once list_connections finds that setup is
-// needed, the turn's later model requests offer no chart tools; while a
-// connection is ready, they do.
-func TestSetupStopsChartTools(t *testing.T) {
-	charts := []string{"create_chart_preview", "update_chart", "add_preview_to_dashboard"}
-	offered := func(req ask.ModelRequest) []string {
-		var out []string
-		for _, tl := range req.Tools {
-			if slices.Contains(charts, tl.Name) {
-				out = append(out, tl.Name)
-			}
-		}
-		return out
-	}
-	e, _ := connEnv(t)
-	conv := e.MustConversation(t, alice)
-	e.MustSend(t, alice, conv, "show pageviews from PostHog by week", nil)
-	reqs := e.model.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d model requests; want 2", len(reqs))
-	}
-	if got := offered(reqs[0]); len(got) != 3 {
-		t.Errorf("first request offers chart tools %v; want all three", got)
-	}
-	if got := offered(reqs[1]); len(got) != 0 {
-		t.Errorf("after setup was found needed, chart tools %v are still offered", got)
-	}
-	e.MustSend(t, alice, conv, "show orders from PostgreSQL", nil)
-	reqs = e.model.Requests()
-	if got := offered(reqs[len(reqs)-1]); len(got) != 3 {
-		t.Errorf("with a ready connection, chart tools %v; want all three", got)
 	}
 }
 

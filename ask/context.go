@@ -95,7 +95,9 @@ func Label(ref dataexec.Ref) string {
 }
 
 // contextBlock is the untrusted description of the selection for the
-// model: handles and labels, never IDs.
+// model: handles and labels, never IDs. Names are the workspace's (any
+// member, or an MCP client, may name a preview), so they are
+// neutralized like any untrusted text.
 func contextBlock(items []ContextItem) string {
 	if len(items) == 0 {
 		return ""
@@ -103,7 +105,7 @@ func contextBlock(items []ContextItem) string {
 	var b strings.Builder
 	b.WriteString("<selected_items trust=\"untrusted\">\n")
 	for _, it := range items {
-		fmt.Fprintf(&b, "%s %s %q (%s)\n", it.Handle, it.EntityType, it.Name, it.Metadata["info"])
+		fmt.Fprintf(&b, "%s %s %q (%s)\n", it.Handle, it.EntityType, neutralize(it.Name), neutralize(it.Metadata["info"]))
 	}
 	b.WriteString("</selected_items>\n")
 	return b.String()

@@ -88,6 +88,8 @@ type envConfig struct {
 	stores  ask.Stores
 	opts    ask.Options
 	extra   []ask.Tool
+	// wrap, when set, replaces each product tool (to count its runs).
+	wrap func(ask.Tool) ask.Tool
 }
 
 // stores are e's in-memory stores as ask.New takes them.
@@ -148,7 +150,13 @@ func newEnv(t testing.TB, provider ask.Provider, options ...envOption) *env {
 	src := dataexec.NewTableSource(e.tables)
 	e.gate = access.NewGate(access.NewChecker(e.dir, nil), cfg.limiter)
 	exec := dataexec.NewExecutor(c, dataexec.SourceMap{"wh": src, "gx": src}, &dataexec.Options{Audit: e.audit, Now: e.clock.Now})
-	reg, err := ask.NewRegistry(append(ask.ProductTools(exec), cfg.extra...)...)
+	product := ask.ProductTools(exec)
+	if cfg.wrap != nil {
+		for i := range product {
+			product[i] = cfg.wrap(product[i])
+		}
+	}
+	reg, err := ask.NewRegistry(append(product, cfg.extra...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +165,10 @@ func newEnv(t testing.TB, provider ask.Provider, options ...envOption) *env {
 		provider = e.model
 	}
 	o := cfg.opts
-	o.Now, o.Sharing, o.Logger = e.clock.Now, e.sharing, slog.New(slog.DiscardHandler)
+	o.Now, o.Sharing = e.clock.Now, e.sharing
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
 	e.a = ask.New(provider, e.gate, exec, cfg.stores, reg, &o)
 	return e
 }

@@ -69,6 +69,32 @@ type ModelReply struct {
 	// shows a safe work summary, not hidden reasoning). It is never
 	// serialized either.
 	Reasoning string `json:"-"`
+	// Usage is what the call cost, as the provider reported it.
+	Usage Usage `json:"usage"`
+}
+
+// Usage is the tokens of one model call, or of a turn's calls summed, as
+// the provider reported them: zero where it reported nothing (an
+// OpenAI-compatible server that ignores stream_options, say).
+type Usage struct {
+	// InputTokens are every input token, those read from or written to
+	// the provider's prompt cache included.
+	InputTokens int64 `json:"input_tokens"`
+	// CachedInputTokens are the input tokens read from the prompt cache:
+	// the static prefix (system prompt and tools) of a repeated request.
+	CachedInputTokens int64 `json:"cached_input_tokens"`
+	// CacheWriteTokens are the input tokens written to the prompt cache
+	// (Anthropic reports them; OpenAI caches without a charge).
+	CacheWriteTokens int64 `json:"cache_write_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+}
+
+// Add adds v to u.
+func (u *Usage) Add(v Usage) {
+	u.InputTokens += v.InputTokens
+	u.CachedInputTokens += v.CachedInputTokens
+	u.CacheWriteTokens += v.CacheWriteTokens
+	u.OutputTokens += v.OutputTokens
 }
 
 // Provider is a chat model. Complete streams text deltas to onText as they

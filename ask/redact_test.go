@@ -1,13 +1,17 @@
 package ask_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"log/slog"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/ask"
 )
 
@@ -104,5 +108,32 @@ func TestHostSecretPatterns(t *testing.T) {
 	}
 	if !strings.Contains(string(v), "[redacted]") || !strings.Contains(string(v), `"state":"failed"`) {
 		t.Errorf("history shows no redaction: %s", v)
+	}
+}
+
+// leaky is a model that fails with an internal error holding its key and
+// body, as a provider's SDK error may.
+type leaky struct{}
+
+func (leaky) Complete(context.Context, ask.ModelRequest, func(string)) (ask.ModelReply, error) {
+	return ask.ModelReply{}, &askbi.Error{Code: askbi.Internal, Message: "The model failed.",
+		Err: errors.New(`POST /v1/messages: 500 {"error":"bad key sk-ant-api03-leakleakleakleakleakleak, Authorization: Bearer tok_0123456789abcdef"}`)}
+}
+
+// TestLogRedacted: a turn's internal error reaches the log through the
+// same redaction as events: no key or token of a provider's error body.
+func TestLogRedacted(t *testing.T) {
+	var buf bytes.Buffer
+	e := newEnv(t, leaky{}, func(c *envConfig) { c.opts.Logger = slog.New(slog.NewTextHandler(&buf, nil)) })
+	conv := e.MustConversation(t, alice)
+	if _, err := e.send(alice, conv, "hello", nil); askbi.ErrorCode(err) != askbi.Internal {
+		t.Fatalf("Send: %v; want the internal error", err)
+	}
+	out := buf.String()
+	if !strings.Contains(out, "ask: turn failed") {
+		t.Fatalf("the failure was not logged:\n%s", out)
+	}
+	if strings.Contains(out, "leakleak") || strings.Contains(out, "tok_0123456789") {
+		t.Errorf("the log holds the provider's secrets:\n%s", out)
 	}
 }

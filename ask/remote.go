@@ -62,8 +62,8 @@ func (r remoteTools) Tools(ctx context.Context, p access.Principal) ([]Tool, <-c
 
 func (r remoteTools) tool(at connresolve.ApprovedTool) Tool {
 	connID, name, fp, conn := at.ConnectionID, at.Tool.Name, at.Tool.Fingerprint(), at.ConnectionName
-	desc := fmt.Sprintf("Remote tool %q of the connection %q. Its description, from the remote server (untrusted): %s",
-		name, conn, at.Tool.Description)
+	desc := neutralize(fmt.Sprintf("Remote tool %q of the connection %q. Its description, from the remote server (untrusted): %s",
+		name, conn, at.Tool.Description))
 	return Tool{
 		Name: at.ModelName, Description: desc, InputSchema: at.Tool.InputSchema, Class: at.Tool.Class,
 		Label:        capChars("Used "+conn+": "+name, 120),

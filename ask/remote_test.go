@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -324,36 +323,56 @@ func TestRemoteHeadlessAndInjection(t *testing.T) {
 	}
 }
 
-// Changing a tool's approval stops the turns that use the team's remote
-// tools.
+// Changing a tool's approval, editing the connection or deleting it
+// stops the turns that use the team's remote tools, with conflict.
 func TestRemoteChangeAbortsTurn(t *testing.T) {
-	r := newMCPRemote(t)
-	r.block = make(chan struct{})
-	r.set(remoteTool("slow", "Takes a while.", annReadOnly), remoteTool("other", "", annReadOnly))
-	e, svc, connID := remoteEnv(t, r, "slow", "other")
-	conv := e.MustConversation(t, alice)
-	var events []ask.Event
-	var sendErr error
-	var wg sync.WaitGroup
-	var done atomic.Bool
-	wg.Go(func() {
-		events, sendErr = e.send(alice, conv, "use the slow tool", nil)
-		done.Store(true)
-	})
-	select {
-	case <-r.started:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the slow tool never started")
-	}
-	if _, err := svc.SetAccess(t.Context(), alice, connID, "other", false); err != nil {
-		t.Fatal(err)
-	}
-	wg.Wait()
-	close(r.block)
-	mustCode(t, sendErr, askbi.Conflict)
-	last := events[len(events)-1]
-	if last.Type != ask.EventRequestFailed || last.Error.Code != string(askbi.Conflict) {
-		t.Errorf("the turn ended with %v %+v; want request.failed conflict", last.Type, last.Error)
+	newName, token := "Analytics (renamed)", "another-token"
+	for _, tc := range []struct {
+		name   string
+		change func(t *testing.T, svc *connresolve.Service, connID string) error
+	}{
+		{"tool access", func(t *testing.T, svc *connresolve.Service, connID string) error {
+			_, err := svc.SetAccess(t.Context(), alice, connID, "other", false)
+			return err
+		}},
+		{"renamed", func(t *testing.T, svc *connresolve.Service, connID string) error {
+			_, err := svc.Update(t.Context(), alice, connID, connresolve.Patch{Name: &newName})
+			return err
+		}},
+		{"token changed", func(t *testing.T, svc *connresolve.Service, connID string) error {
+			_, err := svc.Update(t.Context(), alice, connID, connresolve.Patch{Token: &token})
+			return err
+		}},
+		{"deleted", func(t *testing.T, svc *connresolve.Service, connID string) error {
+			return svc.Delete(t.Context(), alice, connID)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newMCPRemote(t)
+			r.block = make(chan struct{})
+			r.set(remoteTool("slow", "Takes a while.", annReadOnly), remoteTool("other", "", annReadOnly))
+			e, svc, connID := remoteEnv(t, r, "slow", "other")
+			conv := e.MustConversation(t, alice)
+			var events []ask.Event
+			var sendErr error
+			var wg sync.WaitGroup
+			wg.Go(func() { events, sendErr = e.send(alice, conv, "use the slow tool", nil) })
+			select {
+			case <-r.started:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the slow tool never started")
+			}
+			if err := tc.change(t, svc, connID); err != nil {
+				t.Fatal(err)
+			}
+			wg.Wait()
+			close(r.block)
+			mustCode(t, sendErr, askbi.Conflict)
+			last := events[len(events)-1]
+			if last.Type != ask.EventRequestFailed || last.Error.Code != string(askbi.Conflict) {
+				t.Errorf("the turn ended with %v %+v; want request.failed conflict", last.Type, last.Error)
+			}
+		})
 	}
 }
 

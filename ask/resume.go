@@ -133,7 +133,7 @@ func continueBlock(r *resumption) string {
 	if r == nil {
 		return ""
 	}
-	q := strings.ReplaceAll(r.question, "</continue_request>", "<\\/continue_request>")
+	q := neutralize(r.question)
 	return fmt.Sprintf("<continue_request from=\"product\" provider=%q>\n"+
 		"The user chose %q on the connection setup card, and the connection is ready now (the list_connections result of this turn). "+
 		"Answer the question the user asked before the card, with the connection's tools:\n%s\n</continue_request>\n", r.provider, ContinueRequest, q)

@@ -159,7 +159,7 @@ func TestContinueRequestResumes(t *testing.T) {
 			user = m.Text
 		}
 	}
-	if !strings.HasPrefix(user, `<continue_request from="product" provider="Demo Analytics">`) || !strings.Contains(user, "\n"+question+"\n</continue_request>") {
+	if !strings.Contains(user, "</request_context>\n"+`<continue_request from="product" provider="Demo Analytics">`) || !strings.Contains(user, "\n"+question+"\n</continue_request>") {
 		t.Errorf("the continued turn's user message %q; want the product's note quoting the question", user)
 	}
 	if !slicesContainsTool(req.Tools, "Demo_Analytics__pageviews_by_week") {

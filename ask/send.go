@@ -83,6 +83,11 @@ func (a *Assistant) Send(ctx context.Context, p access.Principal, req SendReques
 		}
 		return a.remember(ctx, live, conv, msg, text, emit)
 	}
+	release, err := a.running.acquire(ctx, live)
+	if err != nil {
+		return err
+	}
+	defer release()
 	level, err := a.o.Sharing.Sharing(ctx, live.TeamID)
 	if err != nil {
 		return err

@@ -76,8 +76,50 @@ func dateRange(rows []any, i int) (first, last string, n int) {
 }
 
 // ShowAll is the Filter of tools whose output holds no rows (references,
-// names, counts): the model sees it at every level.
+// names, counts): the model sees it at every level. A tool must say so:
+// it is not the default (see ShapeOnly).
 func ShowAll(data json.RawMessage, _ Sharing) json.RawMessage { return data }
+
+// ShapeOnly is the Filter of a tool that declares none (seed 004: the
+// strictest level unless a tool says what it may share): at every level
+// the model sees only the output's shape, its keys and each value's JSON
+// type ("string", "number", "boolean", "null"; a list as the shape of its
+// first item), never a value.
+func ShapeOnly(data json.RawMessage, _ Sharing) json.RawMessage {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		return json.RawMessage(`{"error":"output withheld"}`)
+	}
+	b, _ := json.Marshal(map[string]any{"shape": shape(v),
+		"values_withheld": "this tool does not declare that its values may be shared with the model"})
+	return b
+}
+
+// shape is v with every value replaced by its JSON type.
+func shape(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = shape(e)
+		}
+		return out
+	case []any:
+		if len(x) == 0 {
+			return []any{}
+		}
+		return []any{shape(x[0])}
+	case string:
+		return "string"
+	case json.Number:
+		return "number"
+	case bool:
+		return "boolean"
+	}
+	return "null"
+}
 
 // TableFilter is the Filter of tools that return a table ({"columns":
 // [...], "rows": [[...]], ...}): schema shows the columns and row count;

@@ -38,7 +38,11 @@ type Turn struct {
 	ConversationID string    `json:"conversation_id"`
 	State          TurnState `json:"state"`
 	// ErrorCode is the askbi code a failed or stopped turn ended with.
-	ErrorCode string    `json:"error_code,omitempty"`
+	ErrorCode string `json:"error_code,omitempty"`
+	// Usage is the tokens of the turn's model calls, summed as they
+	// return: what the providers reported, their prompt cache's share
+	// included.
+	Usage     Usage     `json:"usage"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }

@@ -82,8 +82,8 @@ func (tb *toolbox) validate(name string, args json.RawMessage) error {
 	return tb.extra.validate(name, args)
 }
 
-func (tb *toolbox) specs(headless, noCharts bool) []ToolSpec {
-	return append(tb.reg.specs(headless, noCharts), tb.extra.specs(headless, noCharts)...)
+func (tb *toolbox) specs(headless bool) []ToolSpec {
+	return append(tb.reg.specs(headless), tb.extra.specs(headless)...)
 }
 
 // watch stops ctx, with cause errToolsChanged, when the turn's tools

@@ -42,9 +42,10 @@ type Output struct {
 	// the chat.
 	Result any
 	// NeedsSetup says the data the question needs is not connected yet
-	// (list_connections found no usable connection): the rest of the turn
-	// offers the model no chart tools (Tool.Chart), so it explains the
-	// missing access instead of making a chart of something else.
+	// (list_connections found no usable connection): for the rest of the
+	// turn a call of a chart tool (Tool.Chart) is refused, not run, so
+	// the model explains the missing access instead of making a chart of
+	// something else.
 	NeedsSetup bool
 }
 
@@ -71,7 +72,9 @@ type Tool struct {
 	Precheck func(ctx context.Context, call Call) error
 	// Filter returns the part of data (the JSON of Output.Data) the model
 	// may see at a sharing level. It runs live and again on every history
-	// replay. Default ShowAll.
+	// replay. Default ShapeOnly, the strictest: a tool whose output may
+	// reach the model declares ShowAll (no rows in it), TableFilter or
+	// its own.
 	Filter func(data json.RawMessage, level Sharing) json.RawMessage
 	// ApproveRight, when set, is the team right a user needs to approve
 	// a call of this gated tool. A user without it is told with the
@@ -87,9 +90,9 @@ type Tool struct {
 	// RemoteTools), so an approval cannot run another connection's tool
 	// of the same name or a tool whose definition widened since.
 	Target string
-	// Chart marks a tool that makes or changes charts: left out of a
-	// turn's model requests once a tool said setup is needed
-	// (Output.NeedsSetup).
+	// Chart marks a tool that makes or changes charts: refused for the
+	// rest of a turn once a tool said setup is needed (Output.NeedsSetup).
+	// It stays in the tool list, which is the same for every request.
 	Chart bool
 	// Preview marks a tool that creates chart previews (its Output.Data
 	// is an object with the "chart" reference): an identical request in
@@ -163,7 +166,7 @@ func (r *Registry) add(t Tool) error {
 		return fmt.Errorf("ask: tool %q: %v", t.Name, err)
 	}
 	if t.Filter == nil {
-		t.Filter = ShowAll
+		t.Filter = ShapeOnly
 	}
 	if t.Title == "" {
 		t.Title = t.Label
@@ -200,12 +203,13 @@ func withheld(json.RawMessage, Sharing) json.RawMessage {
 	return json.RawMessage(`{"withheld":"tool no longer available"}`)
 }
 
-// specs lists the tools for a model request. Headless runs leave gated
-// tools out: nobody could approve them; noCharts leaves chart tools out.
-func (r *Registry) specs(headless, noCharts bool) []ToolSpec {
+// specs lists the tools for a model request, in registration order, the
+// same for every request of a kind. Headless runs leave gated tools out:
+// nobody could approve them.
+func (r *Registry) specs(headless bool) []ToolSpec {
 	var out []ToolSpec
 	for _, t := range r.tools {
-		if headless && t.Class.Gated() || noCharts && t.Chart {
+		if headless && t.Class.Gated() {
 			continue
 		}
 		out = append(out, ToolSpec{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})

@@ -1,8 +1,10 @@
 package ask_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -81,5 +83,30 @@ func TestProductToolsAreDataexecActions(t *testing.T) {
 		if got.Class != tc.class || string(got.InputSchema) != string(tc.input) {
 			t.Errorf("%s: class %s, schema %s; want the action's %s, %s", tc.tool, got.Class, got.InputSchema, tc.class, tc.input)
 		}
+	}
+}
+
+// TestUndeclaredFilterSharesShapeOnly (seed 004): a tool registered
+// without a Filter shares the strictest view, its output's shape, even
+// where the team shares rows; one that declares TableFilter shares rows.
+func TestUndeclaredFilterSharesShapeOnly(t *testing.T) {
+	rows := func(context.Context, ask.Call) (ask.Output, error) {
+		return ask.Output{Summary: "2 rows", Data: map[string]any{"columns": []string{"email", "plan"},
+			"rows": [][]any{{"ann@example.com", "pro"}, {"bo@example.com", "free"}}}}, nil
+	}
+	schema := json.RawMessage(`{"type":"object"}`)
+	quiet := ask.Tool{Name: "crm_contacts", Description: "Contacts.", InputSchema: schema, Class: dataexec.ClassReadOnly, Label: "Read contacts", Run: rows}
+	declared := ask.Tool{Name: "crm_table", Description: "Contacts.", InputSchema: schema, Class: dataexec.ClassReadOnly, Label: "Read contacts",
+		Filter: ask.TableFilter, Run: rows}
+	model := &script{replies: []ask.ModelReply{call("crm_contacts", `{}`), call("crm_table", `{}`)}}
+	e := newEnv(t, model, func(c *envConfig) { c.extra = append(c.extra, quiet, declared) })
+	e.MustSend(t, alice, e.MustConversation(t, alice), "who are our contacts?", nil) // the team shares rows
+	reqs := model.requests()
+	quietOut := reqs[1].Messages[len(reqs[1].Messages)-1].Text
+	if strings.Contains(quietOut, "ann@example.com") || !strings.Contains(quietOut, `"values_withheld"`) || !strings.Contains(quietOut, `"columns":["string"]`) {
+		t.Errorf("an undeclared filter showed the model %s; want the shape only", quietOut)
+	}
+	if declaredOut := reqs[2].Messages[len(reqs[2].Messages)-1].Text; !strings.Contains(declaredOut, "ann@example.com") {
+		t.Errorf("TableFilter at rows showed the model %s; want the rows", declaredOut)
 	}
 }

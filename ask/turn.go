@@ -29,7 +29,7 @@ type turn struct {
 	attached []attachment // this turn's attachments, images included
 	tools    *toolbox     // the registry's tools and this turn's extra ones
 	// setupNeeded is set once a tool said the data is not connected yet
-	// (Output.NeedsSetup): later model requests offer no chart tools.
+	// (Output.NeedsSetup): later chart tool calls are refused.
 	setupNeeded bool
 	emit        Emit
 	seq         int
@@ -198,6 +198,7 @@ func (tr *turn) loop(ctx context.Context) error {
 		})
 		reply, err := tr.a.provider.Complete(ctx, req, stream.Write)
 		stream.Flush()
+		tr.t.Usage.Add(reply.Usage)
 		if err != nil {
 			switch {
 			case aborted(ctx) != nil:
@@ -260,6 +261,13 @@ func (tr *turn) call(ctx context.Context, c ToolCall) (paused bool, err error) {
 	tool, ok := tr.tools.lookup(c.Name)
 	if !ok {
 		return false, tr.refuse(ctx, tool, c.ID, tr.errorBody(askbi.Errorf(askbi.Unsupported, "there is no tool named %q", shorten(c.Name, 64))))
+	}
+	if tr.setupNeeded && tool.Chart {
+		// Offered all along, so the tool list stays the same bytes
+		// (providers cache it), but refused once the data is known to
+		// be missing: the model explains that instead.
+		return false, tr.refuse(ctx, tool, c.ID, tr.errorBody(askbi.NoRetry(askbi.Unavailable,
+			"not run: the data this question needs is not connected yet; say which access is missing instead of making a chart")))
 	}
 	args, err := tr.resolveHandles(c.Arguments)
 	if err == nil {
@@ -561,10 +569,17 @@ func (tr *turn) request(ctx context.Context) (ModelRequest, error) {
 		}
 		block = tr.a.redact.String(memoryBlock(mems)) + block
 	}
-	if block != "" && lastUser >= 0 {
-		msgs[lastUser].Text = block + msgs[lastUser].Text
+	if lastUser >= 0 {
+		msgs[lastUser].Text = requestContext(tr.a.o.Now()) + block + msgs[lastUser].Text
 	}
-	return ModelRequest{System: system(tr.a.o.Now()), Messages: msgs, Tools: tr.tools.specs(tr.headless, tr.setupNeeded)}, nil
+	return ModelRequest{System: systemPrompt, Messages: msgs, Tools: tr.tools.specs(tr.headless)}, nil
+}
+
+// requestContext is the product's note of what belongs to this request
+// alone, today's date, at the start of its last user message: in the
+// system prompt it would change that prompt every day.
+func requestContext(now time.Time) string {
+	return "<request_context from=\"product\">\nToday is " + now.UTC().Format("Monday, 2 January 2006") + " (UTC).\n</request_context>\n"
 }
 
 // attachments are the blocks and images of user entry e: this turn's
@@ -614,14 +629,14 @@ func isNotice(out json.RawMessage) bool {
 	return false
 }
 
-// wrapOutput marks tool output as untrusted data and caps it.
+// wrapOutput marks tool output as untrusted data, neutralized, and caps
+// it.
 func wrapOutput(tool string, data json.RawMessage, max int) string {
-	s := string(data)
+	s := neutralize(string(data))
 	if r := []rune(s); len(r) > max {
 		s = string(r[:max]) + "…(truncated)"
 	}
-	s = strings.ReplaceAll(s, "</tool_output>", "<\\/tool_output>")
-	return fmt.Sprintf("<tool_output tool=%q trust=\"untrusted\">\n%s\n</tool_output>", tool, s)
+	return fmt.Sprintf("<tool_output tool=%q trust=\"untrusted\">\n%s\n</tool_output>", neutralize(tool), s)
 }
 
 // memoryBlock is the user's memories as untrusted user context: things the
@@ -634,7 +649,7 @@ func memoryBlock(mems []string) string {
 	var b strings.Builder
 	b.WriteString("<user_memory trust=\"untrusted\">\n")
 	for _, m := range mems {
-		fmt.Fprintf(&b, "- %s\n", strings.ReplaceAll(m, "</user_memory>", "<\\/user_memory>"))
+		fmt.Fprintf(&b, "- %s\n", neutralize(m))
 	}
 	b.WriteString("</user_memory>\n")
 	return b.String()

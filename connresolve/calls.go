@@ -193,7 +193,7 @@ func (s *Service) fresh(ctx context.Context, st State, tool string) (_ State, li
 	}
 	s.publish(ctx, out.Connection)
 	if changed {
-		s.notify(out.TeamID)
+		s.notify(ctx, out.TeamID)
 	}
 	return out, true, nil
 }

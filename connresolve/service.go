@@ -101,6 +101,14 @@ type Options struct {
 	// OAuth configures the sign-in of OAuth connections. Default off
 	// (see OAuthOptions).
 	OAuth OAuthOptions
+	// Publish, when set, tells the other instances sharing the store
+	// that a connection of team teamID, or its tools' approvals, changed,
+	// once the change is stored (pgstore.ConnectionChanges): each passes
+	// it to its Service's Changed, which stops their Ask turns that use
+	// the team's remote tools, as this instance's own stop. A failure is
+	// logged; a call those turns make is still checked against the
+	// stored approval. Default nil: one process.
+	Publish func(ctx context.Context, teamID string) error
 	// Audit records connection changes, discoveries, approvals, remote
 	// calls and OAuth sign-ins. Default none.
 	Audit access.AuditSink
@@ -467,7 +475,7 @@ func (s *Service) Update(ctx context.Context, p access.Principal, id string, pt 
 		return Connection{}, err
 	}
 	s.publish(ctx, st.Connection)
-	s.notify(st.TeamID)
+	s.notify(ctx, st.TeamID)
 	return st.Connection, nil
 }
 
@@ -489,7 +497,7 @@ func (s *Service) Delete(ctx context.Context, p access.Principal, id string) (er
 			s.o.Logger.Error("mcpsource: catalog delete", "connection", id, "err", err)
 		}
 	}
-	s.notify(st.TeamID)
+	s.notify(ctx, st.TeamID)
 	return nil
 }
 
@@ -602,7 +610,7 @@ func (s *Service) Discover(ctx context.Context, p access.Principal, id string, f
 	}
 	s.publish(ctx, st.Connection)
 	if changed {
-		s.notify(st.TeamID)
+		s.notify(ctx, st.TeamID)
 	}
 	return st.Connection, nil
 }
@@ -863,7 +871,7 @@ func (s *Service) SetAccess(ctx context.Context, p access.Principal, id, tool st
 	if err != nil {
 		return ToolView{}, err
 	}
-	s.notify(cur.TeamID)
+	s.notify(ctx, cur.TeamID)
 	return view(out, true), nil
 }
 
@@ -926,7 +934,7 @@ func (s *Service) AllowAll(ctx context.Context, p access.Principal, id string) (
 		return AllowAllResult{}, err
 	}
 	details["allowed"], details["skipped"] = strconv.Itoa(res.Allowed), strconv.Itoa(res.Skipped)
-	s.notify(cur.TeamID)
+	s.notify(ctx, cur.TeamID)
 	return res, nil
 }
 
@@ -961,8 +969,9 @@ func (s *Service) SyncCatalog(ctx context.Context) error {
 }
 
 // Changes returns a channel that is closed at the next change of a
-// connection of team teamID, or of its tools' approvals, made through
-// this Service. It is in-process only; see ApprovedTools.
+// connection of team teamID, or of its tools' approvals: made through
+// this Service, or through another sharing its store and told by Changed
+// (see Options.Publish).
 func (s *Service) Changes(teamID string) <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -974,12 +983,34 @@ func (s *Service) Changes(teamID string) <-chan struct{} {
 	return ch
 }
 
-func (s *Service) notify(teamID string) {
+// notify closes the Changes channel of team teamID after a change
+// stored through this Service, and publishes the change to the other
+// instances (Options.Publish).
+func (s *Service) notify(ctx context.Context, teamID string) {
+	s.Changed(teamID)
+	if s.o.Publish == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := s.o.Publish(ctx, teamID); err != nil {
+		s.o.Logger.Warn("connresolve: the change could not be published to the other instances; their turns run on, each call checked against the stored approval",
+			"team", teamID, "err", err)
+	}
+}
+
+// Changed closes the Changes channel of team teamID, so the Ask turns
+// that use its remote tools stop: call it when another instance sharing
+// the store published a change (Options.Publish). An empty teamID means
+// every team, for changes that may have been missed.
+func (s *Service) Changed(teamID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ch, ok := s.changed[teamID]; ok {
-		close(ch)
-		delete(s.changed, teamID)
+	for team, ch := range s.changed {
+		if teamID == "" || team == teamID {
+			close(ch)
+			delete(s.changed, team)
+		}
 	}
 }
 

@@ -482,7 +482,7 @@ func (s *Service) CompleteOAuth(ctx context.Context, cb OAuthCallback) (res OAut
 	c.details["registration"] = sec.Client.Method
 	c.details["tools"] = strconv.Itoa(out.Discovery.Tools)
 	s.publish(ctx, out.Connection)
-	s.notify(out.TeamID)
+	s.notify(ctx, out.TeamID)
 	res.Connection = out.Connection
 	return res, nil
 }
@@ -1042,7 +1042,7 @@ func (s *Service) markSignInNeeded(ctx context.Context, id, failed string, cause
 	}
 	s.audit.Record(ctx, access.Principal{TeamID: team}, ActionSignInNeeded, ref(st.Connection), at, cause, nil)
 	s.publish(ctx, st.Connection)
-	s.notify(team)
+	s.notify(ctx, team)
 }
 
 // recordStepUp keeps scopes a server challenged for, for the next sign-in.

@@ -35,6 +35,18 @@ func SetMemoryLimit(limit string) (int64, bool, error) {
 	return n, false, nil
 }
 
+// CacheBytes is a bound for a process's caches (dataexec.CacheOptions.MaxBytes)
+// under the Go runtime's soft memory limit: an eighth of it, or 0 (the
+// cache's own default) without a limit. At a quarter, a full cache left
+// the collector so little room under a 32 MiB limit that it ran every
+// few calls (docs/benchmarks.md).
+func CacheBytes() int64 {
+	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 {
+		return limit / 8
+	}
+	return 0
+}
+
 // ParseMemoryLimit reads a limit as SetMemoryLimit takes it: bytes with
 // an optional unit B, KiB, MiB, GiB or TiB, or "off" (math.MaxInt64).
 func ParseMemoryLimit(s string) (int64, error) {

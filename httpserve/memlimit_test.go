@@ -54,3 +54,17 @@ func TestSetMemoryLimit(t *testing.T) {
 		t.Errorf("SetMemoryLimit(80MiB) under GOMEMLIMIT=200MiB = %d, %v, %v; want GOMEMLIMIT's 200 MiB kept", n, env, err)
 	}
 }
+
+// TestCacheBytes: a cache bound is an eighth of the memory limit, and 0
+// (the cache's own default) without one.
+func TestCacheBytes(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	debug.SetMemoryLimit(32 << 20)
+	if got := httpserve.CacheBytes(); got != 4<<20 {
+		t.Errorf("under 32 MiB: %d; want 4 MiB", got)
+	}
+	debug.SetMemoryLimit(math.MaxInt64)
+	if got := httpserve.CacheBytes(); got != 0 {
+		t.Errorf("without a limit: %d; want 0", got)
+	}
+}

@@ -51,7 +51,9 @@ type Options struct {
 	// 15 seconds) is never cut, while a client that stops reading is.
 	// Default the heartbeat's 15 seconds plus a minute.
 	StreamWindow time.Duration
-	// Logger logs internal errors with detail. Default slog.Default().
+	// Logger logs internal errors with detail, masked as the
+	// assistant's events are (ask.Assistant.RedactLogger). Default
+	// slog.Default().
 	Logger *slog.Logger
 }
 
@@ -83,6 +85,7 @@ func New(assistant *ask.Assistant, memories *memory.Service, authn access.Authen
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	o.Logger = assistant.RedactLogger(o.Logger) // what the assistant masks, the log masks
 	route := func(method, path string, fn func(http.ResponseWriter, *http.Request, access.Principal)) {
 		h.mux.HandleFunc(method+" "+o.Prefix+path, h.begin(fn, true))
 	}

@@ -309,6 +309,7 @@ func RunTurnStore(t *testing.T, newStores func(t *testing.T) ask.Stores) {
 			wantCode(t, s.SaveTurn(ctx, tu), "", "SaveTurn("+tu.ID+")")
 		}
 		t1.State, t1.ErrorCode, t1.UpdatedAt = ask.TurnFailed, string(askbi.Timeout), t0.Add(2*time.Minute)
+		t1.Usage = ask.Usage{InputTokens: 5200, CachedInputTokens: 4096, CacheWriteTokens: 12, OutputTokens: 310}
 		again := t1
 		again.CreatedAt = t0.Add(time.Hour) // a turn keeps its first CreatedAt, and its place
 		wantCode(t, s.SaveTurn(ctx, again), "", "SaveTurn(t1 again)")

@@ -22,14 +22,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
 	"regexp"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -88,6 +86,8 @@ type config struct {
 	maxPerTeam      int
 	maxPerSource    int
 	mcpMaxInFlight  int
+	maxTurnsPerUser int
+	maxTurnsPerTeam int
 	keyCacheTTL     time.Duration
 	// drainDelay is how long the server refuses new requests with 503
 	// before it stops (so a load balancer notices).
@@ -104,18 +104,6 @@ type config struct {
 
 // defaultMemoryLimit is -memory-limit's default (docs/operations.md).
 const defaultMemoryLimit = "32MiB"
-
-// cacheBytes bounds the result cache at an eighth of the Go runtime's
-// memory limit (-memory-limit or GOMEMLIMIT), or the SDK's default
-// without one: at a quarter, the cache's live bytes left the collector
-// so little room under the default limit that it ran every few calls
-// (docs/benchmarks.md).
-func cacheBytes() int64 {
-	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 {
-		return limit / 8
-	}
-	return 0
-}
 
 // defaultTurnTimeout bounds one chat turn's model and tool work. A turn
 // still running twice that long after it started was abandoned by a
@@ -150,6 +138,8 @@ func main() {
 	flag.IntVar(&cfg.maxPerPrincipal, "max-queries-per-principal", dataexec.DefaultMaxPerPrincipal, "source queries one user may run at once (more are refused with rate_limited)")
 	flag.IntVar(&cfg.maxPerTeam, "max-queries-per-team", dataexec.DefaultMaxPerTeam, "source queries one team may run at once")
 	flag.IntVar(&cfg.maxPerSource, "max-queries-per-source", dataexec.DefaultMaxPerSource, "source queries one data source may run at once (keep it at or below its connection pool)")
+	flag.IntVar(&cfg.maxTurnsPerUser, "max-turns-per-user", ask.DefaultMaxTurnsPerUser, "chat turns one user may have running at once (more are refused with rate_limited)")
+	flag.IntVar(&cfg.maxTurnsPerTeam, "max-turns-per-team", ask.DefaultMaxTurnsPerTeam, "chat turns one team may have running at once")
 	flag.IntVar(&cfg.mcpMaxInFlight, "mcp-max-in-flight", mcpserver.DefaultMaxInFlight, "MCP requests one user may have in flight, answers included")
 	flag.DurationVar(&cfg.keyCacheTTL, "key-cache-ttl", access.DefaultKeyCacheTTL, "how long a verified API key is trusted without reading the database (negative: never)")
 	flag.DurationVar(&cfg.drainDelay, "drain-delay", time.Second, "on SIGINT/SIGTERM, how long to refuse new requests with 503 before stopping")
@@ -320,6 +310,11 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	var connStore connresolve.Store = connresolve.NewMemoryStore()
 	var flows connresolve.FlowStore = connresolve.NewMemoryFlowStore()
 	var demo demoStore = &memDemoStore{}
+	// With the state in PostgreSQL: the team, source and turn bounds, and
+	// the connection changes that stop turns, hold across instances.
+	var leases dataexec.Leases
+	var connChanges *pgstore.ConnectionChanges
+	var publish func(context.Context, string) error
 	sources := dataexec.SourceMap{}
 
 	var state *sqlx.DB
@@ -344,6 +339,8 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 			connStore = pgstore.NewConnectionStore(state)
 			flows = pgstore.NewFlowStore(state)
 			demo = pgstore.NewDemoStore(state)
+			leases, connChanges = pgstore.NewLeases(state), pgstore.NewConnectionChanges(state)
+			publish = connChanges.Publish
 		}
 	}
 	catalog, dir, checks, err := a.demoWorkspace(ctx, cfg, state, activity, sources)
@@ -378,8 +375,8 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	// OAuth connections sign in through the connection routes' callback,
 	// set where they are mounted (a.connRoutes).
 	a.conns = connresolve.NewService(connStore, keyring, gate, &connresolve.Options{Catalog: catalog, Audit: a.audit, Logger: log,
-		DenyLoopback: cfg.denyLoopback,
-		OAuth:        connresolve.OAuthOptions{ClientURI: base, Flows: flows}})
+		DenyLoopback: cfg.denyLoopback, Publish: publish,
+		OAuth: connresolve.OAuthOptions{ClientURI: base, Flows: flows}})
 	if err := a.conns.SyncCatalog(ctx); err != nil {
 		return nil, err
 	}
@@ -408,12 +405,9 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 			}, SecureCookies: strings.HasPrefix(base, "https://")})
 	// Links: every chat result and MCP tool result links to this server's
 	// pages (demo_web.go) under -public-url.
-	bounds := dataexec.ConcurrencyOptions{MaxPerPrincipal: cfg.maxPerPrincipal, MaxPerTeam: cfg.maxPerTeam, MaxPerSource: cfg.maxPerSource}
-	if state != nil {
-		bounds.Shared = pgstore.NewLeases(state) // the team and source bounds hold across instances
-	}
+	bounds := dataexec.ConcurrencyOptions{MaxPerPrincipal: cfg.maxPerPrincipal, MaxPerTeam: cfg.maxPerTeam, MaxPerSource: cfg.maxPerSource, Shared: leases}
 	a.executor = dataexec.NewExecutor(catalog, mcpsource.Sources(a.conns, sources), &dataexec.Options{Audit: a.audit, Logger: log,
-		Links: dataexec.PublicLinks(base), Concurrency: bounds, Cache: dataexec.CacheOptions{MaxBytes: cacheBytes()}})
+		Links: dataexec.PublicLinks(base), Concurrency: bounds, Cache: dataexec.CacheOptions{MaxBytes: httpserve.CacheBytes()}})
 	a.keys = access.NewKeys(keyStore, dir, &access.KeyOptions{CacheTTL: cfg.keyCacheTTL})
 	if state != nil {
 		// What other instances change reaches this one's caches within a
@@ -421,7 +415,8 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		// leaves.
 		lctx, stop := context.WithCancel(context.Background())
 		a.closers = append(a.closers, func() error { stop(); return nil })
-		if err := pgstore.Listen(lctx, a.stateURL, log, pgstore.ForgetCaches(a.keys, catalog.(*pgstore.Catalog), dir.(*pgstore.Directory))); err != nil {
+		forget, forward := pgstore.ForgetCaches(a.keys, catalog.(*pgstore.Catalog), dir.(*pgstore.Directory)), connChanges.Forward(a.conns)
+		if err := pgstore.Listen(lctx, a.stateURL, log, func(c pgstore.Change) { forget(c); forward(c) }); err != nil {
 			return nil, err
 		}
 	}
@@ -460,6 +455,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	a.assistant = ask.New(model, gate, a.executor, chats, tools, &ask.Options{
 		TurnTimeout: cfg.turnTimeout, Sharing: sharing, Memory: a.memory, Logger: log, Tools: ask.RemoteTools(a.conns),
 		Secrets: []*regexp.Regexp{sessionPattern}, ModelNote: note,
+		MaxTurnsPerUser: cfg.maxTurnsPerUser, MaxTurnsPerTeam: cfg.maxTurnsPerTeam, TurnSlots: leases,
 	})
 	return a, a.issueCredentials(ctx, cfg, checker, creds)
 }

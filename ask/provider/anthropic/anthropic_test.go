@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/ask"
@@ -20,7 +21,7 @@ import (
 func event(typ, data string) string { return "event: " + typ + "\ndata: " + data + "\n\n" }
 
 func messageStart() string {
-	return event("message_start", `{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","model":"claude-test","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"output_tokens":1}}}`)
+	return event("message_start", `{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","model":"claude-test","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"cache_read_input_tokens":2048,"cache_creation_input_tokens":10,"output_tokens":1}}}`)
 }
 
 func ping() string { return event("ping", `{"type": "ping"}`) }
@@ -124,7 +125,7 @@ var roundTrip = map[string]any{
 	"model":      "test-model",
 	"stream":     true,
 	"max_tokens": 300.0,
-	"system":     []any{text("You are the data assistant.")},
+	"system":     []any{map[string]any{"type": "text", "text": "You are the data assistant.", "cache_control": map[string]any{"type": "ephemeral"}}},
 	"tools": []any{
 		map[string]any{"name": "run_query", "description": "Runs read-only SQL.", "input_schema": map[string]any{
 			"type": "object", "properties": map[string]any{"sql": map[string]any{"type": "string", "maxLength": 4000.0}},
@@ -166,6 +167,7 @@ var wire = providertest.Wire[anthropic.Options, *anthropic.Provider]{
 	Endpoint:         "/v1/messages",
 	RoundTrip:        roundTrip,
 	Events:           events,
+	Usage:            ask.Usage{InputTokens: 25 + 2048 + 10, CachedInputTokens: 2048, CacheWriteTokens: 10, OutputTokens: 89},
 	Garbled:          event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{`),
 	FailedEvent:      event("error", errorBody("overloaded_error", providertest.SecretBody)),
 	RateLimitedEvent: event("error", errorBody("rate_limit_error", providertest.SecretBody)),
@@ -187,7 +189,7 @@ func TestCompleteToolUseInput(t *testing.T) {
 		t.Fatalf("Complete: %v", err)
 	}
 	want := ask.ModelReply{ToolCalls: []ask.ToolCall{{ID: "toolu_a", Name: "run_query", Arguments: json.RawMessage(`{"sql":"select 1"}`)}}}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(ask.ModelReply{}, "Usage")); diff != "" {
 		t.Errorf("reply mismatch (-want +got):\n%s", diff)
 	}
 }
@@ -308,7 +310,7 @@ func TestCompleteKeepsThinkingApart(t *testing.T) {
 	}
 	want := ask.ModelReply{Text: "Counting them.", Reasoning: "Let me look at the orders. " + private,
 		ToolCalls: []ask.ToolCall{{ID: "toolu_01", Name: "run_query", Arguments: json.RawMessage(`{"sql":"select 1"}`)}}}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(ask.ModelReply{}, "Usage")); diff != "" {
 		t.Errorf("reply mismatch (-want +got):\n%s", diff)
 	}
 	if b, _ := json.Marshal(got); strings.Contains(string(b), "PRIVATE-THOUGHT") {

@@ -24,7 +24,9 @@ func (p *Provider) params(req ask.ModelRequest) (sdk.MessageNewParams, error) {
 	}
 	params := sdk.MessageNewParams{Model: p.model, MaxTokens: int64(maxTokens)}
 	if req.System != "" {
-		params.System = []sdk.TextBlockParam{{Text: req.System}}
+		// The cache breakpoint on the static prefix: the tools and the
+		// system prompt, the same bytes for every request (seed 004).
+		params.System = []sdk.TextBlockParam{{Text: req.System, CacheControl: sdk.NewCacheControlEphemeralParam()}}
 	}
 	results := -1 // the index in params.Messages of the user message collecting tool results
 	for i, m := range req.Messages {

@@ -22,6 +22,7 @@ type accumulator struct {
 	tools     map[int64]*toolUse
 	order     []int64 // tool_use block indexes in start order
 	stopped   bool    // message_stop arrived, so the message is whole
+	usage     ask.Usage
 }
 
 type toolUse struct {
@@ -65,6 +66,21 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onText func(string)) e
 			t.input.WriteString(ev.Delta.PartialJSON)
 			t.streamed = true
 		}
+	case "message_start":
+		u := ev.Message.Usage
+		a.usage = ask.Usage{InputTokens: u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens,
+			CachedInputTokens: u.CacheReadInputTokens, CacheWriteTokens: u.CacheCreationInputTokens, OutputTokens: u.OutputTokens}
+	case "message_delta":
+		// Cumulative counts: the output's, and the input's where a
+		// server repeats them.
+		u := ev.Usage
+		if u.JSON.OutputTokens.Valid() {
+			a.usage.OutputTokens = u.OutputTokens
+		}
+		if u.JSON.InputTokens.Valid() && u.InputTokens > 0 {
+			a.usage.InputTokens = u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
+			a.usage.CachedInputTokens, a.usage.CacheWriteTokens = u.CacheReadInputTokens, u.CacheCreationInputTokens
+		}
 	case "message_stop":
 		a.stopped = true
 	}
@@ -83,7 +99,7 @@ func (a *accumulator) emit(text string, onText func(string)) {
 
 // reply returns the assembled reply, its tool calls in block order.
 func (a *accumulator) reply() (ask.ModelReply, error) {
-	reply := ask.ModelReply{Text: a.text.String(), Reasoning: a.reasoning.String()}
+	reply := ask.ModelReply{Text: a.text.String(), Reasoning: a.reasoning.String(), Usage: a.usage}
 	for _, i := range a.order {
 		t := a.tools[i]
 		if t.name == "" {

@@ -501,6 +501,9 @@ func read(req ask.ModelRequest) turnState {
 		return st
 	}
 	q := req.Messages[last].Text
+	if _, rest, ok := strings.Cut(q, "</request_context>\n"); ok && strings.HasPrefix(q, "<request_context") {
+		q = rest // the product's note of the date: the script needs no clock
+	}
 	if i := strings.Index(q, "</selected_items>"); i >= 0 {
 		for _, m := range selected.FindAllStringSubmatch(q[:i], -1) {
 			st.handles[m[2]] = append(st.handles[m[2]], m[1])

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/ask/provider/internal/providertest"
@@ -70,7 +71,7 @@ func events(whole bool, steps ...providertest.Step) []string {
 	}
 	return append(frames,
 		frame(chunk(`{}`, finish)),
-		frame(`{"id":"chatcmpl-9x1","object":"chat.completion.chunk","created":1735689600,"model":"test-model","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":5,"total_tokens":14}}`),
+		frame(`{"id":"chatcmpl-9x1","object":"chat.completion.chunk","created":1735689600,"model":"test-model","choices":[],"usage":{"prompt_tokens":2100,"completion_tokens":5,"total_tokens":2105,"prompt_tokens_details":{"cached_tokens":2048}}}`),
 		"data: [DONE]\n\n")
 }
 
@@ -80,6 +81,7 @@ func events(whole bool, steps ...providertest.Step) []string {
 var roundTrip = map[string]any{
 	"model":                 "test-model",
 	"stream":                true,
+	"stream_options":        map[string]any{"include_usage": true},
 	"max_completion_tokens": 300.0,
 	"tools": []any{
 		map[string]any{"type": "function", "function": map[string]any{
@@ -123,6 +125,7 @@ var wire = providertest.Wire[openai.Options, *openai.Provider]{
 	Endpoint:         "/v1/chat/completions",
 	RoundTrip:        roundTrip,
 	Events:           events,
+	Usage:            ask.Usage{InputTokens: 2100, CachedInputTokens: 2048, OutputTokens: 5},
 	Garbled:          frame(`{"id":"chatcmpl-9x1","choices":[{`),
 	FailedEvent:      frame(`{"error":{"message":"` + providertest.SecretBody + `","type":"server_error","code":null}}`),
 	RateLimitedEvent: frame(`{"error":{"message":"` + providertest.SecretBody + `","type":"rate_limit_exceeded"}}`),
@@ -171,7 +174,7 @@ func TestCompleteToolCallIndexes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Complete: %v", err)
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(ask.ModelReply{}, "Usage")); diff != "" {
 				t.Errorf("reply mismatch (-want +got):\n%s", diff)
 			}
 		})
@@ -224,7 +227,7 @@ func TestCompleteMaxTokens(t *testing.T) {
 					got[k] = v
 				}
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(ask.ModelReply{}, "Usage")); diff != "" {
 				t.Errorf("token fields mismatch (-want +got):\n%s", diff)
 			}
 		})
@@ -323,7 +326,7 @@ func TestCompleteKeepsReasoningApart(t *testing.T) {
 			if diff := cmp.Diff(tt.deltas, deltas); diff != "" {
 				t.Errorf("onText deltas mismatch (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(ask.ModelReply{}, "Usage")); diff != "" {
 				t.Errorf("reply mismatch (-want +got):\n%s", diff)
 			}
 		})

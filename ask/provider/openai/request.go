@@ -18,7 +18,11 @@ import (
 // params maps a neutral request to the SDK's chat completion parameters.
 // The SDK adds "stream": true.
 func (p *Provider) params(req ask.ModelRequest) (sdk.ChatCompletionNewParams, error) {
-	params := sdk.ChatCompletionNewParams{Model: p.model}
+	// The usage of the whole request, in a last chunk: its cached
+	// prompt tokens say whether the server's prompt cache took the
+	// static prefix (the system prompt and the tools, the same bytes
+	// for every request).
+	params := sdk.ChatCompletionNewParams{Model: p.model, StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}}
 	if req.System != "" {
 		params.Messages = append(params.Messages, sdk.SystemMessage(req.System))
 	}

@@ -30,6 +30,7 @@ type accumulator struct {
 	held      string // content held back while it may open or close the block
 	calls     map[int64]*partialCall
 	finished  bool // a finish_reason arrived, so the reply is whole
+	usage     ask.Usage
 }
 
 // place is where streamed content is relative to a leading <think> block.
@@ -57,6 +58,12 @@ type partialCall struct {
 }
 
 func (a *accumulator) add(chunk sdk.ChatCompletionChunk, onText func(string)) {
+	if u := chunk.Usage; chunk.JSON.Usage.Valid() {
+		// The last chunk's, asked for with stream_options.include_usage;
+		// a server that does not report it leaves the usage zero.
+		a.usage = ask.Usage{InputTokens: u.PromptTokens, CachedInputTokens: u.PromptTokensDetails.CachedTokens,
+			CacheWriteTokens: u.PromptTokensDetails.CacheWriteTokens, OutputTokens: u.CompletionTokens}
+	}
 	for _, c := range chunk.Choices {
 		if c.Index != 0 {
 			continue // only one choice is asked for
@@ -171,7 +178,7 @@ func (a *accumulator) end(onText func(string)) {
 
 // reply returns the assembled reply, its tool calls in index order.
 func (a *accumulator) reply() (ask.ModelReply, error) {
-	reply := ask.ModelReply{Text: a.text.String(), Reasoning: a.reasoning.String()}
+	reply := ask.ModelReply{Text: a.text.String(), Reasoning: a.reasoning.String(), Usage: a.usage}
 	for _, i := range slices.Sorted(maps.Keys(a.calls)) {
 		pc := a.calls[i]
 		if pc.name == "" {

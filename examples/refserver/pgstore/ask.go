@@ -122,11 +122,15 @@ func (s *ConversationStore) DeleteConversation(ctx context.Context, id string) e
 
 // SaveTurn implements ask.TurnStore.
 func (s *ConversationStore) SaveTurn(ctx context.Context, t ask.Turn) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO conversation_turns (conversation_id, id, state, error_code, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6)
+	u := t.Usage
+	_, err := s.db.ExecContext(ctx, `INSERT INTO conversation_turns (conversation_id, id, state, error_code, created_at, updated_at,
+			input_tokens, cached_input_tokens, cache_write_tokens, output_tokens)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 		ON CONFLICT (conversation_id, id) DO UPDATE
-		SET state = excluded.state, error_code = excluded.error_code, updated_at = excluded.updated_at`,
-		t.ConversationID, t.ID, t.State, t.ErrorCode, t.CreatedAt, t.UpdatedAt)
+		SET state = excluded.state, error_code = excluded.error_code, updated_at = excluded.updated_at,
+			input_tokens = excluded.input_tokens, cached_input_tokens = excluded.cached_input_tokens,
+			cache_write_tokens = excluded.cache_write_tokens, output_tokens = excluded.output_tokens`,
+		t.ConversationID, t.ID, t.State, t.ErrorCode, t.CreatedAt, t.UpdatedAt, u.InputTokens, u.CachedInputTokens, u.CacheWriteTokens, u.OutputTokens)
 	return childError("pgstore.ConversationStore.SaveTurn", err)
 }
 
@@ -147,19 +151,26 @@ func (s *ConversationStore) RenewTurn(ctx context.Context, conversationID, id st
 }
 
 type turnRow struct {
-	ConversationID string    `db:"conversation_id"`
-	ID             string    `db:"id"`
-	State          string    `db:"state"`
-	ErrorCode      string    `db:"error_code"`
-	CreatedAt      time.Time `db:"created_at"`
-	UpdatedAt      time.Time `db:"updated_at"`
+	ConversationID    string    `db:"conversation_id"`
+	ID                string    `db:"id"`
+	State             string    `db:"state"`
+	ErrorCode         string    `db:"error_code"`
+	CreatedAt         time.Time `db:"created_at"`
+	UpdatedAt         time.Time `db:"updated_at"`
+	InputTokens       int64     `db:"input_tokens"`
+	CachedInputTokens int64     `db:"cached_input_tokens"`
+	CacheWriteTokens  int64     `db:"cache_write_tokens"`
+	OutputTokens      int64     `db:"output_tokens"`
 }
+
+const turnColumns = `conversation_id, id, state, error_code, created_at, updated_at,
+	input_tokens, cached_input_tokens, cache_write_tokens, output_tokens`
 
 // Turns implements ask.TurnStore. Turns created at the same time
 // keep the order they were first saved in.
 func (s *ConversationStore) Turns(ctx context.Context, conversationID string) ([]ask.Turn, error) {
 	var rows []turnRow
-	err := s.db.SelectContext(ctx, &rows, `SELECT conversation_id, id, state, error_code, created_at, updated_at
+	err := s.db.SelectContext(ctx, &rows, `SELECT `+turnColumns+`
 		FROM conversation_turns WHERE conversation_id = $1 ORDER BY created_at, n`, conversationID)
 	if err != nil {
 		return nil, internal("pgstore.ConversationStore.Turns", err)
@@ -174,7 +185,7 @@ func (s *ConversationStore) Turns(ctx context.Context, conversationID string) ([
 // Turn implements ask.TurnStore.
 func (s *ConversationStore) Turn(ctx context.Context, conversationID, id string) (ask.Turn, error) {
 	var r turnRow
-	err := s.db.GetContext(ctx, &r, `SELECT conversation_id, id, state, error_code, created_at, updated_at
+	err := s.db.GetContext(ctx, &r, `SELECT `+turnColumns+`
 		FROM conversation_turns WHERE conversation_id = $1 AND id = $2`, conversationID, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ask.Turn{}, askbi.Errorf(askbi.NotFound, "Turn not found.")
@@ -187,6 +198,7 @@ func (s *ConversationStore) Turn(ctx context.Context, conversationID, id string)
 
 func (r turnRow) turn() ask.Turn {
 	return ask.Turn{ID: r.ID, ConversationID: r.ConversationID, State: ask.TurnState(r.State), ErrorCode: r.ErrorCode,
+		Usage:     ask.Usage{InputTokens: r.InputTokens, CachedInputTokens: r.CachedInputTokens, CacheWriteTokens: r.CacheWriteTokens, OutputTokens: r.OutputTokens},
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 }
 

@@ -2,10 +2,12 @@ package pgstore
 
 import (
 	"context"
+	"crypto/rand"
 	"log/slog"
 	"strings"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
 	"github.com/askbi/askbi/access"
@@ -14,7 +16,8 @@ import (
 // ChangesChannel is the PostgreSQL channel on which the stores announce
 // the changes other instances may hold in memory: a key revoked
 // ("key:<id>"), the workspace catalog written ("catalog"), a member
-// changed ("member"). A store sends
+// changed ("member"), a team's remote connections changed
+// ("connection:<origin>:<team>", see ConnectionChanges). A store sends
 // its notification in the statement or transaction of the change, so it
 // is delivered when, and only when, the change commits.
 const ChangesChannel = "askbi_changes"
@@ -23,8 +26,10 @@ const ChangesChannel = "askbi_changes"
 // when notifications may have been lost (the listening connection was
 // down): a receiver then forgets everything it keeps.
 type Change struct {
-	Kind   string // "key", "catalog", "member"
-	ID     string // the key's ID for "key"
+	Kind string // "key", "catalog", "member", "connection"
+	ID   string // the key's ID for "key", the team's for "connection"
+	// Origin is the instance a "connection" change came from.
+	Origin string
 	Missed bool
 }
 
@@ -62,7 +67,11 @@ func Listen(ctx context.Context, url string, log *slog.Logger, handle func(Chang
 					continue
 				}
 				kind, id, _ := strings.Cut(n.Extra, ":")
-				handle(Change{Kind: kind, ID: id})
+				c := Change{Kind: kind, ID: id}
+				if kind == "connection" {
+					c.Origin, c.ID, _ = strings.Cut(id, ":")
+				}
+				handle(c)
 			case <-ping.C:
 				// A dead connection is found by using it.
 				go l.Ping()
@@ -91,6 +100,40 @@ func ForgetCaches(keys *access.Keys, catalog *Catalog, dir *Directory) func(Chan
 			catalog.Forget()
 		case c.Kind == "member":
 			dir.Forget()
+		}
+	}
+}
+
+// ConnectionChanges carries the changes of remote connections between
+// the instances sharing a database: Publish is connresolve.Options.Publish,
+// and Forward, a handle for Listen, hands the other instances' changes
+// to a Service's Changed (a missed notification, every team's), so a
+// chat turn using a connection stops on whichever instance runs it.
+type ConnectionChanges struct {
+	db     *sqlx.DB
+	origin string // this instance, to skip its own changes
+}
+
+// NewConnectionChanges returns the change feed of connections on db.
+func NewConnectionChanges(db *sqlx.DB) *ConnectionChanges {
+	return &ConnectionChanges{db: db, origin: rand.Text()[:12]}
+}
+
+// Publish announces a change of team teamID's connections.
+func (c *ConnectionChanges) Publish(ctx context.Context, teamID string) error {
+	_, err := c.db.ExecContext(ctx, notifySQL, "connection:"+c.origin+":"+teamID)
+	return err
+}
+
+// Forward returns the handle of Listen that passes the changes other
+// instances published to svc.
+func (c *ConnectionChanges) Forward(svc interface{ Changed(teamID string) }) func(Change) {
+	return func(ch Change) {
+		switch {
+		case ch.Missed:
+			svc.Changed("")
+		case ch.Kind == "connection" && ch.Origin != c.origin:
+			svc.Changed(ch.ID)
 		}
 	}
 }

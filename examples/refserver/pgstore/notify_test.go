@@ -11,9 +11,11 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/dataexec/catalogtest"
 	"github.com/askbi/askbi/examples/refserver/pgstore"
 	"github.com/askbi/askbi/internal/pgtest"
+	"github.com/askbi/askbi/seal"
 )
 
 // TestListen plays two instances on one database: A writes, B keeps its
@@ -153,4 +155,95 @@ func mustOpen(t *testing.T, url string) *sqlx.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// TestConnectionChangesAcrossInstances: a connection renamed or deleted
+// through instance A closes the Changes channel of its team on instance
+// B, which stops B's chat turns that use the team's remote tools; B's
+// feed skips what B published itself.
+func TestConnectionChangesAcrossInstances(t *testing.T) {
+	ctx := t.Context()
+	dbURL := pgtest.MustDatabase(t)
+	db := mustOpen(t, dbURL)
+	if err := pgstore.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	dir := access.NewMemoryDirectory()
+	dir.AddProject("acme", "growth")
+	dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
+	alice := access.Principal{UserID: "alice", TeamID: "acme", Auth: access.AuthSession}
+	keys, _ := seal.NewStaticKeyring("k", map[string][]byte{"k": seal.GenerateKey()})
+	gate := access.NewGate(access.NewChecker(dir, nil), nil)
+	feedA, feedB := pgstore.NewConnectionChanges(db), pgstore.NewConnectionChanges(db)
+	svcA := connresolve.NewService(pgstore.NewConnectionStore(db), keys, gate, &connresolve.Options{Publish: feedA.Publish})
+	svcB := connresolve.NewService(pgstore.NewConnectionStore(db), keys, gate, &connresolve.Options{Publish: feedB.Publish})
+	seen := make(chan pgstore.Change, 16)
+	forward := feedB.Forward(svcB)
+	if err := pgstore.Listen(ctx, dbURL, slog.New(slog.DiscardHandler), func(c pgstore.Change) { forward(c); seen <- c }); err != nil {
+		t.Fatal(err)
+	}
+	closed := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	wait := func() pgstore.Change {
+		t.Helper()
+		for {
+			select {
+			case c := <-seen:
+				if c.Kind == "connection" {
+					return c
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no connection change arrived")
+			}
+		}
+	}
+	conn, err := svcA.Create(ctx, alice, connresolve.Input{Name: "Analytics", URL: "http://127.0.0.1:9/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// B's own change reaches its listener, and is skipped.
+	turnB := svcB.Changes("acme")
+	name := "Analytics 2"
+	if _, err := svcB.Update(ctx, alice, conn.ID, connresolve.Patch{Name: &name}); err != nil {
+		t.Fatal(err)
+	}
+	if !closed(turnB) {
+		t.Fatal("B's own change did not close its channel")
+	}
+	after := svcB.Changes("acme")
+	wait()
+	if closed(after) {
+		t.Error("B's own change, arriving back, stopped a turn started after it")
+	}
+
+	for _, change := range []func() error{
+		func() error {
+			name := "Analytics 3"
+			_, err := svcA.Update(ctx, alice, conn.ID, connresolve.Patch{Name: &name})
+			return err
+		},
+		func() error { return svcA.Delete(ctx, alice, conn.ID) },
+	} {
+		turnB := svcB.Changes("acme")
+		other := svcB.Changes("globex")
+		if err := change(); err != nil {
+			t.Fatal(err)
+		}
+		if c := wait(); c.ID != "acme" {
+			t.Errorf("change of team %q; want acme", c.ID)
+		}
+		if !closed(turnB) {
+			t.Error("A's change did not stop B's acme turns")
+		}
+		if closed(other) {
+			t.Error("A's change of acme stopped B's globex turns")
+		}
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/ask"
@@ -63,7 +64,14 @@ type Wire[O any, P ask.Provider] struct {
 	// ErrorBody is the JSON body of a request failed with status, with
 	// message.
 	ErrorBody func(status int, message string) string
+	// Usage is the usage Events reports in a whole stream, as the reply
+	// must carry it.
+	Usage ask.Usage
 }
+
+// ignoreUsage compares replies without their usage, which ReportsUsage
+// checks.
+var ignoreUsage = cmpopts.IgnoreFields(ask.ModelReply{}, "Usage")
 
 // Step is one step of a scripted reply: a piece of text, the start of a
 // tool call, or a piece of its arguments.
@@ -146,8 +154,22 @@ func Run[O any, P ask.Provider](t *testing.T, w Wire[O, P]) {
 		if diff := cmp.Diff([]string{"There were ", "1,204", " orders."}, deltas); diff != "" {
 			t.Errorf("onText deltas mismatch (-want +got):\n%s", diff)
 		}
-		if diff := cmp.Diff(ask.ModelReply{Text: "There were 1,204 orders."}, got); diff != "" {
+		if diff := cmp.Diff(ask.ModelReply{Text: "There were 1,204 orders."}, got, ignoreUsage); diff != "" {
 			t.Errorf("reply mismatch (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("ReportsUsage", func(t *testing.T) {
+		p, _ := MustProvider(t, w, whole(Text("ok")), Options{})
+		got, err := Complete(t, ctx, p, Question, nil)
+		if err != nil {
+			t.Fatalf("Complete: %v", err)
+		}
+		if w.Usage.CachedInputTokens == 0 {
+			t.Fatal("the wire's stream reports no cached input tokens: the check would see nothing")
+		}
+		if diff := cmp.Diff(w.Usage, got.Usage); diff != "" {
+			t.Errorf("usage mismatch (-want +got):\n%s", diff)
 		}
 	})
 
@@ -200,7 +222,7 @@ func Run[O any, P ask.Provider](t *testing.T, w Wire[O, P]) {
 				if err != nil {
 					t.Fatalf("Complete: %v", err)
 				}
-				if diff := cmp.Diff(tt.want, got); diff != "" {
+				if diff := cmp.Diff(tt.want, got, ignoreUsage); diff != "" {
 					t.Errorf("reply mismatch (-want +got):\n%s", diff)
 				}
 			})
