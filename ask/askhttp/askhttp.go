@@ -252,7 +252,7 @@ const attachmentReadTimeout = 2 * time.Minute
 func (h *handler) sendMessage(w http.ResponseWriter, r *http.Request, p access.Principal) {
 	http.NewResponseController(w).SetReadDeadline(time.Now().Add(attachmentReadTimeout))
 	var body messageBody
-	if err := httpjson.DecodeMax(w, r, &body, false, ask.MaxAttachmentBodyBytes); err != nil {
+	if err := httpjson.DecodeMax(w, r, &body, false, ask.MaxAttachmentBodyBytes, nil); err != nil {
 		h.error(w, r, err)
 		return
 	}
