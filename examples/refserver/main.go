@@ -531,9 +531,6 @@ func (a *app) routes() http.Handler {
 		StreamWindow: a.streamWindow, Logger: a.log}))
 	mux.Handle("/ai/connections", a.connRoutes)
 	mux.Handle("/ai/connections/", a.connRoutes)
-	if a.demoSignIn != nil {
-		a.demoSignIn.routes(mux, a.log)
-	}
 	// Every other path and method answers a JSON error too (404, or 405
 	// with Allow).
 	mux.Handle("/", httpjson.NoRoute(mux, "/", a.log))
