@@ -13,6 +13,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/httpserve"
 	"github.com/askbi/askbi/internal/httpjson"
 	"github.com/askbi/askbi/mcpserver/oauth"
 )
@@ -256,14 +257,11 @@ func (a *app) signIn(w http.ResponseWriter, r *http.Request) {
 	signInPage.Execute(w, page)
 }
 
-// localReturn keeps a return address only when it is on this server's
-// public URL, as a path; anything else returns to the home page.
+// localReturn keeps a return address only when it names a path on this
+// server (httpserve.LocalPath); anything else returns to the home page.
 func (a *app) localReturn(raw string) string {
-	if rest, ok := strings.CutPrefix(raw, a.base); ok && strings.HasPrefix(rest, "/") && !strings.HasPrefix(rest, "//") {
-		return rest
-	}
-	if strings.HasPrefix(raw, "/") && !strings.HasPrefix(raw, "//") && !strings.HasPrefix(raw, "/\\") {
-		return raw
+	if p, ok := httpserve.LocalPath(raw, a.base); ok {
+		return p
 	}
 	return "/"
 }

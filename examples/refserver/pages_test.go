@@ -362,3 +362,45 @@ func TestCookieRoutesRefuseCrossSite(t *testing.T) {
 		t.Errorf("a cross-site request changed something: clients %+v, charts %d → %d", clients, len(before.Dashboard.Charts), len(after.Dashboard.Charts))
 	}
 }
+
+// TestSignInReturn: /signin sends the browser back only to a path on
+// this server, rebuilt from the cleaned path; any other return address,
+// however it is written, goes to the home page (issue 35: return=
+// /%09/evil.test/x answered Location "/\t/evil.test/x", and browsers
+// drop the tab and go to //evil.test/x).
+func TestSignInReturn(t *testing.T) {
+	ta := MustApp(t, nil)
+	for raw, want := range map[string]string{
+		"/previews/chart_weekly_signups":                "/previews/chart_weekly_signups",
+		ta.url + "/oauth/authorize?client_id=c&state=s": "/oauth/authorize?client_id=c&state=s",
+		"/charts/chart_mrr#/connections/c":              "/charts/chart_mrr#/connections/c",
+		"/a/../charts//chart_mrr":                       "/charts/chart_mrr",
+		"/\t/evil.test/x":                               "/", // the query's %09, decoded by the form
+		"/%09/evil.test/x":                              "/",
+		"/\\evil.test":                                  "/",
+		"/%5Cevil.test":                                 "/",
+		"//evil.test":                                   "/",
+		"/%2F%2Fevil.test":                              "/evil.test",
+		"https:evil.test":                               "/",
+		"http://evil.test/":                             "/",
+		ta.url + "@evil.test/":                          "/",
+		"/x\r\nSet-Cookie: a=b":                         "/",
+		"/x%0d%0aSet-Cookie:a=b":                        "/",
+		"/x%00":                                         "/",
+		"/\u2028/evil.test":                             "/",
+		"/%E2%80%A8/evil.test":                          "/",
+	} {
+		req, _ := http.NewRequestWithContext(t.Context(), "POST", ta.url+"/signin",
+			strings.NewReader(url.Values{"demo": {"vic"}, "return": {raw}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		res, err := ta.HTTP.Transport.RoundTrip(req) // the Location as sent, whatever it holds
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if loc := res.Header.Get("Location"); res.StatusCode != http.StatusSeeOther || loc != want {
+			t.Errorf("return=%q: %d to %q, want 303 to %q", raw, res.StatusCode, loc, want)
+		}
+	}
+}
