@@ -273,8 +273,15 @@ const attachmentReadTimeout = 2 * time.Minute
 // sendMessage is POST /conversations/{id}/messages. Its body is charged
 // to the byte budget as it is read and stays charged until the turn
 // ends (the turn holds the attachments); a body past the budget is
-// refused before more of it is read, and before anything changes.
+// refused before more of it is read, and before anything changes, and
+// one whose Content-Length does not fit before any of it is.
 func (h *handler) sendMessage(w http.ResponseWriter, r *http.Request, p access.Principal) {
+	if n := r.ContentLength; n > 0 && n <= ask.MaxAttachmentBodyBytes {
+		if err := h.budget.fits(p.UserID, n); err != nil {
+			h.error(w, r, err)
+			return
+		}
+	}
 	http.NewResponseController(w).SetReadDeadline(time.Now().Add(attachmentReadTimeout))
 	var charged int64
 	defer func() { h.budget.release(p.UserID, charged) }()

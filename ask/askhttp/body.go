@@ -36,6 +36,17 @@ func newBudget(max, perUser int64) *budget {
 // charge adds n bytes to user's, or, past a bound, adds nothing and
 // returns RateLimited with a retry hint.
 func (b *budget) charge(user string, n int64) error {
+	return b.take(user, n, true)
+}
+
+// fits returns charge's error without charging anything: for a body
+// whose length is known, refused before a byte of it is read (a client
+// that sent Expect: 100-continue then sends none).
+func (b *budget) fits(user string, n int64) error {
+	return b.take(user, n, false)
+}
+
+func (b *budget) take(user string, n int64, add bool) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {
@@ -45,8 +56,10 @@ func (b *budget) charge(user string, n int64) error {
 	case b.used+n > b.max:
 		return askbi.Retry(askbi.RateLimited, time.Second, "the assistant is receiving too much message data at once; try again in a moment")
 	}
-	b.used += n
-	b.byUser[user] += n
+	if add {
+		b.used += n
+		b.byUser[user] += n
+	}
 	return nil
 }
 

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/ask"
@@ -35,6 +37,17 @@ func (m holdingModel) Complete(ctx context.Context, req ask.ModelRequest, onText
 		}
 	}
 	return m.Provider.Complete(ctx, req, onText)
+}
+
+// readSpy records whether its body was read.
+type readSpy struct {
+	r    io.Reader
+	read bool
+}
+
+func (s *readSpy) Read(p []byte) (int, error) {
+	s.read = true
+	return s.r.Read(p)
 }
 
 // message is a message body of exactly size bytes saying say.
@@ -105,6 +118,20 @@ func TestMessageBytesInFlight(t *testing.T) {
 	}
 	if status, _, e := send(bob, "conv_unknown", message(t, "bob", 1300)); status != http.StatusTooManyRequests || e.Code != askbi.RateLimited {
 		t.Errorf("bob's 1,300 bytes past the handler's bound: %d %+v, want 429", status, e)
+	}
+	// Its Content-Length said so: a client that waits for 100 Continue
+	// sends none of it.
+	body := &readSpy{r: strings.NewReader(message(t, "bob", 1300))}
+	req, _ := http.NewRequestWithContext(t.Context(), "POST", ts.URL+"/ai/conversations/conv_unknown/messages", body)
+	req.ContentLength = 1300
+	req.Header.Set("Authorization", "Bearer "+bob)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Expect", "100-continue")
+	waits := &http.Client{Transport: &http.Transport{ExpectContinueTimeout: time.Hour}}
+	if res, err := waits.Do(req); err != nil || res.StatusCode != http.StatusTooManyRequests || body.read {
+		t.Errorf("bob's 1,300 bytes with Expect: 100-continue: %v %v, body read %v; want 429 before the body", res, err, body.read)
+	} else {
+		res.Body.Close()
 	}
 	if status, _, e := send(bob, "conv_unknown", message(t, "bob", 900)); status != http.StatusNotFound {
 		t.Errorf("bob's 900 bytes within the bound: %d %+v, want the assistant's 404", status, e)
