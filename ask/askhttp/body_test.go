@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -140,6 +141,64 @@ func TestMessageBytesInFlight(t *testing.T) {
 	wg.Wait()
 	if status, _, e := send(alice, "conv_unknown", message(t, "after", 600)); status != http.StatusNotFound {
 		t.Errorf("alice after her turns ended: %d %+v, want the assistant's 404", status, e)
+	}
+}
+
+// pausingBody gives its first n bytes, then closes paused and waits for
+// resume before it gives the rest.
+type pausingBody struct {
+	r              io.Reader
+	n              int
+	paused, resume chan struct{}
+}
+
+func (b *pausingBody) Read(p []byte) (int, error) {
+	if b.n == 0 {
+		close(b.paused)
+		<-b.resume
+		b.n = -1
+	}
+	if b.n > 0 && len(p) > b.n {
+		p = p[:b.n]
+	}
+	n, err := b.r.Read(p)
+	if b.n > 0 {
+		b.n -= n
+	}
+	return n, err
+}
+
+// TestSlowMessageHoldsWhatItSent: a message sent slowly holds the bytes
+// that arrived, not the length it announced. Alice's 1,900-byte message
+// paused after 500 bytes leaves her 1,500 of 2,000: a 600-byte message
+// passes (to the assistant's 404), a 1,600-byte one is refused; once
+// the slow one ends, its bytes are free again.
+func TestSlowMessageHoldsWhatItSent(t *testing.T) {
+	ts := MustServer(t, func(c *config) { c.opts = askhttp.Options{UserMessageBytesInFlight: 2000} })
+	alice := token("alice")
+	conv := ts.MustConversation(t, alice)
+	slow := &pausingBody{r: strings.NewReader(message(t, "slowly", 1900)), n: 500, paused: make(chan struct{}), resume: make(chan struct{})}
+	req := httptest.NewRequestWithContext(t.Context(), "POST", "/ai/conversations/"+conv+"/messages", slow)
+	req.ContentLength = 1900
+	req.Header.Set("Authorization", "Bearer "+alice)
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() { defer close(done); ts.handler.ServeHTTP(rec, req) }()
+	<-slow.paused // the handler read the 500 bytes and waits for more
+	if status, _, b := ts.Do(t, "POST", "/ai/conversations/conv_unknown/messages", alice, message(t, "fits", 600)); status != http.StatusNotFound {
+		t.Errorf("600 bytes beside a slow message's 500: %d %s, want the assistant's 404", status, b)
+	}
+	if status, _, b := ts.Do(t, "POST", "/ai/conversations/conv_unknown/messages", alice, message(t, "too much", 1600)); status != http.StatusTooManyRequests {
+		t.Errorf("1,600 bytes beside a slow message's 500: %d %s, want 429", status, b)
+	}
+	close(slow.resume)
+	<-done
+	if rec.Code != http.StatusOK {
+		t.Errorf("the slow message: %d %s", rec.Code, rec.Body)
+	}
+	if status, _, b := ts.Do(t, "POST", "/ai/conversations/conv_unknown/messages", alice, message(t, "after", 1900)); status != http.StatusNotFound {
+		t.Errorf("1,900 bytes after the slow message ended: %d %s, want the assistant's 404", status, b)
 	}
 }
 
