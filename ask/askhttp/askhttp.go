@@ -55,9 +55,11 @@ type Options struct {
 	// as they are read and held until their turn ends: a message past
 	// it is refused rate_limited (429 with Retry-After) as soon as it
 	// is, before the rest is read and before anything changes. It is
-	// what bounds the memory of many large messages at once: the heap
-	// grows by about twice the bytes in flight. Default
-	// DefaultMessageBytesInFlight (48 MiB).
+	// what bounds the memory of many large messages at once: decoding
+	// takes about twice a body's size, and the reference server's RSS
+	// stays within its idle RSS plus three times this bound
+	// (docs/operations.md). Default DefaultMessageBytesInFlight
+	// (48 MiB).
 	MessageBytesInFlight int64
 	// UserMessageBytesInFlight is the same bound for one user's
 	// messages (in any team). Default ask.MaxAttachmentBodyBytes
