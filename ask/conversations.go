@@ -271,13 +271,6 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 	for _, ap := range pending {
 		waiting[ap.ID] = true
 	}
-	for i, r := range v.WorkSummary {
-		// Still waiting as stored, but its approval is no longer pending:
-		// it expired, and the call never ran.
-		if r.State == RunApprovalRequired && !waiting[r.ApprovalID] {
-			v.WorkSummary[i].State = RunExpired
-		}
-	}
 	for _, ap := range pending {
 		t, _ := tools.lookup(ap.Tool)
 		targets, err := a.targets(ctx, live, ap.Arguments)
@@ -337,20 +330,31 @@ func (a *Assistant) linkSent(ctx context.Context, p access.Principal, msgs []Mes
 const maxResolve = 50
 
 // decided reads the approvals of runs that are not waiting (the pending
-// approvals' IDs), in the runs' order, for their receipts. A tool no longer offered keeps its run's
-// label as the title.
+// approvals' IDs), in the runs' order, for their receipts. A tool no
+// longer offered keeps its run's label as the title.
+//
+// It also says, in place, where a run stands that is still stored as
+// waiting though its approval is no longer pending (decidedState).
 func (a *Assistant) decided(ctx context.Context, tools *toolbox, runs []ToolRun, waiting map[string]bool) ([]DecidedApproval, error) {
 	out := []DecidedApproval{}
-	for _, r := range runs {
+	for i, r := range runs {
 		if r.ApprovalID == "" || waiting[r.ApprovalID] {
 			continue
 		}
 		ap, err := a.stores.Approvals.Approval(ctx, r.ApprovalID)
 		if askbi.ErrorCode(err) == askbi.NotFound {
+			if r.State == RunApprovalRequired {
+				runs[i].State = RunExpired
+			}
 			continue
 		}
 		if err != nil {
 			return nil, err
+		}
+		if r.State == RunApprovalRequired {
+			if runs[i], err = a.decidedState(ctx, r, ap); err != nil {
+				return nil, err
+			}
 		}
 		t, ok := tools.lookup(ap.Tool)
 		if !ok {
@@ -360,6 +364,40 @@ func (a *Assistant) decided(ctx context.Context, tools *toolbox, runs []ToolRun,
 			Targets: orEmpty(ap.Targets), Arguments: json.RawMessage(a.redact.String(string(ap.Arguments)))})
 	}
 	return out, nil
+}
+
+// decidedState is run r, stored as waiting for approval ap, which is no
+// longer pending, as it stands. Pending but past its expiry: it expired,
+// and the call never ran. Rejected: the rejection is being recorded.
+// Used: its call has started (Approve uses the approval, then records the
+// run as running), so it shows as running, or as its receipt says once
+// there is one; a used approval that left no receipt and no running run
+// long after it could have been used (past its expiry and the wait of a
+// concurrent approve) lost its run, which failed.
+func (a *Assistant) decidedState(ctx context.Context, r ToolRun, ap Approval) (ToolRun, error) {
+	switch ap.State {
+	case ApprovalRejected:
+		r.State = RunRejected
+		return r, nil
+	case ApprovalConsumed:
+	default:
+		r.State = RunExpired
+		return r, nil
+	}
+	rc, err := a.stores.Receipts.Receipt(ctx, ap.ID)
+	switch {
+	case err == nil && rc.ErrorCode != "":
+		r.State, r.ErrorCode, r.ErrorMessage = RunFailed, rc.ErrorCode, rc.ErrorMessage
+	case err == nil:
+		r.State, r.Result = RunCompleted, rc.Result
+	case askbi.ErrorCode(err) != askbi.NotFound:
+		return r, err
+	case a.o.Now().After(ap.ExpiresAt.Add(receiptWait)):
+		r.State, r.ErrorCode, r.ErrorMessage = RunFailed, string(askbi.Unavailable), "The assistant stopped before this finished."
+	default:
+		r.State = RunRunning
+	}
+	return r, nil
 }
 
 // failAbandoned returns the turns of a conversation after recording the
