@@ -138,7 +138,7 @@ export class Home {
       $("conv-title").textContent = title(masked(text));
     }
     const files = this.files.take();
-    const tv = this.transcript.ask(text, files.map((f) => f.name));
+    const tv = this.transcript.ask(text, files.map((f) => f.name), this.chips);
     this.turn = tv;
     this.setBusy(true);
     this.composer.live("Working…");

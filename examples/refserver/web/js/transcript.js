@@ -3,7 +3,7 @@
 // from live events and from a reopened conversation.
 
 import { masked, sentence } from "./api.js";
-import { h } from "./dom.js";
+import { h, icon, newTab } from "./dom.js";
 import { WorkSummary } from "./work-summary.js";
 import { ApprovalCard, decidedCard } from "./approval-card.js";
 import { SetupCard, setupOf } from "./setup-card.js";
@@ -48,10 +48,10 @@ export class Transcript {
     this.charts.clear();
   }
 
-  // ask shows a question (and the names of its files) at once, before
-  // anything is answered.
-  ask(question, files) {
-    const tv = new TurnView(this, question, true, files);
+  // ask shows a question (and the names of its files, and the context
+  // items it is sent with) at once, before anything is answered.
+  ask(question, files, items) {
+    const tv = new TurnView(this, question, true, files, items);
     this.column.append(tv.el);
     this.scroll(true);
     return tv;
@@ -81,7 +81,7 @@ export class Transcript {
     const stopped = new Set((view.turns || []).filter((t) => t.state === "stopped").map((t) => t.id));
     const turns = new Map();
     const entry = (id, at) => {
-      if (!turns.has(id)) turns.set(id, { at, question: "", files: [], items: [] });
+      if (!turns.has(id)) turns.set(id, { at, question: "", files: [], sent: [], items: [] });
       return turns.get(id);
     };
     for (const m of view.messages || []) {
@@ -90,6 +90,7 @@ export class Transcript {
       if (m.role === "user" && !t.question) {
         t.question = m.text;
         t.files = (m.attachments || []).map((a) => a.name);
+        t.sent = m.context || [];
       }
       else if (m.role === "assistant") t.items.push({ at: m.created_at, text: m.text });
     }
@@ -99,7 +100,7 @@ export class Transcript {
     }
     const ordered = [...turns.entries()].sort((a, b) => Date.parse(a[1].at) - Date.parse(b[1].at));
     for (const [id, t] of ordered) {
-      const tv = new TurnView(this, t.question, false, t.files);
+      const tv = new TurnView(this, t.question, false, t.files, t.sent);
       this.bind(id, tv);
       this.column.append(tv.el);
       t.items.sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
@@ -114,8 +115,24 @@ export class Transcript {
   }
 }
 
+const typeWord = { dashboard: "Dashboard", chart: "Chart", dataset: "Dataset", connection: "Connection" };
+
+// sentItem is one context item a question was sent with: a link to its
+// page in a new tab; its name alone for a type without a page (a
+// connection); and, once it was deleted or can no longer be opened,
+// its name saying so, without a link.
+function sentItem(it) {
+  const label = it.label || `${typeWord[it.entity_type] || "Item"}: ${it.name}`;
+  if (it.available === false) {
+    return h("li", { class: "sent-item gone" }, icon(it.entity_type), h("span", { class: "sent-label" }, label), h("span", { class: "sent-gone" }, " · no longer available"));
+  }
+  const name = h("span", { class: "sent-label" }, label);
+  if (it.url) return h("li", { class: "sent-item" }, newTab(it.url, icon(it.entity_type), name));
+  return h("li", { class: "sent-item" }, icon(it.entity_type), name);
+}
+
 class TurnView {
-  constructor(t, question, live, files) {
+  constructor(t, question, live, files, items) {
     this.t = t;
     this.question = question;
     this.cards = new Map();
@@ -128,8 +145,19 @@ class TurnView {
     const names = (files || []).length
       ? h("ul", { class: "question-files", "aria-label": "Attached files" }, files.map((n) => h("li", {}, masked(n))))
       : null;
+    // The items the question was sent with, above it: a record of that
+    // turn's context, which stays when they leave the context later.
+    this.sent = h("ul", { class: "question-items", "aria-label": "Sent with" });
+    this.setSent(items);
     this.el = h("article", { class: "turn" },
-      h("div", { class: "question" }, h("p", {}, masked(question)), names), this.answer);
+      h("div", { class: "question" }, this.sent, h("p", {}, masked(question)), names), this.answer);
+  }
+
+  // setSent shows the items the question was sent with: those selected
+  // when it was sent, then the server's, as the turn began with them.
+  setSent(items) {
+    this.sent.replaceChildren(...(items || []).map(sentItem));
+    this.sent.hidden = !(items || []).length;
   }
 
   insert(node) {
@@ -184,6 +212,7 @@ class TurnView {
     switch (e.type) {
       case "context.updated":
         this.t.onContext(e.context || [], e.notice || "");
+        this.setSent(e.context || []);
         break;
       case "message.delta":
         this.para().textContent += e.delta;
