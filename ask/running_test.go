@@ -142,3 +142,51 @@ func TestDecidedRunNotYetRecorded(t *testing.T) {
 		t.Errorf("lost run: error %q %q, want unavailable with a message", r.ErrorCode, r.ErrorMessage)
 	}
 }
+
+// TestApprovedCallKeepsLease: an approved call runs on after its request
+// is gone (the user reloaded the page), and its turn keeps its lease
+// meanwhile, so a page polling the conversation sees it running, not
+// abandoned and failed, until it ends.
+func TestApprovedCallKeepsLease(t *testing.T) {
+	const lease = 300 * time.Millisecond
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	e := newEnv(t, nil, func(c *envConfig) {
+		c.opts.TurnLease = lease
+		c.extra = append(c.extra, holdTool(started, release))
+	})
+	conv := e.MustConversation(t, alice)
+	te := proposeHold(t, e, conv)
+	ctx, leave := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		emit, _ := ask.Collect()
+		done <- e.a.Approve(ctx, alice, ask.ApproveRequest{ConversationID: conv, ApprovalID: te.ApprovalID, Tool: te.Name, Arguments: te.Arguments}, emit)
+	}()
+	<-started
+	leave() // the page reloads while the call runs
+
+	// Ten leases pass on the clock while the call runs; the turn renews
+	// its lease (every third of it, on the wall clock) meanwhile.
+	for range 10 {
+		e.clock.Advance(lease)
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			turns, err := e.convs.Turns(context.Background(), conv)
+			if err == nil && len(turns) == 1 && turns[0].State == ask.TurnRunning && !e.clock.Now().After(turns[0].UpdatedAt.Add(lease)) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the turn of the approved call did not renew its lease once its request was gone")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if run, turn, _ := runOf(t, e.MustOpen(t, alice, conv), te.ApprovalID); run.State != ask.RunRunning || turn != ask.TurnRunning {
+			t.Fatalf("while the call runs: run %s, turn %s; want running, running", run.State, turn)
+		}
+	}
+	close(release)
+	<-done
+	if run, _, _ := runOf(t, e.MustOpen(t, alice, conv), te.ApprovalID); run.State != ask.RunCompleted {
+		t.Errorf("after the call: run %s, want completed", run.State)
+	}
+}
