@@ -100,6 +100,8 @@ type config struct {
 	modelOverride ask.Provider
 	// limiterOverride, when set, replaces the rate limiter (tests).
 	limiterOverride access.RateLimiter
+	// extraTools are offered besides the product's own (tests).
+	extraTools []ask.Tool
 }
 
 // defaultMemoryLimit is -memory-limit's default (docs/operations.md).
@@ -449,7 +451,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		TeamName:             func(_ context.Context, id string) string { return cmp.Or(teamNames[id], id) },
 	})
 	a.memory = memory.NewService(memories, keyring, gate, &memory.Options{Policy: policy, Audit: a.audit, Logger: log})
-	tools, err := ask.NewRegistry(append(ask.ProductTools(a.executor), ask.ListConnections(a.resolver))...)
+	tools, err := ask.NewRegistry(append(append(ask.ProductTools(a.executor), ask.ListConnections(a.resolver)), cfg.extraTools...)...)
 	if err != nil {
 		return nil, err
 	}

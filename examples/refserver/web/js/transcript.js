@@ -79,6 +79,7 @@ export class Transcript {
     const pending = new Map((view.pending_approvals || []).map((p) => [p.approval_id, p]));
     const decided = new Map((view.decided_approvals || []).map((d) => [d.approval_id, d]));
     const stopped = new Set((view.turns || []).filter((t) => t.state === "stopped").map((t) => t.id));
+    const running = new Set((view.turns || []).filter((t) => t.state === "running").map((t) => t.id));
     const turns = new Map();
     const entry = (id, at) => {
       if (!turns.has(id)) turns.set(id, { at, question: "", files: [], sent: [], items: [] });
@@ -109,9 +110,31 @@ export class Transcript {
         tv.restore(it.run, pending.get(it.run.approval_id), decided.get(it.run.approval_id));
       }
       if (stopped.has(id)) tv.stopped();
+      else if (running.has(id)) tv.underway();
       else tv.finish(true);
     }
     this.scroll(true);
+  }
+
+  // running says whether a turn shown still runs on the server.
+  running() { return [...new Set(this.turns.values())].some((tv) => tv.onServer); }
+
+  // update applies a newer view of the conversation while turns run on
+  // the server: an approved call that ended settles its card and its
+  // step, and the status says how it ended. It returns whether a turn
+  // still runs.
+  update(view) {
+    const runs = new Map((view.work_summary || []).filter((r) => r.approval_id).map((r) => [r.approval_id, r]));
+    for (const tv of new Set(this.turns.values())) {
+      for (const [id, card] of tv.cards) {
+        const r = runs.get(id);
+        if (!card.runningNow || !r || r.state === "running") continue;
+        card.settle(r.state, r.error_message);
+        tv.work.update(r);
+        this.live(card.record.textContent);
+      }
+    }
+    return (view.turns || []).some((t) => t.state === "running");
   }
 }
 
@@ -195,7 +218,10 @@ class TurnView {
         this.insert(card.el);
       } else {
         const card = decidedCard(run, decided, this.t.charts);
-        if (card) this.insert(card);
+        if (card) {
+          this.cards.set(run.approval_id, card);
+          this.insert(card.el);
+        }
       }
     }
     if (chart) this.insert(this.t.charts.add(chart));
@@ -316,6 +342,21 @@ class TurnView {
     if (!this.waiting()) this.t.live("The approval expired. Nothing ran.");
   }
 
+  // underway shows a turn that still runs on the server, opened from a
+  // view: its steps as they stand, not folded as if finished; an
+  // approved call that runs says so on its card (running), the status
+  // too, for screen readers.
+  underway() {
+    this.onServer = true;
+    const card = [...this.cards.values()].find((c) => c.runningNow);
+    if (!card && !this.thinking) {
+      this.thinking = h("p", { class: "thinking" }, "Still working…");
+      this.answer.insertBefore(this.thinking, this.work.el);
+    }
+    const what = card ? card.tool.title || card.tool.label : "";
+    this.t.live(what ? `Still running: ${what}. This chat updates when it finishes.` : "Still working. This chat updates when it finishes.");
+  }
+
   // waiting is the newest open approval card of this turn, if any.
   waiting() { return [...this.cards.values()].filter((c) => c.open).pop() || null; }
 
@@ -324,6 +365,7 @@ class TurnView {
   // that it waits, and the card takes the focus unless the user is
   // typing.
   finish(quiet, awaiting) {
+    this.onServer = false;
     if (this.thinking) { this.thinking.remove(); this.thinking = null; }
     // The answer explains the missing access first; the setup cards
     // follow it.
