@@ -100,8 +100,7 @@ type config struct {
 	modelOverride ask.Provider
 	// limiterOverride, when set, replaces the rate limiter (tests).
 	limiterOverride access.RateLimiter
-	// extraTools are offered besides the product's own (tests).
-	extraTools []ask.Tool
+	extraTools      []ask.Tool // offered besides the product's own tools (tests)
 }
 
 // defaultMemoryLimit is -memory-limit's default (docs/operations.md).
