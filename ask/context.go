@@ -32,8 +32,11 @@ type ContextItem struct {
 	// Handle is how the model refers to an item of the active context
 	// ("@c1"); empty for a search result.
 	Handle string `json:"handle,omitempty"`
-	// URL opens the item's page in the product (ItemURL); empty for a
-	// type the host has no page for.
+	// URL opens the item's page in the product, from the executor's
+	// Links: a dashboard's, a dataset's, or a chart's chart page (also a
+	// preview's: it shows it as one, and the link stays once the preview
+	// is placed). Empty for a connection, which has no page among
+	// dataexec's, and for a page the host does not have.
 	URL string `json:"url,omitempty"`
 }
 
@@ -41,15 +44,12 @@ type ContextItem struct {
 // links.
 func itemOf(ref dataexec.Ref, links dataexec.Links) ContextItem {
 	return ContextItem{ID: ref.ID, EntityType: ref.Type, Name: ref.Name, ProjectID: ref.ProjectID, Label: Label(ref),
-		Metadata: map[string]string{"info": ref.Info}, URL: ItemURL(links, ref.Type, ref.ID)}
+		Metadata: map[string]string{"info": ref.Info}, URL: itemURL(links, ref.Type, ref.ID)}
 }
 
-// ItemURL is the page of a selected entity, as links (the executor's
-// Links) give it: a dashboard's, a dataset's, and a chart's chart page
-// for a preview too (it shows a preview as one, and the link stays the
-// same once the preview is placed). "" for a connection, which has no
-// page among dataexec's, and for a page the host does not have.
-func ItemURL(links dataexec.Links, typ access.EntityType, id string) string {
+// itemURL is the page of a selected entity as links give it
+// (ContextItem.URL), or "".
+func itemURL(links dataexec.Links, typ access.EntityType, id string) string {
 	page, ok := map[access.EntityType]dataexec.Page{access.TypeDashboard: dataexec.PageDashboard,
 		access.TypeChart: dataexec.PageChart, access.TypeDataset: dataexec.PageDataset}[typ]
 	if !ok || links == nil {

@@ -147,11 +147,11 @@ type MessageView struct {
 
 // MessageItem is an item a user message was sent with, as an opened
 // conversation shows it: the reference recorded with the message, and
-// whether the user can still open the entity. An available item links to
-// its page (ItemURL; empty for a type the host has no page for, such as
-// a connection); a deleted or no longer accessible one has no URL, and
-// the client says that it is no longer available rather than link to a
-// page that answers "not found".
+// whether the user can still open the entity. An available item links
+// to its page (as ContextItem.URL does; none for a type the host has no
+// page for, such as a connection); a deleted or no longer accessible one
+// has no URL, and the client says that it is no longer available rather
+// than link to a page that answers "not found".
 type MessageItem struct {
 	SentItem
 	URL       string `json:"url,omitempty"`
@@ -319,7 +319,7 @@ func (a *Assistant) linkSent(ctx context.Context, p access.Principal, msgs []Mes
 	for _, m := range msgs {
 		for j, it := range m.Context {
 			if available[at[access.Entity{Type: it.EntityType, ID: it.ID}]] {
-				m.Context[j].Available, m.Context[j].URL = true, ItemURL(a.exec.Links(), it.EntityType, it.ID)
+				m.Context[j].Available, m.Context[j].URL = true, itemURL(a.exec.Links(), it.EntityType, it.ID)
 			}
 		}
 	}
