@@ -46,9 +46,10 @@
 //   - memory: explicit, encrypted, personal memory; memory/memorytest
 //     proves its store.
 //   - httpserve: server limits, readiness and drain around the handlers.
-//   - examples/refserver: the reference server that wires them together,
-//     with examples/refserver/pgstore, the PostgreSQL stores of the state
-//     askbi owns; examples/oauthclient runs the outbound OAuth headlessly.
+//   - pgstore: every store of the SDK on PostgreSQL, with the limits and
+//     the change feed several instances share.
+//   - examples/refserver: the reference server that wires them together;
+//     examples/oauthclient runs the outbound OAuth headlessly.
 //   - cmd/mcpload: the load and fault benchmark of the MCP endpoint.
 //
 // Example (below) mounts the chat API and the MCP server on in-memory

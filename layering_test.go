@@ -80,19 +80,24 @@ var layers = []layer{
 	// process, such as the load benchmark cmd/mcpload: internal helpers
 	// only.
 	{pkg: "cmd", may: []string{"internal"}},
+	// The PostgreSQL stores of every SDK interface, the shared limits and
+	// the change feed: an adapter of its own, which a host imports beside
+	// the packages whose interfaces it implements. Its tests run those
+	// packages' conformance suites.
+	{pkg: "pgstore", may: []string{"", "access", "seal", "dataexec", "dataexec/pgsource", "memory", "connresolve", "ask", "mcpserver", "internal"}},
 	{pkg: "examples", may: []string{"", "access", "seal", "chartview", "dataexec", "memory", "connresolve", "ask", "mcpserver", "internal", "httpserve", "examples",
-		"dataexec/pgsource", "dataexec/mcpsource", "dataexec/datahttp", "connresolve/connhttp", "ask/askhttp"}},
+		"dataexec/pgsource", "dataexec/mcpsource", "dataexec/datahttp", "connresolve/connhttp", "ask/askhttp", "pgstore"}},
 }
 
 // adapters are the packages that put a part on a transport or a store
 // (HTTP, PostgreSQL, MCP): layers of their own, which no package imports
 // unless its entry names them.
-var adapters = []string{"dataexec/pgsource", "dataexec/mcpsource", "dataexec/datahttp", "connresolve/connhttp", "ask/askhttp"}
+var adapters = []string{"dataexec/pgsource", "dataexec/mcpsource", "dataexec/datahttp", "connresolve/connhttp", "ask/askhttp", "pgstore"}
 
 // drivers are the database drivers; only the PostgreSQL adapters use them.
 var drivers = []string{"github.com/lib/pq", "github.com/jmoiron/sqlx"}
 
-var driverUsers = []string{"dataexec/pgsource", "examples/refserver", "internal/pgtest", "cmd/mcpload"}
+var driverUsers = []string{"dataexec/pgsource", "pgstore", "examples/refserver", "internal/pgtest", "cmd/mcpload"}
 
 // providerSDKs are the model providers' SDKs; only ask/provider uses them.
 var providerSDKs = []string{"github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go"}

@@ -10,8 +10,8 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
-	"github.com/askbi/askbi/examples/refserver/pgstore"
 	"github.com/askbi/askbi/mcpserver"
+	"github.com/askbi/askbi/pgstore"
 )
 
 // The demo workspace: team Acme (projects Growth and Finance) and team

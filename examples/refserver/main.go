@@ -32,9 +32,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-	_ "github.com/lib/pq"
-
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
@@ -45,7 +42,6 @@ import (
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/datahttp"
 	"github.com/askbi/askbi/dataexec/mcpsource"
-	"github.com/askbi/askbi/examples/refserver/pgstore"
 	"github.com/askbi/askbi/httpserve"
 	"github.com/askbi/askbi/internal/httpjson"
 	"github.com/askbi/askbi/internal/pgpool"
@@ -53,6 +49,7 @@ import (
 	"github.com/askbi/askbi/mcpserver/chartimage"
 	"github.com/askbi/askbi/mcpserver/oauth"
 	"github.com/askbi/askbi/memory"
+	"github.com/askbi/askbi/pgstore"
 )
 
 type config struct {
@@ -238,7 +235,6 @@ type app struct {
 	storage   string
 	model     string
 	readerURL string // the SQL source's SELECT-only URL, when on PostgreSQL
-	stateURL  string // the state database's URL, when on PostgreSQL
 	base      string
 	log       *slog.Logger
 	keys      *access.Keys
@@ -313,14 +309,15 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	// With the state in PostgreSQL: the team, source and turn bounds, and
 	// the connection changes that stop turns, hold across instances.
 	var leases dataexec.Leases
-	var connChanges *pgstore.ConnectionChanges
 	var publish func(context.Context, string) error
 	sources := dataexec.SourceMap{}
+	rates := &access.RateOptions{Rate: cfg.rate, Burst: cfg.burst}
 
-	var state *sqlx.DB
+	var state *pgstore.DB
 	a.storage = "in-memory (-in-memory)"
 	if !cfg.inMemory {
-		a.stateURL, err = a.demoPostgres(ctx, cfg)
+		var stateURL string
+		stateURL, err = a.demoPostgres(ctx, cfg)
 		switch {
 		case errors.Is(err, errNoPostgres):
 			log.Warn("PostgreSQL is not installed: running on in-memory state and built-in demo rows; SQL exploration is unsupported")
@@ -328,19 +325,13 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		case err != nil:
 			return nil, err
 		default:
-			if state, err = pgstore.Open(ctx, a.stateURL, cfg.dbMaxConns); err != nil {
+			if state, err = pgstore.Open(ctx, stateURL, &pgstore.Options{MaxConns: cfg.dbMaxConns, Rate: rates}); err != nil {
 				return nil, err
 			}
 			a.closers = append(a.closers, state.Close)
-			keyStore = pgstore.NewKeyStore(state)
-			chats = pgstore.NewAskStores(state)
-			memories = pgstore.NewMemoryStore(state)
-			grants = pgstore.NewOAuthStore(state)
-			connStore = pgstore.NewConnectionStore(state)
-			flows = pgstore.NewFlowStore(state)
-			demo = pgstore.NewDemoStore(state)
-			leases, connChanges = pgstore.NewLeases(state), pgstore.NewConnectionChanges(state)
-			publish = connChanges.Publish
+			keyStore, chats, memories, grants = state.Keys, state.Ask, state.Memory, state.OAuth
+			connStore, flows, demo = state.Connections, state.Flows, state.Demo
+			leases, publish = state.Leases, state.ConnectionChanges.Publish
 		}
 	}
 	catalog, dir, checks, err := a.demoWorkspace(ctx, cfg, state, activity, sources)
@@ -356,14 +347,12 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	}
 	a.audit = access.NewMemoryAudit(10000)
 	checker := access.NewChecker(dir, &access.CheckerOptions{Withdraw: withdraw})
-	rates := &access.RateOptions{Rate: cfg.rate, Burst: cfg.burst}
 	var limiter access.RateLimiter = access.NewMemoryRateLimiter(rates)
 	if state != nil {
 		// One budget a principal across every instance on the database;
 		// this instance's own while the database cannot be reached.
-		shared := pgstore.NewRateLimiter(state, rates)
-		a.purges = append(a.purges, httpserve.Purge{Name: "rate limit buckets", Func: shared.Purge})
-		limiter = access.NewFallbackRateLimiter(shared, limiter, &access.FallbackOptions{Logger: log})
+		a.purges = append(a.purges, httpserve.Purge{Name: "rate limit buckets", Func: state.RateLimiter.Purge})
+		limiter = access.NewFallbackRateLimiter(state.RateLimiter, limiter, &access.FallbackOptions{Logger: log})
 	}
 	if cfg.limiterOverride != nil {
 		limiter = cfg.limiterOverride
@@ -415,8 +404,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		// leaves.
 		lctx, stop := context.WithCancel(context.Background())
 		a.closers = append(a.closers, func() error { stop(); return nil })
-		forget, forward := pgstore.ForgetCaches(a.keys, catalog.(*pgstore.Catalog), dir.(*pgstore.Directory)), connChanges.Forward(a.conns)
-		if err := pgstore.Listen(lctx, a.stateURL, log, func(c pgstore.Change) { forget(c); forward(c) }); err != nil {
+		if err := state.Listen(lctx, log, a.keys, a.conns); err != nil {
 			return nil, err
 		}
 	}

@@ -21,8 +21,8 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/ask/asktest"
-	"github.com/askbi/askbi/examples/refserver/pgstore"
 	"github.com/askbi/askbi/internal/pgtest"
+	"github.com/askbi/askbi/pgstore"
 )
 
 func newAskStores(t *testing.T) ask.Stores { return pgstore.NewAskStores(MustStore(t)) }

@@ -10,11 +10,11 @@ import (
 
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/access/accesstest"
-	"github.com/askbi/askbi/examples/refserver/pgstore"
 	"github.com/askbi/askbi/internal/pgtest"
+	"github.com/askbi/askbi/pgstore"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { pgtest.MainExamples(m) }
 
 // MustStore returns a migrated database of its own for t.
 func MustStore(t *testing.T) *sqlx.DB {

@@ -16,10 +16,10 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
-	"github.com/askbi/askbi/examples/refserver/pgstore"
 	"github.com/askbi/askbi/internal/pgtest"
 	"github.com/askbi/askbi/memory"
 	"github.com/askbi/askbi/memory/memorytest"
+	"github.com/askbi/askbi/pgstore"
 )
 
 // unlimited is a rate limiter the tests never run out of.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/connresolve/connresolvetest"
-	"github.com/askbi/askbi/examples/refserver/pgstore"
+	"github.com/askbi/askbi/pgstore"
 )
 
 func TestConnectionStore(t *testing.T) {

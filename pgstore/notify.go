@@ -87,18 +87,20 @@ const notifySQL = `SELECT pg_notify('` + ChangesChannel + `', $1)`
 // ForgetCaches is the handle of Listen for one instance's caches: a
 // revoked key leaves keys, a written catalog and a changed member make
 // catalog and dir read again, and missed notifications empty all three.
+// A nil one is left out.
 func ForgetCaches(keys *access.Keys, catalog *Catalog, dir *Directory) func(Change) {
 	return func(c Change) {
-		switch {
-		case c.Missed:
-			keys.ForgetAll()
+		if keys != nil && (c.Missed || c.Kind == "key") {
+			if c.Missed {
+				keys.ForgetAll()
+			} else {
+				keys.Forget(c.ID)
+			}
+		}
+		if catalog != nil && (c.Missed || c.Kind == "catalog") {
 			catalog.Forget()
-			dir.Forget()
-		case c.Kind == "key":
-			keys.Forget(c.ID)
-		case c.Kind == "catalog":
-			catalog.Forget()
-		case c.Kind == "member":
+		}
+		if dir != nil && (c.Missed || c.Kind == "member") {
 			dir.Forget()
 		}
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/access/accesstest"
-	"github.com/askbi/askbi/examples/refserver/pgstore"
 	"github.com/askbi/askbi/internal/pgtest"
+	"github.com/askbi/askbi/pgstore"
 )
 
 // mustPools returns n connection pools on one fresh, migrated database:
@@ -110,7 +110,7 @@ var counter atomic.Int64
 // against the per-process limiter, in the same run. p50-ns and p99-ns
 // are the latency percentiles of single calls.
 //
-//	go test -run '^$' -bench RateLimiter -benchtime 5000x ./examples/refserver/pgstore
+//	go test -run '^$' -bench RateLimiter -benchtime 5000x ./pgstore
 func BenchmarkRateLimiter(b *testing.B) {
 	ctx := context.Background()
 	url := pgtest.MustDatabase(b)

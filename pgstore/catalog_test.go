@@ -11,7 +11,7 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/catalogtest"
-	"github.com/askbi/askbi/examples/refserver/pgstore"
+	"github.com/askbi/askbi/pgstore"
 )
 
 // MustCatalog returns a Catalog on a database of its own holding f.

@@ -3,9 +3,9 @@ package pgstore_test
 import (
 	"testing"
 
-	"github.com/askbi/askbi/examples/refserver/pgstore"
 	"github.com/askbi/askbi/mcpserver/oauth"
 	"github.com/askbi/askbi/mcpserver/oauth/oauthtest"
+	"github.com/askbi/askbi/pgstore"
 )
 
 func TestOAuthStore(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/askbi/askbi"
-	"github.com/askbi/askbi/examples/refserver/pgstore"
+	"github.com/askbi/askbi/pgstore"
 )
 
 // TestUnreachableIsUnavailable: a state read on a database that cannot

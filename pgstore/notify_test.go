@@ -13,8 +13,8 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/dataexec/catalogtest"
-	"github.com/askbi/askbi/examples/refserver/pgstore"
 	"github.com/askbi/askbi/internal/pgtest"
+	"github.com/askbi/askbi/pgstore"
 	"github.com/askbi/askbi/seal"
 )
 

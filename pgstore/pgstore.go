@@ -1,11 +1,3 @@
-// Package pgstore keeps the state askbi owns (API keys, conversations,
-// approvals, memory, remote MCP connections, OAuth grants) and the reference
-// server's workspace catalog in
-// PostgreSQL, on sqlx and lib/pq. Schema changes are embedded SQL migrations applied in order by
-// Migrate.
-//
-// Each store passes the same exported conformance suite as its in-memory
-// counterpart, e.g. accesstest.RunKeyStore.
 package pgstore
 
 import (
@@ -15,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"sort"
 	"strings"
 
@@ -22,6 +15,8 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/dataexec/pgsource"
 	"github.com/askbi/askbi/internal/pgpool"
 )
@@ -33,20 +28,97 @@ var migrations embed.FS
 // processes sharing one database.
 const migrateLock = 0x61736b6269 // "askbi"
 
-// Open connects to the database at url (a lib/pq URL or DSN) and applies
-// pending migrations. The pool opens at most maxConns connections and keeps
-// them idle for reuse; zero means 16.
-func Open(ctx context.Context, url string, maxConns int) (*sqlx.DB, error) {
+// Options configures Open. A nil *Options is valid; each zero field
+// means its default.
+type Options struct {
+	// MaxConns bounds the pool's open connections, all kept idle for
+	// reuse. Default 16 (keep twice the pools' sizes within the server's
+	// max_connections).
+	MaxConns int
+	// Rate is the budget of the shared rate limiter (DB.RateLimiter).
+	// Default access.DefaultRate per second, access.DefaultBurst at once.
+	Rate *access.RateOptions
+}
+
+// DB is askbi's state in one PostgreSQL database, migrated: a store for
+// each SDK interface, the limits every instance on the database shares,
+// and the change feed between them. Its fields are safe for concurrent
+// use, across processes too.
+type DB struct {
+	// SQL is the pool every store uses.
+	SQL *sqlx.DB
+	url string
+
+	Keys        *KeyStore        // access.KeyStore
+	Ask         ask.Stores       // conversations, turns, context, tool runs, approvals, receipts
+	Memory      *MemoryStore     // memory.Store
+	OAuth       *OAuthStore      // oauth.Store of the MCP server's authorization server
+	Connections *ConnectionStore // connresolve.Store
+	Flows       *FlowStore       // connresolve.FlowStore
+	// Catalog and Directory are a workspace catalog and a team directory
+	// for a host without its own (the reference server's demo).
+	Catalog   *Catalog
+	Directory *Directory
+	// Demo keeps a demo's sessions and credentials (the reference server).
+	Demo *DemoStore
+
+	// RateLimiter is one budget a principal across instances
+	// (access.NewFallbackRateLimiter keeps one per process through an
+	// outage); Leases holds concurrency bounds across instances
+	// (dataexec.ConcurrencyOptions.Shared, ask.Options.TurnSlots);
+	// ConnectionChanges stops the chat turns using a changed connection
+	// on every instance (connresolve.Options.Publish, and Listen).
+	RateLimiter       *RateLimiter
+	Leases            *Leases
+	ConnectionChanges *ConnectionChanges
+}
+
+// Open connects to the database at url (a lib/pq URL or DSN), applies the
+// pending migrations (Migrate) and returns its stores. Close it when done.
+func Open(ctx context.Context, url string, o *Options) (*DB, error) {
+	var opts Options
+	if o != nil {
+		opts = *o
+	}
 	db, err := sqlx.Open("postgres", url)
 	if err != nil {
 		return nil, err
 	}
-	pgpool.Size(db.DB, maxConns)
+	pgpool.Size(db.DB, opts.MaxConns)
 	if err := Migrate(ctx, db); err != nil {
 		db.Close()
 		return nil, err
 	}
-	return db, nil
+	return &DB{SQL: db, url: url,
+		Keys: NewKeyStore(db), Ask: NewAskStores(db), Memory: NewMemoryStore(db), OAuth: NewOAuthStore(db),
+		Connections: NewConnectionStore(db), Flows: NewFlowStore(db),
+		Catalog: NewCatalog(db), Directory: NewDirectory(db), Demo: NewDemoStore(db),
+		RateLimiter: NewRateLimiter(db, opts.Rate), Leases: NewLeases(db), ConnectionChanges: NewConnectionChanges(db),
+	}, nil
+}
+
+// Close closes the pool.
+func (db *DB) Close() error { return db.SQL.Close() }
+
+// Listen keeps this instance's caches in step with what the other
+// instances on the database change, until ctx ends: a revoked key leaves
+// keys' cache, a catalog or member change makes db's Catalog and
+// Directory read again, and a connection changed elsewhere stops conns'
+// chat turns that use it (ConnectionChanges.Forward); a lost listening
+// connection forgets all of it on the reconnect. keys and conns may be
+// nil. It returns once listening has started.
+func (db *DB) Listen(ctx context.Context, log *slog.Logger, keys *access.Keys, conns interface{ Changed(teamID string) }) error {
+	forget := ForgetCaches(keys, db.Catalog, db.Directory)
+	var forward func(Change)
+	if conns != nil {
+		forward = db.ConnectionChanges.Forward(conns)
+	}
+	return Listen(ctx, db.url, log, func(c Change) {
+		forget(c)
+		if forward != nil {
+			forward(c)
+		}
+	})
 }
 
 // Migrate applies the embedded migrations that have not run yet, each in its

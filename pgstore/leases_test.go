@@ -12,8 +12,8 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/dataexec"
-	"github.com/askbi/askbi/examples/refserver/pgstore"
 	"github.com/askbi/askbi/internal/pgtest"
+	"github.com/askbi/askbi/pgstore"
 )
 
 // TestLeases: slots taken through two pools (two instances) count against
@@ -102,8 +102,8 @@ func TestLeases(t *testing.T) {
 // one team take them, on one pool over loopback. A take must cost the
 // same however many came before: compare the two runs.
 //
-//	ASKBI_REQUIRE_POSTGRES=1 go test -run '^$' -bench Leases -benchtime 3000x ./examples/refserver/pgstore
-//	ASKBI_REQUIRE_POSTGRES=1 go test -run '^$' -bench Leases -benchtime 30000x ./examples/refserver/pgstore
+//	ASKBI_REQUIRE_POSTGRES=1 go test -run '^$' -bench Leases -benchtime 3000x ./pgstore
+//	ASKBI_REQUIRE_POSTGRES=1 go test -run '^$' -bench Leases -benchtime 30000x ./pgstore
 func BenchmarkLeases(b *testing.B) {
 	ctx := context.Background()
 	url := pgtest.MustDatabase(b)

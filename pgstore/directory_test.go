@@ -8,7 +8,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
-	"github.com/askbi/askbi/examples/refserver/pgstore"
+	"github.com/askbi/askbi/pgstore"
 )
 
 // TestDirectory: the seed is stored once, and what changed since stays;
