@@ -139,12 +139,15 @@ func (a *Assistant) Approve(ctx context.Context, p access.Principal, req Approve
 		return askbi.Errorf(askbi.Unavailable, "the request was cancelled")
 	}
 	// Before the approval is used: a refusal at the bound leaves it
-	// pending, for the user to press again.
-	release, err := a.running.acquire(ctx, d.tr.p)
-	if err != nil {
-		return err
+	// pending, for the user to press again. An approval already used
+	// runs nothing here: this answer waits for, or reads, its receipt.
+	if d.ap.State == ApprovalPending {
+		release, err := a.running.acquire(ctx, d.tr.p)
+		if err != nil {
+			return err
+		}
+		defer release()
 	}
-	defer release()
 	ap, rc, err := a.consume(ctx, d)
 	if err != nil {
 		return err

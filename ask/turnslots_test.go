@@ -103,3 +103,27 @@ func TestApproveAtTurnBound(t *testing.T) {
 		t.Error("the approved delete did not run")
 	}
 }
+
+// TestRetryAtTurnBound: a retry of an approval already used takes no
+// turn slot (it runs nothing: it reads the receipt), so it answers even
+// while the user is at the bound.
+func TestRetryAtTurnBound(t *testing.T) {
+	g := &gated{mock: mock.New(), arrived: make(chan struct{}, 1), release: make(chan struct{})}
+	e := newEnv(t, g, func(c *envConfig) { c.opts.MaxTurnsPerUser = 1 })
+	conv, te := proposeDelete(t, e, alice)
+	if _, err := approve(e, alice, conv, te, string(te.Arguments)); err != nil {
+		t.Fatal(err)
+	}
+	other := e.MustConversation(t, alice)
+	done := make(chan error, 1)
+	go func() { _, err := e.send(alice, other, "wait for it", nil); done <- err }()
+	<-g.arrived
+	events, err := approve(e, alice, conv, te, string(te.Arguments))
+	if err != nil || find(events, ask.EventToolCompleted) == nil {
+		t.Errorf("a retry at the bound: %v, %v; want the receipt", err, types(events))
+	}
+	close(g.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
