@@ -187,7 +187,7 @@ func (s *Server) addTools() {
 		if d.budgeted {
 			input = budgetSchema(input, s.opts.MaxResultBytes)
 		}
-		s.inputs[d.name] = mustSchema(input)
+		s.inputs[d.name], s.rawInputs[d.name] = mustSchema(input), input
 		var meta mcp.Meta
 		if d.app {
 			meta = appToolMeta()

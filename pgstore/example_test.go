@@ -50,8 +50,10 @@ func newHost(ctx context.Context, db *pgstore.DB, keyring seal.Keyring) (*host, 
 // is there for the other.
 func ExampleOpen() {
 	ctx := context.Background()
-	url := pgtest.ExampleDatabase() // the host's own database URL, such as postgres://askbi@db/askbi
-	keyring, err := seal.NewStaticKeyring("k1", map[string][]byte{"k1": seal.GenerateKey()}) // in production, from the secret store
+	// The host's own database URL (postgres://askbi@db/askbi), and its
+	// keyring from the secret store.
+	url := pgtest.ExampleDatabase()
+	keyring, err := seal.NewStaticKeyring("k1", map[string][]byte{"k1": seal.GenerateKey()})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package mcpserver
+package dataexec
 
 import (
 	"bytes"
@@ -13,15 +13,28 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// argumentError says in words why args fail the input schema s: the
-// first rule a value breaks, named by its path ("limit must be at least
-// 1", "filters[0].op must be one of eq, ne, ..."), or "" when none does.
-// The go-sdk validates every call against s and is the one that refuses
-// it; its own message is the validator's ("limit: minimum: 0/1 is less
-// than 1.000000", null as "<invalid reflect.Value>", no index in a
-// path), so this explains its refusal. It reads the keywords the tools'
-// schemas use: type, enum, the numeric, string, array and object bounds,
-// properties, required, additionalProperties, items and anyOf.
+// ExplainArguments says in words why args (a tool call's arguments)
+// break the JSON Schema schema (an [Action]'s Input, or a remote tool's):
+// the first rule a value breaks, named by its path ("limit must be at
+// least 1", "filters[0].op must be one of eq, ne, ..."), or "" when none
+// does, or when schema is no schema. Both adapters answer an invalid call
+// with it, so an MCP client and the chat read the same words: the MCP
+// server when the go-sdk refuses a call (its own message is the
+// validator's: "limit: minimum: 0/1 is less than 1.000000", null as
+// "<invalid reflect.Value>", no index in a path), and Ask when a tool
+// call does not match its tool's schema. It reads the keywords the
+// actions' schemas use: type, enum, the numeric, string, array and
+// object bounds, properties, required, additionalProperties, items and
+// anyOf.
+func ExplainArguments(schema, args json.RawMessage) string {
+	var s jsonschema.Schema
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return ""
+	}
+	return argumentError(&s, args)
+}
+
+// argumentError is ExplainArguments on a parsed schema.
 func argumentError(s *jsonschema.Schema, args json.RawMessage) string {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
@@ -90,10 +103,10 @@ func check(s *jsonschema.Schema, v any, path string) string {
 	case json.Number:
 		f, _ := x.Float64()
 		if s.Minimum != nil && f < *s.Minimum {
-			return subject + " must be at least " + number(*s.Minimum)
+			return subject + " must be at least " + formatNumber(*s.Minimum)
 		}
 		if s.Maximum != nil && f > *s.Maximum {
-			return subject + " must be at most " + number(*s.Maximum)
+			return subject + " must be at most " + formatNumber(*s.Maximum)
 		}
 	case string:
 		n := utf8.RuneCountInString(x)
@@ -213,7 +226,7 @@ func member(path, name string) string {
 	return path + "." + name
 }
 
-func number(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+func formatNumber(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 func plural(n int, noun string) string {
 	if n == 1 {
