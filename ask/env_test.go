@@ -10,9 +10,11 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/access/accesstest"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/ask/provider/mock"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/dataexec/catalogtest"
 )
 
 type clock struct {
@@ -99,16 +101,9 @@ func (e *env) stores() ask.Stores {
 
 func newEnv(t testing.TB, provider ask.Provider, options ...envOption) *env {
 	t.Helper()
-	e := &env{dir: access.NewMemoryDirectory(), cat: dataexec.NewMemoryCatalog(), audit: access.NewMemoryAudit(1000),
+	e := &env{dir: accesstest.Teams(), cat: dataexec.NewMemoryCatalog(), audit: access.NewMemoryAudit(1000),
 		convs: ask.NewMemoryConversationStore(), approvals: ask.NewMemoryApprovalStore(),
 		clock: &clock{t: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}, sharing: &sharing{level: ask.SharingRows}}
-	for _, p := range [][2]string{{"acme", "growth"}, {"acme", "finance"}, {"globex", "ops"}} {
-		e.dir.AddProject(p[0], p[1])
-	}
-	e.dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
-	e.dir.SetMember("acme", "bob", access.RoleEditor, access.ProjectSet("growth"))
-	e.dir.SetMember("acme", "vic", access.RoleViewer, access.AllProjects())
-	e.dir.SetMember("globex", "carol", access.RoleOwner, access.AllProjects())
 	at := e.clock.Now().Add(-time.Hour)
 	c := e.cat
 	c.PutConnection(dataexec.Connection{ID: "wh", TeamID: "acme", Name: "Warehouse", Type: "postgres", Active: true, UpdatedAt: at})
@@ -117,12 +112,7 @@ func newEnv(t testing.TB, provider ask.Provider, options ...envOption) *env {
 	c.PutDashboard(dataexec.Dashboard{ID: "d-revenue", TeamID: "acme", ProjectID: "finance", Name: "Revenue", UpdatedAt: at})
 	c.PutDashboard(dataexec.Dashboard{ID: "d-ops", TeamID: "globex", ProjectID: "ops", Name: "Support", UpdatedAt: at})
 	ds := func(id, team, project, conn, name, sql string, fields ...string) {
-		var fs dataexec.Fields
-		for _, f := range fields {
-			fs = append(fs, dataexec.Field{Name: f, Path: []string{f}})
-		}
-		c.PutDataset(dataexec.Dataset{ID: id, TeamID: team, ProjectID: project, Name: name, Version: 1, UpdatedAt: at,
-			Request: dataexec.Request{ConnectionID: conn, SQL: sql, Fields: fs}})
+		c.PutDataset(catalogtest.SQLDataset(id, team, project, conn, name, sql, at, fields...))
 	}
 	ds("ds-weekly", "acme", "growth", "wh", "Weekly signups", sqlWeekly, "week", "signups")
 	ds("ds-country", "acme", "growth", "wh", "Signups by country", sqlCountry, "country", "signups")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/access/accesstest"
 	"github.com/askbi/askbi/dataexec"
 )
 
@@ -169,16 +170,10 @@ type env struct {
 func newEnv(t testing.TB, opts *dataexec.Options) *env {
 	t.Helper()
 	e := &env{
-		cat: dataexec.NewMemoryCatalog(), dir: access.NewMemoryDirectory(), src: &inspectingSource{},
+		cat: dataexec.NewMemoryCatalog(), dir: accesstest.Teams(), src: &inspectingSource{},
 		plain: &fakeSource{}, audit: access.NewMemoryAudit(0), clock: &clock{t: t0},
 	}
-	e.dir.AddProject("acme", "growth")
-	e.dir.AddProject("acme", "finance")
-	e.dir.AddProject("globex", "ops")
-	e.dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
-	e.dir.SetMember("acme", "bob", access.RoleEditor, access.ProjectSet("growth"))
 	e.dir.SetMember("acme", "vic", access.RoleViewer, access.ProjectSet("growth", "finance"))
-	e.dir.SetMember("globex", "carol", access.RoleOwner, access.AllProjects())
 
 	at := func(m int) time.Time { return t0.Add(time.Duration(-m) * time.Hour) }
 	for _, c := range []dataexec.Connection{

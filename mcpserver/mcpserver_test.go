@@ -19,7 +19,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/access/accesstest"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/dataexec/catalogtest"
 	"github.com/askbi/askbi/mcpserver"
 	"github.com/askbi/askbi/mcpserver/chartimage"
 )
@@ -64,14 +66,7 @@ func newEnv(t testing.TB, src dataexec.Source, sourceType string) *env {
 // server's options and authentication before it starts.
 func newEnvWith(t testing.TB, src dataexec.Source, sourceType string, configure func(*mcpserver.Options, *access.TokenLookup)) *env {
 	t.Helper()
-	e := &env{dir: access.NewMemoryDirectory(), catalog: dataexec.NewMemoryCatalog(), audit: access.NewMemoryAudit(1000)}
-	for _, p := range [][2]string{{"acme", "growth"}, {"acme", "finance"}, {"globex", "ops"}} {
-		e.dir.AddProject(p[0], p[1])
-	}
-	e.dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
-	e.dir.SetMember("acme", "bob", access.RoleEditor, access.ProjectSet("growth"))
-	e.dir.SetMember("acme", "vic", access.RoleViewer, access.AllProjects())
-	e.dir.SetMember("globex", "carol", access.RoleOwner, access.AllProjects())
+	e := &env{dir: accesstest.Teams(), catalog: dataexec.NewMemoryCatalog(), audit: access.NewMemoryAudit(1000)}
 	if src == nil {
 		src = dataexec.NewTableSource(map[string]*dataexec.Table{
 			sqlSignups: {Columns: []string{"week", "signups"}, Rows: [][]any{{"2026-11-02", int64(120)}, {"2026-11-09", int64(0)}, {"2026-11-16", int64(131)}}},
@@ -91,12 +86,7 @@ func newEnvWith(t testing.TB, src dataexec.Source, sourceType string, configure 
 	c.PutDashboard(dataexec.Dashboard{ID: "dash_fin", TeamID: "acme", ProjectID: "finance", Name: "Finance", UpdatedAt: now})
 	c.PutDashboard(dataexec.Dashboard{ID: "dash_ops", TeamID: "globex", ProjectID: "ops", Name: "Support", UpdatedAt: now})
 	ds := func(id, team, project, conn, name, sql string, fields ...string) {
-		var fs dataexec.Fields
-		for _, f := range fields {
-			fs = append(fs, dataexec.Field{Name: f, Path: []string{f}})
-		}
-		c.PutDataset(dataexec.Dataset{ID: id, TeamID: team, ProjectID: project, Name: name, Version: 1, UpdatedAt: now,
-			Request: dataexec.Request{ConnectionID: conn, SQL: sql, Fields: fs}})
+		c.PutDataset(catalogtest.SQLDataset(id, team, project, conn, name, sql, now, fields...))
 	}
 	ds("ds_signups", "acme", "growth", "conn_acme", "Weekly signups", sqlSignups, "week", "signups")
 	ds("ds_notes", "acme", "growth", "conn_acme", "Notes", sqlText, "week", "note")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/access/accesstest"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/ask/askhttp"
 	"github.com/askbi/askbi/ask/provider/mock"
@@ -58,16 +59,9 @@ const (
 	sqlTickets       = "SELECT day, opened, closed FROM tickets"
 )
 
-// seed fills the directory and the catalog, and returns the warehouse
+// seed fills the catalog (dir holds accesstest.Teams), and returns the warehouse
 // tables the datasets' SQL reads.
 func seed(dir *access.MemoryDirectory, cat *dataexec.MemoryCatalog, now time.Time) map[string]*dataexec.Table {
-	for _, p := range [][2]string{{"acme", "growth"}, {"acme", "finance"}, {"globex", "ops"}} {
-		dir.AddProject(p[0], p[1])
-	}
-	dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
-	dir.SetMember("acme", "bob", access.RoleEditor, access.ProjectSet("growth"))
-	dir.SetMember("acme", "vic", access.RoleViewer, access.AllProjects())
-	dir.SetMember("globex", "carol", access.RoleOwner, access.AllProjects())
 
 	at := now.Add(-24 * time.Hour).UTC()
 	// The most recently changed items, so that the picker's Recent group
@@ -156,7 +150,7 @@ func MustServer(tb testing.TB, edit func(*config)) *testServer {
 		edit(&cfg)
 	}
 	log := slog.New(slog.NewTextHandler(tb.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
-	dir, cat := access.NewMemoryDirectory(), dataexec.NewMemoryCatalog()
+	dir, cat := accesstest.Teams(), dataexec.NewMemoryCatalog()
 	src := dataexec.NewTableSource(seed(dir, cat, time.Now()))
 	ts := &testServer{dir: dir, cat: cat, model: cfg.provider, audit: access.NewMemoryAudit(10000)}
 	gate := access.NewGate(access.NewChecker(dir, &access.CheckerOptions{Withdraw: cfg.withdraw}), cfg.limiter)

@@ -564,3 +564,15 @@ func mustMatch[T any](t *testing.T, what string, want, got T, err error) {
 		t.Fatalf("%s mismatch (-want +got):\n%s", what, diff)
 	}
 }
+
+// SQLDataset is a dataset of tests: one SQL request on connection conn
+// whose output fields pass the named columns through, version 1,
+// updated at.
+func SQLDataset(id, team, project, conn, name, sql string, at time.Time, fields ...string) dataexec.Dataset {
+	var fs dataexec.Fields
+	for _, f := range fields {
+		fs = append(fs, dataexec.Field{Name: f, Path: []string{f}})
+	}
+	return dataexec.Dataset{ID: id, TeamID: team, ProjectID: project, Name: name, Version: 1, UpdatedAt: at,
+		Request: dataexec.Request{ConnectionID: conn, SQL: sql, Fields: fs}}
+}

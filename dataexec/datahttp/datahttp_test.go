@@ -17,6 +17,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/access/accesstest"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/datahttp"
 	"github.com/askbi/askbi/mcpserver"
@@ -53,14 +54,7 @@ const (
 func MustEnv(t *testing.T, maxRows int) *env {
 	t.Helper()
 	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
-	dir, cat := access.NewMemoryDirectory(), dataexec.NewMemoryCatalog()
-	for _, p := range [][2]string{{"acme", "growth"}, {"acme", "finance"}, {"globex", "ops"}} {
-		dir.AddProject(p[0], p[1])
-	}
-	dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
-	dir.SetMember("acme", "bob", access.RoleEditor, access.ProjectSet("growth"))
-	dir.SetMember("acme", "vic", access.RoleViewer, access.AllProjects())
-	dir.SetMember("globex", "carol", access.RoleOwner, access.AllProjects())
+	dir, cat := accesstest.Teams(), dataexec.NewMemoryCatalog()
 	weeks := &dataexec.Table{Columns: []string{"week", "signups"}}
 	for i := range 12 {
 		weeks.Rows = append(weeks.Rows, []any{time.Date(2026, 9, 7+7*i, 0, 0, 0, 0, time.UTC).Format("2006-01-02"), int64(1180 + 37*i)})
