@@ -42,7 +42,12 @@ func AnyToken(lookups ...TokenLookup) TokenLookup {
 type SessionOptions struct {
 	// Cookie names the cookie holding a browser's session token, read
 	// when the request has no Authorization header (the product pages,
-	// the OAuth consent page). Empty: no cookie is read.
+	// the OAuth consent page). Empty: no cookie is read. A request the
+	// cookie would authenticate passes Go's http.CrossOriginProtection
+	// first: one from another site with a method that may change
+	// something (POST, PUT, PATCH, DELETE) is Forbidden, so no route a
+	// cookie authenticates can be driven by another site's form or
+	// script, whatever handler serves it.
 	Cookie string
 	// Keys, when set, also accepts a bearer API key that is not a
 	// session (the Data API, whose executor applies the key's scopes).
@@ -57,7 +62,8 @@ type SessionOptions struct {
 // SessionAuth returns the Authenticate of a host's product session. An
 // Authorization header, when sent, is the only credential looked at: a
 // bearer session token, or else with opts.Keys an API key. Without one,
-// the opts.Cookie cookie's session. Every refused credential is
+// the opts.Cookie cookie's session, for a request from the same site or
+// with a safe method (else Forbidden). Every refused credential is
 // Unauthenticated with opts.Message, so a caller cannot tell which kind
 // was tried; any other failure of lookup or of Keys.Verify (Unavailable)
 // is returned as it is, so a transient failure is never a sign-out.
@@ -75,6 +81,7 @@ func SessionAuth(lookup TokenLookup, opts *SessionOptions) Authenticate {
 		}
 		return Principal{}, err
 	}
+	cop := http.NewCrossOriginProtection()
 	return func(r *http.Request) (Principal, error) {
 		if h := r.Header.Get("Authorization"); h != "" {
 			scheme, tok, ok := strings.Cut(h, " ")
@@ -93,6 +100,9 @@ func SessionAuth(lookup TokenLookup, opts *SessionOptions) Authenticate {
 		}
 		if o.Cookie != "" {
 			if c, err := r.Cookie(o.Cookie); err == nil {
+				if cop.Check(r) != nil {
+					return Principal{}, askbi.Errorf(askbi.Forbidden, "a request from another site is refused here")
+				}
 				p, err := lookup(r.Context(), c.Value)
 				if err != nil {
 					return refused(err)

@@ -16,7 +16,9 @@ import (
 // credential looked at (a session token, or with Keys an API key);
 // without it the session cookie; every refusal is Unauthenticated with
 // the one message, and a session that cannot be checked now is
-// Unavailable, never a refusal.
+// Unavailable, never a refusal. The cookie authenticates no request from
+// another site that may change something (Forbidden), and a bearer
+// token, which another site's form cannot send, is not asked.
 func TestSessionAuth(t *testing.T) {
 	keys, _, _, c, _ := newKeys(t)
 	owner := MustLive(t, c, "owner", "acme")
@@ -45,6 +47,8 @@ func TestSessionAuth(t *testing.T) {
 		auth    access.Authenticate
 		header  string
 		cookie  string
+		method  string   // default GET
+		from    []string // header name, value pairs: where the request comes from
 		want    access.Principal
 		code    askbi.Code
 		message string
@@ -65,9 +69,27 @@ func TestSessionAuth(t *testing.T) {
 		{name: "bearer session unavailable", auth: data, header: "Bearer s-down", code: askbi.Unavailable},
 		{name: "cookie session unavailable", auth: browser, cookie: "s-down", code: askbi.Unavailable},
 		{name: "no credential", auth: data, code: askbi.Unauthenticated, message: msg},
+		{name: "cookie, cross-site POST", auth: data, cookie: "s-owner", method: "POST",
+			from: []string{"Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example"}, code: askbi.Forbidden},
+		{name: "cookie, cross-site DELETE by Origin alone", auth: browser, cookie: "s-owner", method: "DELETE",
+			from: []string{"Origin", "https://evil.example"}, code: askbi.Forbidden},
+		{name: "cookie, same-site PUT", auth: browser, cookie: "s-owner", method: "PUT",
+			from: []string{"Sec-Fetch-Site", "same-origin", "Origin", "http://example.com"}, want: session},
+		{name: "cookie, cross-site GET (a link)", auth: browser, cookie: "s-owner",
+			from: []string{"Sec-Fetch-Site", "cross-site"}, want: session},
+		{name: "cookie, POST without browser headers", auth: browser, cookie: "s-owner", method: "POST", want: session},
+		{name: "bearer, cross-site POST", auth: data, header: "Bearer s-owner", method: "POST",
+			from: []string{"Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example"}, want: session},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := httptest.NewRequest(http.MethodGet, "/api/x", nil)
+			method := tc.method
+			if method == "" {
+				method = http.MethodGet
+			}
+			r := httptest.NewRequest(method, "/api/x", nil)
+			for i := 0; i+1 < len(tc.from); i += 2 {
+				r.Header.Set(tc.from[i], tc.from[i+1])
+			}
 			if tc.header != "" {
 				r.Header.Set("Authorization", tc.header)
 			}

@@ -138,21 +138,24 @@ func (a *Assistant) Approve(ctx context.Context, p access.Principal, req Approve
 	if ctx.Err() != nil {
 		return askbi.Errorf(askbi.Unavailable, "the request was cancelled")
 	}
-	// Before the approval is used: a refusal at the bound leaves it
-	// pending, for the user to press again. An approval already used
-	// runs nothing here: this answer waits for, or reads, its receipt.
-	if d.ap.State == ApprovalPending {
-		release, err := a.running.acquire(ctx, d.tr.p)
-		if err != nil {
-			return err
-		}
-		defer release()
-	}
 	ap, rc, err := a.consume(ctx, d)
 	if err != nil {
 		return err
 	}
 	tr := d.tr
+	if rc == nil {
+		// This request runs the call: it takes a turn slot. A refusal at
+		// the bound puts the approval back to pending, for the user to
+		// press again, as any transient failure before the call does.
+		// The other approves of the same approval run nothing (they wait
+		// for, or read, its receipt) and take no slot.
+		release, err := a.running.acquire(ctx, tr.p)
+		if err != nil {
+			a.release(ctx, ap.ID)
+			return err
+		}
+		defer release()
+	}
 	if rc != nil {
 		// A retry: answer from the receipt. The call's turn may since
 		// wait on another approval: the client must not read it as done.

@@ -42,10 +42,14 @@ const (
 )
 
 // MaxAttachmentBodyBytes is the JSON message body an adapter should
-// accept: the images' base64 text (4/3 of MaxImageBytesTotal, 21.3 MiB),
-// the text files with room for JSON's escapes (twice MaxTextFileBytes
-// each) and the message. 30 MiB.
-const MaxAttachmentBodyBytes = 30 << 20
+// accept: what the largest valid message needs, two images of
+// MaxImageBytes as base64 (4/3 of MaxImageBytesTotal, 21.3 MiB) and a
+// text file of MaxTextFileBytes with room for JSON's escapes (twice its
+// size), with 0.7 MiB to spare for the message, the names and the JSON
+// around them. 24 MiB. (A text file whose every character needs an
+// escape may need up to six times its size; beside two full images it
+// does not fit.)
+const MaxAttachmentBodyBytes = 24 << 20
 
 // textTypes are the text files accepted, by extension, and the media
 // type each is recorded as.
@@ -189,13 +193,28 @@ func checkAttachments(in []Attachment, redact func(string) string) ([]attachment
 	return out, nil
 }
 
+// TooLargeAttachment is the error Send answers for attachment i (from
+// 0), an image over MaxImageBytes or a text file over MaxTextFileBytes:
+// an adapter that finds the size while it decodes the request answers
+// it before it holds the bytes.
+func TooLargeAttachment(i int, image bool) error {
+	return tooLarge(fmt.Sprintf("attachments[%d]", i), image)
+}
+
+func tooLarge(field string, image bool) error {
+	if image {
+		return askbi.Errorf(askbi.TooLarge, "%s: an image is at most %d MiB", field, MaxImageBytes>>20)
+	}
+	return askbi.Errorf(askbi.TooLarge, "%s: a text file is at most %d MiB", field, MaxTextFileBytes>>20)
+}
+
 func checkText(field, name, text string, redact func(string) string) (attachment, error) {
 	typ, ok := textTypes[strings.ToLower(path.Ext(name))]
 	switch {
 	case !ok:
 		return attachment{}, askbi.Errorf(askbi.Unsupported, "%s: %q is not a supported file; text files can be %s, images PNG, JPEG, GIF or WebP", field, name, textExtensions)
 	case len(text) > MaxTextFileBytes:
-		return attachment{}, askbi.Errorf(askbi.TooLarge, "%s: a text file is at most %d MiB", field, MaxTextFileBytes>>20)
+		return attachment{}, tooLarge(field, false)
 	case !utf8.ValidString(text):
 		return attachment{}, askbi.Errorf(askbi.Unsupported, "%s: must be UTF-8 text", field)
 	case strings.ContainsRune(text, 0):
@@ -225,7 +244,7 @@ func checkImage(field, name string, a Attachment) (attachment, error) {
 		return attachment{}, askbi.Errorf(askbi.Unsupported, "%s: media_type %q is not a supported image; use image/png, image/jpeg, image/gif or image/webp", field, shorten(a.MediaType, 40))
 	}
 	if len(a.Data) > MaxImageBytes {
-		return attachment{}, askbi.Errorf(askbi.TooLarge, "%s: an image is at most %d MiB", field, MaxImageBytes>>20)
+		return attachment{}, tooLarge(field, true)
 	}
 	if got := sniffImage(a.Data); got != format {
 		if got == "" {

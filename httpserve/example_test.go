@@ -45,3 +45,20 @@ func Example() {
 	// 200
 	// 503 503
 }
+
+// A sign-in page redirects back only to a path on its own server.
+func ExampleLocalPath() {
+	for _, raw := range []string{"/dashboards/d1?tab=2", "https://bi.example/oauth/authorize?state=s", "/\t/evil.test/x", "//evil.test", "/%5Cevil.test"} {
+		back, ok := httpserve.LocalPath(raw, "https://bi.example")
+		if !ok {
+			back = "/" // the home page
+		}
+		fmt.Printf("%q → %s\n", raw, back)
+	}
+	// Output:
+	// "/dashboards/d1?tab=2" → /dashboards/d1?tab=2
+	// "https://bi.example/oauth/authorize?state=s" → /oauth/authorize?state=s
+	// "/\t/evil.test/x" → /
+	// "//evil.test" → /
+	// "/%5Cevil.test" → /
+}

@@ -2,8 +2,9 @@
 // (the MCP server, the chat API) to survive load and faults: recommended
 // http.Server settings, a readiness check that follows the dependencies
 // and recovers by itself, a drain that refuses requests cleanly while
-// the server shuts down, and the Go runtime's soft memory limit
-// (SetMemoryLimit).
+// the server shuts down, the Go runtime's soft memory limit
+// (SetMemoryLimit), and the check of a sign-in page's return address
+// (LocalPath).
 //
 // Quick start:
 //

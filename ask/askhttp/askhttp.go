@@ -24,7 +24,6 @@ package askhttp
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -51,6 +50,22 @@ type Options struct {
 	// 15 seconds) is never cut, while a client that stops reading is.
 	// Default the heartbeat's 15 seconds plus a minute.
 	StreamWindow time.Duration
+	// MessageBytesInFlight bounds the bytes of message bodies (POST
+	// /conversations/{id}/messages) the handler holds at once, counted
+	// as they are read and held until their turn ends: a message past
+	// it is refused rate_limited (429 with Retry-After) as soon as it
+	// is, before the rest is read and before anything changes. It is
+	// what bounds the memory of many large messages at once: decoding
+	// takes about twice a body's size, and the reference server's RSS
+	// stays within its idle RSS plus three times this bound
+	// (docs/operations.md). Default DefaultMessageBytesInFlight
+	// (48 MiB).
+	MessageBytesInFlight int64
+	// UserMessageBytesInFlight is the same bound for one user's
+	// messages (in any team). Default ask.MaxAttachmentBodyBytes
+	// (24 MiB): one message of the largest size at a time, or many
+	// small ones.
+	UserMessageBytesInFlight int64
 	// Logger logs internal errors with detail, masked as the
 	// assistant's events are (ask.Assistant.RedactLogger). Default
 	// slog.Default().
@@ -64,6 +79,7 @@ type handler struct {
 	authn     access.Authenticate
 	o         Options
 	mux       *http.ServeMux
+	budget    *budget // message bytes in flight
 }
 
 // New returns the chat API over assistant and memories (nil: the memory
@@ -82,6 +98,13 @@ func New(assistant *ask.Assistant, memories *memory.Service, authn access.Authen
 	if o.StreamWindow <= 0 {
 		o.StreamWindow = sseHeartbeat + time.Minute
 	}
+	if o.MessageBytesInFlight <= 0 {
+		o.MessageBytesInFlight = DefaultMessageBytesInFlight
+	}
+	if o.UserMessageBytesInFlight <= 0 {
+		o.UserMessageBytesInFlight = ask.MaxAttachmentBodyBytes
+	}
+	h.budget = newBudget(o.MessageBytesInFlight, o.UserMessageBytesInFlight)
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -241,10 +264,10 @@ type messageBody struct {
 // attachmentBody is one file of a message: a text file's text, or an
 // image's media type and base64 data.
 type attachmentBody struct {
-	Name      string `json:"name" validate:"required,max=1000"`
-	MediaType string `json:"media_type" validate:"max=100"`
-	Text      string `json:"text"`
-	Data      string `json:"data"` // base64 (standard alphabet, padded)
+	Name      string    `json:"name" validate:"required,max=1000"`
+	MediaType string    `json:"media_type" validate:"max=100"`
+	Text      textData  `json:"text"`
+	Data      imageData `json:"data"` // base64 (standard alphabet, padded)
 }
 
 // attachmentReadTimeout bounds reading a message body, which may carry
@@ -252,21 +275,47 @@ type attachmentBody struct {
 // slow uplink.
 const attachmentReadTimeout = 2 * time.Minute
 
+// sendMessage is POST /conversations/{id}/messages. Its body is charged
+// to the byte budget as it is read and stays charged until the turn
+// ends (the turn holds the attachments); a body past the budget is
+// refused before more of it is read, and before anything changes, and
+// one whose Content-Length does not fit before any of it is.
 func (h *handler) sendMessage(w http.ResponseWriter, r *http.Request, p access.Principal) {
+	if n := r.ContentLength; n > 0 && n <= ask.MaxAttachmentBodyBytes {
+		if err := h.budget.fits(p.UserID, n); err != nil {
+			h.error(w, r, err)
+			return
+		}
+	}
 	http.NewResponseController(w).SetReadDeadline(time.Now().Add(attachmentReadTimeout))
+	var charged int64
+	defer func() { h.budget.release(p.UserID, charged) }()
+	charge := func(n int) error {
+		err := h.budget.charge(p.UserID, int64(n))
+		if err == nil {
+			charged += int64(n)
+		}
+		return err
+	}
 	var body messageBody
-	if err := httpjson.DecodeMax(w, r, &body, false, ask.MaxAttachmentBodyBytes); err != nil {
+	if err := httpjson.DecodeMax(w, r, &body, false, ask.MaxAttachmentBodyBytes, charge); err != nil {
 		h.error(w, r, err)
 		return
 	}
 	req := ask.SendRequest{ConversationID: r.PathValue("id"), Message: body.Message, Headless: body.Headless}
 	for i, a := range body.Attachments {
-		data, err := base64.StdEncoding.DecodeString(a.Data)
-		if err != nil {
+		switch {
+		case a.Data.tooLarge:
+			h.error(w, r, ask.TooLargeAttachment(i, true))
+			return
+		case a.Text.tooLarge:
+			h.error(w, r, ask.TooLargeAttachment(i, false))
+			return
+		case a.Data.invalid:
 			h.error(w, r, askbi.Errorf(askbi.InvalidArgument, "attachments[%d].data: must be base64", i))
 			return
 		}
-		req.Attachments = append(req.Attachments, ask.Attachment{Name: a.Name, MediaType: a.MediaType, Text: a.Text, Data: data})
+		req.Attachments = append(req.Attachments, ask.Attachment{Name: a.Name, MediaType: a.MediaType, Text: a.Text.text, Data: a.Data.bytes})
 	}
 	if body.Context != nil {
 		refs := make([]ask.ContextRef, len(*body.Context))

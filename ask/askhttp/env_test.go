@@ -138,6 +138,9 @@ type testServer struct {
 	cat   *dataexec.MemoryCatalog
 	model ask.Provider
 	audit *access.MemoryAudit // the one audit log of the executor and memory
+	// handler is the mux the server serves, for a test that calls it in
+	// process.
+	handler http.Handler
 }
 
 // MustServer builds the workspace with the SDK, serves askhttp.New over it
@@ -180,6 +183,7 @@ func MustServer(tb testing.TB, edit func(*config)) *testServer {
 	srv.Start()
 	tb.Cleanup(srv.Close)
 	ts.Client = chattest.Client{URL: srv.URL, HTTP: srv.Client()}
+	ts.handler = mux
 	return ts
 }
 

@@ -91,6 +91,7 @@ func TestDisconnectCancelsTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+alice)
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
 	done := make(chan error, 1)
 	go func() {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/httpserve"
+	"github.com/askbi/askbi/internal/httpjson"
 	"github.com/askbi/askbi/mcpserver/oauth"
 )
 
@@ -134,14 +136,22 @@ func setCookie(w http.ResponseWriter, tok string, secure bool) {
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: tok, Path: "/", HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode})
 }
 
-// loginRoutes serves the stand-in login: /signin and POST /signout,
-// refused to cross-site requests (http.CrossOriginProtection), so that
-// another site's form cannot sign a browser in as someone else (login
-// CSRF) or out.
+// loginRoutes serves the stand-in login: /signin, POST /signout and,
+// when on, the demo sign-in's routes, all refused to cross-site requests
+// that could change something (http.CrossOriginProtection, 403
+// forbidden), so that another site's form cannot sign a browser in as
+// someone else (login CSRF) or out. (The routes a cookie authenticates
+// get the same check from access.SessionAuth.)
 func (a *app) loginRoutes(mux *http.ServeMux) {
 	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httpjson.WriteError(w, r, a.log, askbi.Errorf(askbi.Forbidden, "a request from another site is refused here"))
+	}))
 	mux.Handle("/signin", cop.Handler(http.HandlerFunc(a.signIn)))
 	mux.Handle("POST /signout", cop.Handler(http.HandlerFunc(signOut)))
+	if a.demoSignIn != nil {
+		a.demoSignIn.routes(mux, a.log, cop)
+	}
 }
 
 // signOut is POST /signout: the browser's session cookie goes.
@@ -247,14 +257,11 @@ func (a *app) signIn(w http.ResponseWriter, r *http.Request) {
 	signInPage.Execute(w, page)
 }
 
-// localReturn keeps a return address only when it is on this server's
-// public URL, as a path; anything else returns to the home page.
+// localReturn keeps a return address only when it names a path on this
+// server (httpserve.LocalPath); anything else returns to the home page.
 func (a *app) localReturn(raw string) string {
-	if rest, ok := strings.CutPrefix(raw, a.base); ok && strings.HasPrefix(rest, "/") && !strings.HasPrefix(rest, "//") {
-		return rest
-	}
-	if strings.HasPrefix(raw, "/") && !strings.HasPrefix(raw, "//") && !strings.HasPrefix(raw, "/\\") {
-		return raw
+	if p, ok := httpserve.LocalPath(raw, a.base); ok {
+		return p
 	}
 	return "/"
 }

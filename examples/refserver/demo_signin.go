@@ -35,11 +35,13 @@ var demoUsers = []demoUser{
 	{"carol", "Carol", "Owner of Globex"},
 }
 
-func (d demoSignIn) routes(mux *http.ServeMux, log *slog.Logger) {
+// routes serves GET /demo/principals and POST /demo/sign-in, which sets
+// the session cookie and so passes cop, as /signin does.
+func (d demoSignIn) routes(mux *http.ServeMux, log *slog.Logger, cop *http.CrossOriginProtection) {
 	mux.HandleFunc("GET /demo/principals", func(w http.ResponseWriter, r *http.Request) {
 		httpjson.WriteJSON(w, http.StatusOK, map[string]any{"principals": d.users})
 	})
-	mux.HandleFunc("POST /demo/sign-in", func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("POST /demo/sign-in", cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
 			Name string `json:"name" validate:"required,max=40"`
 		}
@@ -53,7 +55,7 @@ func (d demoSignIn) routes(mux *http.ServeMux, log *slog.Logger) {
 			return
 		}
 		httpjson.WriteError(w, r, log, askbi.Errorf(askbi.NotFound, "name: not a demo user; choose alice, bob, vic or carol"))
-	})
+	})))
 }
 
 // signIn returns the demo user of that name and their session token; ok

@@ -43,7 +43,11 @@ func stubModel(t *testing.T) (url string, reached <-chan struct{}) {
 		for _, m := range req.Messages {
 			switch m.Role {
 			case "user":
-				if c := fmt.Sprint(m.Content); !strings.HasPrefix(c, "<user_memory") {
+				c := fmt.Sprint(m.Content)
+				if _, rest, ok := strings.Cut(c, "</request_context>\n"); ok {
+					c = rest // the product's note of the date
+				}
+				if !strings.HasPrefix(c, "<user_memory") {
 					question, answered = c, false
 				}
 			case "tool":

@@ -133,7 +133,7 @@ func BenchmarkServerRSS(b *testing.B) {
 }
 
 // procStatusKB reads a kB field of /proc/pid/status.
-func procStatusKB(b *testing.B, pid int, field string) int {
+func procStatusKB(b testing.TB, pid int, field string) int {
 	b.Helper()
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {

@@ -88,10 +88,11 @@ type config struct {
 	keyCacheTTL     time.Duration
 	// drainDelay is how long the server refuses new requests with 503
 	// before it stops (so a load balancer notices).
-	drainDelay  time.Duration
-	turnTimeout time.Duration
-	dbMaxConns  int
-	memoryLimit string // the Go runtime's soft memory limit (main applies it)
+	drainDelay   time.Duration
+	turnTimeout  time.Duration
+	dbMaxConns   int
+	memoryLimit  string // the Go runtime's soft memory limit (main applies it)
+	messageBytes int64  // chat message bytes in flight; zero means askhttp's default
 
 	// model, when set, replaces the -provider model (tests).
 	modelOverride ask.Provider
@@ -142,6 +143,7 @@ func main() {
 	flag.DurationVar(&cfg.drainDelay, "drain-delay", time.Second, "on SIGINT/SIGTERM, how long to refuse new requests with 503 before stopping")
 	flag.IntVar(&cfg.dbMaxConns, "db-max-conns", pgpool.DefaultMaxConns, "PostgreSQL connections each pool (warehouse reader, state) opens at most and keeps for reuse; keep twice this within the server's max_connections")
 	flag.StringVar(&cfg.memoryLimit, "memory-limit", defaultMemoryLimit, "the Go runtime's soft memory limit, as GOMEMLIMIT takes it (96MiB, 1GiB, off); GOMEMLIMIT, when set, wins")
+	flag.Func("message-bytes-in-flight", "bytes of chat message bodies (attachments) the server holds at once, read and until their turns end, as -memory-limit is written (default "+fmt.Sprint(askhttp.DefaultMessageBytesInFlight>>20)+"MiB); past it a message gets 429, and RSS grows by up to three times it", func(s string) (err error) { cfg.messageBytes, err = httpserve.ParseMemoryLimit(s); return err })
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -266,6 +268,7 @@ type app struct {
 	// streamWindow is how far each write moves an event stream's write
 	// deadline; zero means askhttp's default (tests shorten it).
 	streamWindow time.Duration
+	messageBytes int64 // -message-bytes-in-flight; zero means askhttp's default
 }
 
 func (a *app) close() {
@@ -277,7 +280,7 @@ func (a *app) close() {
 }
 
 func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *app, err error) {
-	a := &app{base: base, log: log, drain: &httpserve.Drain{}}
+	a := &app{base: base, log: log, drain: &httpserve.Drain{}, messageBytes: cfg.messageBytes}
 	defer func() {
 		if err != nil {
 			a.close()
@@ -512,12 +515,9 @@ func (a *app) routes() http.Handler {
 	mux.HandleFunc("GET /healthz", httpserve.Live)
 	mux.Handle("GET /readyz", a.ready)
 	mux.Handle("/ai/", askhttp.New(a.assistant, a.memory, a.sessions.authenticate, &askhttp.Options{
-		StreamWindow: a.streamWindow, Logger: a.log}))
+		StreamWindow: a.streamWindow, MessageBytesInFlight: a.messageBytes, Logger: a.log}))
 	mux.Handle("/ai/connections", a.connRoutes)
 	mux.Handle("/ai/connections/", a.connRoutes)
-	if a.demoSignIn != nil {
-		a.demoSignIn.routes(mux, a.log)
-	}
 	// Every other path and method answers a JSON error too (404, or 405
 	// with Allow).
 	mux.Handle("/", httpjson.NoRoute(mux, "/", a.log))

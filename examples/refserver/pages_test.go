@@ -247,3 +247,160 @@ func TestSignInCrossSite(t *testing.T) {
 		t.Errorf("the page's own form: %d, Set-Cookie %q; want 303 with the session cookie", res.StatusCode, res.Header.Get("Set-Cookie"))
 	}
 }
+
+// TestDemoSignInForgery is the login CSRF of issue 35: another site's
+// form with enctype="text/plain" posts {"name":"x=","name":"carol"} (the
+// form's one field, named {"name":"x and valued "name":"carol"}) to
+// /demo/sign-in, which would sign the browser in as carol. It is refused
+// 403 with no cookie. Each guard holds on its own: from the same site,
+// text/plain is refused naming Content-Type, and JSON with the key twice
+// naming the key, neither with a cookie; the page's own JSON signs in.
+func TestDemoSignInForgery(t *testing.T) {
+	ta := MustApp(t, nil)
+	forged := "{\"name\":\"x=\",\"name\":\"carol\"}\r\n"
+	crossSite := []string{"Origin", "http://evil.test", "Sec-Fetch-Site", "cross-site"}
+	sameSite := []string{"Origin", ta.url, "Sec-Fetch-Site", "same-origin"}
+	for _, tc := range []struct {
+		name, contentType, body string
+		from                    []string
+		status                  int
+		say                     string // the error message; "" for a sign-in
+	}{
+		{"another site's text/plain form", "text/plain", forged, crossSite, http.StatusForbidden, "a request from another site is refused here"},
+		{"another site, Origin only", "text/plain", forged, []string{"Origin", "http://evil.test"}, http.StatusForbidden, "a request from another site is refused here"},
+		{"another site's script, as JSON", "application/json", `{"name":"carol"}`, crossSite, http.StatusForbidden, "a request from another site is refused here"},
+		{"same site, text/plain", "text/plain", forged, sameSite, http.StatusBadRequest, "Content-Type: must be application/json"},
+		{"same site, no Content-Type", "", `{"name":"carol"}`, sameSite, http.StatusBadRequest, "Content-Type: must be application/json"},
+		{"same site, the key twice", "application/json", forged, sameSite, http.StatusBadRequest, "name: duplicate key"},
+		{"same site, the key twice in another case", "application/json", `{"name":"vic","Name":"carol"}`, sameSite, http.StatusBadRequest, "Name: duplicate key"},
+		{"the page's own sign-in", "application/json; charset=utf-8", `{"name":"carol"}`, sameSite, http.StatusOK, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequestWithContext(t.Context(), "POST", ta.url+"/demo/sign-in", strings.NewReader(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.contentType != "" {
+				req.Header.Set("Content-Type", tc.contentType)
+			}
+			for i := 0; i+1 < len(tc.from); i += 2 {
+				req.Header.Set(tc.from[i], tc.from[i+1])
+			}
+			res, err := browserClient(t).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			cookie := res.Header.Get("Set-Cookie")
+			if tc.say == "" {
+				if res.StatusCode != tc.status || !strings.HasPrefix(cookie, sessionCookie+"="+ta.session(t, "carol")) {
+					t.Errorf("%d, Set-Cookie %q; want %d and carol's session", res.StatusCode, cookie, tc.status)
+				}
+				return
+			}
+			var doc struct{ Error struct{ Message string } }
+			json.Unmarshal(b, &doc)
+			if res.StatusCode != tc.status || doc.Error.Message != tc.say || cookie != "" {
+				t.Errorf("%d %s, Set-Cookie %q; want %d %q and no cookie", res.StatusCode, b, cookie, tc.status, tc.say)
+			}
+		})
+	}
+}
+
+// TestCookieRoutesRefuseCrossSite: every route the session cookie
+// authenticates or sets refuses another site's request that could change
+// something, made with the cookie of a signed-in browser: 403, and
+// nothing changes. The cookie routes are the Data API, the MCP account
+// page, the OAuth consent answer and the login routes; the chat and
+// connection APIs take the session only as a bearer token.
+func TestCookieRoutesRefuseCrossSite(t *testing.T) {
+	ta := MustApp(t, nil)
+	ta.oauthToken(t, "alice", teamAcme, []string{"data:read"})
+	var clients struct{ Clients []struct{ ID string } }
+	alice := ta.session(t, "alice")
+	ta.MustDo(t, http.StatusOK, "GET", "/account/mcp/clients", alice, nil, &clients)
+	if len(clients.Clients) != 1 {
+		t.Fatalf("clients = %+v", clients)
+	}
+	var before struct{ Dashboard struct{ Charts []any } }
+	ta.MustDo(t, http.StatusOK, "GET", "/api/dashboards/dash_growth", alice, nil, &before)
+	for _, r := range []struct{ method, path, contentType, body string }{
+		{"POST", "/api/charts/chart_mrr/add-to-dashboard", "application/json", `{"dashboard_id":"dash_growth"}`},
+		{"DELETE", "/account/mcp/clients/" + clients.Clients[0].ID, "", ""},
+		{"POST", "/oauth/authorize", "application/x-www-form-urlencoded", "decision=allow&team=acme"},
+		{"POST", "/signin", "application/x-www-form-urlencoded", "demo=carol"},
+		{"POST", "/signout", "", ""},
+		{"POST", "/demo/sign-in", "application/json", `{"name":"carol"}`},
+	} {
+		for name, from := range map[string][]string{
+			"Sec-Fetch-Site": {"Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example"},
+			"Origin only":    {"Origin", "https://evil.example"},
+		} {
+			req, _ := http.NewRequestWithContext(t.Context(), r.method, ta.url+r.path, strings.NewReader(r.body))
+			if r.contentType != "" {
+				req.Header.Set("Content-Type", r.contentType)
+			}
+			req.AddCookie(&http.Cookie{Name: sessionCookie, Value: alice})
+			for i := 0; i+1 < len(from); i += 2 {
+				req.Header.Set(from[i], from[i+1])
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != http.StatusForbidden || res.Header.Get("Set-Cookie") != "" {
+				t.Errorf("%s %s, %s: %d, Set-Cookie %q; want 403 and no cookie", r.method, r.path, name, res.StatusCode, res.Header.Get("Set-Cookie"))
+			}
+		}
+	}
+	ta.MustDo(t, http.StatusOK, "GET", "/account/mcp/clients", alice, nil, &clients)
+	var after struct{ Dashboard struct{ Charts []any } }
+	ta.MustDo(t, http.StatusOK, "GET", "/api/dashboards/dash_growth", alice, nil, &after)
+	if len(clients.Clients) != 1 || len(after.Dashboard.Charts) != len(before.Dashboard.Charts) {
+		t.Errorf("a cross-site request changed something: clients %+v, charts %d → %d", clients, len(before.Dashboard.Charts), len(after.Dashboard.Charts))
+	}
+}
+
+// TestSignInReturn: /signin sends the browser back only to a path on
+// this server, rebuilt from the cleaned path; any other return address,
+// however it is written, goes to the home page (issue 35: return=
+// /%09/evil.test/x answered Location "/\t/evil.test/x", and browsers
+// drop the tab and go to //evil.test/x).
+func TestSignInReturn(t *testing.T) {
+	ta := MustApp(t, nil)
+	for raw, want := range map[string]string{
+		"/previews/chart_weekly_signups":                "/previews/chart_weekly_signups",
+		ta.url + "/oauth/authorize?client_id=c&state=s": "/oauth/authorize?client_id=c&state=s",
+		"/charts/chart_mrr#/connections/c":              "/charts/chart_mrr#/connections/c",
+		"/a/../charts//chart_mrr":                       "/charts/chart_mrr",
+		"/\t/evil.test/x":                               "/", // the query's %09, decoded by the form
+		"/%09/evil.test/x":                              "/",
+		"/\\evil.test":                                  "/",
+		"/%5Cevil.test":                                 "/",
+		"//evil.test":                                   "/",
+		"/%2F%2Fevil.test":                              "/evil.test",
+		"https:evil.test":                               "/",
+		"http://evil.test/":                             "/",
+		ta.url + "@evil.test/":                          "/",
+		"/x\r\nSet-Cookie: a=b":                         "/",
+		"/x%0d%0aSet-Cookie:a=b":                        "/",
+		"/x%00":                                         "/",
+		"/\u2028/evil.test":                             "/",
+		"/%E2%80%A8/evil.test":                          "/",
+	} {
+		req, _ := http.NewRequestWithContext(t.Context(), "POST", ta.url+"/signin",
+			strings.NewReader(url.Values{"demo": {"vic"}, "return": {raw}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		res, err := ta.HTTP.Transport.RoundTrip(req) // the Location as sent, whatever it holds
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if loc := res.Header.Get("Location"); res.StatusCode != http.StatusSeeOther || loc != want {
+			t.Errorf("return=%q: %d to %q, want 303 to %q", raw, res.StatusCode, loc, want)
+		}
+	}
+}

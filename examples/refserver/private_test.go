@@ -73,6 +73,9 @@ func TestPreviewPrivate(t *testing.T) {
 				}
 				req, _ := http.NewRequestWithContext(t.Context(), method, ta.url+strings.ReplaceAll(route, "{id}", c), rd)
 				req.Header.Set("Authorization", "Bearer "+bob)
+				if body != "" {
+					req.Header.Set("Content-Type", "application/json")
+				}
 				res, err := http.DefaultClient.Do(req)
 				if err != nil {
 					t.Fatal(err)

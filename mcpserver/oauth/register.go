@@ -3,7 +3,6 @@ package oauth
 import (
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -34,15 +33,18 @@ type registration struct {
 }
 
 // register serves dynamic client registration (RFC 7591), for public
-// (token_endpoint_auth_method "none") and confidential clients.
+// (token_endpoint_auth_method "none") and confidential clients. The
+// body is read as every JSON body of the SDK is (httpjson.NewReader:
+// application/json, each key once), and fields it does not know are
+// ignored, as RFC 7591 asks.
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	var reg registration
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRegistrationBytes))
+	body, err := httpjson.NewReader(w, r, maxRegistrationBytes, nil)
 	if err == nil {
-		err = json.Unmarshal(body, &reg)
+		err = json.NewDecoder(body).Decode(&reg)
 	}
 	if err != nil {
-		registrationError(w, "invalid_client_metadata", "the body must be a JSON object of client metadata, at most 16 KiB")
+		registrationError(w, "invalid_client_metadata", "the body must be a JSON object of client metadata sent as application/json, each field once, at most 16 KiB")
 		return
 	}
 	if code, msg := validateRegistration(&reg); code != "" {

@@ -83,6 +83,23 @@ func TestRegister(t *testing.T) {
 			t.Errorf("%s: status %d %s, want 400 with an RFC 7591 error", name, status, body)
 		}
 	}
+	// The body is JSON as every body the SDK reads: sent as
+	// application/json (RFC 7591 §3.1), with each field once.
+	good := `{"redirect_uris":["https://a.example.com/cb"]}`
+	for name, req := range map[string][2]string{
+		"text/plain":         {"text/plain", good},
+		"no Content-Type":    {"", good},
+		"a field twice":      {"application/json", `{"redirect_uris":["https://a.example.com/cb"],"redirect_uris":["https://b.example.com/cb"]}`},
+		"twice, nested case": {"application/json", `{"redirect_uris":["https://a.example.com/cb"],"Redirect_URIs":["https://b.example.com/cb"]}`},
+	} {
+		status, body := e.post(t, "/oauth/register", req[0], []byte(req[1]), "")
+		if status != http.StatusBadRequest || !strings.Contains(string(body), `"error":"invalid_client_metadata"`) {
+			t.Errorf("%s: status %d %s, want 400 invalid_client_metadata", name, status, body)
+		}
+	}
+	if status, body := e.post(t, "/oauth/register", "application/json; charset=utf-8", []byte(good), ""); status != http.StatusCreated {
+		t.Errorf("application/json; charset=utf-8: %d %s", status, body)
+	}
 }
 
 // TestFlow goes through DCR, consent, the code exchange, verification,

@@ -13,7 +13,7 @@ const mcpPreview = process.env.ASKBI_MCP_PREVIEW_URL;
 
 // sessionOf is a demo user's session token, as a host's login hands it out.
 async function sessionOf(name) {
-  const res = await fetch(base + "/demo/sign-in", { method: "POST", body: JSON.stringify({ name }) });
+  const res = await fetch(base + "/demo/sign-in", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ name }) });
   return (await res.json()).session_token;
 }
 

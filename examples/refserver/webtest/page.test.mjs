@@ -18,7 +18,7 @@ test("Sign-in: a demo user or a pasted session token; the token is never shown",
   await page.getByRole("button", { name: "Sign out" }).click();
   await page.locator("#signin").waitFor();
   // Paste a token (here bob's, as a host's login would hand it out).
-  const res = await fetch(base + "/demo/sign-in", { method: "POST", body: JSON.stringify({ name: "bob" }) });
+  const res = await fetch(base + "/demo/sign-in", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ name: "bob" }) });
   const bob = (await res.json()).session_token;
   await page.getByText("Use a session token").click();
   await page.getByLabel("Session token").fill(bob);

@@ -19,7 +19,7 @@ export async function open(options) {
 
 // session returns a demo user's session token.
 export async function session(name) {
-  const res = await fetch(base + "/demo/sign-in", { method: "POST", body: JSON.stringify({ name }) });
+  const res = await fetch(base + "/demo/sign-in", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ name }) });
   return (await res.json()).session_token;
 }
 

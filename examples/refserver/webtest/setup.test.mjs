@@ -130,7 +130,7 @@ test("A failed sign-in returns to the connection page with why, and nothing acti
   const token = await page.evaluate(() => JSON.parse(sessionStorage.getItem("askbi.session")).token);
   const conv = await page.evaluate(() => Object.entries(sessionStorage).find(([k]) => k.startsWith("askbi.active."))[1]);
   // Start the sign-in, then come back with the provider's refusal.
-  const doc = await (await fetch(base + "/ai/connections/connect", { method: "POST", headers: { Authorization: "Bearer " + token },
+  const doc = await (await fetch(base + "/ai/connections/connect", { method: "POST", headers: { Authorization: "Bearer " + token, "Content-Type": "application/json" },
     body: JSON.stringify({ provider: "Demo Analytics", conversation_id: conv }) })).json();
   const state = new URL(doc.authorization_url).searchParams.get("state");
   await page.goto(`${base}/ai/connections/oauth/callback?error=access_denied&state=${encodeURIComponent(state)}`);
