@@ -1,6 +1,12 @@
 package accesstest
 
-import "github.com/askbi/askbi/access"
+import (
+	"net/http"
+	"strings"
+
+	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
+)
 
 // Teams returns the directory the SDK's tests share, so that each
 // package's fixture does not build it again: team acme, with projects
@@ -18,4 +24,33 @@ func Teams() *access.MemoryDirectory {
 	dir.SetMember("acme", "vic", access.RoleViewer, access.AllProjects())
 	dir.SetMember("globex", "carol", access.RoleOwner, access.AllProjects())
 	return dir
+}
+
+// Sessions are the session principals of Teams' users, by name (alice,
+// bob, vic, carol), as a host's login would make them.
+var Sessions = map[string]access.Principal{
+	"alice": {UserID: "alice", TeamID: "acme", Auth: access.AuthSession},
+	"bob":   {UserID: "bob", TeamID: "acme", Auth: access.AuthSession},
+	"vic":   {UserID: "vic", TeamID: "acme", Auth: access.AuthSession},
+	"carol": {UserID: "carol", TeamID: "globex", Auth: access.AuthSession},
+}
+
+// Token is the bearer token Login takes for the user called name.
+func Token(name string) string { return "test-session-" + name }
+
+// Login is the tests' stand-in for a host's product login, an
+// access.Authenticate: "Authorization: Bearer <Token(name)>" is the
+// session of Sessions[name]; anything else is Unauthenticated.
+func Login(r *http.Request) (access.Principal, error) {
+	bad := askbi.Errorf(askbi.Unauthenticated, "sign in: send Authorization: Bearer <token>")
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return access.Principal{}, bad
+	}
+	name, ok := strings.CutPrefix(strings.TrimSpace(tok), "test-session-")
+	p, known := Sessions[name]
+	if !ok || !known {
+		return access.Principal{}, bad
+	}
+	return p, nil
 }

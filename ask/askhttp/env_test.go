@@ -6,13 +6,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/askbi/askbi/internal/chattest"
 
-	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/access/accesstest"
 	"github.com/askbi/askbi/ask"
@@ -23,34 +21,12 @@ import (
 )
 
 // The workspace of the tests, with the reference server's demo IDs and
-// names: team acme (projects growth and finance: alice owner, bob editor
-// on growth only, vic viewer) and team globex (project ops: carol owner).
-var users = map[string]access.Principal{
-	"alice": {UserID: "alice", TeamID: "acme", Auth: access.AuthSession},
-	"bob":   {UserID: "bob", TeamID: "acme", Auth: access.AuthSession},
-	"vic":   {UserID: "vic", TeamID: "acme", Auth: access.AuthSession},
-	"carol": {UserID: "carol", TeamID: "globex", Auth: access.AuthSession},
-}
-
-// token is the bearer token of the named user; authenticate knows only
-// those of users.
-func token(name string) string { return "test-session-" + name }
-
-// authenticate is the host's product login of the tests: a bearer token of
-// one of users, anything else Unauthenticated.
-func authenticate(r *http.Request) (access.Principal, error) {
-	bad := askbi.Errorf(askbi.Unauthenticated, "sign in: send Authorization: Bearer <token>")
-	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return access.Principal{}, bad
-	}
-	name, ok := strings.CutPrefix(strings.TrimSpace(tok), "test-session-")
-	p, known := users[name]
-	if !ok || !known {
-		return access.Principal{}, bad
-	}
-	return p, nil
-}
+// names, on accesstest.Teams; its users sign in with accesstest.Login.
+var (
+	users        = accesstest.Sessions
+	token        = accesstest.Token
+	authenticate = accesstest.Login
+)
 
 const (
 	sqlWeeklySignups = "SELECT week, signups FROM weekly_signups"

@@ -108,17 +108,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // begin authenticates the request and passes it through the gate once.
 func (h *handler) begin(fn func(http.ResponseWriter, *http.Request, access.Principal)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		p, err := h.authn(r)
-		if err == nil {
-			p, err = h.gate.Begin(r.Context(), p)
-		}
-		if err != nil {
-			h.error(w, r, err)
-			return
-		}
-		fn(w, r, p)
-	}
+	return httpjson.Route(h.o.Logger, h.authn, h.gate.Begin, fn)
 }
 
 func (h *handler) error(w http.ResponseWriter, r *http.Request, err error) {

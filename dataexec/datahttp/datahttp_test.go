@@ -36,12 +36,7 @@ type env struct {
 	audit   *access.MemoryAudit
 }
 
-var sessions = map[string]access.Principal{
-	"alice": {UserID: "alice", TeamID: "acme", Auth: access.AuthSession},
-	"bob":   {UserID: "bob", TeamID: "acme", Auth: access.AuthSession},
-	"vic":   {UserID: "vic", TeamID: "acme", Auth: access.AuthSession},
-	"carol": {UserID: "carol", TeamID: "globex", Auth: access.AuthSession},
-}
+var sessions = accesstest.Sessions
 
 const (
 	sqlWeeks   = "SELECT week, signups FROM weekly_signups"
