@@ -126,6 +126,17 @@ type Dataset struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
+// Conditions returns the conditions that limit d as stored: its declared
+// scope's filters, then its saved filters (Request.Filters), a condition
+// named in both appearing twice. DatasetScope names each once.
+func (d Dataset) Conditions() []Filter {
+	var out []Filter
+	if d.Scope != nil {
+		out = append(out, d.Scope.Filters...)
+	}
+	return append(out, d.Request.Filters...)
+}
+
 // Ref returns the access reference of d.
 func (d Dataset) Ref() access.Entity {
 	return access.Entity{Type: access.TypeDataset, ID: d.ID, TeamID: d.TeamID, ProjectID: d.ProjectID}
@@ -400,6 +411,8 @@ type SearchRow struct {
 	ConnectionName string
 	ConnectionType string
 	Active         bool
-	// Scope is a dataset's scope (DatasetScope(d)), for its info line.
+	// Scope is the conditions that limit a dataset as stored
+	// (Dataset.Conditions), for its info line; the executor names each
+	// once (DatasetScope).
 	Scope []Filter
 }

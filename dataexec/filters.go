@@ -168,7 +168,7 @@ func applyFilters(fs []Filter, columns []string, rows [][]any) ([][]any, error) 
 	for _, row := range rows {
 		keep := true
 		for i, f := range fs {
-			if !f.match(row[cols[i]]) {
+			if !matches(f, row[cols[i]]) {
 				keep = false
 				break
 			}
@@ -180,8 +180,8 @@ func applyFilters(fs []Filter, columns []string, rows [][]any) ([][]any, error) 
 	return out, nil
 }
 
-// match reports whether cell passes f; f is valid.
-func (f Filter) match(cell any) bool {
+// matches reports whether cell passes f; f is valid.
+func matches(f Filter, cell any) bool {
 	switch f.Op {
 	case OpEq:
 		c, ok := compare(cell, f.Value)

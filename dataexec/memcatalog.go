@@ -147,7 +147,7 @@ func (m *MemoryCatalog) Search(_ context.Context, q CatalogQuery) ([]SearchRow, 
 	}
 	for _, d := range m.datasets {
 		if want(d.Ref(), d.Name) {
-			r := SearchRow{Entity: d.Ref(), Name: d.Name, UpdatedAt: d.UpdatedAt, Scope: DatasetScope(d)}
+			r := SearchRow{Entity: d.Ref(), Name: d.Name, UpdatedAt: d.UpdatedAt, Scope: d.Conditions()}
 			if c, ok := m.connections[d.Request.ConnectionID]; ok {
 				r.ConnectionName, r.ConnectionType, r.Active = c.Name, c.Type, c.Active
 			}

@@ -36,13 +36,7 @@ type ScopeRef struct {
 
 // DatasetScope returns the conditions that limit dataset d: its declared
 // scope and its saved filters, each once, or nil for an unscoped dataset.
-func DatasetScope(d Dataset) []Filter {
-	var declared []Filter
-	if d.Scope != nil {
-		declared = d.Scope.Filters
-	}
-	return eachOnce(declared, d.Request.Filters)
-}
+func DatasetScope(d Dataset) []Filter { return eachOnce(d.Conditions()) }
 
 // ChartScope returns the conditions that limit what chart c of dataset d
 // shows: its filters (the filters and date range of the answer it was

@@ -111,7 +111,7 @@ func (e *Executor) Search(ctx context.Context, p access.Principal, q SearchQuery
 		}
 		ref := Ref{Type: r.Entity.Type, ID: r.Entity.ID, Name: r.Name, ProjectID: r.Entity.ProjectID, Info: infoLine(r)}
 		if r.Entity.Type == access.TypeDataset {
-			ref.Scope = scopeRef(r.Scope)
+			ref.Scope = scopeRef(eachOnce(r.Scope))
 		}
 		refs = append(refs, ref)
 	}
@@ -137,8 +137,8 @@ func infoLine(r SearchRow) string {
 		if r.ConnectionName != "" {
 			info = r.ConnectionName + " · " + sourceLabel(r.ConnectionType)
 		}
-		if len(r.Scope) > 0 {
-			info += " · Scope: " + ScopeText(r.Scope)
+		if scope := eachOnce(r.Scope); len(scope) > 0 {
+			info += " · Scope: " + ScopeText(scope)
 		}
 		return info
 	case access.TypeConnection:

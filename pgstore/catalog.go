@@ -286,12 +286,12 @@ func (c *Catalog) Search(ctx context.Context, q dataexec.CatalogQuery) ([]dataex
 	for i, r := range rows {
 		var scope []dataexec.Filter
 		if r.Type == string(access.TypeDataset) {
-			// A dataset's info line names its scope (dataexec.DatasetScope).
+			// A dataset's info line names its scope.
 			var d dataexec.Dataset
 			if err := json.Unmarshal([]byte(r.Doc), &d); err != nil {
 				return nil, internal("pgstore.Catalog.Search", err)
 			}
-			scope = dataexec.DatasetScope(d)
+			scope = d.Conditions()
 		}
 		ent := access.Entity{Type: access.EntityType(r.Type), ID: r.ID, TeamID: r.TeamID, ProjectID: r.ProjectID}
 		if ent.Type == access.TypeChart {

@@ -212,7 +212,7 @@ func Run(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.Catalog
 			"dash-fin":      {Entity: fx.Dashboards[1].Ref(), Name: "Finance", UpdatedAt: at(11), ChartCount: 1},
 			"ds-signups":    {Entity: fx.Datasets[0].Ref(), Name: "Weekly signups", UpdatedAt: at(20), ConnectionName: "Warehouse", ConnectionType: "postgres", Active: true},
 			"ds-mrr":        {Entity: fx.Datasets[1].Ref(), Name: "MRR", UpdatedAt: at(21), ConnectionName: "Finance DB", ConnectionType: "postgres"},
-			"ds-conv":       {Entity: fx.Datasets[2].Ref(), Name: "Conversion 50% cohort", UpdatedAt: at(22), ConnectionName: "Warehouse", ConnectionType: "postgres", Active: true, Scope: dataexec.DatasetScope(fx.Datasets[2])},
+			"ds-conv":       {Entity: fx.Datasets[2].Ref(), Name: "Conversion 50% cohort", UpdatedAt: at(22), ConnectionName: "Warehouse", ConnectionType: "postgres", Active: true, Scope: fx.Datasets[2].Conditions()},
 			"chart-signups": {Entity: fx.Charts[0].Ref(), Name: "Signups by week", UpdatedAt: at(30), ChartType: dataexec.ChartLine, DashboardName: "Growth overview"},
 			"chart-country": {Entity: fx.Charts[1].Ref(), Name: "Signups by country", UpdatedAt: at(31), ChartType: dataexec.ChartBar, DashboardName: "Growth overview"},
 			"chart-mrr":     {Entity: fx.Charts[2].Ref(), Name: "MRR trend", UpdatedAt: at(32), ChartType: dataexec.ChartArea, DashboardName: "Finance"},
