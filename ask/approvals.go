@@ -251,7 +251,9 @@ func (tr *turn) runApproved(ctx context.Context, tool Tool, ap Approval) error {
 	// From here on the call finishes and leaves its receipt whatever
 	// happens to the request: a call runs at most once, and its approval
 	// counts as used only because it ran.
+	stop := tr.keepLease(ctx)
 	out, runErr := tool.Run(context.WithoutCancel(ctx), Call{Principal: tr.p, ConversationID: tr.conv.ID, Arguments: ap.Arguments})
+	stop()
 	sctx, cancel := store(ctx)
 	defer cancel()
 	rc := Receipt{ApprovalID: ap.ID, ToolCallID: ap.ToolCallID, CreatedAt: tr.a.o.Now().UTC()}

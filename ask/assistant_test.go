@@ -90,9 +90,9 @@ func TestContext(t *testing.T) {
 	}
 	want := []ask.ContextItem{
 		{ID: "c-weekly", EntityType: access.TypeChart, Label: "Chart: Weekly signups", Name: "Weekly signups", ProjectID: "growth",
-			Metadata: map[string]string{"info": "Growth overview · line chart"}, Handle: "@c1"},
+			Metadata: map[string]string{"info": "Growth overview · line chart"}, Handle: "@c1", URL: "/charts/c-weekly"},
 		{ID: "d-growth", EntityType: access.TypeDashboard, Label: "Dashboard: Growth overview", Name: "Growth overview", ProjectID: "growth",
-			Metadata: map[string]string{"info": "2 charts"}, Handle: "@c2"},
+			Metadata: map[string]string{"info": "2 charts"}, Handle: "@c2", URL: "/dashboards/d-growth"},
 	}
 	if diff := cmp.Diff(want, ev.Context); diff != "" {
 		t.Errorf("context mismatch (-want +got):\n%s", diff)

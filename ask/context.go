@@ -32,12 +32,39 @@ type ContextItem struct {
 	// Handle is how the model refers to an item of the active context
 	// ("@c1"); empty for a search result.
 	Handle string `json:"handle,omitempty"`
+	// URL opens the item's page in the product, from the executor's
+	// Links: a dashboard's, a dataset's, or a chart's chart page (also a
+	// preview's: it shows it as one, and the link stays once the preview
+	// is placed). Empty for a connection, which has no page among
+	// dataexec's, and for a page the host does not have.
+	URL string `json:"url,omitempty"`
 }
 
-// itemOf is ref as a context item (without a handle).
-func itemOf(ref dataexec.Ref) ContextItem {
+// itemOf is ref as a context item (without a handle), linked through
+// links.
+func itemOf(ref dataexec.Ref, links dataexec.Links) ContextItem {
 	return ContextItem{ID: ref.ID, EntityType: ref.Type, Name: ref.Name, ProjectID: ref.ProjectID, Label: Label(ref),
-		Metadata: map[string]string{"info": ref.Info}}
+		Metadata: map[string]string{"info": ref.Info}, URL: itemURL(links, ref.Type, ref.ID)}
+}
+
+// itemURL is the page of a selected entity as links give it
+// (ContextItem.URL), or "".
+func itemURL(links dataexec.Links, typ access.EntityType, id string) string {
+	page, ok := map[access.EntityType]dataexec.Page{access.TypeDashboard: dataexec.PageDashboard,
+		access.TypeChart: dataexec.PageChart, access.TypeDataset: dataexec.PageDataset}[typ]
+	if !ok || links == nil {
+		return ""
+	}
+	return links(page, id)
+}
+
+// sent is items as a user message records them (Entry.Context).
+func sent(items []ContextItem) []SentItem {
+	var out []SentItem
+	for _, it := range items {
+		out = append(out, SentItem{EntityType: it.EntityType, ID: it.ID, Name: it.Name, Label: it.Label})
+	}
+	return out
 }
 
 var contextTypes = []access.EntityType{access.TypeDashboard, access.TypeChart, access.TypeDataset, access.TypeConnection}
@@ -80,7 +107,7 @@ func resolveContext(ctx context.Context, exec *dataexec.Executor, p access.Princ
 			continue
 		}
 		kept = append(kept, refs[i])
-		it := itemOf(*ref)
+		it := itemOf(*ref, exec.Links())
 		it.Handle = fmt.Sprintf("@c%d", len(items)+1)
 		items = append(items, it)
 	}
@@ -168,7 +195,7 @@ func (a *Assistant) SearchContext(ctx context.Context, p access.Principal, q Con
 		if recent && i < recentItems {
 			g = 0
 		}
-		groups[g].Items = append(groups[g].Items, itemOf(ref))
+		groups[g].Items = append(groups[g].Items, itemOf(ref, a.exec.Links()))
 	}
 	for i := range groups {
 		if groups[i].Items == nil {

@@ -138,8 +138,24 @@ type MessageView struct {
 	// Attachments name a user message's files (name, type, size), never
 	// their content.
 	Attachments []AttachmentInfo `json:"attachments,omitempty"`
-	TurnID      string           `json:"turn_id"`
-	CreatedAt   time.Time        `json:"created_at"`
+	// Context are the items a user message was sent with (Entry.Context),
+	// each as it was named then, with its page as it stands now.
+	Context   []MessageItem `json:"context,omitempty"`
+	TurnID    string        `json:"turn_id"`
+	CreatedAt time.Time     `json:"created_at"`
+}
+
+// MessageItem is an item a user message was sent with, as an opened
+// conversation shows it: the reference recorded with the message, and
+// whether the user can still open the entity. An available item links
+// to its page (as ContextItem.URL does; none for a type the host has no
+// page for, such as a connection); a deleted or no longer accessible one
+// has no URL, and the client says that it is no longer available rather
+// than link to a page that answers "not found".
+type MessageItem struct {
+	SentItem
+	URL       string `json:"url,omitempty"`
+	Available bool   `json:"available"`
 }
 
 // PendingApproval is a gated call waiting for the user: what the
@@ -183,8 +199,9 @@ type DecidedApproval struct {
 // maxViewEntries bounds the history Open returns.
 const maxViewEntries = 200
 
-// Open returns one of p's conversations with its history, its active
-// context revalidated (unavailable items are removed, with Notice), its
+// Open returns one of p's conversations with its history (each user
+// message with the items it was sent with, linked while p can still open
+// them: MessageItem), its active context revalidated (unavailable items are removed, with Notice), its
 // work summary (chart results re-resolved: a chart placed on a dashboard
 // shows as saved everywhere, a deleted one as unavailable; setup cards
 // resolved afresh, every one but the latest inert) and pending
@@ -224,8 +241,14 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 				info.Text = ""
 				m.Attachments = append(m.Attachments, info)
 			}
+			for _, it := range e.Context {
+				m.Context = append(m.Context, MessageItem{SentItem: it})
+			}
 			v.Messages = append(v.Messages, m)
 		}
+	}
+	if err := a.linkSent(ctx, live, v.Messages); err != nil {
+		return nil, err
 	}
 	runs, err := a.stores.ToolRuns.ToolRuns(ctx, conv.ID)
 	if err != nil {
@@ -248,13 +271,6 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 	for _, ap := range pending {
 		waiting[ap.ID] = true
 	}
-	for i, r := range v.WorkSummary {
-		// Still waiting as stored, but its approval is no longer pending:
-		// it expired, and the call never ran.
-		if r.State == RunApprovalRequired && !waiting[r.ApprovalID] {
-			v.WorkSummary[i].State = RunExpired
-		}
-	}
 	for _, ap := range pending {
 		t, _ := tools.lookup(ap.Tool)
 		targets, err := a.targets(ctx, live, ap.Arguments)
@@ -275,21 +291,70 @@ func (a *Assistant) Open(ctx context.Context, p access.Principal, id string) (_ 
 	return v, nil
 }
 
+// linkSent checks, in place, which items the messages were sent with p
+// can still open, and links those: each entity once, however many
+// messages name it.
+func (a *Assistant) linkSent(ctx context.Context, p access.Principal, msgs []MessageView) error {
+	var ents []access.Entity
+	at := map[access.Entity]int{}
+	for _, m := range msgs {
+		for _, it := range m.Context {
+			e := access.Entity{Type: it.EntityType, ID: it.ID}
+			if _, ok := at[e]; !ok {
+				at[e] = len(ents)
+				ents = append(ents, e)
+			}
+		}
+	}
+	available := make([]bool, len(ents))
+	for i := 0; i < len(ents); i += maxResolve {
+		refs, err := a.exec.Resolve(ctx, p, ents[i:min(i+maxResolve, len(ents))])
+		if err != nil {
+			return err
+		}
+		for j, r := range refs {
+			available[i+j] = r != nil
+		}
+	}
+	for _, m := range msgs {
+		for j, it := range m.Context {
+			if available[at[access.Entity{Type: it.EntityType, ID: it.ID}]] {
+				m.Context[j].Available, m.Context[j].URL = true, itemURL(a.exec.Links(), it.EntityType, it.ID)
+			}
+		}
+	}
+	return nil
+}
+
+// maxResolve is how many references one dataexec Resolve call takes.
+const maxResolve = 50
+
 // decided reads the approvals of runs that are not waiting (the pending
-// approvals' IDs), in the runs' order, for their receipts. A tool no longer offered keeps its run's
-// label as the title.
+// approvals' IDs), in the runs' order, for their receipts. A tool no
+// longer offered keeps its run's label as the title.
+//
+// It also says, in place, where a run stands that is still stored as
+// waiting though its approval is no longer pending (decidedState).
 func (a *Assistant) decided(ctx context.Context, tools *toolbox, runs []ToolRun, waiting map[string]bool) ([]DecidedApproval, error) {
 	out := []DecidedApproval{}
-	for _, r := range runs {
+	for i, r := range runs {
 		if r.ApprovalID == "" || waiting[r.ApprovalID] {
 			continue
 		}
 		ap, err := a.stores.Approvals.Approval(ctx, r.ApprovalID)
 		if askbi.ErrorCode(err) == askbi.NotFound {
+			if r.State == RunApprovalRequired {
+				runs[i].State = RunExpired
+			}
 			continue
 		}
 		if err != nil {
 			return nil, err
+		}
+		if r.State == RunApprovalRequired {
+			if runs[i], err = a.decidedState(ctx, r, ap); err != nil {
+				return nil, err
+			}
 		}
 		t, ok := tools.lookup(ap.Tool)
 		if !ok {
@@ -299,6 +364,40 @@ func (a *Assistant) decided(ctx context.Context, tools *toolbox, runs []ToolRun,
 			Targets: orEmpty(ap.Targets), Arguments: json.RawMessage(a.redact.String(string(ap.Arguments)))})
 	}
 	return out, nil
+}
+
+// decidedState is run r, stored as waiting for approval ap, which is no
+// longer pending, as it stands. Pending but past its expiry: it expired,
+// and the call never ran. Rejected: the rejection is being recorded.
+// Used: its call has started (Approve uses the approval, then records the
+// run as running), so it shows as running, or as its receipt says once
+// there is one; a used approval that left no receipt and no running run
+// long after it could have been used (past its expiry and the wait of a
+// concurrent approve) lost its run, which failed.
+func (a *Assistant) decidedState(ctx context.Context, r ToolRun, ap Approval) (ToolRun, error) {
+	switch ap.State {
+	case ApprovalRejected:
+		r.State = RunRejected
+		return r, nil
+	case ApprovalConsumed:
+	default:
+		r.State = RunExpired
+		return r, nil
+	}
+	rc, err := a.stores.Receipts.Receipt(ctx, ap.ID)
+	switch {
+	case err == nil && rc.ErrorCode != "":
+		r.State, r.ErrorCode, r.ErrorMessage = RunFailed, rc.ErrorCode, rc.ErrorMessage
+	case err == nil:
+		r.State, r.Result = RunCompleted, rc.Result
+	case askbi.ErrorCode(err) != askbi.NotFound:
+		return r, err
+	case a.o.Now().After(ap.ExpiresAt.Add(receiptWait)):
+		r.State, r.ErrorCode, r.ErrorMessage = RunFailed, string(askbi.Unavailable), "The assistant stopped before this finished."
+	default:
+		r.State = RunRunning
+	}
+	return r, nil
 }
 
 // failAbandoned returns the turns of a conversation after recording the

@@ -307,6 +307,7 @@ func validEntry(e Entry) error {
 func cloneEntry(e Entry) Entry {
 	e.Output = bytes.Clone(e.Output)
 	e.Attachments = slices.Clone(e.Attachments)
+	e.Context = slices.Clone(e.Context)
 	if e.ToolCalls != nil {
 		calls := make([]ToolCall, len(e.ToolCalls))
 		for i, c := range e.ToolCalls {

@@ -186,7 +186,8 @@ func (a *Assistant) newTurn(p access.Principal, conv Conversation, emit Emit) *t
 // turn's) and its question (redacted) before anything is generated, so a
 // failed turn still leaves history, and names an untitled conversation
 // after its first question. The turn's attachments are saved as their
-// names, types and sizes, and a text file's text only under SharingRows.
+// names, types and sizes, and a text file's text only under SharingRows;
+// the items of its context as safe references (Entry.Context).
 func (tr *turn) ask(ctx context.Context, question string) (context.Context, error) {
 	a := tr.a
 	ctx, err := tr.hold(ctx)
@@ -195,7 +196,8 @@ func (tr *turn) ask(ctx context.Context, question string) (context.Context, erro
 	}
 	question = a.redact.String(question)
 	tr.question = question
-	e := Entry{ID: newID("ent"), ConversationID: tr.conv.ID, TurnID: tr.t.ID, Role: RoleUser, Text: question, CreatedAt: tr.t.CreatedAt}
+	e := Entry{ID: newID("ent"), ConversationID: tr.conv.ID, TurnID: tr.t.ID, Role: RoleUser, Text: question,
+		Context: sent(tr.items), CreatedAt: tr.t.CreatedAt}
 	for _, at := range tr.attached {
 		info := at.info
 		if at.image == nil && tr.level == SharingRows {

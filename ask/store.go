@@ -69,7 +69,22 @@ type Entry struct {
 	// a text file's text only under SharingRows (see AttachmentInfo).
 	// Sharing is then the level they were saved at.
 	Attachments []AttachmentInfo `json:"attachments,omitempty"`
-	CreatedAt   time.Time        `json:"created_at"`
+	// Context are the items of the active context a user message was
+	// sent with: the turn's selection as revalidated when it began, in
+	// order. They stay with the message when the items later leave the
+	// context, or are deleted.
+	Context   []SentItem `json:"context,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+}
+
+// SentItem is one entity a user message was sent with, as it was then:
+// a safe reference, its type, ID, name and label ("Chart: Weekly
+// signups"), never an internal ID in the label.
+type SentItem struct {
+	EntityType access.EntityType `json:"entity_type"`
+	ID         string            `json:"id"`
+	Name       string            `json:"name"`
+	Label      string            `json:"label"`
 }
 
 // ContextRef is one entity of a conversation's active context, as stored.

@@ -64,32 +64,49 @@ func (tr *turn) hold(ctx context.Context) (context.Context, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{})
 	tr.unhold = func() { close(done); cancel(nil) }
-	every := tr.a.o.TurnLease / 3
-	go func() {
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			sctx, stop := store(ctx)
-			running, err := tr.a.stores.Turns.RenewTurn(sctx, tr.conv.ID, tr.t.ID, tr.a.o.Now().UTC())
-			stop()
-			switch {
-			case err != nil:
-				tr.a.o.Logger.Warn("ask: renew turn lease", "turn", tr.t.ID, "err", err)
-			case !running:
-				tr.a.o.Logger.Warn("ask: turn lease lost; stopping the turn", "turn", tr.t.ID)
-				cancel(errLeaseLost)
-				return
-			}
-		}
-	}()
+	go tr.renew(ctx, done, func() {
+		tr.a.o.Logger.Warn("ask: turn lease lost; stopping the turn", "turn", tr.t.ID)
+		cancel(errLeaseLost)
+	})
 	return ctx, nil
+}
+
+// renew renews the turn's lease every third of it until done is closed
+// or ctx ends, and calls lost (then stops) when the turn no longer runs
+// as stored.
+func (tr *turn) renew(ctx context.Context, done <-chan struct{}, lost func()) {
+	tick := time.NewTicker(tr.a.o.TurnLease / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		sctx, stop := store(ctx)
+		running, err := tr.a.stores.Turns.RenewTurn(sctx, tr.conv.ID, tr.t.ID, tr.a.o.Now().UTC())
+		stop()
+		switch {
+		case err != nil:
+			tr.a.o.Logger.Warn("ask: renew turn lease", "turn", tr.t.ID, "err", err)
+		case !running:
+			lost()
+			return
+		}
+	}
+}
+
+// keepLease renews the turn's lease, as hold does, until the returned
+// stop is called, also once the request is gone: for an approved call,
+// which runs on after the user left (a reload), so that no one opening
+// the conversation meanwhile records the turn abandoned and the call
+// failed while it still runs.
+func (tr *turn) keepLease(ctx context.Context) (stop func()) {
+	done := make(chan struct{})
+	go tr.renew(context.WithoutCancel(ctx), done, func() {})
+	return func() { close(done) }
 }
 
 func (tr *turn) send(e Event) {

@@ -202,7 +202,7 @@ func (r turnRow) turn() ask.Turn {
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 }
 
-const entryColumns = `conversation_id, seq, id, turn_id, role, text, tool_calls, tool_call_id, tool, output, sharing, created_at, attachments`
+const entryColumns = `conversation_id, seq, id, turn_id, role, text, tool_calls, tool_call_id, tool, output, sharing, created_at, attachments, context`
 
 type entryRow struct {
 	ConversationID string    `db:"conversation_id"`
@@ -218,6 +218,7 @@ type entryRow struct {
 	Sharing        string    `db:"sharing"`
 	CreatedAt      time.Time `db:"created_at"`
 	Attachments    []byte    `db:"attachments"`
+	Context        []byte    `db:"context"`
 }
 
 func (r entryRow) entry() (ask.Entry, error) {
@@ -231,6 +232,11 @@ func (r entryRow) entry() (ask.Entry, error) {
 	}
 	if r.Attachments != nil {
 		if err := json.Unmarshal(r.Attachments, &e.Attachments); err != nil {
+			return ask.Entry{}, err
+		}
+	}
+	if r.Context != nil {
+		if err := json.Unmarshal(r.Context, &e.Context); err != nil {
 			return ask.Entry{}, err
 		}
 	}
@@ -252,6 +258,12 @@ func (s *ConversationStore) AppendEntry(ctx context.Context, e ask.Entry) (ask.E
 			return ask.Entry{}, err
 		}
 	}
+	var items []byte // NULL without items
+	if len(e.Context) > 0 {
+		if items, err = json.Marshal(e.Context); err != nil {
+			return ask.Entry{}, err
+		}
+	}
 	err = Transact(ctx, s.db, func(tx *sqlx.Tx) error {
 		err := tx.GetContext(ctx, &e.Seq, `UPDATE conversations SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq`,
 			e.ConversationID)
@@ -262,9 +274,9 @@ func (s *ConversationStore) AppendEntry(ctx context.Context, e ask.Entry) (ask.E
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO conversation_entries (`+entryColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 			e.ConversationID, e.Seq, e.ID, e.TurnID, e.Role, e.Text, calls, e.ToolCallID, e.Tool, jsonArg(e.Output),
-			e.Sharing, e.CreatedAt, jsonArg(atts))
+			e.Sharing, e.CreatedAt, jsonArg(atts), jsonArg(items))
 		return err
 	})
 	if err != nil {

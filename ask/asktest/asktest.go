@@ -145,6 +145,9 @@ func entry(convID, id string, role ask.Role, at time.Time) ask.Entry {
 		e.Sharing = ask.SharingRows
 		e.Attachments = []ask.AttachmentInfo{{Name: "signups.csv", Type: "text/csv", Size: 9, Text: "a,b\n1,2\n"},
 			{Name: "big.log", Type: "text/plain", Size: 30000, Truncated: true}, {Name: "chart.png", Type: "image/png", Size: 70}}
+		// So are the items it was sent with, in order.
+		e.Context = []ask.SentItem{{EntityType: access.TypeChart, ID: "c-weekly", Name: "Weekly signups", Label: "Chart: Weekly signups"},
+			{EntityType: access.TypeDashboard, ID: "d-growth", Name: "Growth \"overview\" ✓", Label: "Dashboard: Growth \"overview\" ✓"}}
 	}
 	return e
 }

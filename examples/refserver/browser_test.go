@@ -10,15 +10,18 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/dataexec"
 )
 
@@ -94,6 +97,39 @@ func mcpPreviewURL(t *testing.T, ta *testApp) string {
 	return out.Chart.URL
 }
 
+// holdFixture is a gated action for the browser tests whose approved
+// call runs until the test releases it: each POST to url lets one call
+// finish; stop lets every call finish (before the app's server closes,
+// which waits for their requests).
+type holdFixture struct {
+	tool ask.Tool
+	url  string
+	stop func()
+}
+
+func startHold(t *testing.T) *holdFixture {
+	releases, quit := make(chan struct{}, 16), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "POST to release one call", http.StatusMethodNotAllowed)
+			return
+		}
+		releases <- struct{}{}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	return &holdFixture{url: srv.URL, stop: sync.OnceFunc(func() { close(quit) }), tool: ask.Tool{Name: "hold_export", Description: "Schedules an export of the workspace.",
+		Class: dataexec.ClassMutating, Label: "Scheduled an export", Title: "Schedule an export",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"days":{"type":"integer","minimum":1,"maximum":90}}}`),
+		Run: func(ctx context.Context, call ask.Call) (ask.Output, error) {
+			select {
+			case <-releases:
+			case <-quit:
+			}
+			return ask.Output{Summary: "export scheduled", Data: map[string]any{"scheduled": true}}, nil
+		}}}
+}
+
 func TestBrowser(t *testing.T) {
 	tools, chromium := mustBrowser(t)
 	files, err := filepath.Glob(filepath.Join("webtest", "*.test.mjs"))
@@ -111,10 +147,16 @@ func TestBrowser(t *testing.T) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			var edit func(*config)
 			var port string
+			var hold *holdFixture
 			switch filepath.Base(file) {
 			case "streaming.test.mjs":
 				// The mock model streams as the reference server's does.
 				edit = func(c *config) { c.mockDelay = 40 * time.Millisecond }
+			case "running.test.mjs":
+				// An action whose approved call runs until the test
+				// releases it.
+				hold = startHold(t)
+				edit = func(c *config) { c.extraTools = []ask.Tool{hold.tool} }
 			case "mcp-cors.test.mjs":
 				// The web MCP client's page is served by the test on a
 				// loopback port of its own (so no private network rule
@@ -124,6 +166,9 @@ func TestBrowser(t *testing.T) {
 				edit = func(c *config) { c.mcpOrigins = "http://localhost:" + port }
 			}
 			ta := MustApp(t, edit)
+			if hold != nil {
+				t.Cleanup(hold.stop) // before the app's own cleanup
+			}
 			seedBrowserFixtures(ta)
 			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 			defer cancel()
@@ -135,6 +180,8 @@ func TestBrowser(t *testing.T) {
 			switch filepath.Base(file) {
 			case "links.test.mjs":
 				cmd.Env = append(cmd.Env, "ASKBI_MCP_PREVIEW_URL="+mcpPreviewURL(t, ta))
+			case "running.test.mjs":
+				cmd.Env = append(cmd.Env, "ASKBI_HOLD_URL="+hold.url)
 			case "mcp-app.test.mjs", "mcp-cors.test.mjs":
 				// The test host calls the MCP tools as alice.
 				cmd.Env = append(cmd.Env, "ASKBI_MCP_KEY="+ta.apiKey(t, "alice"), "ASKBI_WEB_CLIENT_PORT="+port)

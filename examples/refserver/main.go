@@ -98,6 +98,7 @@ type config struct {
 	modelOverride ask.Provider
 	// limiterOverride, when set, replaces the rate limiter (tests).
 	limiterOverride access.RateLimiter
+	extraTools      []ask.Tool // offered besides the product's own tools (tests)
 }
 
 // defaultMemoryLimit is -memory-limit's default (docs/operations.md).
@@ -435,7 +436,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		TeamName:             func(_ context.Context, id string) string { return cmp.Or(teamNames[id], id) },
 	})
 	a.memory = memory.NewService(memories, keyring, gate, &memory.Options{Policy: policy, Audit: a.audit, Logger: log})
-	tools, err := ask.NewRegistry(append(ask.ProductTools(a.executor), ask.ListConnections(a.resolver))...)
+	tools, err := ask.NewRegistry(append(append(ask.ProductTools(a.executor), ask.ListConnections(a.resolver)), cfg.extraTools...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,7 @@ test("An attached CSV is asked about, with its chip before sending and its name 
   const page = await open();
   await signIn(page, "alice");
   const limits = await page.locator("#attach-limits").innerText();
-  assert.match(limits, /Up to 3 files: text \(\.csv .*\.yml\) up to 1 MB; the first 20,000 characters are read; images \(PNG, JPEG, GIF, WebP\) up to 8 MB\./);
+  assert.match(limits, /Up to 3 files: text \(\.csv .*\.yml\) up to 1 MB; the first 20,000 characters are read; images \(PNG, JPEG, GIF, WebP\) up to 8 MB, sent smaller when over 300 KB\./);
 
   const evil = 'evil"><script>window.pwned=1</script>.txt';
   const scripts = await page.locator("script").count();

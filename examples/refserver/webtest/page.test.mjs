@@ -43,7 +43,8 @@ test("Reload keeps the session, the active chat, its chips and its work; only ID
   await page.locator("#focus").waitFor();
   await settled(page);
   assert.equal(await page.locator("#conv-title").innerText(), "show signups by week");
-  assert.equal(await lastTurn(page).locator(".question").innerText(), "show signups by week");
+  assert.equal(await lastTurn(page).locator(".question p").innerText(), "show signups by week");
+  assert.deepEqual(await lastTurn(page).locator(".question-items .sent-label").allInnerTexts(), ["Chart: Weekly signups"], "sent with the chart");
   assert.deepEqual(await page.locator("#chips .chip span").allInnerTexts(), ["Chart: Weekly signups"]);
   assert.equal(await page.locator(".work-completed").count(), 1);
   assert.equal(await page.locator(".chart-result").count(), 1);

@@ -5,7 +5,11 @@
 // reopened conversation shows the same. Nothing has run while the card
 // waits. When the server says the user's role may not approve the
 // call (can_approve false), the card offers no Approve and says "Ask an
-// admin"; the server refuses such an approve too.
+// admin"; the server refuses such an approve too. Once a choice is made
+// the buttons go; they come back only if the server did not take it.
+// An approved call still running on the server (after a reload, or when
+// the approve answered before the call finished) shows as running, with
+// nothing to press, until the page hears how it ended (running()).
 
 import { h } from "./dom.js";
 import { distinctName, humanize } from "./format.js";
@@ -80,6 +84,8 @@ export class ApprovalCard {
       r.info ? h("span", { class: "info" }, " · " + r.info) : null));
     const rows = settings(t.arguments);
     const may = t.can_approve !== false;
+    // A choice being sent offers nothing to press a second time.
+    const choose = open && !this.deciding;
     this.approve = may ? h("button", { type: "button", class: "primary", onclick: () => this.decide("approve") }, "Approve") : null;
     this.reject = h("button", { type: "button", onclick: () => this.decide("reject") }, "Reject");
     this.el.replaceChildren(...[
@@ -93,25 +99,35 @@ export class ApprovalCard {
       open && may ? h("p", { class: "approval-wait" }, "Nothing has changed yet. It runs only if you approve.",
         t.expires_at ? [" ", h("span", { class: "approval-expiry" }, expiry(t.expires_at))] : null) : null,
       open && !may ? h("p", { class: "approval-wait" }, "Nothing has changed. Your role cannot approve this. ", h("strong", {}, "Ask an admin"), ".") : null,
-      open ? h("div", { class: "actions" }, this.approve, this.reject) : null,
+      choose ? h("div", { class: "actions" }, this.approve, this.reject) : null,
       this.record].filter(Boolean));
   }
 
   async decide(verb) {
-    this.enable(false);
-    this.record.textContent = verb === "approve" ? "You approved. Running…" : "You rejected it.";
+    this.deciding = verb;
+    this.render(true);
+    this.record.textContent = verb === "approve" ? "You approved it. Running…" : "You rejected it.";
     const ok = await this.onDecide(verb, this.tool);
-    if (!ok) this.enable(true);
+    this.deciding = null;
+    // Not taken (the server kept the approval pending): choose again.
+    if (!ok && this.open && !this.runningNow) this.render(true);
   }
 
-  enable(on) {
-    for (const b of [this.approve, this.reject]) if (b) b.disabled = !on;
+  // running shows an approved call that is still running on the
+  // server: no buttons, and a record that says so (role status).
+  running() {
+    this.open = false;
+    this.runningNow = true;
+    clearInterval(this.timer);
+    this.render(false);
+    this.record.textContent = "You approved it. It is still running; this updates when it finishes.";
   }
 
   // settle shows the final record: completed, failed (with why),
   // rejected, or expired.
   settle(state, message) {
     this.open = false;
+    this.runningNow = false;
     clearInterval(this.timer);
     this.render(false);
     this.record.textContent = outcome(state, message);
@@ -137,10 +153,12 @@ function outcome(state, message) {
 // decidedCard is the receipt of an earlier approval as a reopened
 // conversation shows it: the card as it was proposed (approval, the
 // view's decided approval: its action, targets by name and settings),
-// settled with its run's outcome. null for a run still under way.
+// settled with its run's outcome, or running while its call runs. null
+// for a run in no state a receipt shows.
 export function decidedCard(run, approval, charts) {
-  if (!outcome(run.state)) return null;
+  if (run.state !== "running" && !outcome(run.state)) return null;
   const card = new ApprovalCard(approval || { title: run.label }, { charts });
-  card.settle(run.state, run.error_message);
-  return card.el;
+  if (run.state === "running") card.running();
+  else card.settle(run.state, run.error_message);
+  return card;
 }

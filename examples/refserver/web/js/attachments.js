@@ -2,7 +2,10 @@
 // line, and one removable chip per file. Files are read in the browser
 // (text as text, images as base64) and checked against the limits the
 // server reports in GET /ai/status (status.attachments), which checks
-// them again. Names are shown as text only.
+// them again. An image over 300 KB is made smaller first (smaller()):
+// at most 1,400 px on its longest side, re-encoded on a canvas; the
+// original is sent when that fails or does not come out smaller. Names
+// are shown as text only.
 
 import { $, h } from "./dom.js";
 
@@ -20,10 +23,65 @@ function size(n) {
 // limitsText says the limits in words.
 export function limitsText(l) {
   const images = l.images
-    ? `images (PNG, JPEG, GIF, WebP) up to ${size(l.image_max_bytes)}`
+    ? `images (PNG, JPEG, GIF, WebP) up to ${size(l.image_max_bytes)}, sent smaller when over ${size(SHRINK_OVER)}`
     : "no images: this model reads text only";
   return `Up to ${l.max_files} files: text (${l.text_extensions.join(" ")}) up to ${size(l.text_max_bytes)}; ` +
     `the first ${l.text_max_chars.toLocaleString("en-US")} characters are read; ${images}.`;
+}
+
+// SHRINK_OVER is the image size, in bytes, above which an image is made
+// smaller before it is sent; MAX_EDGE the longest side it is drawn at.
+export const SHRINK_OVER = 300 * 1024;
+export const MAX_EDGE = 1400;
+
+function encode(canvas, type, quality) {
+  return new Promise((resolve) => canvas.toBlob(resolve, type, quality));
+}
+
+// transparent says whether any pixel drawn on ctx lets the background
+// through.
+function transparent(ctx, w, ht) {
+  const px = ctx.getImageData(0, 0, w, ht).data;
+  for (let i = 3; i < px.length; i += 4) if (px[i] < 255) return true;
+  return false;
+}
+
+// smaller returns image file f re-encoded with its longest side at most
+// MAX_EDGE px: as JPEG, or, when it has transparent pixels, as WebP
+// (PNG where the browser writes no WebP), so transparency stays and
+// never turns black. null when the browser cannot decode or encode it,
+// or when the result is not smaller than f: then f is sent as it is.
+// An animated image becomes its first frame.
+export async function smaller(f) {
+  let bitmap;
+  try {
+    bitmap = await createImageBitmap(f);
+  } catch {
+    return null;
+  }
+  try {
+    const scale = Math.min(1, MAX_EDGE / Math.max(bitmap.width, bitmap.height));
+    const w = Math.max(1, Math.round(bitmap.width * scale));
+    const ht = Math.max(1, Math.round(bitmap.height * scale));
+    const canvas = document.createElement("canvas");
+    canvas.width = w;
+    canvas.height = ht;
+    const ctx = canvas.getContext("2d", { willReadFrequently: true });
+    ctx.imageSmoothingQuality = "high";
+    ctx.drawImage(bitmap, 0, 0, w, ht);
+    let blob;
+    if (f.type !== "image/jpeg" && transparent(ctx, w, ht)) {
+      blob = await encode(canvas, "image/webp", 0.85);
+      if (!blob || blob.type !== "image/webp") blob = await encode(canvas, "image/png");
+    } else {
+      blob = await encode(canvas, "image/jpeg", 0.85);
+    }
+    return blob && blob.size > 0 && blob.size < f.size ? blob : null;
+  } catch {
+    return null;
+  } finally {
+    bitmap.close();
+  }
 }
 
 function base64(buf) {
@@ -67,7 +125,13 @@ export class Attachments {
         this.files.push({ name: f.name, size: f.size, text: await f.text() });
       } else if (IMAGE_EXTENSIONS[ext] || l.image_types.includes(f.type)) {
         if (f.size > l.image_max_bytes) { problems.push(`${f.name} is larger than ${size(l.image_max_bytes)}.`); continue; }
-        this.files.push({ name: f.name, size: f.size, media_type: l.image_types.includes(f.type) ? f.type : IMAGE_EXTENSIONS[ext], data: base64(await f.arrayBuffer()) });
+        const type = l.image_types.includes(f.type) ? f.type : IMAGE_EXTENSIONS[ext];
+        const small = f.size > SHRINK_OVER ? await smaller(f) : null;
+        if (small) {
+          this.files.push({ name: f.name, size: small.size, original: f.size, media_type: small.type, data: base64(await small.arrayBuffer()) });
+        } else {
+          this.files.push({ name: f.name, size: f.size, media_type: type, data: base64(await f.arrayBuffer()) });
+        }
       } else {
         problems.push(`${f.name} is not a supported file.`);
       }
@@ -95,7 +159,9 @@ export class Attachments {
   show() {
     this.list.replaceChildren(...this.files.map((f) => {
       const remove = h("button", { type: "button", class: "chip-remove", "aria-label": "Remove file " + f.name }, "×");
-      const li = h("li", { class: "chip file-chip" }, h("span", { title: f.name }, f.name), h("small", {}, size(f.size)), remove);
+      // A smaller copy says so, with the size it was.
+      const sized = f.original ? `${size(f.size)}, made smaller from ${size(f.original)}` : size(f.size);
+      const li = h("li", { class: "chip file-chip" }, h("span", { title: f.name }, f.name), h("small", {}, sized), remove);
       remove.addEventListener("click", () => {
         const at = this.files.indexOf(f);
         this.files = this.files.filter((x) => x !== f);

@@ -12,6 +12,7 @@ import { Picker } from "./picker.js";
 import { Transcript } from "./transcript.js";
 import { Charts } from "./chart-result.js";
 import { Attachments } from "./attachments.js";
+import { Watch } from "./watch.js";
 
 // SUGGESTIONS are questions the demo model answers; a click sends one.
 // None changes anything.
@@ -57,6 +58,13 @@ export class Home {
       say: (text) => this.submit(text),
       conversation: () => this.conv,
     });
+    // While a turn of the open chat runs on the server, the chat polls
+    // it until it ends (watch.js).
+    this.watch = new Watch({
+      load: (id) => api.open(id),
+      onView: (view) => this.watched(view),
+      onGiveUp: () => this.composer.live("This is taking long. Reload the page later to see how it ended."),
+    });
     $("close-answer").addEventListener("click", () => this.close());
     this.composer.block(status.available ? "" : status.reason || "The assistant is not available.");
     // The host's word on the model (a demo model, and how to set a real one).
@@ -73,9 +81,52 @@ export class Home {
     $("greeting").textContent = greeting() + (this.label ? ", " + this.label : "");
     if (this.conv && !this.focused) return this.open(this.conv, true);
     if (!this.focused) this.idle();
+    this.watch.resume();
   }
 
-  hide() { this.el.hidden = true; }
+  // hide leaves the chat for another page: polling waits until it is
+  // back.
+  hide() {
+    this.el.hidden = true;
+    this.watch.pause();
+  }
+
+  // watched applies a view the watch fetched. While a turn still runs,
+  // a card whose call ended settles; once none runs, the chat shows the
+  // conversation as a reload would (unless a new answer streams in
+  // now). It returns whether to go on polling.
+  watched(view) {
+    if (this.watch.id !== this.conv) return false;
+    if (this.transcript.update(view)) return true;
+    if (this.busy) return false;
+    const turns = $("turns");
+    const focused = turns.contains(document.activeElement);
+    this.transcript.load(view);
+    this.composer.live("Answer ready.");
+    if (focused) this.composer.focus();
+    return false;
+  }
+
+  // stillRunning checks, after an approve that did not end with the
+  // call's outcome (it answered that the call is still running, or the
+  // connection was lost), whether the call runs on: then its card says
+  // so, with nothing to press, and the chat polls until it ends. false
+  // when the approval still waits, or the server cannot be asked.
+  async stillRunning(tv, card, tool) {
+    let view;
+    try {
+      view = await api.open(this.conv);
+    } catch {
+      return false;
+    }
+    const run = (view.work_summary || []).find((r) => r.approval_id === tool.approval_id);
+    if (!run || run.state === "approval_required" || (view.pending_approvals || []).some((p) => p.approval_id === tool.approval_id)) return false;
+    card.running();
+    tv.work.update(run);
+    tv.underway();
+    this.watch.start(this.conv);
+    return true;
+  }
 
   selectedDashboard() {
     const d = this.chips.filter((c) => c.entity_type === "dashboard");
@@ -138,7 +189,7 @@ export class Home {
       $("conv-title").textContent = title(masked(text));
     }
     const files = this.files.take();
-    const tv = this.transcript.ask(text, files.map((f) => f.name));
+    const tv = this.transcript.ask(text, files.map((f) => f.name), this.chips);
     this.turn = tv;
     this.setBusy(true);
     this.composer.live("Working…");
@@ -203,6 +254,7 @@ export class Home {
       return true;
     } catch (err) {
       if (err.name === "AbortError") return true;
+      if (card && err.code !== "approval_invalid" && await this.stillRunning(tv, card, tool)) return true;
       tv.finish(true);
       if (card) card.problem(err.code === "approval_invalid" ? "This approval has expired or was already used. Nothing ran." : err.message);
       return err.code === "approval_invalid";
@@ -227,11 +279,13 @@ export class Home {
       return;
     }
     if (this.abort) this.abort.abort();
+    this.watch.stop();
     this.setActive(id);
     this.focus();
     $("conv-title").textContent = view.conversation.title || "Chat";
     this.composer.live(""); // the transcript says when an approval waits
     this.transcript.load(view);
+    if (this.transcript.running()) this.watch.start(id);
     this.setChips(view.context || [], false);
     this.dirty = false;
     this.composer.setNotice(view.notice || "");
@@ -241,12 +295,17 @@ export class Home {
   renamed(c) { if (c.id === this.conv) $("conv-title").textContent = c.title; }
 
   // removed lets go of a deleted chat: it was open, Home goes idle.
-  removed(id) { if (id === this.conv && this.focused) this.close(); else if (id === this.conv) this.setActive(""); }
+  removed(id) {
+    if (id !== this.conv) return;
+    this.watch.stop();
+    if (this.focused) this.close(); else this.setActive("");
+  }
 
   // close clears the Home chat (the conversation stays in Chats) and
   // restores the idle page.
   close() {
     if (this.abort) this.abort.abort();
+    this.watch.stop();
     this.setBusy(false);
     this.setActive("");
     this.transcript.clear();

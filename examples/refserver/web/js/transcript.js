@@ -3,7 +3,7 @@
 // from live events and from a reopened conversation.
 
 import { masked, sentence } from "./api.js";
-import { h } from "./dom.js";
+import { h, icon, newTab } from "./dom.js";
 import { WorkSummary } from "./work-summary.js";
 import { ApprovalCard, decidedCard } from "./approval-card.js";
 import { SetupCard, setupOf } from "./setup-card.js";
@@ -48,10 +48,10 @@ export class Transcript {
     this.charts.clear();
   }
 
-  // ask shows a question (and the names of its files) at once, before
-  // anything is answered.
-  ask(question, files) {
-    const tv = new TurnView(this, question, true, files);
+  // ask shows a question (and the names of its files, and the context
+  // items it is sent with) at once, before anything is answered.
+  ask(question, files, items) {
+    const tv = new TurnView(this, question, true, files, items);
     this.column.append(tv.el);
     this.scroll(true);
     return tv;
@@ -79,9 +79,10 @@ export class Transcript {
     const pending = new Map((view.pending_approvals || []).map((p) => [p.approval_id, p]));
     const decided = new Map((view.decided_approvals || []).map((d) => [d.approval_id, d]));
     const stopped = new Set((view.turns || []).filter((t) => t.state === "stopped").map((t) => t.id));
+    const running = new Set((view.turns || []).filter((t) => t.state === "running").map((t) => t.id));
     const turns = new Map();
     const entry = (id, at) => {
-      if (!turns.has(id)) turns.set(id, { at, question: "", files: [], items: [] });
+      if (!turns.has(id)) turns.set(id, { at, question: "", files: [], sent: [], items: [] });
       return turns.get(id);
     };
     for (const m of view.messages || []) {
@@ -90,6 +91,7 @@ export class Transcript {
       if (m.role === "user" && !t.question) {
         t.question = m.text;
         t.files = (m.attachments || []).map((a) => a.name);
+        t.sent = m.context || [];
       }
       else if (m.role === "assistant") t.items.push({ at: m.created_at, text: m.text });
     }
@@ -99,7 +101,7 @@ export class Transcript {
     }
     const ordered = [...turns.entries()].sort((a, b) => Date.parse(a[1].at) - Date.parse(b[1].at));
     for (const [id, t] of ordered) {
-      const tv = new TurnView(this, t.question, false, t.files);
+      const tv = new TurnView(this, t.question, false, t.files, t.sent);
       this.bind(id, tv);
       this.column.append(tv.el);
       t.items.sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
@@ -108,14 +110,52 @@ export class Transcript {
         tv.restore(it.run, pending.get(it.run.approval_id), decided.get(it.run.approval_id));
       }
       if (stopped.has(id)) tv.stopped();
+      else if (running.has(id)) tv.underway();
       else tv.finish(true);
     }
     this.scroll(true);
   }
+
+  // running says whether a turn shown still runs on the server.
+  running() { return [...new Set(this.turns.values())].some((tv) => tv.onServer); }
+
+  // update applies a newer view of the conversation while turns run on
+  // the server: an approved call that ended settles its card and its
+  // step, and the status says how it ended. It returns whether a turn
+  // still runs.
+  update(view) {
+    const runs = new Map((view.work_summary || []).filter((r) => r.approval_id).map((r) => [r.approval_id, r]));
+    for (const tv of new Set(this.turns.values())) {
+      for (const [id, card] of tv.cards) {
+        const r = runs.get(id);
+        if (!card.runningNow || !r || r.state === "running") continue;
+        card.settle(r.state, r.error_message);
+        tv.work.update(r);
+        this.live(card.record.textContent);
+      }
+    }
+    return (view.turns || []).some((t) => t.state === "running");
+  }
+}
+
+const typeWord = { dashboard: "Dashboard", chart: "Chart", dataset: "Dataset", connection: "Connection" };
+
+// sentItem is one context item a question was sent with: a link to its
+// page in a new tab; its name alone for a type without a page (a
+// connection); and, once it was deleted or can no longer be opened,
+// its name saying so, without a link.
+function sentItem(it) {
+  const label = it.label || `${typeWord[it.entity_type] || "Item"}: ${it.name}`;
+  if (it.available === false) {
+    return h("li", { class: "sent-item gone" }, icon(it.entity_type), h("span", { class: "sent-label" }, label), h("span", { class: "sent-gone" }, " · no longer available"));
+  }
+  const name = h("span", { class: "sent-label" }, label);
+  if (it.url) return h("li", { class: "sent-item" }, newTab(it.url, icon(it.entity_type), name));
+  return h("li", { class: "sent-item" }, icon(it.entity_type), name);
 }
 
 class TurnView {
-  constructor(t, question, live, files) {
+  constructor(t, question, live, files, items) {
     this.t = t;
     this.question = question;
     this.cards = new Map();
@@ -128,8 +168,19 @@ class TurnView {
     const names = (files || []).length
       ? h("ul", { class: "question-files", "aria-label": "Attached files" }, files.map((n) => h("li", {}, masked(n))))
       : null;
+    // The items the question was sent with, above it: a record of that
+    // turn's context, which stays when they leave the context later.
+    this.sent = h("ul", { class: "question-items", "aria-label": "Sent with" });
+    this.setSent(items);
     this.el = h("article", { class: "turn" },
-      h("div", { class: "question" }, h("p", {}, masked(question)), names), this.answer);
+      h("div", { class: "question" }, this.sent, h("p", {}, masked(question)), names), this.answer);
+  }
+
+  // setSent shows the items the question was sent with: those selected
+  // when it was sent, then the server's, as the turn began with them.
+  setSent(items) {
+    this.sent.replaceChildren(...(items || []).map(sentItem));
+    this.sent.hidden = !(items || []).length;
   }
 
   insert(node) {
@@ -167,7 +218,10 @@ class TurnView {
         this.insert(card.el);
       } else {
         const card = decidedCard(run, decided, this.t.charts);
-        if (card) this.insert(card);
+        if (card) {
+          this.cards.set(run.approval_id, card);
+          this.insert(card.el);
+        }
       }
     }
     if (chart) this.insert(this.t.charts.add(chart));
@@ -184,6 +238,7 @@ class TurnView {
     switch (e.type) {
       case "context.updated":
         this.t.onContext(e.context || [], e.notice || "");
+        this.setSent(e.context || []);
         break;
       case "message.delta":
         this.para().textContent += e.delta;
@@ -287,6 +342,21 @@ class TurnView {
     if (!this.waiting()) this.t.live("The approval expired. Nothing ran.");
   }
 
+  // underway shows a turn that still runs on the server, opened from a
+  // view: its steps as they stand, not folded as if finished; an
+  // approved call that runs says so on its card (running), the status
+  // too, for screen readers.
+  underway() {
+    this.onServer = true;
+    const card = [...this.cards.values()].find((c) => c.runningNow);
+    if (!card && !this.thinking) {
+      this.thinking = h("p", { class: "thinking" }, "Still working…");
+      this.answer.insertBefore(this.thinking, this.work.el);
+    }
+    const what = card ? card.tool.title || card.tool.label : "";
+    this.t.live(what ? `Still running: ${what}. This chat updates when it finishes.` : "Still working. This chat updates when it finishes.");
+  }
+
   // waiting is the newest open approval card of this turn, if any.
   waiting() { return [...this.cards.values()].filter((c) => c.open).pop() || null; }
 
@@ -295,6 +365,7 @@ class TurnView {
   // that it waits, and the card takes the focus unless the user is
   // typing.
   finish(quiet, awaiting) {
+    this.onServer = false;
     if (this.thinking) { this.thinking.remove(); this.thinking = null; }
     // The answer explains the missing access first; the setup cards
     // follow it.
