@@ -351,7 +351,7 @@ func (e *Executor) saveDataset(ctx context.Context, p access.Principal, name, da
 	if res.RowCount == 0 {
 		return nil, nil, askbi.Errorf(askbi.InvalidResult, "the preview returned no rows, so nothing was saved; widen the query or its date range")
 	}
-	req = cloneRequest(req)
+	req = req.Clone()
 	if len(req.Fields) == 0 {
 		if req.Tool != "" && textOnly(res) {
 			return nil, nil, askbi.Errorf(askbi.InvalidResult, "the tool returned only text, which is not chart-ready data; add output fields that select named values")

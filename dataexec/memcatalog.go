@@ -283,7 +283,7 @@ func cloneChart(c Chart) Chart {
 }
 
 func cloneDataset(d Dataset) Dataset {
-	d.Request = cloneRequest(d.Request)
+	d.Request = d.Request.Clone()
 	if d.Scope != nil {
 		sc := *d.Scope
 		sc.Filters = slices.Clone(sc.Filters)
@@ -292,7 +292,8 @@ func cloneDataset(d Dataset) Dataset {
 	return d
 }
 
-func cloneRequest(r Request) Request {
+// Clone returns r sharing no slice with it: a caller may change the copy.
+func (r Request) Clone() Request {
 	r.Arguments = slices.Clone(r.Arguments)
 	r.Fields = slices.Clone(r.Fields)
 	for i := range r.Fields {
