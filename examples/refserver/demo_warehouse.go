@@ -145,7 +145,7 @@ func startCluster(ctx context.Context, dir string) (*pgtest.Cluster, error) {
 // demo rows, or once per database with the PostgreSQL warehouse
 // (whatever users saved, placed or deleted since stays as they left it).
 // It returns the readiness checks of the databases it uses.
-func (a *app) demoWorkspace(ctx context.Context, cfg config, state *pgstore.DB, activity *mcpserver.MemoryActivity, sources dataexec.SourceMap) (workspace, access.Directory, []httpserve.Check, error) {
+func (a *app) demoWorkspace(ctx context.Context, cfg config, state *pgstore.DB, activity *mcpserver.MemoryActivity, sources dataexec.SourceMap) (catalogStore, access.Directory, []httpserve.Check, error) {
 	if state == nil {
 		mem := dataexec.NewMemoryCatalog()
 		putSeed(mem, seedWorkspace(activity, "demo", time.Now()))

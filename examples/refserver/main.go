@@ -223,11 +223,11 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer) error
 // the deadlines per request (see package askhttp).
 func newServer(h http.Handler) *http.Server { return httpserve.NewServer(h, nil) }
 
-// workspace is the catalog the server seeds and serves: in memory, or in
+// catalogStore is the catalog the server seeds and serves: in memory, or in
 // PostgreSQL (pgstore.Catalog) whenever the state is, so saved datasets,
 // previews and placements survive restarts and are shared by every
 // instance on the database.
-type workspace interface {
+type catalogStore interface {
 	dataexec.Catalog
 	dataexec.CatalogWriter
 	dataexec.ConnectionWriter
@@ -249,7 +249,7 @@ type app struct {
 	closers   []func() error
 	audit     *access.MemoryAudit
 	executor  *dataexec.Executor
-	catalog   workspace
+	catalog   catalogStore
 	assistant *ask.Assistant
 	memory    *memory.Service
 	conns     *connresolve.Service
