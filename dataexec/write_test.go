@@ -414,7 +414,7 @@ func TestWritesOnReadOnlyCatalog(t *testing.T) {
 		{dataexec.ActionDashboardDelete, func() error { return exec.DeleteDashboard(ctx, bob, "d-growth") }},
 	} {
 		t.Run(tc.action, func(t *testing.T) {
-			before, runs, audited := workspace(t, e), e.calls(), len(e.audit.Entries())
+			before, runs, audited := searchAll(t, e), e.calls(), len(e.audit.Entries())
 			err := tc.call()
 			if askbi.ErrorCode(err) != askbi.Unsupported || askbi.ErrorMessage(err) != "this workspace catalog is read-only" {
 				t.Errorf("error = %v; want unsupported %q", err, "this workspace catalog is read-only")
@@ -422,7 +422,7 @@ func TestWritesOnReadOnlyCatalog(t *testing.T) {
 			if ran := e.calls() - runs; ran != 0 {
 				t.Errorf("the source ran %d queries, want none", ran)
 			}
-			if diff := cmp.Diff(before, workspace(t, e), catalogtest.CmpOptions); diff != "" {
+			if diff := cmp.Diff(before, searchAll(t, e), catalogtest.CmpOptions); diff != "" {
 				t.Errorf("the workspace changed (-before +after):\n%s", diff)
 			}
 			entries := e.audit.Entries()[audited:]
@@ -436,8 +436,8 @@ func TestWritesOnReadOnlyCatalog(t *testing.T) {
 	}
 }
 
-// workspace is everything team acme's catalog search shows.
-func workspace(t *testing.T, e *env) []dataexec.SearchRow {
+// searchAll is everything team acme's catalog search shows.
+func searchAll(t *testing.T, e *env) []dataexec.SearchRow {
 	t.Helper()
 	rows, err := e.cat.Search(ctx, dataexec.CatalogQuery{TeamID: "acme", Projects: access.AllProjects(), Limit: 1000})
 	if err != nil {
