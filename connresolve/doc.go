@@ -95,9 +95,11 @@
 //     carries the conversation, user and team; CompleteOAuth checks the
 //     state, its browser Binding, single use (FlowStore) and iss, trades
 //     the code, runs a discovery with the new token and only then
-//     activates the connection. Tokens are sealed, refreshed with
-//     rotation under the connection's lock, and a failed refresh marks
-//     the connection as needing sign-in (repair open_connection).
+//     activates the connection. Tokens are sealed and refreshed with
+//     rotation, one refresh of a connection at a time (a lock in the
+//     process, OAuthOptions.Leases across instances), the token request
+//     outside any transaction; a failed refresh marks the connection as
+//     needing sign-in (repair open_connection).
 //
 // A sign-in, from Connect to the provider's redirect:
 //

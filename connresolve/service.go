@@ -138,6 +138,8 @@ type Service struct {
 
 	mu      sync.Mutex
 	changed map[string]chan struct{} // per team; closed on a change
+
+	refreshing refreshLocks
 }
 
 // NewService returns a service over store, sealing tokens with keys.

@@ -66,6 +66,13 @@ type OAuthOptions struct {
 	MaxResponseBytes int64
 	// Timeout bounds each OAuth request. Default 20 s.
 	Timeout time.Duration
+	// Leases, when set, keeps one refresh of a connection's tokens at a
+	// time across the instances sharing the store (pgstore.Leases): an
+	// instance that finds another refreshing waits for its tokens
+	// rather than spending the same refresh token, which a provider
+	// that rotates them takes as a replay and answers by revoking the
+	// grant. Default nil: one refresh at a time in this process only.
+	Leases dataexec.Leases
 }
 
 // OAuthClient is a client registered by hand with an authorization
@@ -914,7 +921,7 @@ func (s *Service) oauthSession(ctx context.Context, st State) (*oauthSession, er
 		return nil, errSignInFirst(st.Name)
 	}
 	access := g.Access
-	if !g.Expiry.IsZero() && !s.o.Now().Add(30*time.Second).Before(g.Expiry) {
+	if !s.unexpired(g) {
 		var err error
 		if access, err = s.refresh(ctx, st, g.Access); err != nil {
 			return nil, err
@@ -924,56 +931,52 @@ func (s *Service) oauthSession(ctx context.Context, st State) (*oauthSession, er
 }
 
 // refresh renews the access token of connection st, whose token stale
-// stopped working or expired, under the connection's lock: when another
-// call renewed it meanwhile, that token is used; otherwise the refresh
-// token is spent and the rotated one kept. A refused refresh
-// (invalid_grant, invalid_client, a token for another resource) or none
-// to use marks the connection as needing sign-in; any other failure (a
-// server that cannot be reached or is busy) leaves it as it is.
+// stopped working or expired. One refresh of a connection runs at a
+// time (holdRefresh: a lock in this process, the lease
+// OAuthOptions.Leases across instances), and it reads the connection
+// only once it holds it: when another refresh renewed the token
+// meanwhile, that token is used and no refresh token is spent twice.
+// Otherwise the refresh token is spent, outside any transaction, and
+// the rotated one saved under the connection's lock: only the write
+// holds it, never the token request. A refused refresh (invalid_grant,
+// invalid_client, a token for another resource) or none to use marks
+// the connection as needing sign-in; any other failure (a server that
+// cannot be reached or is busy) leaves it as it is.
 //
 // The refresh and the save of the rotated refresh token outlive the
 // caller (a cancelled chat turn): once the provider rotated, the old
-// refresh token is spent, and a save rolled back by the cancellation
-// would have the next refresh replay it, which revokes the grant for the
+// refresh token is spent, and a save dropped by the cancellation would
+// have the next refresh replay it, which revokes the grant for the
 // whole team. They are bounded by their own timeout instead: the token
-// request's, and as long again for the connection's lock and the save.
+// request's, and as long again for the wait, the reads and the save.
 func (s *Service) refresh(ctx context.Context, st State, stale string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*s.o.OAuth.Timeout)
 	defer cancel()
-	var out, seen string
+	release, renewed, err := s.holdRefresh(ctx, st, stale)
+	if err != nil || renewed != "" {
+		return renewed, err
+	}
+	defer release()
+	cur, err := s.store.Get(ctx, st.ID)
+	if err != nil {
+		return "", err
+	}
+	g, ok := s.openGrant(cur)
 	var reason error
-	_, err := s.store.Update(ctx, st.ID, func(cur *State) error {
-		g, ok := s.openGrant(*cur)
-		seen = g.Access
-		if !ok || !cur.HasToken || g.Access == "" {
-			reason = errSignInFirst(cur.Name)
-			return reason
-		}
-		if g.Access != stale && (g.Expiry.IsZero() || s.o.Now().Add(30*time.Second).Before(g.Expiry)) {
-			out = g.Access
-			return nil
-		}
-		if g.Refresh == "" {
-			reason = dataexec.Fail(dataexec.FailSignIn, askbi.Forbidden, nil, "%s's sign-in expired and cannot be renewed; open the connection and sign in again", cur.Name)
-			return reason
-		}
-		tok, err := mcpoauth.Refresh(ctx, s.oauthClient(), &g.Metadata, g.Client, g.Refresh)
-		if err != nil {
-			reason = err
-			return err
-		}
-		g.Access, g.Refresh, g.Expiry = tok.Access, tok.Refresh, s.expiry(tok)
-		if tok.Scopes != nil {
-			g.Scopes = tok.Scopes
-		}
-		out = tok.Access
-		return s.sealGrant(cur, g)
-	})
-	if err == nil {
-		return out, nil
+	switch {
+	case !ok || !cur.HasToken || g.Access == "":
+		reason = errSignInFirst(cur.Name)
+	case g.Access != stale && s.unexpired(g):
+		return g.Access, nil // renewed by the refresh that held it before
+	case g.Refresh == "":
+		reason = dataexec.Fail(dataexec.FailSignIn, askbi.Forbidden, nil, "%s's sign-in expired and cannot be renewed; open the connection and sign in again", cur.Name)
 	}
 	if reason == nil {
-		return "", err
+		tok, err := mcpoauth.Refresh(ctx, s.oauthClient(), &g.Metadata, g.Client, g.Refresh)
+		if err == nil {
+			return s.saveRefresh(ctx, st.ID, g, tok)
+		}
+		reason = err
 	}
 	switch mcpoauth.ReasonOf(reason) {
 	case "":
@@ -989,8 +992,130 @@ func (s *Service) refresh(ctx context.Context, st State, stale string) (string, 
 		// stay for the next try.
 		return "", dataexec.Fail(dataexec.FailTimeout, askbi.Unavailable, reason, "%s's sign-in could not be renewed right now; try again", st.Name)
 	}
-	s.markSignInNeeded(ctx, st.ID, seen, reason)
+	s.markSignInNeeded(ctx, st.ID, g.Access, reason)
 	return "", reason
+}
+
+// saveRefresh keeps the tokens tok renewed grant g with, under the
+// connection's lock, and returns the new access token. When the
+// connection holds another grant by now (a sign-in completed during the
+// refresh), that one stays: tok still serves this call.
+func (s *Service) saveRefresh(ctx context.Context, id string, g grant, tok mcpoauth.Token) (string, error) {
+	next := g
+	next.Access, next.Refresh, next.Expiry = tok.Access, tok.Refresh, s.expiry(tok)
+	if tok.Scopes != nil {
+		next.Scopes = tok.Scopes
+	}
+	_, err := s.store.Update(ctx, id, func(cur *State) error {
+		if now, ok := s.openGrant(*cur); !ok || now.Refresh != g.Refresh {
+			return errNewerGrant
+		}
+		return s.sealGrant(cur, next)
+	})
+	if err != nil && !errors.Is(err, errNewerGrant) {
+		return "", err
+	}
+	return tok.Access, nil
+}
+
+// unexpired reports whether g's access token works for a while yet
+// (30 s), as far as its expiry says.
+func (s *Service) unexpired(g grant) bool {
+	return g.Expiry.IsZero() || s.o.Now().Add(30*time.Second).Before(g.Expiry)
+}
+
+// refreshLease is how long a refresh holds its lease at most: its whole
+// bound (Service.refresh) and a margin. A lease of an instance that died
+// during a refresh frees itself after it.
+func (s *Service) refreshLease() time.Duration { return 2*s.o.OAuth.Timeout + 10*time.Second }
+
+// holdRefresh takes the refresh of connection st: the lock of this
+// process, then, with OAuthOptions.Leases, the lease every instance
+// sharing the store takes for it. While another instance holds the
+// lease it waits, reading the connection between tries: once that
+// refresh is saved (an access token other than stale that has not
+// expired), it returns that token as renewed, without the lease. Errors:
+// Unavailable (the leases cannot be reached, or the wait outlasted the
+// refresh's bound).
+func (s *Service) holdRefresh(ctx context.Context, st State, stale string) (release func(), renewed string, err error) {
+	unlock, err := s.refreshing.lock(ctx, st.ID)
+	if err != nil {
+		return nil, "", s.errRenewLater(st, err)
+	}
+	if s.o.OAuth.Leases == nil {
+		return unlock, "", nil
+	}
+	slot := []dataexec.Slot{{Key: "oauth_refresh:" + st.ID, Max: 1}}
+	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 250*time.Millisecond) {
+		free, err := s.o.OAuth.Leases.Acquire(ctx, slot, s.refreshLease())
+		if err == nil {
+			return func() { free(); unlock() }, "", nil
+		}
+		var full *dataexec.SlotFull
+		if !errors.As(err, &full) {
+			unlock()
+			return nil, "", s.errRenewLater(st, err)
+		}
+		if cur, err := s.store.Get(ctx, st.ID); err == nil {
+			if g, ok := s.openGrant(cur); ok && cur.HasToken && g.Access != "" && g.Access != stale && s.unexpired(g) {
+				unlock()
+				return nil, g.Access, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			unlock()
+			return nil, "", s.errRenewLater(st, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+}
+
+// errRenewLater is the failure of a refresh that could not run now.
+func (s *Service) errRenewLater(st State, err error) error {
+	return dataexec.Fail(dataexec.FailTimeout, askbi.Unavailable, err, "%s's sign-in could not be renewed right now; try again", st.Name)
+}
+
+// refreshLocks are the locks of the refreshes running in this process,
+// one per connection, kept while anyone holds or waits for one.
+type refreshLocks struct {
+	mu    sync.Mutex
+	locks map[string]*refreshLock
+}
+
+type refreshLock struct {
+	held  chan struct{} // full while held
+	users int
+}
+
+// lock takes connection id's lock, or fails when ctx ends first; it
+// returns the release.
+func (r *refreshLocks) lock(ctx context.Context, id string) (func(), error) {
+	r.mu.Lock()
+	if r.locks == nil {
+		r.locks = map[string]*refreshLock{}
+	}
+	l := r.locks[id]
+	if l == nil {
+		l = &refreshLock{held: make(chan struct{}, 1)}
+		r.locks[id] = l
+	}
+	l.users++
+	r.mu.Unlock()
+	done := func() {
+		r.mu.Lock()
+		if l.users--; l.users == 0 {
+			delete(r.locks, id)
+		}
+		r.mu.Unlock()
+	}
+	select {
+	case l.held <- struct{}{}:
+		return func() { <-l.held; done() }, nil
+	case <-ctx.Done():
+		done()
+		return nil, ctx.Err()
+	}
 }
 
 // expiry is when tok stops working, on the service's clock (zero:

@@ -247,12 +247,13 @@ func (s *State) Tool(name string) (*Tool, bool) {
 // connection's lock (a row lock in a database) from its read to its
 // write, so concurrent edits, approvals and discovery merges never
 // overwrite each other, also across processes sharing the store.
-// Update's function may do I/O: the refresh of an OAuth connection's
-// token runs in it (bounded by OAuthOptions.Timeout), so that two
-// processes never spend one refresh token twice. Meanwhile only that
-// connection waits: Get and List answer what was stored before, and
-// other connections' Updates go on. Implementations must be safe for
-// concurrent use; connresolvetest.Run proves one.
+// Update's function does no network I/O: the service lists tools and
+// renews tokens before it takes the lock, and holds the lock for the
+// write alone (one refresh at a time is OAuthOptions.Leases' job, not
+// the lock's). While it runs only that connection waits: Get and List
+// answer what was stored before, and other connections' Updates go on.
+// Implementations must be safe for concurrent use; connresolvetest.Run
+// proves one.
 type Store interface {
 	// Create stores a new connection. Conflict when its ID exists or its
 	// team has a connection of the same name (case-insensitive).
@@ -263,11 +264,11 @@ type Store interface {
 	// with their tools, by name then ID.
 	List(ctx context.Context, teamID string) ([]State, error)
 	// Update reads connection id under its lock, lets fn change it, and
-	// writes the result in the same transaction. fn may do I/O; it must
-	// not call the Store. An error from fn is returned and nothing is
-	// written. fn may not change ID, TeamID or
-	// CreatedAt (they are kept as stored). NotFound for an unknown id;
-	// Conflict when the new name is taken in the team.
+	// writes the result in the same transaction. fn must not call the
+	// Store. An error from fn is returned and nothing is written. fn may
+	// not change ID, TeamID or CreatedAt (they are kept as stored).
+	// NotFound for an unknown id; Conflict when the new name is taken in
+	// the team.
 	Update(ctx context.Context, id string, fn func(*State) error) (State, error)
 	// Delete removes a connection and its tools. NotFound when unknown.
 	Delete(ctx context.Context, id string) error

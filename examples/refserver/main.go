@@ -365,7 +365,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	// set where they are mounted (a.connRoutes).
 	a.conns = connresolve.NewService(connStore, keyring, gate, &connresolve.Options{Catalog: catalog, Audit: a.audit, Logger: log,
 		DenyLoopback: cfg.denyLoopback, Publish: publish,
-		OAuth: connresolve.OAuthOptions{ClientURI: base, Flows: flows}})
+		OAuth: connresolve.OAuthOptions{ClientURI: base, Flows: flows, Leases: leases}})
 	if err := a.conns.SyncCatalog(ctx); err != nil {
 		return nil, err
 	}
