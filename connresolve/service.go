@@ -250,11 +250,6 @@ func (s *Service) Begin(ctx context.Context, p access.Principal) (access.Princip
 	return s.gate.Begin(ctx, p)
 }
 
-// SetRedirectURL turns OAuth sign-in on with the callback URL u, where
-// the host mounted the callback (connhttp.New sets it from its Prefix).
-// Call it while wiring, before serving.
-func (s *Service) SetRedirectURL(u string) { s.o.OAuth.RedirectURL = u }
-
 func (s *Service) begin(ctx context.Context, p access.Principal, right access.Right, e access.Entity) (access.Principal, error) {
 	live, err := s.gate.Begin(ctx, p)
 	if err != nil {

@@ -40,8 +40,8 @@ const (
 // Unsupported) until RedirectURL is set.
 type OAuthOptions struct {
 	// RedirectURL is the callback URL registered with authorization
-	// servers: the host's route that calls CompleteOAuth (askhttp serves
-	// one at <prefix>/connections/oauth/callback). Required.
+	// servers: the host's route that calls CompleteOAuth, such as
+	// connhttp's (connhttp.RedirectURL gives it). Required.
 	RedirectURL string
 	// ClientName and ClientURI are what consent pages show. Default
 	// "askbi" and none.

@@ -6,13 +6,13 @@
 // the browser to) as one http.Handler that a host mounts with or without
 // Ask.
 //
-//	h := connhttp.New(connections, resolver, mySessions.Principal, &connhttp.Options{
-//		Prefix: "/ai/connections", PublicURL: "https://bi.example.com"})
+//	h := connhttp.New(connections, resolver, mySessions.Principal, &connhttp.Options{Prefix: "/ai/connections"})
 //	mux.Handle("/ai/connections", h)
 //	mux.Handle("/ai/connections/", h)
 //
-// The OAuth callback is where the handler is mounted: New gives the
-// service PublicURL + Prefix + "/oauth/callback" as its redirect URL.
+// The OAuth callback is where the handler is mounted: the service's
+// redirect URL (connresolve.OAuthOptions.RedirectURL) is
+// RedirectURL(publicURL, prefix), given when the service is made.
 //
 // Every route authenticates the request with the host's
 // access.Authenticate (the product session), passes the request gate once
@@ -41,12 +41,6 @@ type Options struct {
 	// Prefix is where the host mounts the handler. Default
 	// "/ai/connections".
 	Prefix string
-	// PublicURL is the host's public base URL (scheme and host, no
-	// path), where browsers reach Prefix. When set, New turns the
-	// service's OAuth sign-in on with the callback PublicURL + Prefix +
-	// "/oauth/callback". Default none: sign-in answers Unsupported unless
-	// the service's OAuthOptions.RedirectURL was set by hand.
-	PublicURL string
 	// CheckConversation, when set, checks that a conversation_id given to
 	// save and connect or to a sign-in's start is one of the principal's
 	// own conversations (ask.Assistant.CheckConversation). Default none:
@@ -63,6 +57,8 @@ type Options struct {
 	// Logger logs internal errors with detail. Default slog.Default().
 	Logger *slog.Logger
 }
+
+const defaultPrefix = "/ai/connections"
 
 // handler is the connection API.
 type handler struct {
@@ -83,15 +79,12 @@ func New(svc *connresolve.Service, resolver *connresolve.Resolver, authn access.
 		h.o = *opts
 	}
 	o := &h.o
-	o.Prefix = httpjson.Prefix(o.Prefix, "/ai/connections")
+	o.Prefix = httpjson.Prefix(o.Prefix, defaultPrefix)
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
 	if o.ConnectionPage == nil {
 		o.ConnectionPage = DefaultConnectionPage
-	}
-	if o.PublicURL != "" {
-		svc.SetRedirectURL(strings.TrimRight(o.PublicURL, "/") + h.callbackPath())
 	}
 	route := func(method, path string, fn func(http.ResponseWriter, *http.Request, access.Principal)) {
 		h.mux.HandleFunc(method+" "+o.Prefix+path, h.begin(fn))
@@ -134,7 +127,18 @@ func New(svc *connresolve.Service, resolver *connresolve.Resolver, authn access.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
 // callbackPath is the callback route's path, the binding cookie's Path.
-func (h *handler) callbackPath() string { return h.o.Prefix + "/oauth/callback" }
+func (h *handler) callbackPath() string { return callbackPath(h.o.Prefix) }
+
+func callbackPath(prefix string) string { return prefix + "/oauth/callback" }
+
+// RedirectURL is the OAuth callback of a handler mounted at prefix (""
+// for Options.Prefix's default) of a host that browsers reach at
+// publicURL (scheme and host, no path): the redirect URL to give the
+// service (connresolve.OAuthOptions.RedirectURL), so that the providers
+// send the browser back to this handler.
+func RedirectURL(publicURL, prefix string) string {
+	return strings.TrimRight(publicURL, "/") + callbackPath(httpjson.Prefix(prefix, defaultPrefix))
+}
 
 // begin authenticates the request before fn runs. The service passes
 // the principal through the gate once, in each of its methods.

@@ -82,19 +82,18 @@ func MustServer(tb testing.TB, edit func(*config)) *testServer {
 	}
 	ts := &testServer{audit: access.NewMemoryAudit(10000), convs: map[string]string{}}
 	gate := access.NewGate(access.NewChecker(dir, nil), nil)
-	ts.conns = connresolve.NewService(connresolve.NewMemoryStore(), keys, gate,
-		&connresolve.Options{Catalog: dataexec.NewMemoryCatalog(), Audit: ts.audit, Logger: log})
+	mux := http.NewServeMux()
+	srv := httptest.NewUnstartedServer(mux)
+	o := &connresolve.Options{Catalog: dataexec.NewMemoryCatalog(), Audit: ts.audit, Logger: log}
+	if cfg.oauth {
+		o.OAuth.RedirectURL = connhttp.RedirectURL("http://"+srv.Listener.Addr().String(), "")
+	}
+	ts.conns = connresolve.NewService(connresolve.NewMemoryStore(), keys, gate, o)
 	var resolver *connresolve.Resolver
 	if cfg.resolver != nil {
 		resolver = cfg.resolver(ts.conns)
 	}
-	mux := http.NewServeMux()
-	srv := httptest.NewUnstartedServer(mux)
-	opts := &connhttp.Options{Logger: log, CheckConversation: ts.checkConversation}
-	if cfg.oauth {
-		opts.PublicURL = "http://" + srv.Listener.Addr().String()
-	}
-	h := connhttp.New(ts.conns, resolver, authenticate, opts)
+	h := connhttp.New(ts.conns, resolver, authenticate, &connhttp.Options{Logger: log, CheckConversation: ts.checkConversation})
 	mux.Handle("/ai/connections", h)
 	mux.Handle("/ai/connections/", h)
 	srv.Start()

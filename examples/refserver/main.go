@@ -361,11 +361,11 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	// Remote MCP connections share the memory keyring for their tokens,
 	// publish themselves into the catalog, and serve their datasets.
 	a.gate = gate
-	// OAuth connections sign in through the connection routes' callback,
-	// set where they are mounted (a.connRoutes).
+	// OAuth connections sign in through the callback of the connection
+	// routes (a.connRoutes, mounted at /ai/connections).
 	a.conns = connresolve.NewService(connStore, keyring, gate, &connresolve.Options{Catalog: catalog, Audit: a.audit, Logger: log,
-		DenyLoopback: cfg.denyLoopback, Publish: publish,
-		OAuth: connresolve.OAuthOptions{ClientURI: base, Flows: flows, Leases: leases}})
+		DenyLoopback: cfg.denyLoopback, Publish: publish, OAuth: connresolve.OAuthOptions{ClientURI: base, Flows: flows, Leases: leases,
+			RedirectURL: connhttp.RedirectURL(base, "/ai/connections")}})
 	if err := a.conns.SyncCatalog(ctx); err != nil {
 		return nil, err
 	}
@@ -379,7 +379,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		&connresolve.ResolverOptions{Verified: verified, LoopbackHTTP: true})
 	a.sessions = newSessions(demo)
 	a.connRoutes = connhttp.New(a.conns, a.resolver, a.sessions.authenticate,
-		&connhttp.Options{Prefix: "/ai/connections", PublicURL: base, Logger: log,
+		&connhttp.Options{Prefix: "/ai/connections", Logger: log,
 			CheckConversation: func(ctx context.Context, p access.Principal, id string) error {
 				return a.assistant.CheckConversation(ctx, p, id)
 			},
