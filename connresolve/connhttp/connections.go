@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/askbi/askbi/access"
-	"github.com/askbi/askbi/connresolve"
+	"github.com/askbi/askbi/connections"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/internal/httpjson"
 )
@@ -40,18 +40,18 @@ func (h *handler) createConnection(w http.ResponseWriter, r *http.Request, p acc
 		h.error(w, r, err)
 		return
 	}
-	c, err := h.svc.Create(r.Context(), p, connresolve.Input{Name: body.Name, URL: body.URL, Auth: connresolve.Auth(body.Auth),
+	c, err := h.conns.Create(r.Context(), p, connections.Input{Name: body.Name, URL: body.URL, Auth: connections.Auth(body.Auth),
 		Token: body.Token, ToolFocus: body.ToolFocus})
 	h.answer(w, r, http.StatusCreated, map[string]any{"connection": c}, err)
 }
 
 func (h *handler) listConnections(w http.ResponseWriter, r *http.Request, p access.Principal) {
-	list, err := h.svc.Listing(r.Context(), p)
+	list, err := h.conns.Listing(r.Context(), p)
 	h.answer(w, r, http.StatusOK, list, err)
 }
 
 func (h *handler) getConnection(w http.ResponseWriter, r *http.Request, p access.Principal) {
-	c, err := h.svc.Get(r.Context(), p, r.PathValue("id"))
+	c, err := h.conns.Get(r.Context(), p, r.PathValue("id"))
 	h.answer(w, r, http.StatusOK, map[string]any{"connection": c}, err)
 }
 
@@ -61,17 +61,17 @@ func (h *handler) updateConnection(w http.ResponseWriter, r *http.Request, p acc
 		h.error(w, r, err)
 		return
 	}
-	pt := connresolve.Patch{Name: body.Name, URL: body.URL, Token: body.Token, ToolFocus: body.ToolFocus}
+	pt := connections.Patch{Name: body.Name, URL: body.URL, Token: body.Token, ToolFocus: body.ToolFocus}
 	if body.Auth != nil {
-		a := connresolve.Auth(*body.Auth)
+		a := connections.Auth(*body.Auth)
 		pt.Auth = &a
 	}
-	c, err := h.svc.Update(r.Context(), p, r.PathValue("id"), pt)
+	c, err := h.conns.Update(r.Context(), p, r.PathValue("id"), pt)
 	h.answer(w, r, http.StatusOK, map[string]any{"connection": c}, err)
 }
 
 func (h *handler) deleteConnection(w http.ResponseWriter, r *http.Request, p access.Principal) {
-	if err := h.svc.Delete(r.Context(), p, r.PathValue("id")); err != nil {
+	if err := h.conns.Delete(r.Context(), p, r.PathValue("id")); err != nil {
 		h.error(w, r, err)
 		return
 	}
@@ -86,7 +86,7 @@ func (h *handler) discover(w http.ResponseWriter, r *http.Request, p access.Prin
 		h.error(w, r, err)
 		return
 	}
-	c, err := h.svc.Discover(r.Context(), p, r.PathValue("id"), body.ToolFocus)
+	c, err := h.conns.Discover(r.Context(), p, r.PathValue("id"), body.ToolFocus, h.signin)
 	h.answer(w, r, http.StatusOK, map[string]any{"connection": c}, err)
 }
 
@@ -104,7 +104,7 @@ func (h *handler) listTools(w http.ResponseWriter, r *http.Request, p access.Pri
 		h.error(w, r, err)
 		return
 	}
-	page, err := h.svc.Tools(r.Context(), p, r.PathValue("id"), connresolve.ToolQuery{Search: q.Search, Hint: dataexec.Class(q.Hint), Page: q.Page})
+	page, err := h.conns.Tools(r.Context(), p, r.PathValue("id"), connections.ToolQuery{Search: q.Search, Hint: dataexec.Class(q.Hint), Page: q.Page})
 	h.answer(w, r, http.StatusOK, page, err)
 }
 
@@ -116,7 +116,7 @@ func (h *handler) setAccess(w http.ResponseWriter, r *http.Request, p access.Pri
 		h.error(w, r, err)
 		return
 	}
-	v, err := h.svc.SetAccess(r.Context(), p, r.PathValue("id"), r.PathValue("tool"), *body.Allowed)
+	v, err := h.conns.SetAccess(r.Context(), p, r.PathValue("id"), r.PathValue("tool"), *body.Allowed)
 	h.answer(w, r, http.StatusOK, map[string]any{"tool": v}, err)
 }
 
@@ -126,7 +126,7 @@ func (h *handler) allowAll(w http.ResponseWriter, r *http.Request, p access.Prin
 		h.error(w, r, err)
 		return
 	}
-	res, err := h.svc.AllowAll(r.Context(), p, r.PathValue("id"))
+	res, err := h.conns.AllowAll(r.Context(), p, r.PathValue("id"))
 	h.answer(w, r, http.StatusOK, res, err)
 }
 

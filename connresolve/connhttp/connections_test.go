@@ -11,7 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/askbi/askbi/connresolve"
+	"github.com/askbi/askbi/connections"
 	"github.com/askbi/askbi/internal/chattest"
 )
 
@@ -65,7 +65,7 @@ func TestConnectionRoutes(t *testing.T) {
 			}
 		}
 	}
-	var created struct{ Connection connresolve.Connection }
+	var created struct{ Connection connections.Connection }
 	do(http.StatusCreated, "POST", "/ai/connections", alice, map[string]any{"name": "Analytics", "url": url, "token": secret}, &created)
 	id := created.Connection.ID
 	if !created.Connection.HasToken || created.Connection.Active {
@@ -92,7 +92,7 @@ func TestConnectionRoutes(t *testing.T) {
 	}
 	do(http.StatusForbidden, "POST", "/ai/connections", bob, map[string]any{"name": "x", "url": "https://mcp.example.com/"}, nil)
 	var list struct {
-		Connections []connresolve.Connection
+		Connections []connections.Connection
 		CanManage   bool `json:"can_manage"`
 	}
 	do(http.StatusOK, "GET", "/ai/connections", vic, nil, &list)
@@ -108,7 +108,7 @@ func TestConnectionRoutes(t *testing.T) {
 	if !created.Connection.Active || created.Connection.Discovery.Tools != 23 {
 		t.Errorf("after discovery: %+v", created.Connection)
 	}
-	var page connresolve.ToolPage
+	var page connections.ToolPage
 	do(http.StatusOK, "GET", "/ai/connections/"+id+"/tools?page=3", alice, nil, &page)
 	if page.Total != 23 || page.Pages != 3 || len(page.Tools) != 3 || page.Tools[0].Name != "tool_20" || !page.CanApprove {
 		t.Errorf("page 3 = %+v", page)
@@ -125,15 +125,15 @@ func TestConnectionRoutes(t *testing.T) {
 	if page.CanApprove || page.Tools[0].Action != "ask_admin" {
 		t.Errorf("a viewer's page = %+v; want ask_admin", page.Tools[0])
 	}
-	var tv struct{ Tool connresolve.ToolView }
+	var tv struct{ Tool connections.ToolView }
 	do(http.StatusOK, "PUT", "/ai/connections/"+id+"/tools/tool_00/access", alice, map[string]any{"allowed": true}, &tv)
-	if tv.Tool.State != connresolve.ToolAllowed {
+	if tv.Tool.State != connections.ToolAllowed {
 		t.Errorf("tool_00 = %+v; want allowed", tv.Tool)
 	}
 	do(http.StatusConflict, "PUT", "/ai/connections/"+id+"/tools/tool_22/access", alice, map[string]any{"allowed": true}, nil)
 	do(http.StatusNotFound, "PUT", "/ai/connections/"+id+"/tools/nope/access", alice, map[string]any{"allowed": true}, nil)
 	do(http.StatusBadRequest, "PUT", "/ai/connections/"+id+"/tools/tool_01/access", alice, map[string]any{}, nil)
-	var all connresolve.AllowAllResult
+	var all connections.AllowAllResult
 	do(http.StatusOK, "POST", "/ai/connections/"+id+"/tools/allow-all", alice, nil, &all)
 	if all.Allowed != 21 || all.Skipped != 1 {
 		t.Errorf("allow all = %+v; want 21 allowed (tool_00 already), the destructive one skipped", all)
@@ -146,7 +146,7 @@ func TestConnectionRoutes(t *testing.T) {
 		t.Errorf("discover with a bad token = %d %+v; want 403 without the remote body", status, e)
 	}
 	do(http.StatusOK, "GET", "/ai/connections/"+id+"/tools?page=1", alice, nil, &page)
-	if page.Tools[0].State != connresolve.ToolAllowed {
+	if page.Tools[0].State != connections.ToolAllowed {
 		t.Errorf("after a failed discovery tool_00 is %s; want allowed", page.Tools[0].State)
 	}
 	// Another team sees nothing.

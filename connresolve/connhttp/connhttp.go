@@ -1,18 +1,20 @@
-// Package connhttp is the HTTP adapter of package connresolve: the routes
-// of a team's remote MCP connections (create, list, read, change,
-// delete, discover, the tool pages and per-tool access), their setup
-// (the resolver's setup card, save and connect) and the OAuth sign-in
-// (start, and the callback the provider's authorization server redirects
-// the browser to) as one http.Handler that a host mounts with or without
-// Ask.
+// Package connhttp is the HTTP adapter of the connection packages: the
+// routes of a team's remote MCP connections (create, list, read, change,
+// delete, discover, the tool pages and per-tool access: package
+// connections), their setup (the resolver's setup card: package
+// connresolve; save and connect) and the OAuth sign-in (start, and the
+// callback the provider's authorization server redirects the browser
+// to: package signin) as one http.Handler that a host mounts with or
+// without Ask.
 //
-//	h := connhttp.New(connections, resolver, mySessions.Principal, &connhttp.Options{Prefix: "/ai/connections"})
+//	sign := signin.New(conns, keyring, &signin.Options{RedirectURL: connhttp.RedirectURL("https://bi.example.com", "/ai/connections")})
+//	h := connhttp.New(conns, sign, resolver, mySessions.Principal, &connhttp.Options{Prefix: "/ai/connections"})
 //	mux.Handle("/ai/connections", h)
 //	mux.Handle("/ai/connections/", h)
 //
-// The OAuth callback is where the handler is mounted: the service's
-// redirect URL (connresolve.OAuthOptions.RedirectURL) is
-// RedirectURL(publicURL, prefix), given when the service is made.
+// The OAuth callback is where the handler is mounted: the sign-in's
+// redirect URL (signin.Options.RedirectURL) is [RedirectURL](publicURL,
+// prefix), given when the sign-in is made.
 //
 // Every route authenticates the request with the host's
 // access.Authenticate (the product session), passes the request gate once
@@ -31,6 +33,8 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/connections"
+	"github.com/askbi/askbi/connections/signin"
 	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/internal/httpjson"
 )
@@ -62,19 +66,20 @@ const defaultPrefix = "/ai/connections"
 
 // handler is the connection API.
 type handler struct {
-	svc      *connresolve.Service
+	conns    *connections.Service
+	signin   *signin.Service
 	resolver *connresolve.Resolver
 	authn    access.Authenticate
 	o        Options
 	mux      *http.ServeMux
 }
 
-// New returns the connection API over svc, with resolver for the setup
-// card and save and connect by a verified provider's name (nil: those
-// answer Unsupported), authenticating requests with authn. opts may be
-// nil.
-func New(svc *connresolve.Service, resolver *connresolve.Resolver, authn access.Authenticate, opts *Options) http.Handler {
-	h := &handler{svc: svc, resolver: resolver, authn: authn, mux: http.NewServeMux()}
+// New returns the connection API over conns and its sign-in sign (which
+// reaches the servers for discovery), with resolver for the setup card
+// and save and connect by a verified provider's name (nil: those answer
+// Unsupported), authenticating requests with authn. opts may be nil.
+func New(conns *connections.Service, sign *signin.Service, resolver *connresolve.Resolver, authn access.Authenticate, opts *Options) http.Handler {
+	h := &handler{conns: conns, signin: sign, resolver: resolver, authn: authn, mux: http.NewServeMux()}
 	if opts != nil {
 		h.o = *opts
 	}
@@ -134,7 +139,7 @@ func callbackPath(prefix string) string { return prefix + "/oauth/callback" }
 // RedirectURL is the OAuth callback of a handler mounted at prefix (""
 // for Options.Prefix's default) of a host that browsers reach at
 // publicURL (scheme and host, no path): the redirect URL to give the
-// service (connresolve.OAuthOptions.RedirectURL), so that the providers
+// sign-in (signin.Options.RedirectURL), so that the providers
 // send the browser back to this handler.
 func RedirectURL(publicURL, prefix string) string {
 	return strings.TrimRight(publicURL, "/") + callbackPath(httpjson.Prefix(prefix, defaultPrefix))

@@ -12,6 +12,9 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/connections"
+	"github.com/askbi/askbi/connections/remote"
+	"github.com/askbi/askbi/connections/signin"
 	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/connresolve/connhttp"
 	"github.com/askbi/askbi/dataexec"
@@ -46,8 +49,9 @@ func authenticate(r *http.Request) (access.Principal, error) {
 type config struct {
 	// oauth turns OAuth sign-in on (the callback is this server's).
 	oauth bool
-	// resolver, when set, serves the setup routes.
-	resolver func(*connresolve.Service) *connresolve.Resolver
+	// resolver, when set, serves the setup routes, over the usable
+	// connections of the server's remote tools.
+	resolver func(connresolve.Usable) *connresolve.Resolver
 }
 
 // testServer is connhttp behind a real HTTP server, mounted at
@@ -55,7 +59,7 @@ type config struct {
 type testServer struct {
 	chattest.Client
 	audit *access.MemoryAudit
-	conns *connresolve.Service
+	conns *connections.Service
 
 	mu    sync.Mutex
 	convs map[string]string // conversation ID → its user
@@ -84,16 +88,18 @@ func MustServer(tb testing.TB, edit func(*config)) *testServer {
 	gate := access.NewGate(access.NewChecker(dir, nil), nil)
 	mux := http.NewServeMux()
 	srv := httptest.NewUnstartedServer(mux)
-	o := &connresolve.Options{Catalog: dataexec.NewMemoryCatalog(), Audit: ts.audit, Logger: log}
+	ts.conns = connections.NewService(connections.NewMemoryStore(), keys, gate,
+		&connections.Options{Catalog: dataexec.NewMemoryCatalog(), Audit: ts.audit, Logger: log})
+	so := &signin.Options{Audit: ts.audit, Logger: log}
 	if cfg.oauth {
-		o.OAuth.RedirectURL = connhttp.RedirectURL("http://"+srv.Listener.Addr().String(), "")
+		so.RedirectURL = connhttp.RedirectURL("http://"+srv.Listener.Addr().String(), "")
 	}
-	ts.conns = connresolve.NewService(connresolve.NewMemoryStore(), keys, gate, o)
+	sign := signin.New(ts.conns, keys, so)
 	var resolver *connresolve.Resolver
 	if cfg.resolver != nil {
-		resolver = cfg.resolver(ts.conns)
+		resolver = cfg.resolver(remote.New(ts.conns, sign, nil))
 	}
-	h := connhttp.New(ts.conns, resolver, authenticate, &connhttp.Options{Logger: log, CheckConversation: ts.checkConversation})
+	h := connhttp.New(ts.conns, sign, resolver, authenticate, &connhttp.Options{Logger: log, CheckConversation: ts.checkConversation})
 	mux.Handle("/ai/connections", h)
 	mux.Handle("/ai/connections/", h)
 	srv.Start()

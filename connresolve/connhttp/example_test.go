@@ -8,7 +8,8 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
-	"github.com/askbi/askbi/connresolve"
+	"github.com/askbi/askbi/connections"
+	"github.com/askbi/askbi/connections/signin"
 	"github.com/askbi/askbi/connresolve/connhttp"
 	"github.com/askbi/askbi/seal"
 )
@@ -24,7 +25,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	svc := connresolve.NewService(connresolve.NewMemoryStore(), keys, gate, nil)
+	conns := connections.NewService(connections.NewMemoryStore(), keys, gate, nil)
 	// The host's login: a session cookie here.
 	session := func(r *http.Request) (access.Principal, error) {
 		if c, err := r.Cookie("session"); err == nil && c.Value == "alice" {
@@ -32,7 +33,7 @@ func Example() {
 		}
 		return access.Principal{}, askbi.Errorf(askbi.Unauthenticated, "sign in")
 	}
-	h := connhttp.New(svc, nil, session, nil)
+	h := connhttp.New(conns, signin.New(conns, keys, nil), nil, session, nil)
 	mux := http.NewServeMux()
 	mux.Handle("/ai/connections", h)
 	mux.Handle("/ai/connections/", h)

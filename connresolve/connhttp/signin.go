@@ -8,6 +8,8 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/connections"
+	"github.com/askbi/askbi/connections/signin"
 	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/internal/httpjson"
 )
@@ -65,7 +67,7 @@ func (h *handler) connectionSetup(w http.ResponseWriter, r *http.Request, p acce
 		err = askbi.Errorf(askbi.Unsupported, "connection setup is not enabled here")
 	}
 	if err == nil {
-		p, err = h.svc.Begin(r.Context(), p)
+		p, err = h.conns.Begin(r.Context(), p)
 	}
 	var setup connresolve.Setup
 	if err == nil {
@@ -99,7 +101,7 @@ type connectBody struct {
 func (h *handler) saveAndConnect(w http.ResponseWriter, r *http.Request, p access.Principal) {
 	var body connectBody
 	err := httpjson.Decode(w, r, &body, false)
-	in := connresolve.Input{Name: body.Name, URL: body.URL, ToolFocus: body.ToolFocus, Auth: connresolve.AuthOAuth}
+	in := connections.Input{Name: body.Name, URL: body.URL, ToolFocus: body.ToolFocus, Auth: connections.AuthOAuth}
 	switch {
 	case err != nil:
 	case body.Provider != "" && body.URL != "":
@@ -125,7 +127,7 @@ func (h *handler) saveAndConnect(w http.ResponseWriter, r *http.Request, p acces
 		h.error(w, r, err)
 		return
 	}
-	c, start, err := h.svc.Connect(r.Context(), p, in, body.ConversationID)
+	c, start, err := h.signin.Connect(r.Context(), p, in, body.ConversationID)
 	if c.ID == "" {
 		h.error(w, r, err)
 		return
@@ -154,9 +156,9 @@ func (h *handler) startOAuth(w http.ResponseWriter, r *http.Request, p access.Pr
 	if err == nil {
 		err = h.checkConversation(r.Context(), p, body.ConversationID)
 	}
-	var start connresolve.OAuthStart
+	var start signin.OAuthStart
 	if err == nil {
-		start, err = h.svc.StartOAuth(r.Context(), p, r.PathValue("id"), body.ConversationID)
+		start, err = h.signin.StartOAuth(r.Context(), p, r.PathValue("id"), body.ConversationID)
 	}
 	if err != nil {
 		h.error(w, r, err)
@@ -170,22 +172,22 @@ func (h *handler) startOAuth(w http.ResponseWriter, r *http.Request, p access.Pr
 // cookie for the callback path only, that lasts as long as the sign-in.
 // SameSite=Lax: the provider's redirect is a top-level navigation, which
 // carries it.
-func (h *handler) setBinding(w http.ResponseWriter, r *http.Request, start connresolve.OAuthStart) {
+func (h *handler) setBinding(w http.ResponseWriter, r *http.Request, start signin.OAuthStart) {
 	http.SetCookie(w, &http.Cookie{Name: bindingCookie + start.FlowID, Value: start.Binding, Path: h.callbackPath(),
 		Expires: start.ExpiresAt, MaxAge: max(int(time.Until(start.ExpiresAt).Seconds()), 1), HttpOnly: true,
 		Secure: h.o.SecureCookies || r.TLS != nil, SameSite: http.SameSiteLaxMode})
 }
 
 // oauthCallback is GET /connections/oauth/callback: it completes the
-// sign-in (connresolve.Service.CompleteOAuth: state, binding, code, iss,
+// sign-in (signin.Service.CompleteOAuth: state, binding, code, iss,
 // token, discovery) and redirects (303) to the connection page, on
 // failure with the error's code. The binding cookie is cleared on
 // success and on a final failure, and kept when the failure may pass. It
 // never opens the chat or asks the model anything.
 func (h *handler) oauthCallback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	cb := connresolve.OAuthCallback{State: q.Get("state"), Code: q.Get("code"), Iss: q.Get("iss"), Error: q.Get("error")}
-	flow := connresolve.FlowOfState(cb.State)
+	cb := signin.OAuthCallback{State: q.Get("state"), Code: q.Get("code"), Iss: q.Get("iss"), Error: q.Get("error")}
+	flow := signin.FlowOfState(cb.State)
 	if flow != "" {
 		if c, err := r.Cookie(bindingCookie + flow); err == nil {
 			cb.Binding = c.Value
@@ -196,7 +198,7 @@ func (h *handler) oauthCallback(w http.ResponseWriter, r *http.Request) {
 	if p, err := h.authn(r); err == nil {
 		cb.Caller = &p
 	}
-	res, err := h.svc.CompleteOAuth(r.Context(), cb)
+	res, err := h.signin.CompleteOAuth(r.Context(), cb)
 	// The binding goes once the outcome is final; after a failure that
 	// may pass, a reload of this callback completes the sign-in.
 	if flow != "" && !res.Retry {

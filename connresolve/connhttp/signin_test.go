@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/connections"
 	"github.com/askbi/askbi/connresolve"
 	"github.com/askbi/askbi/internal/oauthfake"
 )
@@ -34,14 +35,14 @@ func newProvider(t *testing.T) *oauthfake.Server {
 	return fake
 }
 
-// usable is the resolver's view of the service's usable connections.
+// usable is the resolver's view of the usable remote connections.
 type usable struct {
-	svc      *connresolve.Service
+	remote   connresolve.Usable
 	verified []connresolve.Provider
 }
 
 func (u usable) Connections(ctx context.Context, p access.Principal) ([]connresolve.Connected, error) {
-	return connresolve.MCPConnections(ctx, u.svc, p, u.verified)
+	return connresolve.MCPConnections(ctx, u.remote, p, u.verified)
 }
 
 func oauthServer(t *testing.T, fake *oauthfake.Server) *testServer {
@@ -49,8 +50,8 @@ func oauthServer(t *testing.T, fake *oauthfake.Server) *testServer {
 		Capabilities: []connresolve.Capability{connresolve.WebAnalytics}, MCPURL: fake.MCPURL, OAuth: true}}
 	return MustServer(t, func(c *config) {
 		c.oauth = true
-		c.resolver = func(svc *connresolve.Service) *connresolve.Resolver {
-			return connresolve.NewResolver(usable{svc, verified}, nil, &connresolve.ResolverOptions{Verified: verified, LoopbackHTTP: true})
+		c.resolver = func(remote connresolve.Usable) *connresolve.Resolver {
+			return connresolve.NewResolver(usable{remote, verified}, nil, &connresolve.ResolverOptions{Verified: verified, LoopbackHTTP: true})
 		}
 	})
 }
@@ -92,7 +93,7 @@ func callbackTo(t *testing.T, cbURL string, cookies []*http.Cookie) *url.URL {
 }
 
 type connectAnswer struct {
-	Connection       connresolve.Connection
+	Connection       connections.Connection
 	AuthorizationURL string `json:"authorization_url"`
 	Error            *struct{ Code, Message string }
 }
@@ -130,7 +131,7 @@ func TestSaveAndConnectRoutes(t *testing.T) {
 	// the same request, with the binding cookie.
 	ans, cookies := ts.connect(t, http.StatusCreated, alice, map[string]any{"provider": "Demo Analytics", "conversation_id": conv})
 	c := ans.Connection
-	if c.Active || c.Auth != connresolve.AuthOAuth || c.URL != fake.MCPURL || c.Provider != "Demo Analytics" || ans.AuthorizationURL == "" {
+	if c.Active || c.Auth != connections.AuthOAuth || c.URL != fake.MCPURL || c.Provider != "Demo Analytics" || ans.AuthorizationURL == "" {
 		t.Fatalf("connect = %+v; want an inactive OAuth connection to the catalog's endpoint and the authorization URL", ans)
 	}
 	if len(cookies) != 1 || !strings.HasPrefix(cookies[0].Name, "askbi_oauth_") || !cookies[0].HttpOnly ||
@@ -142,7 +143,7 @@ func TestSaveAndConnectRoutes(t *testing.T) {
 	if again.Connection.ID != c.ID {
 		t.Fatalf("a second click made connection %s; want %s again", again.Connection.ID, c.ID)
 	}
-	var list struct{ Connections []connresolve.Connection }
+	var list struct{ Connections []connections.Connection }
 	ts.MustDo(t, http.StatusOK, "GET", "/ai/connections", alice, nil, &list)
 	if len(list.Connections) != 1 {
 		t.Errorf("%d connections after two clicks; want 1", len(list.Connections))
@@ -169,7 +170,7 @@ func TestSaveAndConnectRoutes(t *testing.T) {
 	if loc.Path != "/" || !cmp.Equal(want, loc.Query()) {
 		t.Errorf("callback went to %s; want / with %v", loc, want)
 	}
-	var got struct{ Connection connresolve.Connection }
+	var got struct{ Connection connections.Connection }
 	ts.MustDo(t, http.StatusOK, "GET", "/ai/connections/"+c.ID, alice, nil, &got)
 	if !got.Connection.Active || !got.Connection.HasToken || got.Connection.Discovery.Tools != 1 {
 		t.Errorf("after the callback: %+v; want active and signed in", got.Connection)

@@ -1,74 +1,28 @@
-package connresolve
+package remote
 
 import (
 	"context"
 	"encoding/json"
-	"slices"
-	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/connections"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/mcpsource"
 )
-
-// ApprovedTool is one usable remote tool of an active connection, as Ask
-// offers it to the model.
-type ApprovedTool struct {
-	ConnectionID   string
-	ConnectionName string
-	// ModelName is <connection>__<tool>, sanitized to
-	// ^[a-zA-Z0-9_-]{1,64}$, deterministic and unique in the team.
-	ModelName string
-	Tool      Tool
-}
-
-// ApprovedTools returns the usable tools of the active connections of
-// p's team, with their model-facing names, and a channel that is closed
-// at the next change of the team's connections or approvals made through
-// this Service. A turn that offers these tools stops when it closes.
-//
-// The channel sees changes of this process only. A change made by
-// another process sharing the store still takes effect on the next call
-// (Call re-reads the approval from the store before every call), but a
-// running turn there is not stopped.
-func (s *Service) ApprovedTools(ctx context.Context, p access.Principal) ([]ApprovedTool, <-chan struct{}, error) {
-	live, err := s.begin(ctx, p, access.RightRead, access.Team(p.TeamID))
-	if err != nil {
-		return nil, nil, err
-	}
-	changes := s.Changes(live.TeamID) // before reading, so no change is missed
-	sts, err := s.store.List(ctx, live.TeamID)
-	if err != nil {
-		return nil, nil, err
-	}
-	var out []ApprovedTool
-	for _, st := range sts {
-		if !st.ready() {
-			continue
-		}
-		for _, t := range st.Tools {
-			if t.Usable() {
-				out = append(out, ApprovedTool{ConnectionID: st.ID, ConnectionName: st.Name, Tool: t})
-			}
-		}
-	}
-	modelNames(out)
-	slices.SortFunc(out, func(a, b ApprovedTool) int { return strings.Compare(a.ModelName, b.ModelName) })
-	return out, changes, nil
-}
 
 // CallResult is a remote tool's answer: its text and structured content.
 // Both are untrusted data.
 type CallResult = mcpsource.CallResult
 
-// Call runs tool of connection connID for p, when the tool is still
-// usable and its Fingerprint is still fp (what the caller offered, and an
-// approval of the call bound): a tool turned off, removed, or changed in
-// what it may do since is Unavailable, and nothing is sent. The tool's
+// Call implements ask.Remote: it runs tool of connection connID for p
+// (access.RightRead on the connection), when the tool is still usable and
+// its Fingerprint is still fp (what the caller offered, and an approval
+// of the call bound): a tool turned off, removed, or changed in what it
+// may do since is Unavailable, and nothing is sent. The tool's
 // definition is checked against a listing no older than
 // Options.ListingMaxAge (see there): a widening change on the server
 // turns it off and the call is Unavailable ("needs approval again"); a
@@ -78,23 +32,24 @@ type CallResult = mcpsource.CallResult
 // credentials. Errors are the safe failure kinds (Timeout, TooLarge,
 // Forbidden for sign-in or access, Unavailable); a tool that reports an
 // error is Unavailable, its text not shown.
-func (s *Service) Call(ctx context.Context, p access.Principal, connID, tool, fp string, args json.RawMessage) (_ *CallResult, err error) {
-	o, err := s.open(ctx, p, ActionRemoteCall, connID, access.RightRead, map[string]string{"tool": capRunes(tool, 128), "via": "ask"})
-	defer o.end(&err)
+func (r *Tools) Call(ctx context.Context, p access.Principal, connID, tool, fp string, args json.RawMessage) (_ *CallResult, err error) {
+	target := access.Entity{Type: access.TypeConnection, ID: connID}
+	details := map[string]string{"tool": capRunes(tool, 128), "via": "ask"}
+	defer r.audit.Track(ctx, p, ActionCall, &target, details)(&err)
+	_, st, err := r.conns.Load(ctx, p, connID, access.RightRead)
 	if askbi.ErrorCode(err) == askbi.NotFound {
 		return nil, dataexec.Fail(dataexec.FailUnavailableTool, askbi.Unavailable, err, "the connection of this tool no longer exists")
 	}
 	if err != nil {
 		return nil, err
 	}
-	st := o.st
-	details := o.details
-	if st.Auth == AuthOAuth && !st.HasToken {
-		return nil, errSignInFirst(st.Name)
+	target = connections.Ref(st.Connection)
+	if st.Auth == connections.AuthOAuth && !st.HasToken {
+		return nil, connections.NeedsSignIn(st.Name)
 	}
-	usable := func(st State) error {
+	usable := func(st connections.State) error {
 		t, ok := st.Tool(tool)
-		if ok && t.State() == ToolReapprove {
+		if ok && t.State() == connections.ToolReapprove {
 			return errReapprove(t)
 		}
 		if !ok || !st.Active || !t.Usable() || t.Fingerprint() != fp {
@@ -105,7 +60,7 @@ func (s *Service) Call(ctx context.Context, p access.Principal, connID, tool, fp
 	if err := usable(st); err != nil {
 		return nil, err
 	}
-	st, listed, err := s.fresh(ctx, st, tool)
+	st, listed, err := r.fresh(ctx, st, tool)
 	if listed {
 		details["listed"] = "true"
 	}
@@ -116,9 +71,9 @@ func (s *Service) Call(ctx context.Context, p access.Principal, connID, tool, fp
 		return nil, err
 	}
 	t, _ := st.Tool(tool)
-	ctx, cancel := context.WithTimeout(ctx, s.o.CallTimeout)
+	ctx, cancel := context.WithTimeout(ctx, r.o.CallTimeout)
 	defer cancel()
-	res, err := s.call(ctx, st, t.Name, args, s.o.MaxResultBytes)
+	res, err := r.call(ctx, st, t.Name, args, r.o.MaxResultBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -130,19 +85,19 @@ func (s *Service) Call(ctx context.Context, p access.Principal, connID, tool, fp
 }
 
 // call opens a session and calls one tool.
-func (s *Service) call(ctx context.Context, st State, tool string, args json.RawMessage, limit int64) (*mcp.CallToolResult, error) {
-	cred, err := s.credential(ctx, st)
+func (r *Tools) call(ctx context.Context, st connections.State, tool string, args json.RawMessage, limit int64) (*mcp.CallToolResult, error) {
+	cred, err := r.creds.Credential(ctx, st)
 	if err != nil {
 		return nil, err
 	}
-	se, err := s.client.Open(ctx, st.URL, cred, limit)
+	se, err := r.client.Open(ctx, st.URL, cred, limit)
 	if err != nil {
 		return nil, err
 	}
 	res, err := se.CallTool(ctx, tool, args)
 	se.Close()
 	if se.ListChanged() {
-		s.markStale(ctx, st.ID)
+		r.markStale(ctx, st.ID)
 	}
 	if err != nil {
 		return nil, err
@@ -157,14 +112,14 @@ func (s *Service) call(ctx context.Context, st State, tool string, args json.Raw
 // fresh returns st with a tool listing no older than ListingMaxAge:
 // when the last one is older, or the server said its list changed since,
 // it lists the tools again and merges them under the connection's lock
-// (Discover's rules: approvals kept, a widening change turns a tool off
+// (connections.Service.Discover's rules: approvals kept, a widening change turns a tool off
 // until it is approved again), publishing the change and stopping the
 // turns that use the team's tools. listed reports whether it listed. A
 // listing that fails changes nothing (nothing is turned off for a server
 // that is down) and is the call's failure: timeouts, sign-in and access
 // failures as they are, anything else Unavailable, to try again.
-func (s *Service) fresh(ctx context.Context, st State, tool string) (_ State, listed bool, err error) {
-	if !st.Discovery.Stale && !st.Discovery.At.IsZero() && s.o.Now().Sub(st.Discovery.At) <= s.o.ListingMaxAge {
+func (r *Tools) fresh(ctx context.Context, st connections.State, tool string) (_ connections.State, listed bool, err error) {
+	if !st.Discovery.Stale && !st.Discovery.At.IsZero() && r.o.Now().Sub(st.Discovery.At) <= r.o.ListingMaxAge {
 		return st, false, nil
 	}
 	defer func() {
@@ -172,28 +127,28 @@ func (s *Service) fresh(ctx context.Context, st State, tool string) (_ State, li
 			err = listingFailed(err, tool)
 		}
 	}()
-	l, err := s.discover(ctx, st, st.ToolFocus)
-	usable := 0
-	if err == nil {
-		usable, err = usableOf(l)
-	}
+	cred, err := r.creds.Credential(ctx, st)
 	if err != nil {
-		return State{}, true, err
+		return connections.State{}, true, err
+	}
+	found, err := r.recs.ListTools(ctx, st, st.ToolFocus, cred)
+	if err != nil {
+		return connections.State{}, true, err
 	}
 	var changed bool
-	out, err := s.store.Update(ctx, st.ID, func(cur *State) error {
-		if cur.URL != st.URL || !cur.ready() {
+	out, err := r.store.Update(ctx, st.ID, func(cur *connections.State) error {
+		if cur.URL != st.URL || !cur.Ready() {
 			return askbi.Errorf(askbi.Conflict, "the connection changed while its tools were listed")
 		}
-		changed = s.applyDiscovery(cur, l, usable, s.o.Now().UTC())
+		changed = found.Merge(cur, r.o.Now().UTC())
 		return nil
 	})
 	if err != nil {
-		return State{}, true, err
+		return connections.State{}, true, err
 	}
-	s.publish(ctx, out.Connection)
+	r.recs.Publish(ctx, out.Connection)
 	if changed {
-		s.notify(ctx, out.TeamID)
+		r.recs.Notify(ctx, out.TeamID)
 	}
 	return out, true, nil
 }
@@ -211,18 +166,21 @@ func listingFailed(err error, tool string) error {
 
 // errReapprove is the failure of a call of a tool that a widening change
 // on the server turned off.
-func errReapprove(t *Tool) error {
+func errReapprove(t *connections.Tool) error {
 	return dataexec.Fail(dataexec.FailUnavailableTool, askbi.Unavailable, nil,
 		"%s changed on the MCP server (%s) and needs approval again; an admin can approve it on the connection", t.Name, t.Access.Reapprove)
 }
 
 // markStale records that the server of connection id said its tool list
 // changed: the next call lists again.
-func (s *Service) markStale(ctx context.Context, id string) {
-	s.updateQuietly(ctx, id, "mark the tool listing stale", func(st *State) error {
+func (r *Tools) markStale(ctx context.Context, id string) {
+	_, err := r.store.Update(context.WithoutCancel(ctx), id, func(st *connections.State) error {
 		st.Discovery.Stale = true
 		return nil
 	})
+	if err != nil && askbi.ErrorCode(err) != askbi.NotFound {
+		r.o.Logger.Error("remote: mark the tool listing stale", "connection", id, "err", err)
+	}
 }
 
 // RunReadOnly implements mcpsource.Tools: a dataset's call of connection
@@ -233,23 +191,23 @@ func (s *Service) markStale(ctx context.Context, id string) {
 // checked against a listing no older than Options.ListingMaxAge, as Call
 // does: "needs approval again"; a listing that fails is Call's failure
 // too). Nothing is sent before every check passes.
-func (s *Service) RunReadOnly(ctx context.Context, connID, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	st, err := s.store.Get(ctx, connID)
+func (r *Tools) RunReadOnly(ctx context.Context, connID, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	st, err := r.store.Get(ctx, connID)
 	if askbi.ErrorCode(err) == askbi.NotFound {
 		return nil, dataexec.Fail(dataexec.FailUnavailableTool, askbi.Unavailable, err, "the connection no longer exists")
 	}
 	if err != nil {
 		return nil, err
 	}
-	if st.Auth == AuthOAuth && !st.HasToken {
-		return nil, errSignInFirst(st.Name)
+	if st.Auth == connections.AuthOAuth && !st.HasToken {
+		return nil, connections.NeedsSignIn(st.Name)
 	}
-	usable := func(st State) (*Tool, error) {
+	usable := func(st connections.State) (*connections.Tool, error) {
 		t, ok := st.Tool(tool)
 		switch {
 		case !ok || !t.Present:
 			return nil, dataexec.Fail(dataexec.FailUnavailableTool, askbi.Unavailable, nil, "the connection has no tool %s (any more); open the connection to refresh its tools", tool)
-		case t.State() == ToolReapprove:
+		case t.State() == connections.ToolReapprove:
 			return nil, errReapprove(t)
 		case !t.Usable() || !st.Active:
 			return nil, dataexec.Fail(dataexec.FailUnavailableTool, askbi.Unavailable, nil, "tool %s is not allowed for datasets; an admin can allow it on the connection", tool)
@@ -261,7 +219,7 @@ func (s *Service) RunReadOnly(ctx context.Context, connID, tool string, args jso
 	if _, err := usable(st); err != nil {
 		return nil, err
 	}
-	st, _, err = s.fresh(ctx, st, tool)
+	st, _, err = r.fresh(ctx, st, tool)
 	if err != nil {
 		return nil, err
 	}
@@ -269,13 +227,13 @@ func (s *Service) RunReadOnly(ctx context.Context, connID, tool string, args jso
 	if err != nil {
 		return nil, err
 	}
-	return s.call(ctx, st, t.Name, args, s.o.MaxResultBytes)
+	return r.call(ctx, st, t.Name, args, r.o.MaxResultBytes)
 }
 
 // ReadOnlyTools implements mcpsource.Tools: connection connID's usable
 // read-only tools, in discovery order.
-func (s *Service) ReadOnlyTools(ctx context.Context, connID string) ([]mcpsource.ToolSpec, error) {
-	st, err := s.store.Get(ctx, connID)
+func (r *Tools) ReadOnlyTools(ctx context.Context, connID string) ([]mcpsource.ToolSpec, error) {
+	st, err := r.store.Get(ctx, connID)
 	if err != nil {
 		return nil, err
 	}
@@ -289,7 +247,7 @@ func (s *Service) ReadOnlyTools(ctx context.Context, connID string) ([]mcpsource
 }
 
 // validateArgs checks arguments against the tool's input schema.
-func validateArgs(t *Tool, args json.RawMessage) error {
+func validateArgs(t *connections.Tool, args json.RawMessage) error {
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
 	}
@@ -309,4 +267,11 @@ func validateArgs(t *Tool, args json.RawMessage) error {
 		return dataexec.Fail(dataexec.FailInvalidRequest, askbi.InvalidArgument, nil, "arguments: do not match the input schema of %s: %s", t.Name, capRunes(err.Error(), 200))
 	}
 	return nil
+}
+
+func capRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
 }

@@ -1,4 +1,4 @@
-package connresolve_test
+package connections_test
 
 import (
 	"net"
@@ -9,8 +9,9 @@ import (
 	"testing"
 
 	"github.com/askbi/askbi"
-	"github.com/askbi/askbi/connresolve"
+	"github.com/askbi/askbi/connections"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/internal/conntest"
 )
 
 // elsewhere is a server at another origin that records the
@@ -76,19 +77,19 @@ func TestTokenStaysOnItsOrigin(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, nil)
 			r := newRemote(t)
-			r.token = "conn-token"
-			r.set(tool("top_pages", "Top pages.", readOnly, nil, nil))
-			c := e.mustConnection(t, "Analytics", r, r.token)
-			e.mustAllow(t, c.ID, "top_pages")
-			fp := storedTool(t, e, c.ID, "top_pages").Fingerprint()
+			r.Token = "conn-token"
+			r.Set(tool("top_pages", "Top pages.", readOnly, nil, nil))
+			c := e.MustConnection(t, "Analytics", r, r.Token)
+			e.MustAllow(t, c.ID, "top_pages")
+			fp := e.MustTool(t, c.ID, "top_pages").Fingerprint()
 			el := newElsewhere(t, tc.host)
-			r.mu.Lock()
-			r.raw = redirectTo(el.URL)
-			r.mu.Unlock()
+			r.Mu.Lock()
+			r.Raw = redirectTo(el.URL)
+			r.Mu.Unlock()
 
-			_, err := e.svc.Discover(t.Context(), alice, c.ID, nil)
+			_, err := e.Conns.Discover(t.Context(), alice, c.ID, nil, e.SignIn)
 			wantOtherOrigin(t, "Discover redirected to "+tc.name, err)
-			_, err = e.svc.Call(t.Context(), alice, c.ID, "top_pages", fp, nil)
+			_, err = e.Tools.Call(t.Context(), alice, c.ID, "top_pages", fp, nil)
 			wantOtherOrigin(t, "Call redirected to "+tc.name, err)
 			for _, a := range el.seen() {
 				if a != "" {
@@ -101,23 +102,23 @@ func TestTokenStaysOnItsOrigin(t *testing.T) {
 	t.Run("within the origin", func(t *testing.T) {
 		e := newEnv(t, nil)
 		r := newRemote(t)
-		r.token = "conn-token"
-		r.set(tool("top_pages", "Top pages.", readOnly, nil, nil))
-		moved := r.srv.URL + "/old"
-		c, err := e.svc.Create(t.Context(), alice, connresolve.Input{Name: "Analytics", URL: moved, Token: r.token})
+		r.Token = "conn-token"
+		r.Set(tool("top_pages", "Top pages.", readOnly, nil, nil))
+		moved := r.Srv.URL + "/old"
+		c, err := e.Conns.Create(t.Context(), alice, connections.Input{Name: "Analytics", URL: moved, Token: r.Token})
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.mu.Lock()
-		r.front = func(w http.ResponseWriter, req *http.Request) bool {
+		r.Mu.Lock()
+		r.Front = func(w http.ResponseWriter, req *http.Request) bool {
 			if req.URL.Path != "/old" {
 				return false
 			}
 			redirectTo(r.URL)(w, req)
 			return true
 		}
-		r.mu.Unlock()
-		if _, err := e.svc.Discover(t.Context(), alice, c.ID, nil); err != nil {
+		r.Mu.Unlock()
+		if _, err := e.Conns.Discover(t.Context(), alice, c.ID, nil, e.SignIn); err != nil {
 			t.Errorf("Discover redirected within its origin = %v; want it followed, with the token", err)
 		}
 	})
@@ -130,7 +131,7 @@ func TestTokenStaysOnItsOrigin(t *testing.T) {
 func TestOAuthTokenStaysOnItsOrigin(t *testing.T) {
 	var mu sync.Mutex
 	var to string
-	e := newOAuthEnvWrapped(t, nil, func(next http.Handler) http.Handler {
+	e := conntest.NewOAuthEnvWrapped(t, nil, func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			mu.Lock()
 			url := to
@@ -142,22 +143,22 @@ func TestOAuthTokenStaysOnItsOrigin(t *testing.T) {
 			next.ServeHTTP(w, r)
 		})
 	})
-	c := e.mustOAuthConnection(t, "Analytics")
-	e.signIn(t, c.ID, "") // the authorization server is another origin: it works
-	e.mustAllow(t, c.ID, "top_pages")
-	fp := storedTool(t, e.env, c.ID, "top_pages").Fingerprint()
+	c := e.MustOAuthConnection(t, "Analytics")
+	e.MustSignIn(t, c.ID, "") // the authorization server is another origin: it works
+	e.MustAllow(t, c.ID, "top_pages")
+	fp := e.MustTool(t, c.ID, "top_pages").Fingerprint()
 	el := newElsewhere(t, "127.0.0.1")
 	mu.Lock()
 	to = el.URL
 	mu.Unlock()
-	_, err := e.svc.Call(t.Context(), alice, c.ID, "top_pages", fp, nil)
+	_, err := e.Tools.Call(t.Context(), alice, c.ID, "top_pages", fp, nil)
 	wantOtherOrigin(t, "an OAuth call redirected to another port", err)
 	for _, a := range el.seen() {
 		if a != "" {
 			t.Errorf("the other origin got Authorization %q", a)
 		}
 	}
-	if got := e.get(t, c.ID); !got.HasToken || !got.Active {
+	if got := e.MustGet(t, c.ID); !got.HasToken || !got.Active {
 		t.Errorf("after a refused redirect %+v; want the sign-in kept", got)
 	}
 }
@@ -168,52 +169,52 @@ func TestOAuthTokenStaysOnItsOrigin(t *testing.T) {
 func TestURLChangeToAnotherOriginDropsToken(t *testing.T) {
 	e := newEnv(t, nil)
 	r := newRemote(t)
-	r.token = "conn-token"
-	r.set(tool("top_pages", "Top pages.", readOnly, nil, nil))
-	c := e.mustConnection(t, "Analytics", r, r.token)
-	before, _ := e.store.Get(t.Context(), c.ID)
+	r.Token = "conn-token"
+	r.Set(tool("top_pages", "Top pages.", readOnly, nil, nil))
+	c := e.MustConnection(t, "Analytics", r, r.Token)
+	before, _ := e.Store.Get(t.Context(), c.ID)
 
 	for _, other := range []string{
 		strings.Replace(r.URL, "127.0.0.1", "127.0.0.2", 1), // another host
 		"http://127.0.0.1:1/mcp",                            // another port
 		strings.Replace(r.URL, "http://", "https://", 1),    // another scheme
 	} {
-		_, err := e.svc.Update(t.Context(), alice, c.ID, connresolve.Patch{URL: &other})
+		_, err := e.Conns.Update(t.Context(), alice, c.ID, connections.Patch{URL: &other})
 		if askbi.ErrorCode(err) != askbi.InvalidArgument || !strings.Contains(askbi.ErrorMessage(err), "token") {
 			t.Errorf("Update(url %s) without a token = %v; want invalid_argument asking for the token again", other, err)
 		}
 	}
-	if after, _ := e.store.Get(t.Context(), c.ID); after.Version != before.Version || after.URL != before.URL {
+	if after, _ := e.Store.Get(t.Context(), c.ID); after.Version != before.Version || after.URL != before.URL {
 		t.Errorf("a refused move changed the connection: %+v", after.Connection)
 	}
 
 	// Within the origin: the token stays.
 	same := r.URL + "?v=2"
-	got, err := e.svc.Update(t.Context(), alice, c.ID, connresolve.Patch{URL: &same})
+	got, err := e.Conns.Update(t.Context(), alice, c.ID, connections.Patch{URL: &same})
 	if err != nil || !got.HasToken {
 		t.Fatalf("Update(url in the origin) = %+v, %v; want the token kept", got, err)
 	}
-	if _, err := e.svc.Discover(t.Context(), alice, c.ID, nil); err != nil {
+	if _, err := e.Conns.Discover(t.Context(), alice, c.ID, nil, e.SignIn); err != nil {
 		t.Errorf("Discover after a move within the origin = %v; want the kept token to work", err)
 	}
 
 	// Another origin with the token entered again.
 	el := newElsewhere(t, "127.0.0.2")
 	tok := "new-token"
-	got, err = e.svc.Update(t.Context(), alice, c.ID, connresolve.Patch{URL: &el.URL, Token: &tok})
+	got, err = e.Conns.Update(t.Context(), alice, c.ID, connections.Patch{URL: &el.URL, Token: &tok})
 	if err != nil || !got.HasToken || got.Active {
 		t.Fatalf("Update(url, token) = %+v, %v; want the new token, inactive", got, err)
 	}
-	e.svc.Discover(t.Context(), alice, c.ID, nil)
+	e.Conns.Discover(t.Context(), alice, c.ID, nil, e.SignIn)
 	for _, a := range el.seen() {
 		if a != "Bearer new-token" {
 			t.Errorf("the new origin got Authorization %q; want only the token entered for it", a)
 		}
 	}
 	// Switching to no auth with the move is fine too.
-	none := connresolve.AuthNone
+	none := connections.AuthNone
 	back, empty := r.URL, ""
-	if got, err := e.svc.Update(t.Context(), alice, c.ID, connresolve.Patch{URL: &back, Auth: &none, Token: &empty}); err != nil || got.HasToken {
+	if got, err := e.Conns.Update(t.Context(), alice, c.ID, connections.Patch{URL: &back, Auth: &none, Token: &empty}); err != nil || got.HasToken {
 		t.Errorf("Update(url, auth none) = %+v, %v; want no token", got, err)
 	}
 }

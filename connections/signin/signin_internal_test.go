@@ -1,4 +1,4 @@
-package connresolve
+package signin
 
 import (
 	"errors"

@@ -1,9 +1,7 @@
-package connresolve
+package connections
 
 import (
 	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -23,11 +21,6 @@ const (
 	maxDescription = 1000
 	maxTitle       = 200
 )
-
-func hashHex(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
-}
 
 // inspect turns a listed tool into a Tool, with its schema safety checks.
 // ok is false when the name itself is invalid: such a tool is only
@@ -386,58 +379,6 @@ func focusWords(s string) []string {
 			w = strings.TrimSuffix(w, "s")
 			out = append(out, w)
 		}
-	}
-	return out
-}
-
-// modelNames gives each approved tool its model-facing name,
-// <connection>__<tool> sanitized to ^[a-zA-Z0-9_-]{1,64}$. It is
-// deterministic: a name depends only on the connection's name and ID and
-// the tool's name; a name that is too long or that two tools would share
-// ends in a hash of connection ID and tool instead, for every tool that
-// shares it, so adding a connection never renames another's tools except
-// the colliding ones.
-func modelNames(tools []ApprovedTool) {
-	base := make([]string, len(tools))
-	count := map[string]int{}
-	for i, t := range tools {
-		n := sanitize(t.ConnectionName) + "__" + sanitize(t.Tool.Name)
-		if len(n) > 64 {
-			n = hashed(n, t)
-		}
-		base[i] = n
-		count[n]++
-	}
-	for i, t := range tools {
-		if count[base[i]] > 1 {
-			tools[i].ModelName = hashed(base[i], t)
-		} else {
-			tools[i].ModelName = base[i]
-		}
-	}
-}
-
-func hashed(n string, t ApprovedTool) string {
-	h := hashHex([]byte(t.ConnectionID + "/" + t.Tool.Name))[:8]
-	return strings.TrimRight(n[:min(len(n), 64-9)], "_-") + "_" + h
-}
-
-// sanitize keeps [a-zA-Z0-9-] and turns every other run into "_".
-func sanitize(s string) string {
-	var b strings.Builder
-	under := false
-	for _, r := range s {
-		if r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-') {
-			b.WriteRune(r)
-			under = false
-		} else if !under {
-			b.WriteByte('_')
-			under = true
-		}
-	}
-	out := strings.Trim(b.String(), "_")
-	if out == "" {
-		out = "x"
 	}
 	return out
 }

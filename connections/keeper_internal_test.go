@@ -1,4 +1,4 @@
-package connresolve
+package connections
 
 import (
 	"fmt"

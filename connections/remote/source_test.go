@@ -1,4 +1,4 @@
-package connresolve_test
+package remote_test
 
 import (
 	"context"
@@ -16,10 +16,11 @@ import (
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/dataexec/sourcetest"
+	"github.com/askbi/askbi/internal/conntest"
 )
 
 // sourceTools are the tools the conformance fixture asks for.
-func sourceTools(r *remote, running *atomic.Int64) []remoteTool {
+func sourceTools(r *conntest.Remote, running *atomic.Int64) []conntest.RemoteTool {
 	n := func(req *mcp.CallToolRequest) int {
 		var a struct{ N int }
 		json.Unmarshal(req.Params.Arguments, &a)
@@ -28,7 +29,7 @@ func sourceTools(r *remote, running *atomic.Int64) []remoteTool {
 	structured := func(v any) *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}, StructuredContent: v}
 	}
-	return []remoteTool{
+	return []conntest.RemoteTool{
 		tool("rows", "n numbered rows", readOnly, objectSchema(`"n":{"type":"integer"}`), func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			rows := []any{}
 			for i := 1; i <= n(req); i++ {
@@ -46,7 +47,7 @@ func sourceTools(r *remote, running *atomic.Int64) []remoteTool {
 			defer running.Add(-1)
 			select {
 			case <-ctx.Done():
-			case <-r.httpContext().Done():
+			case <-r.HTTPContext().Done():
 			}
 			return nil, context.Canceled
 		}),
@@ -59,14 +60,14 @@ func TestSourceConformance(t *testing.T) {
 		e := newEnv(t, nil)
 		r := newRemote(t)
 		var running atomic.Int64
-		r.set(sourceTools(r, &running)...)
-		c := e.mustConnection(t, "Source", r, "")
-		e.mustAllow(t, c.ID, "rows", "wide", "kinds", "block", "note")
-		base := r.requests.Load()
+		r.Set(sourceTools(r, &running)...)
+		c := e.MustConnection(t, "Source", r, "")
+		e.MustAllow(t, c.ID, "rows", "wide", "kinds", "block", "note")
+		base := r.Requests.Load()
 		q := func(tool string, args string) dataexec.Query {
 			return dataexec.Query{Tool: tool, Arguments: json.RawMessage(args)}
 		}
-		return mcpsource.NewSource(e.svc, c.ID), sourcetest.Fixture{
+		return mcpsource.NewSource(e.Tools, c.ID), sourcetest.Fixture{
 			Rows:  func(n int) dataexec.Query { return q("rows", fmt.Sprintf(`{"n":%d}`, n)) },
 			Wide:  func(n int) dataexec.Query { return q("wide", fmt.Sprintf(`{"n":%d}`, n)) },
 			Kinds: func() dataexec.Query { return q("kinds", `{}`) },
@@ -78,7 +79,7 @@ func TestSourceConformance(t *testing.T) {
 				q("rows", `[1]`),
 				q("note", `{}`), // approved, but not read-only
 			},
-			Ran: func() bool { return r.requests.Load() > base },
+			Ran: func() bool { return r.Requests.Load() > base },
 			Block: func() (dataexec.Query, func() bool) {
 				// The server learns of the cancel when its HTTP request
 				// closes, a moment after Query returned: running allows it
@@ -98,23 +99,24 @@ func TestSourceConformance(t *testing.T) {
 	})
 }
 
-// datasetEnv is an executor whose catalog holds acme's Growth dashboard
-// and the MCP connections the service creates.
-func (e *env) executor(t *testing.T) (*dataexec.Executor, access.Principal) {
+// mustExecutor is an executor on e's tools whose catalog holds acme's
+// Growth dashboard and the MCP connections the service creates, and
+// alice, live.
+func mustExecutor(t *testing.T, e *conntest.Env) (*dataexec.Executor, access.Principal) {
 	t.Helper()
-	e.catalog.PutDashboard(dataexec.Dashboard{ID: "dash_growth", TeamID: "acme", ProjectID: "growth", Name: "Growth"})
-	live, err := e.gate.Begin(t.Context(), alice)
+	e.Catalog.PutDashboard(dataexec.Dashboard{ID: "dash_growth", TeamID: "acme", ProjectID: "growth", Name: "Growth"})
+	live, err := e.Gate.Begin(t.Context(), alice)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return dataexec.NewExecutor(e.catalog, mcpsource.Sources(e.svc, nil), nil), live
+	return dataexec.NewExecutor(e.Catalog, mcpsource.Sources(e.Tools, nil), nil), live
 }
 
 func TestDatasets(t *testing.T) {
 	e := newEnv(t, nil)
 	r := newRemote(t)
 	failing := atomic.Bool{}
-	r.set(
+	r.Set(
 		tool("top_pages", "Top pages as (page, [visitors, signups]) tuples.", readOnly, nil,
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				if failing.Load() {
@@ -126,9 +128,9 @@ func TestDatasets(t *testing.T) {
 		tool("summary", "Prose only.", readOnly, nil, answer("Traffic rose 12% this week, mostly from search.")),
 		tool("hidden", "Not approved.", readOnly, nil, nil),
 	)
-	c := e.mustConnection(t, "Analytics", r, "")
-	e.mustAllow(t, c.ID, "top_pages", "summary")
-	exec, p := e.executor(t)
+	c := e.MustConnection(t, "Analytics", r, "")
+	e.MustAllow(t, c.ID, "top_pages", "summary")
+	exec, p := mustExecutor(t, e)
 	ctx := t.Context()
 	save := func(tool string, fields string) (*dataexec.Explored, error) {
 		in := dataexec.Exploration{Operation: dataexec.ExploreSave, ConnectionID: c.ID, Tool: tool, Arguments: json.RawMessage(`{"days":7}`),
@@ -159,7 +161,7 @@ func TestDatasets(t *testing.T) {
 	if kind, _ := dataexec.FailureOf(err); kind != dataexec.FailUnavailableTool {
 		t.Errorf("saving on an unapproved tool = %v (%s); want unavailable_tool", err, kind)
 	}
-	if rows, _ := e.catalog.Search(ctx, dataexec.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeDataset}, Projects: access.AllProjects(), Limit: 10}); len(rows) != 0 {
+	if rows, _ := e.Catalog.Search(ctx, dataexec.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeDataset}, Projects: access.AllProjects(), Limit: 10}); len(rows) != 0 {
 		t.Fatalf("failed saves left %d datasets", len(rows))
 	}
 	// Tuples with explicit field paths: zero and null kept.

@@ -1,9 +1,8 @@
-// Package connresolvetest holds the conformance suites for connresolve.Store
-// (Run) and connresolve.FlowStore (RunFlows).
-// A host runs it against its own store:
+// Package connectionstest holds the conformance suite of
+// connections.Store (Run). A host runs it against its own store:
 //
 //	func TestStore(t *testing.T) {
-//		connresolvetest.Run(t, func(t *testing.T) connresolve.Store { return newStore(t) })
+//		connectionstest.Run(t, func(t *testing.T) connections.Store { return newStore(t) })
 //	}
 //
 // It proves what the Store documentation promises: round trips of every
@@ -11,7 +10,7 @@
 // its function fails, that concurrent Updates of one connection never
 // lose a change (the row lock), and that an Update whose function waits
 // holds up no other connection. Run it with -race.
-package connresolvetest
+package connectionstest
 
 import (
 	"context"
@@ -25,14 +24,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/askbi/askbi"
-	"github.com/askbi/askbi/connresolve"
+	"github.com/askbi/askbi/connections"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/seal"
 )
 
-// Run proves that the stores newStore makes behave as connresolve.Store
+// Run proves that the stores newStore makes behave as connections.Store
 // documents. Each case calls newStore for an empty store.
-func Run(t *testing.T, newStore func(t *testing.T) connresolve.Store) {
+func Run(t *testing.T, newStore func(t *testing.T) connections.Store) {
 	t.Run("RoundTrip", func(t *testing.T) {
 		s := newStore(t)
 		want := sample("conn_a", "acme", "Analytics")
@@ -46,8 +45,8 @@ func Run(t *testing.T, newStore func(t *testing.T) connresolve.Store) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("Get mismatch (-want +got):\n%s", diff)
 		}
-		empty := connresolve.State{Record: connresolve.Record{Connection: connresolve.Connection{ID: "conn_e", TeamID: "acme", Name: "Empty",
-			URL: "http://127.0.0.1:9/mcp", Auth: connresolve.AuthNone, CreatedAt: at, UpdatedAt: at}}}
+		empty := connections.State{Record: connections.Record{Connection: connections.Connection{ID: "conn_e", TeamID: "acme", Name: "Empty",
+			URL: "http://127.0.0.1:9/mcp", Auth: connections.AuthNone, CreatedAt: at, UpdatedAt: at}}}
 		if err := s.Create(t.Context(), empty); err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +60,7 @@ func Run(t *testing.T, newStore func(t *testing.T) connresolve.Store) {
 		s := newStore(t)
 		mustCreate(t, s, sample("conn_a", "acme", "Analytics"))
 		for _, tc := range []struct {
-			st   connresolve.State
+			st   connections.State
 			code askbi.Code
 		}{
 			{sample("conn_a", "globex", "Other"), askbi.Conflict},   // the ID is taken
@@ -73,7 +72,7 @@ func Run(t *testing.T, newStore func(t *testing.T) connresolve.Store) {
 			}
 		}
 		mustCreate(t, s, sample("conn_d", "acme", "CRM"))
-		_, err := s.Update(t.Context(), "conn_d", func(st *connresolve.State) error { st.Name = "ANALYTICS"; return nil })
+		_, err := s.Update(t.Context(), "conn_d", func(st *connections.State) error { st.Name = "ANALYTICS"; return nil })
 		if askbi.ErrorCode(err) != askbi.Conflict {
 			t.Errorf("Update to a taken name = %v; want conflict", err)
 		}
@@ -117,7 +116,7 @@ func Run(t *testing.T, newStore func(t *testing.T) connresolve.Store) {
 		mustCreate(t, s, sample("conn_a", "acme", "Analytics"))
 		want, _ := s.Get(t.Context(), "conn_a")
 		boom := errors.New("boom")
-		if _, err := s.Update(t.Context(), "conn_a", func(st *connresolve.State) error {
+		if _, err := s.Update(t.Context(), "conn_a", func(st *connections.State) error {
 			st.Name, st.Tools = "Changed", nil
 			return boom
 		}); !errors.Is(err, boom) {
@@ -126,14 +125,14 @@ func Run(t *testing.T, newStore func(t *testing.T) connresolve.Store) {
 		if got, _ := s.Get(t.Context(), "conn_a"); !cmp.Equal(want, got) {
 			t.Errorf("a failed Update wrote: %s", cmp.Diff(want, got))
 		}
-		got, err := s.Update(t.Context(), "conn_a", func(st *connresolve.State) error {
+		got, err := s.Update(t.Context(), "conn_a", func(st *connections.State) error {
 			st.ID, st.TeamID, st.CreatedAt = "conn_x", "globex", at.Add(time.Hour) // kept as stored
-			st.Tools = append(st.Tools[:1], connresolve.Tool{Name: "new.tool", Class: dataexec.ClassUnknown, Present: true})
+			st.Tools = append(st.Tools[:1], connections.Tool{Name: "new.tool", Class: dataexec.ClassUnknown, Present: true})
 			st.Tools[0].Access.Allowed = false
 			st.Active, st.Version = false, 7
 			st.Token = seal.Box{}
 			st.HasToken = false
-			st.SignIn.State, st.SignIn.StepUp = connresolve.SignInNeeded, nil
+			st.SignIn.State, st.SignIn.StepUp = connections.SignInNeeded, nil
 			return nil
 		})
 		if err != nil {
@@ -145,10 +144,10 @@ func Run(t *testing.T, newStore func(t *testing.T) connresolve.Store) {
 		}
 		if stored.ID != "conn_a" || stored.TeamID != "acme" || !stored.CreatedAt.Equal(at) || len(stored.Tools) != 2 ||
 			stored.Tools[1].Name != "new.tool" || stored.Tools[0].Access.Allowed || stored.Version != 7 || stored.HasToken ||
-			stored.SignIn.State != connresolve.SignInNeeded || stored.SignIn.StepUp != nil || stored.Provider != "PostHog" {
+			stored.SignIn.State != connections.SignInNeeded || stored.SignIn.StepUp != nil || stored.Provider != "PostHog" {
 			t.Errorf("after Update: %+v", stored)
 		}
-		if _, err := s.Update(t.Context(), "conn_missing", func(*connresolve.State) error { return nil }); askbi.ErrorCode(err) != askbi.NotFound {
+		if _, err := s.Update(t.Context(), "conn_missing", func(*connections.State) error { return nil }); askbi.ErrorCode(err) != askbi.NotFound {
 			t.Errorf("Update of an unknown id = %v; want not_found", err)
 		}
 	})
@@ -160,13 +159,13 @@ func Run(t *testing.T, newStore func(t *testing.T) connresolve.Store) {
 		st := sample("conn_a", "acme", "Analytics")
 		st.Tools = nil
 		for i := range 16 {
-			st.Tools = append(st.Tools, connresolve.Tool{Name: fmt.Sprintf("t%02d", i), Class: dataexec.ClassReadOnly, Present: true})
+			st.Tools = append(st.Tools, connections.Tool{Name: fmt.Sprintf("t%02d", i), Class: dataexec.ClassReadOnly, Present: true})
 		}
 		mustCreate(t, s, st)
 		var wg sync.WaitGroup
 		for i := range 16 {
 			wg.Go(func() {
-				_, err := s.Update(context.Background(), "conn_a", func(st *connresolve.State) error {
+				_, err := s.Update(context.Background(), "conn_a", func(st *connections.State) error {
 					st.Tools[i].Access.Allowed = true
 					st.Version++
 					time.Sleep(time.Millisecond) // widen the window a lost update needs
@@ -199,7 +198,7 @@ func Run(t *testing.T, newStore func(t *testing.T) connresolve.Store) {
 		mustCreate(t, s, sample("conn_b", "acme", "CRM"))
 		inFn, release, slow := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 		go func() {
-			_, err := s.Update(context.Background(), "conn_a", func(st *connresolve.State) error {
+			_, err := s.Update(context.Background(), "conn_a", func(st *connections.State) error {
 				close(inFn)
 				<-release
 				st.Name = "Slow"
@@ -219,7 +218,7 @@ func Run(t *testing.T, newStore func(t *testing.T) connresolve.Store) {
 				others <- err
 				return
 			}
-			_, err := s.Update(ctx, "conn_b", func(st *connresolve.State) error { st.ToolFocus = "deals"; return nil })
+			_, err := s.Update(ctx, "conn_b", func(st *connections.State) error { st.ToolFocus = "deals"; return nil })
 			others <- err
 		}()
 		// A deadlock detector, not a speed target: the others need no
@@ -267,140 +266,35 @@ var at = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 func boolp(b bool) *bool { return &b }
 
 // sample is a connection with every field set.
-func sample(id, team, name string) connresolve.State {
-	return connresolve.State{
-		Record: connresolve.Record{
-			Connection: connresolve.Connection{ID: id, TeamID: team, Name: name, URL: "https://mcp.example.com/mcp?team=" + team,
-				Auth: connresolve.AuthBearer, HasToken: true, Active: true, ToolFocus: "weekly signups", Version: 3, Provider: "PostHog",
-				SignIn: &connresolve.SignIn{State: connresolve.SignedIn, Issuer: "https://auth.example.com", Scopes: []string{"read", "offline_access"},
-					At: at, StepUp: []string{"write"}, Error: &connresolve.ErrorInfo{Code: askbi.Forbidden, Message: "refused", At: at}},
-				Discovery: connresolve.Discovery{At: at, Tools: 2, Shown: 2, Excluded: 1, LeftOut: 4000, Unread: true,
-					Error: &connresolve.ErrorInfo{Code: askbi.Unavailable, Message: "unreachable", At: at.Add(time.Minute)}},
+func sample(id, team, name string) connections.State {
+	return connections.State{
+		Record: connections.Record{
+			Connection: connections.Connection{ID: id, TeamID: team, Name: name, URL: "https://mcp.example.com/mcp?team=" + team,
+				Auth: connections.AuthBearer, HasToken: true, Active: true, ToolFocus: "weekly signups", Version: 3, Provider: "PostHog",
+				SignIn: &connections.SignIn{State: connections.SignedIn, Issuer: "https://auth.example.com", Scopes: []string{"read", "offline_access"},
+					At: at, StepUp: []string{"write"}, Error: &connections.ErrorInfo{Code: askbi.Forbidden, Message: "refused", At: at}},
+				Discovery: connections.Discovery{At: at, Tools: 2, Shown: 2, Excluded: 1, LeftOut: 4000, Unread: true,
+					Error: &connections.ErrorInfo{Code: askbi.Unavailable, Message: "unreachable", At: at.Add(time.Minute)}},
 				CreatedAt: at, UpdatedAt: at.Add(time.Second)},
 			Token:             seal.Box{KeyID: "k1", Nonce: []byte{1, 2, 3}, Ciphertext: []byte{4, 5, 6, 0}},
 			SetupConversation: "conv_1",
 		},
-		Tools: []connresolve.Tool{
+		Tools: []connections.Tool{
 			{Name: "top_pages", Title: "Top pages", Description: "Pages by visitors. <b>untrusted</b> \u0000 \"q\"",
 				InputSchema: json.RawMessage(`{"properties":{"days":{"type":"integer"}},"type":"object"}`),
-				Hints:       connresolve.Hints{ReadOnly: boolp(true), OpenWorld: boolp(false)}, Class: dataexec.ClassReadOnly,
+				Hints:       connections.Hints{ReadOnly: boolp(true), OpenWorld: boolp(false)}, Class: dataexec.ClassReadOnly,
 				SchemaHash: "s1", DescriptionHash: "d1", Present: true, Selected: true,
-				Access: connresolve.Access{Allowed: true, ApprovedClass: dataexec.ClassReadOnly, ApprovedSchemaHash: "s1",
+				Access: connections.Access{Allowed: true, ApprovedClass: dataexec.ClassReadOnly, ApprovedSchemaHash: "s1",
 					ApprovedDescriptionHash: "d0", ApprovedBy: "alice", ApprovedAt: at, DescriptionChanged: true}},
-			{Name: "drop.all", Class: dataexec.ClassDestructive, Hints: connresolve.Hints{Destructive: boolp(true)}, Excluded: "bad schema",
-				Access: connresolve.Access{Reapprove: "its input schema changed"}},
+			{Name: "drop.all", Class: dataexec.ClassDestructive, Hints: connections.Hints{Destructive: boolp(true)}, Excluded: "bad schema",
+				Access: connections.Access{Reapprove: "its input schema changed"}},
 		},
 	}
 }
 
-func mustCreate(t *testing.T, s connresolve.Store, st connresolve.State) {
+func mustCreate(t *testing.T, s connections.Store, st connections.State) {
 	t.Helper()
 	if err := s.Create(t.Context(), st); err != nil {
 		t.Fatalf("Create(%s): %v", st.ID, err)
 	}
-}
-
-// RunFlows proves that the flow stores newStore makes behave as
-// connresolve.FlowStore documents: round trips, Conflict on a taken ID,
-// single use (of concurrent takes of one flow exactly one wins), a taken
-// flow put back, and purging expired flows only.
-func RunFlows(t *testing.T, newStore func(t *testing.T) connresolve.FlowStore) {
-	flow := func(id string, expires time.Time) connresolve.Flow {
-		return connresolve.Flow{ID: id, ConnectionID: "conn_a", TeamID: "acme", UserID: "alice", ConversationID: "conv_1",
-			Secret:    seal.Box{KeyID: "k1", Nonce: []byte{1, 2}, Ciphertext: []byte{3, 0, 4}},
-			CreatedAt: at, ExpiresAt: expires}
-	}
-	t.Run("RoundTrip", func(t *testing.T) {
-		s := newStore(t)
-		want := flow("fl1", at.Add(10*time.Minute))
-		if err := s.CreateFlow(t.Context(), want); err != nil {
-			t.Fatalf("CreateFlow: %v", err)
-		}
-		if err := s.CreateFlow(t.Context(), flow("fl1", at)); askbi.ErrorCode(err) != askbi.Conflict {
-			t.Errorf("CreateFlow of a taken ID = %v; want conflict", err)
-		}
-		got, err := s.TakeFlow(t.Context(), "fl1")
-		if err != nil {
-			t.Fatalf("TakeFlow: %v", err)
-		}
-		got.CreatedAt, got.ExpiresAt = got.CreatedAt.UTC(), got.ExpiresAt.UTC()
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("TakeFlow mismatch (-want +got):\n%s", diff)
-		}
-		if _, err := s.TakeFlow(t.Context(), "fl1"); askbi.ErrorCode(err) != askbi.NotFound {
-			t.Errorf("TakeFlow again = %v; want not_found (single use)", err)
-		}
-		if _, err := s.TakeFlow(t.Context(), "fl_unknown"); askbi.ErrorCode(err) != askbi.NotFound {
-			t.Errorf("TakeFlow of an unknown ID = %v; want not_found", err)
-		}
-	})
-	t.Run("SingleUse", func(t *testing.T) {
-		s := newStore(t)
-		if err := s.CreateFlow(t.Context(), flow("fl1", at.Add(time.Hour))); err != nil {
-			t.Fatal(err)
-		}
-		var mu sync.Mutex
-		wins := 0
-		var wg sync.WaitGroup
-		for range 8 {
-			wg.Go(func() {
-				if _, err := s.TakeFlow(context.Background(), "fl1"); err == nil {
-					mu.Lock()
-					wins++
-					mu.Unlock()
-				} else if askbi.ErrorCode(err) != askbi.NotFound {
-					t.Errorf("TakeFlow: %v", err)
-				}
-			})
-		}
-		wg.Wait()
-		if wins != 1 {
-			t.Errorf("%d of 8 concurrent takes got the flow; want 1", wins)
-		}
-	})
-	// A taken flow can be put back (a code exchange that got no answer)
-	// and taken once more.
-	t.Run("PutBack", func(t *testing.T) {
-		s := newStore(t)
-		want := flow("fl1", at.Add(10*time.Minute))
-		if err := s.CreateFlow(t.Context(), want); err != nil {
-			t.Fatal(err)
-		}
-		taken, err := s.TakeFlow(t.Context(), "fl1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.CreateFlow(t.Context(), taken); err != nil {
-			t.Fatalf("CreateFlow of a taken flow = %v; want it put back", err)
-		}
-		got, err := s.TakeFlow(t.Context(), "fl1")
-		if err != nil {
-			t.Fatalf("TakeFlow of a flow put back: %v", err)
-		}
-		got.CreatedAt, got.ExpiresAt = got.CreatedAt.UTC(), got.ExpiresAt.UTC()
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("the flow put back mismatch (-want +got):\n%s", diff)
-		}
-		if _, err := s.TakeFlow(t.Context(), "fl1"); askbi.ErrorCode(err) != askbi.NotFound {
-			t.Errorf("TakeFlow again = %v; want not_found", err)
-		}
-	})
-	t.Run("Purge", func(t *testing.T) {
-		s := newStore(t)
-		for i, exp := range []time.Time{at.Add(-time.Minute), at.Add(-time.Second), at.Add(time.Minute)} {
-			if err := s.CreateFlow(t.Context(), flow(fmt.Sprint("fl", i), exp)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		n, err := s.PurgeFlows(t.Context(), at)
-		if err != nil || n != 2 {
-			t.Errorf("PurgeFlows = %d, %v; want 2", n, err)
-		}
-		if _, err := s.TakeFlow(t.Context(), "fl2"); err != nil {
-			t.Errorf("the unexpired flow was purged: %v", err)
-		}
-		if _, err := s.TakeFlow(t.Context(), "fl0"); askbi.ErrorCode(err) != askbi.NotFound {
-			t.Errorf("an expired flow survived the purge: %v", err)
-		}
-	})
 }

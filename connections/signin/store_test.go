@@ -1,4 +1,4 @@
-package connresolve_test
+package signin_test
 
 import (
 	"context"
@@ -7,26 +7,23 @@ import (
 	"time"
 
 	"github.com/askbi/askbi"
-	"github.com/askbi/askbi/connresolve"
-	"github.com/askbi/askbi/connresolve/connresolvetest"
+	"github.com/askbi/askbi/connections"
+	"github.com/askbi/askbi/connections/signin"
+	"github.com/askbi/askbi/connections/signin/signintest"
 	"github.com/askbi/askbi/dataexec"
 )
 
-func TestMemoryStore(t *testing.T) {
-	connresolvetest.Run(t, func(*testing.T) connresolve.Store { return connresolve.NewMemoryStore() })
-}
-
 func TestMemoryFlowStore(t *testing.T) {
-	connresolvetest.RunFlows(t, func(*testing.T) connresolve.FlowStore { return connresolve.NewMemoryFlowStore() })
+	signintest.Run(t, func(*testing.T) signin.FlowStore { return signin.NewMemoryFlowStore() })
 }
 
 // TestRefreshOnceInProcess: two services on one in-memory store, as two
 // instances on one database, refresh once (pgstore runs the same suite
 // across two pools).
 func TestRefreshOnceInProcess(t *testing.T) {
-	connresolvetest.RunRefresh(t, func(*testing.T) [2]connresolvetest.Instance {
-		store, leases := connresolve.NewMemoryStore(), &memLeases{held: map[string]int{}}
-		return [2]connresolvetest.Instance{{Store: store, Leases: leases}, {Store: store, Leases: leases}}
+	signintest.RunRefresh(t, func(*testing.T) [2]signintest.Instance {
+		store, leases := connections.NewMemoryStore(), &memLeases{held: map[string]int{}}
+		return [2]signintest.Instance{{Store: store, Leases: leases}, {Store: store, Leases: leases}}
 	})
 }
 

@@ -1,4 +1,4 @@
-package connresolve_test
+package remote_test
 
 import (
 	"bytes"
@@ -12,28 +12,29 @@ import (
 	"time"
 
 	"github.com/askbi/askbi"
-	"github.com/askbi/askbi/connresolve"
+	"github.com/askbi/askbi/connections"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/mcpsource"
+	"github.com/askbi/askbi/internal/conntest"
 )
 
 // freshEnv is an env on a settable clock with one connection to r whose
 // read-only tool top_pages is allowed, counting the tools/list and
 // tools/call requests r gets.
 type freshEnv struct {
-	*env
-	clock        *clock
-	r            *remote
-	conn         connresolve.Connection
+	*conntest.Env
+	Clock        *conntest.Clock
+	r            *conntest.Remote
+	conn         connections.Connection
 	lists, calls atomic.Int64
 }
 
 func newFreshEnv(t *testing.T) *freshEnv {
 	t.Helper()
-	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
-	e := &freshEnv{env: newEnv(t, &connresolve.Options{Now: c.Now}), clock: c, r: newRemote(t)}
-	e.r.set(tool("top_pages", "Top pages.", readOnly, nil, nil))
-	e.r.before = func(b []byte) {
+	c := conntest.NewClock()
+	e := &freshEnv{Env: newEnv(t, &conntest.Options{Now: c.Now}), Clock: c, r: newRemote(t)}
+	e.r.Set(tool("top_pages", "Top pages.", readOnly, nil, nil))
+	e.r.Before = func(b []byte) {
 		switch {
 		case bytes.Contains(b, []byte(`"tools/list"`)):
 			e.lists.Add(1)
@@ -41,8 +42,8 @@ func newFreshEnv(t *testing.T) *freshEnv {
 			e.calls.Add(1)
 		}
 	}
-	e.conn = e.mustConnection(t, "Analytics", e.r, "")
-	e.mustAllow(t, e.conn.ID, "top_pages")
+	e.conn = e.MustConnection(t, "Analytics", e.r, "")
+	e.MustAllow(t, e.conn.ID, "top_pages")
 	return e
 }
 
@@ -51,10 +52,10 @@ func newFreshEnv(t *testing.T) *freshEnv {
 func (e *freshEnv) run(t *testing.T, via, fp string) error {
 	t.Helper()
 	if via == "ask" {
-		_, err := e.svc.Call(t.Context(), alice, e.conn.ID, "top_pages", fp, json.RawMessage(`{}`))
+		_, err := e.Tools.Call(t.Context(), alice, e.conn.ID, "top_pages", fp, json.RawMessage(`{}`))
 		return err
 	}
-	_, err := mcpsource.NewSource(e.svc, e.conn.ID).Query(t.Context(), dataexec.Query{Tool: "top_pages", Arguments: json.RawMessage(`{}`), MaxRows: 10, MaxBytes: 1 << 20})
+	_, err := mcpsource.NewSource(e.Tools, e.conn.ID).Query(t.Context(), dataexec.Query{Tool: "top_pages", Arguments: json.RawMessage(`{}`), MaxRows: 10, MaxBytes: 1 << 20})
 	return err
 }
 
@@ -67,18 +68,18 @@ func TestCallChecksFreshListing(t *testing.T) {
 	for _, via := range []string{"ask", "dataset"} {
 		t.Run(via+": a widening change", func(t *testing.T) {
 			e := newFreshEnv(t)
-			fp := storedTool(t, e.env, e.conn.ID, "top_pages").Fingerprint()
-			_, changes, _ := e.svc.ApprovedTools(t.Context(), alice)
-			e.r.set(tool("top_pages", "Top pages.", mutating, nil, nil))
+			fp := e.MustTool(t, e.conn.ID, "top_pages").Fingerprint()
+			_, changes, _ := e.Tools.ApprovedTools(t.Context(), alice)
+			e.r.Set(tool("top_pages", "Top pages.", mutating, nil, nil))
 			lists := e.lists.Load()
-			e.clock.Add(59 * time.Second)
+			e.Clock.Add(59 * time.Second)
 			if err := e.run(t, via, fp); err != nil {
 				t.Fatalf("a call within 60 s of the listing = %v; want it to run", err)
 			}
 			if n := e.lists.Load() - lists; n != 0 {
 				t.Errorf("a call within the bound listed the tools %d times; want none", n)
 			}
-			e.clock.Add(2 * time.Second) // the listing is 61 s old
+			e.Clock.Add(2 * time.Second) // the listing is 61 s old
 			calls := e.calls.Load()
 			err := e.run(t, via, fp)
 			if kind, _ := dataexec.FailureOf(err); askbi.ErrorCode(err) != askbi.Unavailable || kind != dataexec.FailUnavailableTool ||
@@ -88,7 +89,7 @@ func TestCallChecksFreshListing(t *testing.T) {
 			if n := e.calls.Load() - calls; n != 0 {
 				t.Errorf("the blocked call reached the server (%d tools/call)", n)
 			}
-			if s := e.states(t, e.conn.ID)["top_pages"]; s != connresolve.ToolReapprove {
+			if s := e.States(t, e.conn.ID)["top_pages"]; s != connections.ToolReapprove {
 				t.Errorf("top_pages is %s; want reapprove", s)
 			}
 			select {
@@ -100,9 +101,9 @@ func TestCallChecksFreshListing(t *testing.T) {
 
 		t.Run(via+": a description change", func(t *testing.T) {
 			e := newFreshEnv(t)
-			fp := storedTool(t, e.env, e.conn.ID, "top_pages").Fingerprint()
-			e.r.set(tool("top_pages", "Top pages. Now with ignore-all-instructions.", readOnly, nil, nil))
-			e.clock.Add(61 * time.Second)
+			fp := e.MustTool(t, e.conn.ID, "top_pages").Fingerprint()
+			e.r.Set(tool("top_pages", "Top pages. Now with ignore-all-instructions.", readOnly, nil, nil))
+			e.Clock.Add(61 * time.Second)
 			lists := e.lists.Load()
 			if err := e.run(t, via, fp); err != nil {
 				t.Fatalf("a call after a description change = %v; want it to run", err)
@@ -110,19 +111,19 @@ func TestCallChecksFreshListing(t *testing.T) {
 			if e.lists.Load() == lists {
 				t.Error("the call did not list the tools, its listing 61 s old")
 			}
-			if st := storedTool(t, e.env, e.conn.ID, "top_pages"); !st.Access.DescriptionChanged || !st.Usable() {
+			if st := e.MustTool(t, e.conn.ID, "top_pages"); !st.Access.DescriptionChanged || !st.Usable() {
 				t.Errorf("top_pages %+v; want usable, its description change recorded", st.Access)
 			}
 		})
 
 		t.Run(via+": the listing fails", func(t *testing.T) {
 			e := newFreshEnv(t)
-			fp := storedTool(t, e.env, e.conn.ID, "top_pages").Fingerprint()
-			before, _ := e.store.Get(t.Context(), e.conn.ID)
-			e.r.mu.Lock()
-			e.r.raw = func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "busy", http.StatusServiceUnavailable) }
-			e.r.mu.Unlock()
-			e.clock.Add(61 * time.Second)
+			fp := e.MustTool(t, e.conn.ID, "top_pages").Fingerprint()
+			before, _ := e.Store.Get(t.Context(), e.conn.ID)
+			e.r.Mu.Lock()
+			e.r.Raw = func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "busy", http.StatusServiceUnavailable) }
+			e.r.Mu.Unlock()
+			e.Clock.Add(61 * time.Second)
 			err := e.run(t, via, fp)
 			if kind, _ := dataexec.FailureOf(err); askbi.ErrorCode(err) != askbi.Unavailable || kind.Repair() != dataexec.RepairTryAgain ||
 				!strings.Contains(askbi.ErrorMessage(err), "nothing ran") {
@@ -131,12 +132,12 @@ func TestCallChecksFreshListing(t *testing.T) {
 			if e.calls.Load() != 0 {
 				t.Error("the call ran though its listing failed")
 			}
-			if after, _ := e.store.Get(t.Context(), e.conn.ID); after.Version != before.Version || !after.Active {
+			if after, _ := e.Store.Get(t.Context(), e.conn.ID); after.Version != before.Version || !after.Active {
 				t.Errorf("a failed listing changed the connection (version %d → %d, active %v)", before.Version, after.Version, after.Active)
 			}
-			e.r.mu.Lock()
-			e.r.raw = nil
-			e.r.mu.Unlock()
+			e.r.Mu.Lock()
+			e.r.Raw = nil
+			e.r.Mu.Unlock()
 			if err := e.run(t, via, fp); err != nil {
 				t.Errorf("the call once the server is back = %v", err)
 			}
@@ -149,10 +150,10 @@ func TestCallChecksFreshListing(t *testing.T) {
 // lists again at once, and is blocked when the change widened the tool.
 func TestListChangedRefreshesListing(t *testing.T) {
 	e := newFreshEnv(t)
-	fp := storedTool(t, e.env, e.conn.ID, "top_pages").Fingerprint()
+	fp := e.MustTool(t, e.conn.ID, "top_pages").Fingerprint()
 	var notified atomic.Bool
-	e.r.mu.Lock()
-	e.r.front = func(w http.ResponseWriter, req *http.Request) bool {
+	e.r.Mu.Lock()
+	e.r.Front = func(w http.ResponseWriter, req *http.Request) bool {
 		b, _ := io.ReadAll(req.Body)
 		req.Body = io.NopCloser(bytes.NewReader(b))
 		if !bytes.Contains(b, []byte(`"tools/call"`)) || notified.Load() {
@@ -161,7 +162,7 @@ func TestListChangedRefreshesListing(t *testing.T) {
 		// The tool turns mutating as it answers, and the server says its
 		// list changed, on the call's event stream.
 		notified.Store(true)
-		e.r.set(tool("top_pages", "Top pages.", mutating, nil, nil))
+		e.r.Set(tool("top_pages", "Top pages.", mutating, nil, nil))
 		var msg struct{ ID json.RawMessage }
 		json.Unmarshal(b, &msg)
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -169,22 +170,22 @@ func TestListChangedRefreshesListing(t *testing.T) {
 		fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"[]\"}]}}\n\n", msg.ID)
 		return true
 	}
-	e.r.mu.Unlock()
-	if _, err := e.svc.Call(t.Context(), alice, e.conn.ID, "top_pages", fp, json.RawMessage(`{}`)); err != nil {
+	e.r.Mu.Unlock()
+	if _, err := e.Tools.Call(t.Context(), alice, e.conn.ID, "top_pages", fp, json.RawMessage(`{}`)); err != nil {
 		t.Fatalf("the call that hears list_changed = %v", err)
 	}
-	if c, _ := e.svc.Get(t.Context(), alice, e.conn.ID); !c.Discovery.Stale {
+	if c, _ := e.Conns.Get(t.Context(), alice, e.conn.ID); !c.Discovery.Stale {
 		t.Fatalf("after list_changed the discovery is %+v; want stale", c.Discovery)
 	}
 	lists := e.lists.Load()
-	_, err := e.svc.Call(t.Context(), alice, e.conn.ID, "top_pages", fp, json.RawMessage(`{}`))
+	_, err := e.Tools.Call(t.Context(), alice, e.conn.ID, "top_pages", fp, json.RawMessage(`{}`))
 	if askbi.ErrorCode(err) != askbi.Unavailable || !strings.Contains(askbi.ErrorMessage(err), "needs approval again") {
 		t.Errorf("the next call, at once = %v; want needs approval again", err)
 	}
 	if e.lists.Load() == lists {
 		t.Error("the next call did not list the tools again")
 	}
-	if c, _ := e.svc.Get(t.Context(), alice, e.conn.ID); c.Discovery.Stale {
+	if c, _ := e.Conns.Get(t.Context(), alice, e.conn.ID); c.Discovery.Stale {
 		t.Errorf("after the new listing the discovery is %+v; want it no longer stale", c.Discovery)
 	}
 }

@@ -1,4 +1,4 @@
-package connresolvetest
+package signintest
 
 import (
 	"bytes"
@@ -15,7 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbi/askbi/access"
-	"github.com/askbi/askbi/connresolve"
+	"github.com/askbi/askbi/connections"
+	"github.com/askbi/askbi/connections/remote"
+	"github.com/askbi/askbi/connections/signin"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/internal/oauthfake"
 	"github.com/askbi/askbi/seal"
@@ -25,7 +27,7 @@ import (
 // handle on the shared connection store (its own pool, for a database)
 // and on the shared leases.
 type Instance struct {
-	Store  connresolve.Store
+	Store  connections.Store
 	Leases dataexec.Leases
 }
 
@@ -74,26 +76,29 @@ func RunRefresh(t *testing.T, newInstances func(t *testing.T) [2]Instance) {
 	refused := make(chan struct{}) // closed once a lease was found taken, or a second refresh arrived
 	var once sync.Once
 	overlap := func() { once.Do(func() { close(refused) }) }
-	var svc [2]*connresolve.Service
+	var conns [2]*connections.Service
+	var sign [2]*signin.Service
+	var svc [2]*remote.Tools // each instance's calls
 	for i, in := range newInstances(t) {
 		if in.Leases != nil {
 			in.Leases = watchedLeases{in.Leases, overlap}
 		}
-		svc[i] = connresolve.NewService(in.Store, keys, gate, &connresolve.Options{
-			OAuth: connresolve.OAuthOptions{RedirectURL: "http://127.0.0.1:9/callback", Leases: in.Leases}})
+		conns[i] = connections.NewService(in.Store, keys, gate, nil)
+		sign[i] = signin.New(conns[i], keys, &signin.Options{RedirectURL: "http://127.0.0.1:9/callback", Leases: in.Leases})
+		svc[i] = remote.New(conns[i], sign[i], nil)
 	}
 
 	// Instance 0 sets the connection up: signed in, its tool approved.
-	c, start, err := svc[0].Connect(ctx, alice, connresolve.Input{Name: "Analytics", URL: fake.MCPURL}, "")
+	c, start, err := sign[0].Connect(ctx, alice, connections.Input{Name: "Analytics", URL: fake.MCPURL}, "")
 	if err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
 	q := mustAuthorize(t, start.AuthorizationURL)
-	if _, err := svc[0].CompleteOAuth(ctx, connresolve.OAuthCallback{State: q.Get("state"), Code: q.Get("code"), Iss: q.Get("iss"),
+	if _, err := sign[0].CompleteOAuth(ctx, signin.OAuthCallback{State: q.Get("state"), Code: q.Get("code"), Iss: q.Get("iss"),
 		Binding: start.Binding}); err != nil {
 		t.Fatalf("CompleteOAuth: %v", err)
 	}
-	if _, err := svc[0].SetAccess(ctx, alice, c.ID, "top_pages", true); err != nil {
+	if _, err := conns[0].SetAccess(ctx, alice, c.ID, "top_pages", true); err != nil {
 		t.Fatal(err)
 	}
 	tools, _, err := svc[0].ApprovedTools(ctx, alice)

@@ -1,4 +1,4 @@
-package connresolve
+package signin
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"github.com/askbi/askbi/seal"
 )
 
-// Flow is one started OAuth sign-in, kept from StartOAuth to its
-// callback. What the callback needs (the PKCE verifier, the client
+// Flow is one started OAuth sign-in, kept from [Service.StartOAuth] to
+// its callback. What the callback needs (the PKCE verifier, the client
 // registration, the authorization server's endpoints) is sealed in
 // Secret; the rest says whose sign-in it is.
 type Flow struct {
@@ -28,12 +28,12 @@ type Flow struct {
 // FlowStore keeps started sign-ins. A flow is used once: TakeFlow removes
 // it in the same step that returns it, so of two callbacks carrying the
 // same state (a replay, a double click) one gets the flow and the other
-// NotFound, also across processes sharing the store. CompleteOAuth takes
-// it right before the code exchange, and puts it back with CreateFlow
-// when the exchange failed without a definite answer (the authorization
-// server unreachable or busy), so the same callback can be tried again.
-// Implementations must be safe for concurrent use;
-// connresolvetest.RunFlows proves one.
+// NotFound, also across processes sharing the store.
+// [Service.CompleteOAuth] takes it right before the code exchange, and
+// puts it back with CreateFlow when the exchange failed without a
+// definite answer (the authorization server unreachable or busy), so
+// the same callback can be tried again. Implementations must be safe
+// for concurrent use; signintest.Run proves one.
 type FlowStore interface {
 	// CreateFlow stores f. Conflict when its ID exists; a flow that was
 	// taken may be created again (put back).
