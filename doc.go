@@ -34,9 +34,10 @@
 //     connections/signin/signintest proves its store and refreshes.
 //   - connections/remote: the approved remote tools Ask and datasets
 //     call.
+//   - connections/connhttp: the connection routes over HTTP (with the
+//     resolver's setup card and the OAuth callback).
 //   - connresolve: the resolution of a question into a connection or its
 //     setup, and the verified MCP provider catalog.
-//   - connresolve/connhttp: the connection routes over HTTP.
 //   - mcpserver: the inbound MCP server (six tools, Streamable HTTP, the
 //     chart app of MCP Apps); mcpserver/chartimage draws
 //     create_chart_preview's optional PNG (gonum/plot, linked only by a

@@ -63,12 +63,12 @@ var layers = []layer{
 	{pkg: "connections/remote", may: []string{"", "access", "seal", "dataexec", "dataexec/mcpsource", "connections", "internal"}},
 	// The test bed of the connection packages and those built on them.
 	{pkg: "internal/conntest", may: []string{"", "access", "seal", "dataexec", "connections", "internal"}},
+	// The connection routes: the connections, their sign-in and the
+	// resolver's setup card over HTTP, never the assistant.
+	{pkg: "connections/connhttp", may: []string{"", "access", "seal", "dataexec", "connections", "connresolve", "internal"}},
 	// The resolver: which connection or setup answers a question; it
 	// reads the usable remote connections through a small interface.
 	{pkg: "connresolve", may: []string{"", "access", "dataexec", "dataexec/mcpsource", "connections", "internal"}},
-	// The connection routes: the connections, their sign-in and the
-	// resolver over HTTP, never the assistant.
-	{pkg: "connresolve/connhttp", may: []string{"", "access", "seal", "dataexec", "connections", "connresolve", "internal"}},
 	// MCP-backed datasets: the go-sdk client and a dataexec.Source.
 	{pkg: "dataexec/mcpsource", may: []string{"", "access", "dataexec", "internal"}},
 	{pkg: "dataexec/pgsource", may: []string{"", "access", "dataexec", "internal"}},
@@ -100,13 +100,13 @@ var layers = []layer{
 	// packages' conformance suites.
 	{pkg: "pgstore", may: []string{"", "access", "seal", "dataexec", "dataexec/pgsource", "memory", "connections", "ask", "mcpserver", "internal"}},
 	{pkg: "examples", may: []string{"", "access", "seal", "chartview", "dataexec", "memory", "connections", "connresolve", "ask", "mcpserver", "internal", "httpserve", "examples",
-		"dataexec/pgsource", "dataexec/mcpsource", "dataexec/datahttp", "connresolve/connhttp", "ask/askhttp", "pgstore"}},
+		"dataexec/pgsource", "dataexec/mcpsource", "dataexec/datahttp", "connections/connhttp", "ask/askhttp", "pgstore"}},
 }
 
 // adapters are the packages that put a part on a transport or a store
 // (HTTP, PostgreSQL, MCP): layers of their own, which no package imports
 // unless its entry names them.
-var adapters = []string{"dataexec/pgsource", "dataexec/mcpsource", "dataexec/datahttp", "connresolve/connhttp", "ask/askhttp", "pgstore"}
+var adapters = []string{"dataexec/pgsource", "dataexec/mcpsource", "dataexec/datahttp", "connections/connhttp", "ask/askhttp", "pgstore"}
 
 // drivers are the database drivers; only the PostgreSQL adapters use them.
 var drivers = []string{"github.com/lib/pq", "github.com/jmoiron/sqlx"}
@@ -195,7 +195,7 @@ func TestMayImport(t *testing.T) {
 		{"dataexec", "dataexec/mcpsource", false},
 		{"dataexec", "dataexec/datahttp", false},
 		{"ask", "ask/askhttp", false},
-		{"connresolve", "connresolve/connhttp", false},
+		{"connections", "connections/connhttp", false},
 		{"dataexec/catalogtest", "dataexec/pgsource", false},
 		// Adapters do not import each other.
 		{"dataexec/pgsource", "dataexec/mcpsource", false},
@@ -211,9 +211,9 @@ func TestMayImport(t *testing.T) {
 		{"connections", "dataexec/mcpsource", true},
 		{"connections/signin", "connections", true},
 		{"connections/remote", "connections", true},
-		// The core and the resolver stand apart from the routes.
-		{"connections", "connresolve/connhttp", false},
+		// The core stands apart from the resolver and the routes.
 		{"connections", "connresolve", false},
+		{"connresolve", "connections/connhttp", false},
 		{"examples/refserver", "dataexec/pgsource", true},
 		// Nothing outside examples/ imports it.
 		{"dataexec", "examples/refserver", false},

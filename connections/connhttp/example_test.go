@@ -9,8 +9,8 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/connections"
+	"github.com/askbi/askbi/connections/connhttp"
 	"github.com/askbi/askbi/connections/signin"
-	"github.com/askbi/askbi/connresolve/connhttp"
 	"github.com/askbi/askbi/seal"
 )
 
