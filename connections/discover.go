@@ -91,7 +91,7 @@ func (s *Service) Discover(ctx context.Context, p access.Principal, id string, f
 	if st.Discovery.LeftOut > 0 {
 		details["left_out"] = strconv.Itoa(st.Discovery.LeftOut)
 	}
-	s.recs.Publish(ctx, st.Connection)
+	s.recs.SaveCatalog(ctx, st.Connection)
 	if changed {
 		s.recs.Notify(ctx, st.TeamID)
 	}

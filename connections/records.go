@@ -42,7 +42,7 @@ func (r *Records) Store() Store { return r.store }
 // Client is the client of remote MCP servers under the outbound policy
 // of the service's [Options] (DenyLoopback, AllowPrivateNetworks,
 // Resolver), each HTTP exchange bounded by Options.DiscoveryTimeout
-// (mcpsource.Client.WithTimeout gives another bound on the same
+// (mcpsource.Client.Bounded gives another bound on the same
 // connections).
 func (r *Records) Client() *mcpsource.Client { return r.client }
 
@@ -123,10 +123,10 @@ func usableOf(l listing) (int, error) {
 	return 0, askbi.Errorf(askbi.InvalidResult, "none of the server's %d tools passed the schema safety checks, so none can be used", len(l.found)+l.invalid)
 }
 
-// Publish writes c to the host's catalog (Options.Catalog), as a
+// SaveCatalog writes c to the host's catalog (Options.Catalog), as a
 // team-wide connection, so that search, the context picker and the data
 // executor know it. A failure is logged: SyncCatalog mends it.
-func (r *Records) Publish(ctx context.Context, c Connection) {
+func (r *Records) SaveCatalog(ctx context.Context, c Connection) {
 	if r.o.Catalog == nil {
 		return
 	}
@@ -147,7 +147,7 @@ func (r *Records) unpublish(ctx context.Context, id string) {
 	}
 }
 
-// SyncCatalog publishes every stored connection to the catalog, for a
+// SyncCatalog writes every stored connection to the catalog, for a
 // host whose catalog does not keep them itself (such as the reference
 // server's in-memory catalog, seeded at each start) or may have missed a
 // change (a catalog write that failed after the connection was saved).
@@ -160,7 +160,7 @@ func (r *Records) SyncCatalog(ctx context.Context) error {
 		return err
 	}
 	for _, st := range sts {
-		r.Publish(ctx, st.Connection)
+		r.SaveCatalog(ctx, st.Connection)
 	}
 	return nil
 }

@@ -296,7 +296,7 @@ func (s *Service) Create(ctx context.Context, p access.Principal, in Input) (_ C
 	if err := s.recs.store.Create(ctx, st); err != nil {
 		return Connection{}, err
 	}
-	s.recs.Publish(ctx, st.Connection)
+	s.recs.SaveCatalog(ctx, st.Connection)
 	return st.Connection, nil
 }
 
@@ -428,7 +428,7 @@ func (s *Service) Update(ctx context.Context, p access.Principal, id string, pt 
 	if err != nil {
 		return Connection{}, err
 	}
-	s.recs.Publish(ctx, st.Connection)
+	s.recs.SaveCatalog(ctx, st.Connection)
 	s.recs.Notify(ctx, st.TeamID)
 	return st.Connection, nil
 }

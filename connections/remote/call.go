@@ -146,7 +146,7 @@ func (r *Tools) fresh(ctx context.Context, st connections.State, tool string) (_
 	if err != nil {
 		return connections.State{}, true, err
 	}
-	r.recs.Publish(ctx, out.Connection)
+	r.recs.SaveCatalog(ctx, out.Connection)
 	if changed {
 		r.recs.Notify(ctx, out.TeamID)
 	}

@@ -91,7 +91,7 @@ func New(conns *connections.Service, creds connections.Credentials, opts *Option
 		o.Now = time.Now
 	}
 	r.audit = access.NewAuditor(o.Audit, o.Logger, o.Now)
-	r.client = r.recs.Client().WithTimeout(o.CallTimeout)
+	r.client = r.recs.Client().Bounded(o.CallTimeout)
 	return r
 }
 

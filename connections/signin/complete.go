@@ -111,7 +111,7 @@ func (s *Service) CompleteOAuth(ctx context.Context, cb OAuthCallback) (res OAut
 	}
 	c.details["registration"] = sec.Client.Method
 	c.details["tools"] = strconv.Itoa(out.Discovery.Tools)
-	s.recs.Publish(ctx, out.Connection)
+	s.recs.SaveCatalog(ctx, out.Connection)
 	s.recs.Notify(ctx, out.TeamID)
 	res.Connection = out.Connection
 	return res, nil

@@ -241,10 +241,10 @@ func NewClient(o *ClientOptions) *Client {
 		pool: outbound.NewPool(&outbound.Options{DenyLoopback: opts.DenyLoopback, AllowPrivate: opts.AllowPrivateNetworks, Resolver: res})}
 }
 
-// WithTimeout returns a client on the same connections and outbound
-// policy whose HTTP exchanges are each bounded by d instead: one for
-// tool calls beside one for listings, say.
-func (c *Client) WithTimeout(d time.Duration) *Client {
+// Bounded returns a client on the same connections and outbound policy
+// whose HTTP exchanges are each bounded by d instead: one for tool calls
+// beside one for listings, say.
+func (c *Client) Bounded(d time.Duration) *Client {
 	if d <= 0 {
 		return c
 	}

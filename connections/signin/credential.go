@@ -2,19 +2,87 @@ package signin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
 	"golang.org/x/oauth2"
 
 	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/connections"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/internal/mcpoauth"
+	"github.com/askbi/askbi/seal"
 )
+
+// Credential implements connections.Credentials: how a session to st's
+// server authenticates. Its bearer token, opened here; none; or for
+// OAuth a session handler with its access token, renewed first when it
+// has expired and again when the server refuses it (Forbidden, failure
+// kind sign_in, when it cannot be: the connection then needs sign-in).
+func (s *Service) Credential(ctx context.Context, st connections.State) (mcpsource.Credential, error) {
+	switch {
+	case st.Auth == connections.AuthOAuth:
+		o, err := s.oauthSession(ctx, st)
+		if err != nil {
+			return mcpsource.Credential{}, err
+		}
+		return mcpsource.Credential{OAuth: o}, nil
+	case !st.HasToken:
+		return mcpsource.Credential{}, nil
+	}
+	b, err := seal.Open(s.keys, st.Token, connections.TokenContext(st.TeamID, st.ID))
+	if err != nil {
+		return mcpsource.Credential{}, dataexec.Fail(dataexec.FailSignIn, askbi.Forbidden, err, "the connection's token cannot be read with the current keys; enter it again")
+	}
+	return mcpsource.Credential{Bearer: string(b)}, nil
+}
+
+// grant is what an OAuth connection's sealed box holds: the
+// authorization server found at sign-in, askbi's client there, and the
+// tokens (none after sign-in is needed again: the client is kept for the
+// next sign-in at the same server).
+type grant struct {
+	Metadata mcpoauth.Metadata     `json:"metadata"`
+	Client   mcpoauth.Registration `json:"client"`
+	Access   string                `json:"access,omitempty"`
+	Refresh  string                `json:"refresh,omitempty"`
+	Expiry   time.Time             `json:"expiry,omitzero"`
+	Scopes   []string              `json:"scopes,omitempty"`
+}
+
+func grantAD(teamID, id string) []byte { return seal.Context("askbi.mcp.oauth.grant.v1", teamID, id) }
+
+func (s *Service) openGrant(st connections.State) (grant, bool) {
+	if st.Token.KeyID == "" || st.Auth != connections.AuthOAuth {
+		return grant{}, false
+	}
+	b, err := seal.Open(s.keys, st.Token, grantAD(st.TeamID, st.ID))
+	if err != nil {
+		return grant{}, false
+	}
+	var g grant
+	if json.Unmarshal(b, &g) != nil {
+		return grant{}, false
+	}
+	return g, true
+}
+
+func (s *Service) sealGrant(st *connections.State, g grant) error {
+	b, _ := json.Marshal(g)
+	box, err := seal.Seal(s.keys, b, grantAD(st.TeamID, st.ID))
+	if err != nil {
+		return &askbi.Error{Code: askbi.Internal, Message: "the sign-in could not be sealed", Err: err}
+	}
+	st.Token = box
+	st.HasToken = g.Access != ""
+	return nil
+}
 
 // oauthSession is the go-sdk OAuthHandler of one session of an OAuth
 // connection: it gives the transport the current access token, and on a
@@ -315,4 +383,113 @@ func (r *refreshLocks) lock(ctx context.Context, id string) (func(), error) {
 		done()
 		return nil, ctx.Err()
 	}
+}
+
+// expiry is when tok stops working, on the service's clock (zero:
+// unknown).
+func (s *Service) expiry(tok mcpoauth.Token) time.Time {
+	if tok.ExpiresIn <= 0 {
+		return time.Time{}
+	}
+	return s.o.Now().UTC().Add(tok.ExpiresIn)
+}
+
+// markSignInNeeded drops a connection's tokens (keeping its client for
+// the next sign-in at the same server) and turns it inactive until a
+// sign-in completes. The approvals stay. failed is the access token that
+// stopped working ("" for none): when the connection holds another one
+// by now (a sign-in or refresh completed meanwhile), it is left alone.
+func (s *Service) markSignInNeeded(ctx context.Context, id, failed string, cause error) {
+	at := s.o.Now().UTC()
+	var team string
+	st, ok := s.note(ctx, id, "mark sign-in needed", func(st *connections.State) error {
+		if st.Auth != connections.AuthOAuth {
+			return errNotOAuth
+		}
+		team = st.TeamID
+		g, ok := s.openGrant(*st)
+		if g.Access != failed {
+			return errNewerGrant
+		}
+		if ok {
+			g.Access, g.Refresh, g.Expiry = "", "", time.Time{}
+			if err := s.sealGrant(st, g); err != nil {
+				return err
+			}
+		}
+		st.HasToken, st.Active = false, false
+		si := signInOf(st, connections.SignInNeeded)
+		si.State, si.Error = connections.SignInNeeded, connections.NewErrorInfo(cause, at)
+		st.Version++
+		st.UpdatedAt = at
+		return nil
+	})
+	if !ok {
+		return
+	}
+	s.audit.Record(ctx, access.Principal{TeamID: team}, ActionSignInNeeded, connections.Ref(st.Connection), at, cause, nil)
+	s.recs.SaveCatalog(ctx, st.Connection)
+	s.recs.Notify(ctx, team)
+}
+
+// recordStepUp keeps scopes a server challenged for, for the next sign-in.
+func (s *Service) recordStepUp(ctx context.Context, id string, scopes []string) {
+	if len(scopes) == 0 {
+		return
+	}
+	s.note(ctx, id, "record step-up", func(st *connections.State) error {
+		if st.Auth != connections.AuthOAuth {
+			return errNotOAuth
+		}
+		si := signInOf(st, connections.SignInNeeded)
+		for _, sc := range scopes {
+			if len(si.StepUp) < 50 && len(sc) <= 200 && !slices.Contains(si.StepUp, sc) {
+				si.StepUp = append(si.StepUp, sc)
+			}
+		}
+		return nil
+	})
+}
+
+// recordSignInError keeps a failure on the connection (if it exists) for
+// the connection page; nothing else changes.
+func (s *Service) recordSignInError(ctx context.Context, id string, cause error) {
+	if id == "" {
+		return
+	}
+	at := s.o.Now().UTC()
+	s.note(ctx, id, "record sign-in failure", func(st *connections.State) error {
+		if st.Auth != connections.AuthOAuth {
+			return errNotOAuth
+		}
+		signInOf(st, connections.SignInNeeded).Error = connections.NewErrorInfo(cause, at)
+		return nil
+	})
+}
+
+var (
+	errNotOAuth   = errors.New("not an OAuth connection")
+	errNewerGrant = errors.New("the connection holds a newer grant")
+)
+
+// signInOf is st's sign-in, to change in place (st is Store.Update's
+// copy), made in state def when st has none.
+func signInOf(st *connections.State, def connections.SignInState) *connections.SignIn {
+	if st.SignIn == nil {
+		st.SignIn = &connections.SignIn{State: def}
+	}
+	return st.SignIn
+}
+
+// note is a Store.Update that outlives the request and that nobody
+// waits on (a failure recorded, a registration kept): fn may decline
+// with errNotOAuth or errNewerGrant, a connection deleted meanwhile is no
+// error, and any other failure is logged as what. It reports whether the
+// update was written.
+func (s *Service) note(ctx context.Context, id, what string, fn func(*connections.State) error) (connections.State, bool) {
+	st, err := s.store.Update(context.WithoutCancel(ctx), id, fn)
+	if err != nil && !errors.Is(err, errNotOAuth) && !errors.Is(err, errNewerGrant) && askbi.ErrorCode(err) != askbi.NotFound {
+		s.o.Logger.Error("signin: "+what, "connection", id, "err", err)
+	}
+	return st, err == nil
 }
