@@ -26,10 +26,18 @@
 //     dataset Source on a remote tool.
 //   - dataexec/datahttp: the Data API and the routes of the pages that
 //     results link to.
-//   - connresolve: a team's remote MCP connections, their OAuth sign-in
-//     and the resolution of a question into a connection or its setup;
-//     connresolve/connresolvetest proves its stores.
-//   - connresolve/connhttp: the connection routes over HTTP.
+//   - connections: a team's remote MCP connections (create, edit,
+//     delete, bounded discovery, per-tool access, fingerprints, the
+//     change feed); connections/connectionstest proves its store.
+//   - connections/signin: the sign-in of connections, the one holder of
+//     their secrets (bearer tokens, OAuth, refresh with rotation);
+//     connections/signin/signintest proves its store and refreshes.
+//   - connections/remote: the approved remote tools Ask and datasets
+//     call.
+//   - connections/connhttp: the connection routes over HTTP (with the
+//     resolver's setup card and the OAuth callback).
+//   - connresolve: the resolution of a question into a connection or its
+//     setup, and the verified MCP provider catalog.
 //   - mcpserver: the inbound MCP server (six tools, Streamable HTTP, the
 //     chart app of MCP Apps); mcpserver/chartimage draws
 //     create_chart_preview's optional PNG (gonum/plot, linked only by a

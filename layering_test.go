@@ -50,11 +50,25 @@ var layers = []layer{
 	// Its tests compare the Data API's answers with the MCP tools'.
 	{pkg: "dataexec/datahttp", may: []string{"", "access", "dataexec", "internal"}, tests: []string{"mcpserver"}},
 	{pkg: "memory", may: []string{"", "access", "seal", "internal"}},
-	// Connections: the service reads and calls remote servers through
-	// dataexec/mcpsource's client, and never another adapter.
-	{pkg: "connresolve", may: []string{"", "access", "seal", "dataexec", "dataexec/mcpsource", "internal"}},
-	// The connection routes: the service over HTTP, never the assistant.
-	{pkg: "connresolve/connhttp", may: []string{"", "access", "seal", "dataexec", "connresolve", "internal"}},
+	// Connections, the core: the stored connections, their discovery and
+	// per-tool access. It reaches remote servers through
+	// dataexec/mcpsource's client, never another adapter, and it opens no
+	// secret: it asks the sign-in for a credential.
+	{pkg: "connections", may: []string{"", "access", "seal", "dataexec", "dataexec/mcpsource", "internal"}},
+	// The sign-in, on the core: the one package that opens a connection's
+	// secrets and talks to authorization servers.
+	{pkg: "connections/signin", may: []string{"", "access", "seal", "dataexec", "dataexec/mcpsource", "connections", "internal"}},
+	// The remote tools Ask and datasets call, on the core and a
+	// credential.
+	{pkg: "connections/remote", may: []string{"", "access", "seal", "dataexec", "dataexec/mcpsource", "connections", "internal"}},
+	// The test bed of the connection packages and those built on them.
+	{pkg: "internal/conntest", may: []string{"", "access", "seal", "dataexec", "connections", "internal"}},
+	// The connection routes: the connections, their sign-in and the
+	// resolver's setup card over HTTP, never the assistant.
+	{pkg: "connections/connhttp", may: []string{"", "access", "seal", "dataexec", "connections", "connresolve", "internal"}},
+	// The resolver: which connection or setup answers a question; it
+	// reads the usable remote connections through a small interface.
+	{pkg: "connresolve", may: []string{"", "access", "dataexec", "dataexec/mcpsource", "connections", "internal"}},
 	// MCP-backed datasets: the go-sdk client and a dataexec.Source.
 	{pkg: "dataexec/mcpsource", may: []string{"", "access", "dataexec", "internal"}},
 	{pkg: "dataexec/pgsource", may: []string{"", "access", "dataexec", "internal"}},
@@ -67,7 +81,7 @@ var layers = []layer{
 	// The optional PNG of create_chart_preview (gonum/plot), out of
 	// mcpserver so that a host that does not opt in does not link gonum.
 	{pkg: "mcpserver/chartimage", may: []string{"", "dataexec"}},
-	{pkg: "ask", may: []string{"", "access", "seal", "dataexec", "memory", "connresolve", "internal"}},
+	{pkg: "ask", may: []string{"", "access", "seal", "dataexec", "memory", "connections", "connresolve", "internal"}},
 	// The chat routes: the assistant over HTTP.
 	{pkg: "ask/askhttp", may: []string{"", "access", "ask", "dataexec", "memory", "connresolve", "internal"}},
 	// The model providers' shared test suite (a recording server and the
@@ -84,15 +98,15 @@ var layers = []layer{
 	// the change feed: an adapter of its own, which a host imports beside
 	// the packages whose interfaces it implements. Its tests run those
 	// packages' conformance suites.
-	{pkg: "pgstore", may: []string{"", "access", "seal", "dataexec", "dataexec/pgsource", "memory", "connresolve", "ask", "mcpserver", "internal"}},
-	{pkg: "examples", may: []string{"", "access", "seal", "chartview", "dataexec", "memory", "connresolve", "ask", "mcpserver", "internal", "httpserve", "examples",
-		"dataexec/pgsource", "dataexec/mcpsource", "dataexec/datahttp", "connresolve/connhttp", "ask/askhttp", "pgstore"}},
+	{pkg: "pgstore", may: []string{"", "access", "seal", "dataexec", "dataexec/pgsource", "memory", "connections", "ask", "mcpserver", "internal"}},
+	{pkg: "examples", may: []string{"", "access", "seal", "chartview", "dataexec", "memory", "connections", "connresolve", "ask", "mcpserver", "internal", "httpserve", "examples",
+		"dataexec/pgsource", "dataexec/mcpsource", "dataexec/datahttp", "connections/connhttp", "ask/askhttp", "pgstore"}},
 }
 
 // adapters are the packages that put a part on a transport or a store
 // (HTTP, PostgreSQL, MCP): layers of their own, which no package imports
 // unless its entry names them.
-var adapters = []string{"dataexec/pgsource", "dataexec/mcpsource", "dataexec/datahttp", "connresolve/connhttp", "ask/askhttp", "pgstore"}
+var adapters = []string{"dataexec/pgsource", "dataexec/mcpsource", "dataexec/datahttp", "connections/connhttp", "ask/askhttp", "pgstore"}
 
 // drivers are the database drivers; only the PostgreSQL adapters use them.
 var drivers = []string{"github.com/lib/pq", "github.com/jmoiron/sqlx"}
@@ -104,7 +118,7 @@ var providerSDKs = []string{"github.com/openai/openai-go", "github.com/anthropic
 
 // TestLayering enforces the dependency direction of SPEC.md, in code and
 // in tests: the root imports nothing of ours, access only the root,
-// dataexec, memory and connresolve sit on access, ask and mcpserver on
+// dataexec, memory, connections and connresolve sit on access, ask and mcpserver on
 // top and never on each other, adapters are layers of their own, nothing
 // imports examples, and database drivers and model SDKs stay in their
 // adapters.
@@ -181,7 +195,7 @@ func TestMayImport(t *testing.T) {
 		{"dataexec", "dataexec/mcpsource", false},
 		{"dataexec", "dataexec/datahttp", false},
 		{"ask", "ask/askhttp", false},
-		{"connresolve", "connresolve/connhttp", false},
+		{"connections", "connections/connhttp", false},
 		{"dataexec/catalogtest", "dataexec/pgsource", false},
 		// Adapters do not import each other.
 		{"dataexec/pgsource", "dataexec/mcpsource", false},
@@ -194,6 +208,12 @@ func TestMayImport(t *testing.T) {
 		{"dataexec", "dataexec/catalogtest", true},
 		{"ask", "ask/asktest", true},
 		{"connresolve", "dataexec/mcpsource", true},
+		{"connections", "dataexec/mcpsource", true},
+		{"connections/signin", "connections", true},
+		{"connections/remote", "connections", true},
+		// The core stands apart from the resolver and the routes.
+		{"connections", "connresolve", false},
+		{"connresolve", "connections/connhttp", false},
 		{"examples/refserver", "dataexec/pgsource", true},
 		// Nothing outside examples/ imports it.
 		{"dataexec", "examples/refserver", false},

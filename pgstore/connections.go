@@ -13,11 +13,12 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/askbi/askbi"
-	"github.com/askbi/askbi/connresolve"
+	"github.com/askbi/askbi/connections"
+	"github.com/askbi/askbi/connections/signin"
 	"github.com/askbi/askbi/seal"
 )
 
-// ConnectionStore is an connresolve.Store in PostgreSQL. Update holds the
+// ConnectionStore is a connections.Store in PostgreSQL. Update holds the
 // connection row's lock (SELECT ... FOR UPDATE) from its read to its
 // write, in one transaction, so of concurrent updates of one connection,
 // across processes too, each sees the one before.
@@ -28,7 +29,7 @@ type ConnectionStore struct {
 // NewConnectionStore returns a ConnectionStore on a migrated database.
 func NewConnectionStore(db *sqlx.DB) *ConnectionStore { return &ConnectionStore{db: db} }
 
-var _ connresolve.Store = (*ConnectionStore)(nil)
+var _ connections.Store = (*ConnectionStore)(nil)
 
 const connColumns = `id, team_id, name, url, auth, has_token, token_key_id, token_nonce, token_ciphertext, active,
 	tool_focus, discovery, version, created_at, updated_at, provider, setup_conversation, sign_in`
@@ -54,9 +55,9 @@ type connRow struct {
 	SignIn          []byte    `db:"sign_in"`
 }
 
-func (r connRow) state() (connresolve.State, error) {
-	st := connresolve.State{Record: connresolve.Record{
-		Connection: connresolve.Connection{ID: r.ID, TeamID: r.TeamID, Name: r.Name, URL: r.URL, Auth: connresolve.Auth(r.Auth),
+func (r connRow) state() (connections.State, error) {
+	st := connections.State{Record: connections.Record{
+		Connection: connections.Connection{ID: r.ID, TeamID: r.TeamID, Name: r.Name, URL: r.URL, Auth: connections.Auth(r.Auth),
 			HasToken: r.HasToken, Active: r.Active, ToolFocus: r.ToolFocus, Version: r.Version,
 			CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()},
 		Token: seal.Box{KeyID: r.TokenKeyID, Nonce: r.TokenNonce, Ciphertext: r.TokenCiphertext}, SetupConversation: r.SetupConv}}
@@ -65,7 +66,7 @@ func (r connRow) state() (connresolve.State, error) {
 		return st, err
 	}
 	if len(r.SignIn) > 0 && string(r.SignIn) != "null" {
-		var si connresolve.SignIn
+		var si connections.SignIn
 		if err := json.Unmarshal(r.SignIn, &si); err != nil {
 			return st, err
 		}
@@ -85,7 +86,7 @@ func nilIfEmpty(b []byte) []byte {
 	return b
 }
 
-func connArgs(st connresolve.State) ([]any, error) {
+func connArgs(st connections.State) ([]any, error) {
 	disc, err := json.Marshal(st.Discovery)
 	if err != nil {
 		return nil, err
@@ -109,8 +110,8 @@ func errConnName() error {
 	return askbi.Errorf(askbi.Conflict, "name: the team already has a connection with this name")
 }
 
-// Create implements connresolve.Store.
-func (s *ConnectionStore) Create(ctx context.Context, st connresolve.State) error {
+// Create implements connections.Store.
+func (s *ConnectionStore) Create(ctx context.Context, st connections.State) error {
 	const op = "pgstore.ConnectionStore.Create"
 	args, err := connArgs(st)
 	if err != nil {
@@ -132,7 +133,7 @@ func (s *ConnectionStore) Create(ctx context.Context, st connresolve.State) erro
 }
 
 // writeTools replaces the tools of connection id, in order.
-func writeTools(ctx context.Context, tx *sqlx.Tx, id string, tools []connresolve.Tool) error {
+func writeTools(ctx context.Context, tx *sqlx.Tx, id string, tools []connections.Tool) error {
 	const op = "pgstore.ConnectionStore.writeTools"
 	if _, err := tx.ExecContext(ctx, `DELETE FROM mcp_tools WHERE connection_id = $1`, id); err != nil {
 		return internal(op, err)
@@ -169,7 +170,7 @@ type queryer interface {
 }
 
 // readTools returns the tools of the given connections, by connection.
-func readTools(ctx context.Context, db queryer, ids []string) (map[string][]connresolve.Tool, error) {
+func readTools(ctx context.Context, db queryer, ids []string) (map[string][]connections.Tool, error) {
 	var rows []struct {
 		ConnectionID string `db:"connection_id"`
 		Doc          []byte `db:"doc"`
@@ -178,9 +179,9 @@ func readTools(ctx context.Context, db queryer, ids []string) (map[string][]conn
 		ORDER BY connection_id, position`, pq.Array(ids)); err != nil {
 		return nil, err
 	}
-	out := map[string][]connresolve.Tool{}
+	out := map[string][]connections.Tool{}
 	for _, r := range rows {
-		var t connresolve.Tool
+		var t connections.Tool
 		if err := json.Unmarshal(r.Doc, &t); err != nil {
 			return nil, err
 		}
@@ -193,7 +194,7 @@ func readTools(ctx context.Context, db queryer, ids []string) (map[string][]conn
 func (s *ConnectionStore) load(ctx context.Context, db interface {
 	queryer
 	GetContext(ctx context.Context, dest any, query string, args ...any) error
-}, id string, lock bool) (connresolve.State, error) {
+}, id string, lock bool) (connections.State, error) {
 	q := `SELECT ` + connColumns + ` FROM mcp_connections WHERE id = $1`
 	if lock {
 		q += ` FOR UPDATE`
@@ -201,10 +202,10 @@ func (s *ConnectionStore) load(ctx context.Context, db interface {
 	var r connRow
 	err := db.GetContext(ctx, &r, q, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return connresolve.State{}, errConnNotFound()
+		return connections.State{}, errConnNotFound()
 	}
 	if err != nil {
-		return connresolve.State{}, err
+		return connections.State{}, err
 	}
 	st, err := r.state()
 	if err != nil {
@@ -218,15 +219,15 @@ func (s *ConnectionStore) load(ctx context.Context, db interface {
 	return st, nil
 }
 
-func orNoTools(t []connresolve.Tool) []connresolve.Tool {
+func orNoTools(t []connections.Tool) []connections.Tool {
 	if t == nil {
-		return []connresolve.Tool{}
+		return []connections.Tool{}
 	}
 	return t
 }
 
-// Get implements connresolve.Store.
-func (s *ConnectionStore) Get(ctx context.Context, id string) (connresolve.State, error) {
+// Get implements connections.Store.
+func (s *ConnectionStore) Get(ctx context.Context, id string) (connections.State, error) {
 	st, err := s.load(ctx, s.db, id, false)
 	if err != nil && askbi.ErrorCode(err) != askbi.NotFound {
 		return st, internal("pgstore.ConnectionStore.Get", err)
@@ -234,8 +235,8 @@ func (s *ConnectionStore) Get(ctx context.Context, id string) (connresolve.State
 	return st, err
 }
 
-// List implements connresolve.Store.
-func (s *ConnectionStore) List(ctx context.Context, teamID string) ([]connresolve.State, error) {
+// List implements connections.Store.
+func (s *ConnectionStore) List(ctx context.Context, teamID string) ([]connections.State, error) {
 	const op = "pgstore.ConnectionStore.List"
 	var rows []connRow
 	err := s.db.SelectContext(ctx, &rows, `SELECT `+connColumns+` FROM mcp_connections
@@ -251,7 +252,7 @@ func (s *ConnectionStore) List(ctx context.Context, teamID string) ([]connresolv
 	if err != nil {
 		return nil, internal(op, err)
 	}
-	out := make([]connresolve.State, 0, len(rows))
+	out := make([]connections.State, 0, len(rows))
 	for _, r := range rows {
 		st, err := r.state()
 		if err != nil {
@@ -263,10 +264,10 @@ func (s *ConnectionStore) List(ctx context.Context, teamID string) ([]connresolv
 	return out, nil
 }
 
-// Update implements connresolve.Store.
-func (s *ConnectionStore) Update(ctx context.Context, id string, fn func(*connresolve.State) error) (connresolve.State, error) {
+// Update implements connections.Store.
+func (s *ConnectionStore) Update(ctx context.Context, id string, fn func(*connections.State) error) (connections.State, error) {
 	const op = "pgstore.ConnectionStore.Update"
-	var out connresolve.State
+	var out connections.State
 	err := Transact(ctx, s.db, func(tx *sqlx.Tx) error {
 		cur, err := s.load(ctx, tx, id, true)
 		if err != nil {
@@ -276,7 +277,7 @@ func (s *ConnectionStore) Update(ctx context.Context, id string, fn func(*connre
 			return internal(op, err)
 		}
 		next := cur
-		next.Tools = append([]connresolve.Tool(nil), cur.Tools...)
+		next.Tools = append([]connections.Tool(nil), cur.Tools...)
 		if err := fn(&next); err != nil {
 			return err
 		}
@@ -298,7 +299,7 @@ func (s *ConnectionStore) Update(ctx context.Context, id string, fn func(*connre
 		return nil
 	})
 	if err != nil {
-		return connresolve.State{}, err
+		return connections.State{}, err
 	}
 	// What was written, read back as Get reads it.
 	out.Tools = orNoTools(out.Tools)
@@ -307,7 +308,7 @@ func (s *ConnectionStore) Update(ctx context.Context, id string, fn func(*connre
 
 // normalize gives a state the form reading it back would: times in UTC,
 // empty byte slices nil, tools as JSON decodes them.
-func normalize(st connresolve.State) connresolve.State {
+func normalize(st connections.State) connections.State {
 	st.CreatedAt, st.UpdatedAt, st.Discovery.At = st.CreatedAt.UTC(), st.UpdatedAt.UTC(), st.Discovery.At.UTC()
 	st.Token.Nonce, st.Token.Ciphertext = nilIfEmpty(st.Token.Nonce), nilIfEmpty(st.Token.Ciphertext)
 	if e := st.Discovery.Error; e != nil {
@@ -317,13 +318,13 @@ func normalize(st connresolve.State) connresolve.State {
 	}
 	if st.SignIn != nil {
 		b, _ := json.Marshal(st.SignIn)
-		var si connresolve.SignIn
+		var si connections.SignIn
 		json.Unmarshal(b, &si)
 		st.SignIn = normalizeSignIn(&si)
 	}
 	for i, t := range st.Tools {
 		b, _ := json.Marshal(t)
-		var back connresolve.Tool
+		var back connections.Tool
 		json.Unmarshal(b, &back)
 		back.Access.ApprovedAt = back.Access.ApprovedAt.UTC()
 		st.Tools[i] = back
@@ -331,12 +332,12 @@ func normalize(st connresolve.State) connresolve.State {
 	return st
 }
 
-// Delete implements connresolve.Store.
+// Delete implements connections.Store.
 func (s *ConnectionStore) Delete(ctx context.Context, id string) error {
 	return execOne(ctx, s.db, "pgstore.ConnectionStore.Delete", errConnNotFound(), `DELETE FROM mcp_connections WHERE id = $1`, id)
 }
 
-func normalizeSignIn(si *connresolve.SignIn) *connresolve.SignIn {
+func normalizeSignIn(si *connections.SignIn) *connections.SignIn {
 	si.At = si.At.UTC()
 	if si.Error != nil {
 		si.Error.At = si.Error.At.UTC()
@@ -344,7 +345,7 @@ func normalizeSignIn(si *connresolve.SignIn) *connresolve.SignIn {
 	return si
 }
 
-// FlowStore is an connresolve.FlowStore in PostgreSQL: TakeFlow is one
+// FlowStore is a signin.FlowStore in PostgreSQL: TakeFlow is one
 // DELETE ... RETURNING, so a flow is taken once across processes.
 type FlowStore struct {
 	db *sqlx.DB
@@ -353,7 +354,7 @@ type FlowStore struct {
 // NewFlowStore returns a FlowStore on a migrated database.
 func NewFlowStore(db *sqlx.DB) *FlowStore { return &FlowStore{db: db} }
 
-var _ connresolve.FlowStore = (*FlowStore)(nil)
+var _ signin.FlowStore = (*FlowStore)(nil)
 
 const flowColumns = `id, connection_id, team_id, user_id, conversation_id, secret_key_id, secret_nonce, secret_ciphertext, created_at, expires_at`
 
@@ -370,29 +371,29 @@ type flowRow struct {
 	ExpiresAt      time.Time `db:"expires_at"`
 }
 
-// CreateFlow implements connresolve.FlowStore.
-func (s *FlowStore) CreateFlow(ctx context.Context, f connresolve.Flow) error {
+// CreateFlow implements signin.FlowStore.
+func (s *FlowStore) CreateFlow(ctx context.Context, f signin.Flow) error {
 	const op = "pgstore.FlowStore.CreateFlow"
 	return write(ctx, s.db, op, askbi.Errorf(askbi.Conflict, "flow already exists"), `INSERT INTO mcp_oauth_flows (`+flowColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, f.ID, f.ConnectionID, f.TeamID, f.UserID, f.ConversationID,
 		f.Secret.KeyID, f.Secret.Nonce, f.Secret.Ciphertext, f.CreatedAt, f.ExpiresAt)
 }
 
-// TakeFlow implements connresolve.FlowStore.
-func (s *FlowStore) TakeFlow(ctx context.Context, id string) (connresolve.Flow, error) {
+// TakeFlow implements signin.FlowStore.
+func (s *FlowStore) TakeFlow(ctx context.Context, id string) (signin.Flow, error) {
 	var r flowRow
 	err := s.db.GetContext(ctx, &r, `DELETE FROM mcp_oauth_flows WHERE id = $1 RETURNING `+flowColumns, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return connresolve.Flow{}, askbi.Errorf(askbi.NotFound, "flow not found")
+		return signin.Flow{}, askbi.Errorf(askbi.NotFound, "flow not found")
 	}
 	if err != nil {
-		return connresolve.Flow{}, internal("pgstore.FlowStore.TakeFlow", err)
+		return signin.Flow{}, internal("pgstore.FlowStore.TakeFlow", err)
 	}
-	return connresolve.Flow{ID: r.ID, ConnectionID: r.ConnectionID, TeamID: r.TeamID, UserID: r.UserID, ConversationID: r.ConversationID,
+	return signin.Flow{ID: r.ID, ConnectionID: r.ConnectionID, TeamID: r.TeamID, UserID: r.UserID, ConversationID: r.ConversationID,
 		Secret: seal.Box{KeyID: r.KeyID, Nonce: r.Nonce, Ciphertext: r.Ciphertext}, CreatedAt: r.CreatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC()}, nil
 }
 
-// PurgeFlows implements connresolve.FlowStore.
+// PurgeFlows implements signin.FlowStore.
 func (s *FlowStore) PurgeFlows(ctx context.Context, t time.Time) (int, error) {
 	res, err := s.db.ExecContext(ctx, `DELETE FROM mcp_oauth_flows WHERE expires_at < $1`, t)
 	if err != nil {

@@ -14,10 +14,12 @@
 //	defer db.Close()
 //	assistant := ask.New(model, gate, exec, db.Ask, tools, nil)
 //	keys := access.NewKeys(db.Keys, dir, nil)
-//	db.Listen(ctx, logger, keys, conns) // revocations and changes from other instances
+//	db.Listen(ctx, logger, keys, conns.Records()) // revocations and changes from other instances
 //
 // Each store passes the exported conformance suite its in-memory
 // counterpart passes (accesstest.RunKeyStore, asktest.RunTurnStore,
-// memorytest.Run, connresolvetest.Run, oauthtest.Run, catalogtest.Run),
-// run here against a throwaway PostgreSQL.
+// memorytest.Run, connectionstest.Run, signintest.Run, oauthtest.Run,
+// catalogtest.Run), run here against a throwaway PostgreSQL; and two
+// instances refresh a connection's OAuth tokens once
+// (signintest.RunRefresh, on the connection store and the leases).
 package pgstore

@@ -9,7 +9,9 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/ask/provider/mock"
-	"github.com/askbi/askbi/connresolve"
+	"github.com/askbi/askbi/connections"
+	"github.com/askbi/askbi/connections/remote"
+	"github.com/askbi/askbi/connections/signin"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/internal/pgtest"
 	"github.com/askbi/askbi/memory"
@@ -34,16 +36,17 @@ func newHost(ctx context.Context, db *pgstore.DB, keyring seal.Keyring) (*host, 
 	keys := access.NewKeys(db.Keys, dir, nil) // for mcpserver.New
 	exec := dataexec.NewExecutor(dataexec.NewMemoryCatalog(), dataexec.SourceMap{},
 		&dataexec.Options{Concurrency: dataexec.ConcurrencyOptions{Shared: db.Leases}})
-	conns := connresolve.NewService(db.Connections, keyring, gate, &connresolve.Options{Publish: db.ConnectionChanges.Publish})
+	conns := connections.NewService(db.Connections, keyring, gate, &connections.Options{Publish: db.ConnectionChanges.Publish})
+	sign := signin.New(conns, keyring, &signin.Options{Flows: db.Flows, Leases: db.Leases})
 	tools, err := ask.NewRegistry(ask.ProductTools(exec)...)
 	if err != nil {
 		return nil, err
 	}
 	h := &host{memories: memory.NewService(db.Memory, keyring, gate, nil)}
-	h.assistant = ask.New(mock.New(), gate, exec, db.Ask, tools, &ask.Options{Memory: h.memories, Tools: ask.RemoteTools(conns), TurnSlots: db.Leases})
+	h.assistant = ask.New(mock.New(), gate, exec, db.Ask, tools, &ask.Options{Memory: h.memories, Tools: ask.RemoteTools(remote.New(conns, sign, nil)), TurnSlots: db.Leases})
 	// What other instances change (a revoked key, a connection) reaches
 	// this one at once.
-	return h, db.Listen(ctx, slog.New(slog.DiscardHandler), keys, conns)
+	return h, db.Listen(ctx, slog.New(slog.DiscardHandler), keys, conns.Records())
 }
 
 // Two instances of a host on one database: what a user saves through one

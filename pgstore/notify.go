@@ -107,10 +107,11 @@ func ForgetCaches(keys *access.Keys, catalog *Catalog, dir *Directory) func(Chan
 }
 
 // ConnectionChanges carries the changes of remote connections between
-// the instances sharing a database: Publish is connresolve.Options.Publish,
+// the instances sharing a database: Publish is connections.Options.Publish,
 // and Forward, a handle for Listen, hands the other instances' changes
-// to a Service's Changed (a missed notification, every team's), so a
-// chat turn using a connection stops on whichever instance runs it.
+// to the Changed of a service's connections.Records (a missed
+// notification, every team's), so a chat turn using a connection stops on
+// whichever instance runs it.
 type ConnectionChanges struct {
 	db     *sqlx.DB
 	origin string // this instance, to skip its own changes

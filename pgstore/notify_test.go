@@ -11,7 +11,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
-	"github.com/askbi/askbi/connresolve"
+	"github.com/askbi/askbi/connections"
 	"github.com/askbi/askbi/dataexec/catalogtest"
 	"github.com/askbi/askbi/internal/pgtest"
 	"github.com/askbi/askbi/pgstore"
@@ -175,10 +175,10 @@ func TestConnectionChangesAcrossInstances(t *testing.T) {
 	keys, _ := seal.NewStaticKeyring("k", map[string][]byte{"k": seal.GenerateKey()})
 	gate := access.NewGate(access.NewChecker(dir, nil), nil)
 	feedA, feedB := pgstore.NewConnectionChanges(db), pgstore.NewConnectionChanges(db)
-	svcA := connresolve.NewService(pgstore.NewConnectionStore(db), keys, gate, &connresolve.Options{Publish: feedA.Publish})
-	svcB := connresolve.NewService(pgstore.NewConnectionStore(db), keys, gate, &connresolve.Options{Publish: feedB.Publish})
+	svcA := connections.NewService(pgstore.NewConnectionStore(db), keys, gate, &connections.Options{Publish: feedA.Publish})
+	svcB := connections.NewService(pgstore.NewConnectionStore(db), keys, gate, &connections.Options{Publish: feedB.Publish})
 	seen := make(chan pgstore.Change, 16)
-	forward := feedB.Forward(svcB)
+	forward := feedB.Forward(svcB.Records())
 	if err := pgstore.Listen(ctx, dbURL, slog.New(slog.DiscardHandler), func(c pgstore.Change) { forward(c); seen <- c }); err != nil {
 		t.Fatal(err)
 	}
@@ -203,21 +203,21 @@ func TestConnectionChangesAcrossInstances(t *testing.T) {
 			}
 		}
 	}
-	conn, err := svcA.Create(ctx, alice, connresolve.Input{Name: "Analytics", URL: "http://127.0.0.1:9/mcp"})
+	conn, err := svcA.Create(ctx, alice, connections.Input{Name: "Analytics", URL: "http://127.0.0.1:9/mcp"})
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	// B's own change reaches its listener, and is skipped.
-	turnB := svcB.Changes("acme")
+	turnB := svcB.Records().Changes("acme")
 	name := "Analytics 2"
-	if _, err := svcB.Update(ctx, alice, conn.ID, connresolve.Patch{Name: &name}); err != nil {
+	if _, err := svcB.Update(ctx, alice, conn.ID, connections.Patch{Name: &name}); err != nil {
 		t.Fatal(err)
 	}
 	if !closed(turnB) {
 		t.Fatal("B's own change did not close its channel")
 	}
-	after := svcB.Changes("acme")
+	after := svcB.Records().Changes("acme")
 	wait()
 	if closed(after) {
 		t.Error("B's own change, arriving back, stopped a turn started after it")
@@ -226,13 +226,13 @@ func TestConnectionChangesAcrossInstances(t *testing.T) {
 	for _, change := range []func() error{
 		func() error {
 			name := "Analytics 3"
-			_, err := svcA.Update(ctx, alice, conn.ID, connresolve.Patch{Name: &name})
+			_, err := svcA.Update(ctx, alice, conn.ID, connections.Patch{Name: &name})
 			return err
 		},
 		func() error { return svcA.Delete(ctx, alice, conn.ID) },
 	} {
-		turnB := svcB.Changes("acme")
-		other := svcB.Changes("globex")
+		turnB := svcB.Records().Changes("acme")
+		other := svcB.Records().Changes("globex")
 		if err := change(); err != nil {
 			t.Fatal(err)
 		}

@@ -53,8 +53,8 @@ type DB struct {
 	Ask         ask.Stores       // conversations, turns, context, tool runs, approvals, receipts
 	Memory      *MemoryStore     // memory.Store
 	OAuth       *OAuthStore      // oauth.Store of the MCP server's authorization server
-	Connections *ConnectionStore // connresolve.Store
-	Flows       *FlowStore       // connresolve.FlowStore
+	Connections *ConnectionStore // connections.Store
+	Flows       *FlowStore       // signin.FlowStore
 	// Catalog and Directory are a workspace catalog and a team directory
 	// for a host without its own (the reference server's demo).
 	Catalog   *Catalog
@@ -67,7 +67,7 @@ type DB struct {
 	// outage); Leases holds concurrency bounds across instances
 	// (dataexec.ConcurrencyOptions.Shared, ask.Options.TurnSlots);
 	// ConnectionChanges stops the chat turns using a changed connection
-	// on every instance (connresolve.Options.Publish, and Listen).
+	// on every instance (connections.Options.Publish, and Listen).
 	RateLimiter       *RateLimiter
 	Leases            *Leases
 	ConnectionChanges *ConnectionChanges
@@ -103,10 +103,11 @@ func (db *DB) Close() error { return db.SQL.Close() }
 // Listen keeps this instance's caches in step with what the other
 // instances on the database change, until ctx ends: a revoked key leaves
 // keys' cache, a catalog or member change makes db's Catalog and
-// Directory read again, and a connection changed elsewhere stops conns'
-// chat turns that use it (ConnectionChanges.Forward); a lost listening
-// connection forgets all of it on the reconnect. keys and conns may be
-// nil. It returns once listening has started.
+// Directory read again, and a connection changed elsewhere stops the
+// chat turns that use it (ConnectionChanges.Forward to conns: a
+// service's connections.Records); a lost listening connection forgets
+// all of it on the reconnect. keys and conns may be nil. It returns once
+// listening has started.
 func (db *DB) Listen(ctx context.Context, log *slog.Logger, keys *access.Keys, conns interface{ Changed(teamID string) }) error {
 	forget := ForgetCaches(keys, db.Catalog, db.Directory)
 	var forward func(Change)

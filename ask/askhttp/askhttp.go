@@ -1,7 +1,7 @@
 // Package askhttp is the chat HTTP adapter of askbi: the Ask conversation,
 // turn, approval, direct-action, context-search, status and memory
 // routes as one http.Handler a host mounts, the way mcpserver is the MCP
-// adapter. The connection routes are package connresolve/connhttp's
+// adapter. The connection routes are package connections/connhttp's
 // handler, mounted beside it.
 // It owns the transport only: JSON and Server-Sent Events, write deadlines
 // for long turns, body validation, and the one table from askbi error codes

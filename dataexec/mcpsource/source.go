@@ -47,8 +47,8 @@ var toolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 // ValidToolName reports whether s is a tool name MCP allows.
 func ValidToolName(s string) bool { return toolName.MatchString(s) }
 
-// Tools is what a Source needs of the service that owns a connection's
-// tools and their approvals (connresolve.Service is one).
+// Tools is what a Source needs of the code that calls a connection's
+// approved tools (package connections/remote's Tools is one).
 type Tools interface {
 	// RunReadOnly runs connection connID's tool with args for a dataset,
 	// once every check passed: the tool approved and read-only, its
@@ -107,7 +107,7 @@ var (
 
 // Query implements dataexec.Source. Before anything is sent it answers
 // InvalidArgument for SQL or a missing or malformed tool name, and
-// Unsupported for variables; then the Tools' checks (connresolve: a tool
+// Unsupported for variables; then the Tools' checks (remote.Tools: a tool
 // that is not approved, removed or changed is Unavailable, one that is
 // not read-only or arguments off its schema InvalidArgument). After the
 // call: InvalidResult for an answer with only text (not chart-ready

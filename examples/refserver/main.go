@@ -37,8 +37,11 @@ import (
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/ask/askhttp"
 	"github.com/askbi/askbi/ask/provider"
+	"github.com/askbi/askbi/connections"
+	"github.com/askbi/askbi/connections/connhttp"
+	"github.com/askbi/askbi/connections/remote"
+	"github.com/askbi/askbi/connections/signin"
 	"github.com/askbi/askbi/connresolve"
-	"github.com/askbi/askbi/connresolve/connhttp"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/datahttp"
 	"github.com/askbi/askbi/dataexec/mcpsource"
@@ -194,7 +197,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer) error
 	// Retention: OAuth grants and tokens, connection sign-ins started and
 	// never completed, and a.purges.
 	go httpserve.Retain(pctx, append([]httpserve.Purge{{Name: "OAuth retention", Func: app.oauth.Purge},
-		{Name: "connection sign-in retention", Func: app.conns.PurgeOAuth}}, app.purges...), &httpserve.RetentionOptions{Logger: log})
+		{Name: "connection sign-in retention", Func: app.signin.PurgeOAuth}}, app.purges...), &httpserve.RetentionOptions{Logger: log})
 	if err := app.announce(out, cfg); err != nil {
 		return err
 	}
@@ -252,7 +255,9 @@ type app struct {
 	catalog   catalogStore
 	assistant *ask.Assistant
 	memory    *memory.Service
-	conns     *connresolve.Service
+	conns     *connections.Service
+	signin    *signin.Service
+	remote    *remote.Tools // Ask's and datasets' remote tools
 	resolver  *connresolve.Resolver
 	// connRoutes are the connection routes (connhttp), at /ai/connections.
 	connRoutes http.Handler
@@ -307,8 +312,8 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	chats := ask.NewMemoryStores()
 	var memories memory.Store = memory.NewMemoryStore()
 	var grants oauth.Store = oauth.NewMemoryStore()
-	var connStore connresolve.Store = connresolve.NewMemoryStore()
-	var flows connresolve.FlowStore = connresolve.NewMemoryFlowStore()
+	var connStore connections.Store = connections.NewMemoryStore()
+	var flows signin.FlowStore = signin.NewMemoryFlowStore()
 	var demo demoStore = &memDemoStore{}
 	// With the state in PostgreSQL: the team, source and turn bounds, and
 	// the connection changes that stop turns, hold across instances.
@@ -362,15 +367,17 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		limiter = cfg.limiterOverride
 	}
 	gate := access.NewGate(checker, limiter)
-	// Remote MCP connections share the memory keyring for their tokens,
-	// publish themselves into the catalog, and serve their datasets.
 	a.gate = gate
-	// OAuth connections sign in through the connection routes' callback,
-	// set where they are mounted (a.connRoutes).
-	a.conns = connresolve.NewService(connStore, keyring, gate, &connresolve.Options{Catalog: catalog, Audit: a.audit, Logger: log,
-		DenyLoopback: cfg.denyLoopback, Publish: publish,
-		OAuth: connresolve.OAuthOptions{ClientURI: base, Flows: flows}})
-	if err := a.conns.SyncCatalog(ctx); err != nil {
+	// Remote MCP connections share the memory keyring for their tokens,
+	// publish themselves into the catalog, and serve their datasets; OAuth
+	// ones sign in through the callback of the connection routes
+	// (a.connRoutes, mounted at /ai/connections).
+	a.conns = connections.NewService(connStore, keyring, gate, &connections.Options{Catalog: catalog, Audit: a.audit, Logger: log,
+		DenyLoopback: cfg.denyLoopback, Publish: publish})
+	a.signin = signin.New(a.conns, keyring, &signin.Options{RedirectURL: connhttp.RedirectURL(base, "/ai/connections"), ClientURI: base,
+		Flows: flows, Leases: leases, Audit: a.audit, Logger: log})
+	a.remote = remote.New(a.conns, a.signin, &remote.Options{Audit: a.audit, Logger: log})
+	if err := a.conns.Records().SyncCatalog(ctx); err != nil {
 		return nil, err
 	}
 	creds := demoCreds{store: demo, keys: keyring}
@@ -378,12 +385,12 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	if err != nil {
 		return nil, err
 	}
-	a.resolver = connresolve.NewResolver(connresolve.CatalogConnections{Catalog: catalog, Service: a.conns,
+	a.resolver = connresolve.NewResolver(connresolve.CatalogConnections{Catalog: catalog, Remote: a.remote,
 		Natives: demoConnectionTypes, Verified: verified}, demoNatives,
 		&connresolve.ResolverOptions{Verified: verified, LoopbackHTTP: true})
 	a.sessions = newSessions(demo)
-	a.connRoutes = connhttp.New(a.conns, a.resolver, a.sessions.authenticate,
-		&connhttp.Options{Prefix: "/ai/connections", PublicURL: base, Logger: log,
+	a.connRoutes = connhttp.New(a.conns, a.signin, a.resolver, a.sessions.authenticate,
+		&connhttp.Options{Prefix: "/ai/connections", Logger: log,
 			CheckConversation: func(ctx context.Context, p access.Principal, id string) error {
 				return a.assistant.CheckConversation(ctx, p, id)
 			},
@@ -399,7 +406,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	// Links: every chat result and MCP tool result links to this server's
 	// pages (demo_web.go) under -public-url.
 	bounds := dataexec.ConcurrencyOptions{MaxPerPrincipal: cfg.maxPerPrincipal, MaxPerTeam: cfg.maxPerTeam, MaxPerSource: cfg.maxPerSource, Shared: leases}
-	a.executor = dataexec.NewExecutor(catalog, mcpsource.Sources(a.conns, sources), &dataexec.Options{Audit: a.audit, Logger: log,
+	a.executor = dataexec.NewExecutor(catalog, mcpsource.Sources(a.remote, sources), &dataexec.Options{Audit: a.audit, Logger: log,
 		Links: dataexec.PublicLinks(base), Concurrency: bounds, Cache: dataexec.CacheOptions{MaxBytes: httpserve.CacheBytes()}})
 	a.keys = access.NewKeys(keyStore, dir, &access.KeyOptions{CacheTTL: cfg.keyCacheTTL})
 	if state != nil {
@@ -408,7 +415,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		// leaves.
 		lctx, stop := context.WithCancel(context.Background())
 		a.closers = append(a.closers, func() error { stop(); return nil })
-		if err := state.Listen(lctx, log, a.keys, a.conns); err != nil {
+		if err := state.Listen(lctx, log, a.keys, a.conns.Records()); err != nil {
 			return nil, err
 		}
 	}
@@ -445,7 +452,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		note = demoModelNote
 	}
 	a.assistant = ask.New(model, gate, a.executor, chats, tools, &ask.Options{
-		TurnTimeout: cfg.turnTimeout, Sharing: sharing, Memory: a.memory, Logger: log, Tools: ask.RemoteTools(a.conns),
+		TurnTimeout: cfg.turnTimeout, Sharing: sharing, Memory: a.memory, Logger: log, Tools: ask.RemoteTools(a.remote),
 		Secrets: []*regexp.Regexp{sessionPattern}, ModelNote: note,
 		MaxTurnsPerUser: cfg.maxTurnsPerUser, MaxTurnsPerTeam: cfg.maxTurnsPerTeam, TurnSlots: leases,
 	})
