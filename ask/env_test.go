@@ -15,24 +15,11 @@ import (
 	"github.com/askbi/askbi/ask/provider/mock"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/catalogtest"
+	"github.com/askbi/askbi/internal/fakeclock"
 )
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+// clock is the tests' settable clock.
+type clock = fakeclock.Clock
 
 type sharing struct {
 	mu    sync.Mutex
@@ -103,7 +90,7 @@ func newEnv(t testing.TB, provider ask.Provider, options ...envOption) *env {
 	t.Helper()
 	e := &env{dir: accesstest.Teams(), cat: dataexec.NewMemoryCatalog(), audit: access.NewMemoryAudit(1000),
 		convs: ask.NewMemoryConversationStore(), approvals: ask.NewMemoryApprovalStore(),
-		clock: &clock{t: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}, sharing: &sharing{level: ask.SharingRows}}
+		clock: fakeclock.New(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)), sharing: &sharing{level: ask.SharingRows}}
 	at := e.clock.Now().Add(-time.Hour)
 	c := e.cat
 	c.PutConnection(dataexec.Connection{ID: "wh", TeamID: "acme", Name: "Warehouse", Type: "postgres", Active: true, UpdatedAt: at})

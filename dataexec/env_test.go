@@ -12,28 +12,14 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/access/accesstest"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/internal/fakeclock"
 )
 
 // t0 is when every test's clock starts.
 var t0 = time.Date(2026, 11, 30, 8, 12, 0, 0, time.UTC)
 
-// clock is an injected Now that tests move by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+// clock is the tests' settable clock.
+type clock = fakeclock.Clock
 
 // fakeSource is a Source that counts its calls, records its queries and
 // answers with respond (or the signups table). It honours MaxRows. It is a
@@ -171,7 +157,7 @@ func newEnv(t testing.TB, opts *dataexec.Options) *env {
 	t.Helper()
 	e := &env{
 		cat: dataexec.NewMemoryCatalog(), dir: accesstest.Teams(), src: &inspectingSource{},
-		plain: &fakeSource{}, audit: access.NewMemoryAudit(0), clock: &clock{t: t0},
+		plain: &fakeSource{}, audit: access.NewMemoryAudit(0), clock: fakeclock.New(t0),
 	}
 	e.dir.SetMember("acme", "vic", access.RoleViewer, access.ProjectSet("growth", "finance"))
 

@@ -147,15 +147,10 @@ func RedirectURL(publicURL, prefix string) string {
 
 // begin authenticates the request before fn runs. The service passes
 // the principal through the gate once, in each of its methods.
+// begin authenticates the request; each route's service call passes the
+// gate itself.
 func (h *handler) begin(fn func(http.ResponseWriter, *http.Request, access.Principal)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		p, err := h.authn(r)
-		if err != nil {
-			h.error(w, r, err)
-			return
-		}
-		fn(w, r, p)
-	}
+	return httpjson.Route(h.o.Logger, h.authn, nil, fn)
 }
 
 func (h *handler) error(w http.ResponseWriter, r *http.Request, err error) {
