@@ -12,6 +12,7 @@ import (
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/mcpserver"
+	"github.com/askbi/askbi/workspace"
 )
 
 // caller is a model that calls one tool with fixed arguments, then
@@ -38,7 +39,7 @@ func TestSameWordsForBadArguments(t *testing.T) {
 	dir.AddProject("acme", "growth")
 	dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
 	gate := access.NewGate(access.NewChecker(dir, nil), nil)
-	exec := dataexec.NewExecutor(dataexec.NewMemoryCatalog(), dataexec.SourceMap{}, nil)
+	exec := dataexec.NewExecutor(workspace.NewMemoryCatalog(), dataexec.SourceMap{}, nil)
 	keys := access.NewKeys(access.NewMemoryKeyStore(), dir, nil)
 	srv := httptest.NewServer(mcpserver.New(exec, gate, keys.Verify, nil))
 	defer srv.Close()

@@ -18,9 +18,12 @@
 //   - access: principals, roles, scopes, access decisions, the request
 //     gate, API keys; access/accesstest proves its stores.
 //   - seal: the keyring and AES-GCM sealing of every secret at rest.
-//   - dataexec: the workspace catalog, bounded execution, cache, field
-//     mapping, chart data and search; dataexec/catalogtest and
-//     dataexec/sourcetest prove a catalog and a source.
+//   - workspace: the host's workspace catalog (dashboards, charts,
+//     datasets, connections) and its in-memory implementation;
+//     workspace/workspacetest proves a catalog.
+//   - dataexec: bounded execution, cache, field mapping, chart data,
+//     search and the product actions; dataexec/sourcetest proves a
+//     source.
 //   - dataexec/pgsource: the PostgreSQL source with its read-only guard.
 //   - dataexec/mcpsource: the go-sdk client of remote MCP servers and the
 //     dataset Source on a remote tool.

@@ -25,6 +25,7 @@ import (
 	"github.com/askbi/askbi/connections/signin"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/seal"
+	"github.com/askbi/askbi/workspace"
 )
 
 // mcpRemote is an in-process MCP server whose tools a test sets, counting
@@ -646,7 +647,7 @@ func TestRemoteResultKinds(t *testing.T) {
 		want ask.RemoteResult
 	}{
 		{"visits", ask.RemoteResult{Kind: ask.RemoteChart,
-			Chart: &dataexec.ChartData{Type: dataexec.ChartBar, XField: "page", Labels: []string{"/pricing", "/docs"},
+			Chart: &dataexec.ChartData{Type: workspace.ChartBar, XField: "page", Labels: []string{"/pricing", "/docs"},
 				Series: []dataexec.Series{{Name: "visitors", Values: []*float64{f(120), f(80)}}}, Meta: dataexec.Meta{RowCount: 2}},
 			Table: &ask.RemoteRows{Columns: []string{"page", "visitors"}, Rows: [][]any{{"/pricing", 120.0}, {"/docs", 80.0}}}}},
 		{"notes", ask.RemoteResult{Kind: ask.RemoteTable,

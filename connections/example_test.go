@@ -16,6 +16,7 @@ import (
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/seal"
+	"github.com/askbi/askbi/workspace"
 )
 
 func ExampleService() {
@@ -35,7 +36,7 @@ func ExampleService() {
 	dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
 	gate := access.NewGate(access.NewChecker(dir, nil), nil)
 	keys, _ := seal.NewStaticKeyring("k1", map[string][]byte{"k1": seal.GenerateKey()})
-	catalog := dataexec.NewMemoryCatalog()
+	catalog := workspace.NewMemoryCatalog()
 	svc := connections.NewService(connections.NewMemoryStore(), keys, gate, &connections.Options{Catalog: catalog})
 	sign := signin.New(svc, keys, nil) // opens the sealed token to reach the server
 	alice := access.Principal{UserID: "alice", TeamID: "acme", Auth: access.AuthSession}
@@ -51,7 +52,7 @@ func ExampleService() {
 	// A dataset request on the approved tool, with output field paths.
 	exec := dataexec.NewExecutor(catalog, mcpsource.Sources(remote.New(svc, sign, nil), nil), nil)
 	live, _ := gate.Begin(ctx, alice)
-	var fields dataexec.Fields
+	var fields workspace.Fields
 	json.Unmarshal([]byte(`{"page": ["column_0"], "visitors": ["column_1", "0"]}`), &fields)
 	res, err := exec.Explore(ctx, live, dataexec.Exploration{Operation: dataexec.ExplorePreview, ConnectionID: c.ID, Tool: "top_pages", Fields: fields})
 	fmt.Println(res.Preview.Columns, res.Preview.Rows(), err)

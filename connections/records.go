@@ -8,8 +8,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbi/askbi"
-	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/mcpsource"
+	"github.com/askbi/askbi/workspace"
 )
 
 // Records are the stored connections and what every package built on
@@ -130,7 +130,7 @@ func (r *Records) SaveCatalog(ctx context.Context, c Connection) {
 	if r.o.Catalog == nil {
 		return
 	}
-	dc := dataexec.Connection{ID: c.ID, TeamID: c.TeamID, Name: c.Name, Type: mcpsource.TypeMCP, Active: c.Active,
+	dc := workspace.Connection{ID: c.ID, TeamID: c.TeamID, Name: c.Name, Type: mcpsource.TypeMCP, Active: c.Active,
 		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 	if err := r.o.Catalog.SaveConnection(context.WithoutCancel(ctx), dc); err != nil {
 		r.o.Logger.Error("connections: catalog save", "connection", c.ID, "err", err)

@@ -13,10 +13,10 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
-	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/internal/outbound"
 	"github.com/askbi/askbi/seal"
+	"github.com/askbi/askbi/workspace"
 )
 
 // Audit actions of the service (access.AuditEntry.Action). Details hold
@@ -36,7 +36,7 @@ type Options struct {
 	// Catalog is where connections are published, so that search, the
 	// context picker and the data executor know them. Default none: the
 	// host's catalog must learn them itself.
-	Catalog dataexec.ConnectionWriter
+	Catalog workspace.ConnectionWriter
 	// DenyLoopback refuses servers on loopback addresses: when a URL is
 	// saved, a host that is loopback without asking a resolver (127.1,
 	// 2130706433, 0x7f000001, [::ffff:127.0.0.1], localhost, names under

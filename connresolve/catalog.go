@@ -6,6 +6,7 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/mcpsource"
+	"github.com/askbi/askbi/workspace"
 )
 
 // CatalogConnections is the [Connections] a host builds from its catalog
@@ -15,7 +16,7 @@ import (
 // connections Ask can use now ([MCPConnections]; their catalog rows are
 // left out, since readiness there depends on sign-in and approved tools).
 type CatalogConnections struct {
-	Catalog dataexec.Catalog
+	Catalog workspace.Catalog
 	// Remote gives the usable remote MCP connections (remote.Tools).
 	Remote Usable
 	// Natives name the provider and capabilities of each native
@@ -27,7 +28,7 @@ type CatalogConnections struct {
 
 // Connections implements [Connections].
 func (c CatalogConnections) Connections(ctx context.Context, p access.Principal) ([]Connected, error) {
-	rows, err := c.Catalog.Search(ctx, dataexec.CatalogQuery{TeamID: p.TeamID, Types: []access.EntityType{access.TypeConnection},
+	rows, err := c.Catalog.Search(ctx, workspace.CatalogQuery{TeamID: p.TeamID, Types: []access.EntityType{access.TypeConnection},
 		Projects: p.Projects, UserID: p.UserID, Limit: dataexec.MaxSearchLimit})
 	if err != nil {
 		return nil, err

@@ -10,7 +10,7 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/connections"
 	"github.com/askbi/askbi/connresolve"
-	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 // usable is a fixed list of usable remote connections, whoever asks.
@@ -27,8 +27,8 @@ func (u usable) Usable(context.Context, access.Principal) ([]connections.Connect
 // (with their verified provider's capabilities), never as their catalog
 // row (the order is the catalog's, so it is not compared).
 func TestCatalogConnections(t *testing.T) {
-	catalog := dataexec.NewMemoryCatalog()
-	for _, c := range []dataexec.Connection{
+	catalog := workspace.NewMemoryCatalog()
+	for _, c := range []workspace.Connection{
 		{ID: "conn_wh", TeamID: "acme", Name: "Warehouse", Type: "postgres", Active: true},
 		{ID: "conn_old", TeamID: "acme", Name: "Old shop", Type: "mysql"},
 		{ID: "conn_odd", TeamID: "acme", Name: "Spreadsheet", Type: "sheets", Active: true},

@@ -16,11 +16,11 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
-	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
-// Catalog is the workspace catalog in PostgreSQL: a dataexec.Catalog,
-// CatalogWriter and ConnectionWriter that passes catalogtest.Run. Each
+// Catalog is the workspace catalog in PostgreSQL: a workspace.Catalog,
+// CatalogWriter and ConnectionWriter that passes workspacetest.Run. Each
 // entity is one row of catalog_entities holding the whole value as JSON
 // (so fields dataexec adds later are kept) beside the columns search and
 // keys need. Every change is one transaction: a write that fails leaves
@@ -60,9 +60,9 @@ type lastRead struct {
 }
 
 var (
-	_ dataexec.Catalog          = (*Catalog)(nil)
-	_ dataexec.CatalogWriter    = (*Catalog)(nil)
-	_ dataexec.ConnectionWriter = (*Catalog)(nil)
+	_ workspace.Catalog          = (*Catalog)(nil)
+	_ workspace.CatalogWriter    = (*Catalog)(nil)
+	_ workspace.ConnectionWriter = (*Catalog)(nil)
 )
 
 // NewCatalog returns a Catalog on a migrated database.
@@ -70,10 +70,10 @@ func NewCatalog(db *sqlx.DB) *Catalog { return &Catalog{db: db, last: map[string
 
 // CatalogSeed is a set of entities Seed stores once.
 type CatalogSeed struct {
-	Connections []dataexec.Connection
-	Dashboards  []dataexec.Dashboard
-	Datasets    []dataexec.Dataset
-	Charts      []dataexec.Chart
+	Connections []workspace.Connection
+	Dashboards  []workspace.Dashboard
+	Datasets    []workspace.Dataset
+	Charts      []workspace.Chart
 }
 
 // catalogRow is one catalog_entities row.
@@ -94,13 +94,13 @@ func rowOf(v any) (catalogRow, error) {
 	var r catalogRow
 	var e access.Entity
 	switch v := v.(type) {
-	case dataexec.Dashboard:
+	case workspace.Dashboard:
 		e, r.Name, r.UpdatedAt = v.Ref(), v.Name, v.UpdatedAt
-	case dataexec.Chart:
+	case workspace.Chart:
 		e, r.Name, r.UpdatedAt, r.DashboardID = v.Ref(), v.Name, v.UpdatedAt, v.DashboardID
-	case dataexec.Dataset:
+	case workspace.Dataset:
 		e, r.Name, r.UpdatedAt, r.ConnectionID = v.Ref(), v.Name, v.UpdatedAt, v.Request.ConnectionID
-	case dataexec.Connection:
+	case workspace.Connection:
 		e, r.Name, r.UpdatedAt = v.Ref(), v.Name, v.UpdatedAt
 	default:
 		panic("pgstore: not a catalog entity")
@@ -215,33 +215,33 @@ func (c *Catalog) Forget() {
 	c.mu.Unlock()
 }
 
-// Dashboard implements dataexec.Catalog.
-func (c *Catalog) Dashboard(ctx context.Context, id string) (dataexec.Dashboard, error) {
-	return read[dataexec.Dashboard](ctx, c, access.TypeDashboard, id)
+// Dashboard implements workspace.Catalog.
+func (c *Catalog) Dashboard(ctx context.Context, id string) (workspace.Dashboard, error) {
+	return read[workspace.Dashboard](ctx, c, access.TypeDashboard, id)
 }
 
-// Chart implements dataexec.Catalog.
-func (c *Catalog) Chart(ctx context.Context, id string) (dataexec.Chart, error) {
-	return read[dataexec.Chart](ctx, c, access.TypeChart, id)
+// Chart implements workspace.Catalog.
+func (c *Catalog) Chart(ctx context.Context, id string) (workspace.Chart, error) {
+	return read[workspace.Chart](ctx, c, access.TypeChart, id)
 }
 
-// Dataset implements dataexec.Catalog.
-func (c *Catalog) Dataset(ctx context.Context, id string) (dataexec.Dataset, error) {
-	return read[dataexec.Dataset](ctx, c, access.TypeDataset, id)
+// Dataset implements workspace.Catalog.
+func (c *Catalog) Dataset(ctx context.Context, id string) (workspace.Dataset, error) {
+	return read[workspace.Dataset](ctx, c, access.TypeDataset, id)
 }
 
-// Connection implements dataexec.Catalog.
-func (c *Catalog) Connection(ctx context.Context, id string) (dataexec.Connection, error) {
-	return read[dataexec.Connection](ctx, c, access.TypeConnection, id)
+// Connection implements workspace.Catalog.
+func (c *Catalog) Connection(ctx context.Context, id string) (workspace.Connection, error) {
+	return read[workspace.Connection](ctx, c, access.TypeConnection, id)
 }
 
-// Search implements dataexec.Catalog, in one query: the text matches
+// Search implements workspace.Catalog, in one query: the text matches
 // literally (strpos, not LIKE), ties in updated_at order by ID in byte
 // order, as Go compares strings, and a preview (a chart on no dashboard)
 // is left out unless q.UserID created it, before the limit. The creator
 // is read from the chart's document (created_by), which every chart
 // stored before creators were recorded lacks: such a preview is nobody's.
-func (c *Catalog) Search(ctx context.Context, q dataexec.CatalogQuery) ([]dataexec.SearchRow, error) {
+func (c *Catalog) Search(ctx context.Context, q workspace.CatalogQuery) ([]workspace.SearchRow, error) {
 	types := make([]string, len(q.Types))
 	for i, t := range q.Types {
 		types[i] = string(t)
@@ -282,12 +282,12 @@ func (c *Catalog) Search(ctx context.Context, q dataexec.CatalogQuery) ([]dataex
 	if err != nil {
 		return nil, internal("pgstore.Catalog.Search", err)
 	}
-	out := make([]dataexec.SearchRow, len(rows))
+	out := make([]workspace.SearchRow, len(rows))
 	for i, r := range rows {
-		var scope []dataexec.Filter
+		var scope []workspace.Filter
 		if r.Type == string(access.TypeDataset) {
 			// A dataset's info line names its scope.
-			var d dataexec.Dataset
+			var d workspace.Dataset
 			if err := json.Unmarshal([]byte(r.Doc), &d); err != nil {
 				return nil, internal("pgstore.Catalog.Search", err)
 			}
@@ -295,21 +295,21 @@ func (c *Catalog) Search(ctx context.Context, q dataexec.CatalogQuery) ([]dataex
 		}
 		ent := access.Entity{Type: access.EntityType(r.Type), ID: r.ID, TeamID: r.TeamID, ProjectID: r.ProjectID}
 		if ent.Type == access.TypeChart {
-			ent = dataexec.Chart{ID: r.ID, TeamID: r.TeamID, ProjectID: r.ProjectID, DashboardID: r.DashboardID, CreatedBy: r.CreatedBy}.Ref()
+			ent = workspace.Chart{ID: r.ID, TeamID: r.TeamID, ProjectID: r.ProjectID, DashboardID: r.DashboardID, CreatedBy: r.CreatedBy}.Ref()
 		}
-		out[i] = dataexec.SearchRow{Scope: scope,
+		out[i] = workspace.SearchRow{Scope: scope,
 			Entity:     ent,
 			Name:       r.Name,
 			UpdatedAt:  r.UpdatedAt.UTC(),
-			ChartCount: r.ChartCount, ChartType: dataexec.ChartType(r.ChartType), DashboardName: r.DashboardName,
+			ChartCount: r.ChartCount, ChartType: workspace.ChartType(r.ChartType), DashboardName: r.DashboardName,
 			ConnectionName: r.ConnectionName, ConnectionType: r.ConnectionType, Active: r.Active,
 		}
 	}
 	return out, nil
 }
 
-// CreateChart implements dataexec.CatalogWriter.
-func (c *Catalog) CreateChart(ctx context.Context, ch dataexec.Chart) (dataexec.Chart, error) {
+// CreateChart implements workspace.CatalogWriter.
+func (c *Catalog) CreateChart(ctx context.Context, ch workspace.Chart) (workspace.Chart, error) {
 	defer c.wrote(ctx)()
 	if ch.ID == "" {
 		ch.ID = newCatalogID("chart")
@@ -317,21 +317,21 @@ func (c *Catalog) CreateChart(ctx context.Context, ch dataexec.Chart) (dataexec.
 	ch.YFields = slices.Clone(ch.YFields)
 	r, err := rowOf(ch)
 	if err != nil {
-		return dataexec.Chart{}, err
+		return workspace.Chart{}, err
 	}
 	if err := insert(ctx, c.db, r, false); err != nil {
-		return dataexec.Chart{}, err
+		return workspace.Chart{}, err
 	}
 	return ch, nil
 }
 
-// UpdateChart implements dataexec.CatalogWriter, under the chart's row
+// UpdateChart implements workspace.CatalogWriter, under the chart's row
 // lock.
-func (c *Catalog) UpdateChart(ctx context.Context, ch dataexec.Chart) (dataexec.Chart, error) {
+func (c *Catalog) UpdateChart(ctx context.Context, ch workspace.Chart) (workspace.Chart, error) {
 	defer c.wrote(ctx)()
-	var out dataexec.Chart
+	var out workspace.Chart
 	err := c.transact(ctx, "pgstore.Catalog.UpdateChart", func(tx *sqlx.Tx) error {
-		old, err := get[dataexec.Chart](ctx, tx, access.TypeChart, ch.ID, " FOR UPDATE")
+		old, err := get[workspace.Chart](ctx, tx, access.TypeChart, ch.ID, " FOR UPDATE")
 		if err != nil {
 			return err
 		}
@@ -347,24 +347,24 @@ func (c *Catalog) UpdateChart(ctx context.Context, ch dataexec.Chart) (dataexec.
 	return out, err
 }
 
-// PlaceChart implements dataexec.CatalogWriter. The chart row is locked
+// PlaceChart implements workspace.CatalogWriter. The chart row is locked
 // and the dashboard row share-locked: a concurrent placement waits and
 // then sees a saved chart (Conflict), and a concurrent DeleteDashboard
 // either runs first (NotFound here) or waits and deletes the placed chart
 // with its dashboard.
-func (c *Catalog) PlaceChart(ctx context.Context, chartID, dashboardID string, at time.Time) (dataexec.Chart, error) {
+func (c *Catalog) PlaceChart(ctx context.Context, chartID, dashboardID string, at time.Time) (workspace.Chart, error) {
 	defer c.wrote(ctx)()
-	var out dataexec.Chart
+	var out workspace.Chart
 	err := c.transact(ctx, "pgstore.Catalog.PlaceChart", func(tx *sqlx.Tx) error {
-		ch, err := get[dataexec.Chart](ctx, tx, access.TypeChart, chartID, " FOR UPDATE")
+		ch, err := get[workspace.Chart](ctx, tx, access.TypeChart, chartID, " FOR UPDATE")
 		if err != nil {
 			return err
 		}
-		d, err := get[dataexec.Dashboard](ctx, tx, access.TypeDashboard, dashboardID, " FOR SHARE")
+		d, err := get[workspace.Dashboard](ctx, tx, access.TypeDashboard, dashboardID, " FOR SHARE")
 		if err != nil {
 			return err
 		}
-		if ch.Status() != dataexec.StatusPreview {
+		if ch.Status() != workspace.StatusPreview {
 			return askbi.Errorf(askbi.Conflict, "the chart is already on a dashboard")
 		}
 		ch.DashboardID, ch.ProjectID, ch.UpdatedAt = d.ID, d.ProjectID, at
@@ -378,24 +378,24 @@ func (c *Catalog) PlaceChart(ctx context.Context, chartID, dashboardID string, a
 	return out, err
 }
 
-// CreateDataset implements dataexec.CatalogWriter. The dataset and its
+// CreateDataset implements workspace.CatalogWriter. The dataset and its
 // request are one row, written by one statement: both or neither.
-func (c *Catalog) CreateDataset(ctx context.Context, d dataexec.Dataset) (dataexec.Dataset, error) {
+func (c *Catalog) CreateDataset(ctx context.Context, d workspace.Dataset) (workspace.Dataset, error) {
 	defer c.wrote(ctx)()
 	if d.ID == "" {
 		d.ID = newCatalogID("dataset")
 	}
 	r, err := rowOf(d)
 	if err != nil {
-		return dataexec.Dataset{}, err
+		return workspace.Dataset{}, err
 	}
 	if err := insert(ctx, c.db, r, false); err != nil {
-		return dataexec.Dataset{}, err
+		return workspace.Dataset{}, err
 	}
 	return d, nil
 }
 
-// DeleteDashboard implements dataexec.CatalogWriter: the dashboard and its
+// DeleteDashboard implements workspace.CatalogWriter: the dashboard and its
 // charts go in one transaction.
 func (c *Catalog) DeleteDashboard(ctx context.Context, id string) error {
 	defer c.wrote(ctx)()
@@ -409,8 +409,8 @@ func (c *Catalog) DeleteDashboard(ctx context.Context, id string) error {
 	})
 }
 
-// SaveConnection implements dataexec.ConnectionWriter.
-func (c *Catalog) SaveConnection(ctx context.Context, conn dataexec.Connection) error {
+// SaveConnection implements workspace.ConnectionWriter.
+func (c *Catalog) SaveConnection(ctx context.Context, conn workspace.Connection) error {
 	defer c.wrote(ctx)()
 	r, err := rowOf(conn)
 	if err != nil {
@@ -419,7 +419,7 @@ func (c *Catalog) SaveConnection(ctx context.Context, conn dataexec.Connection) 
 	return insert(ctx, c.db, r, true)
 }
 
-// DeleteConnection implements dataexec.ConnectionWriter.
+// DeleteConnection implements workspace.ConnectionWriter.
 func (c *Catalog) DeleteConnection(ctx context.Context, id string) error {
 	defer c.wrote(ctx)()
 	if _, err := c.db.ExecContext(ctx, `DELETE FROM catalog_entities WHERE type = 'connection' AND id = $1`, id); err != nil {
@@ -500,7 +500,7 @@ func (c *Catalog) transact(ctx context.Context, op string, fn func(tx *sqlx.Tx) 
 }
 
 // newCatalogID returns a random ID "<prefix>_<16 chars>", as
-// dataexec.MemoryCatalog assigns them.
+// workspace.MemoryCatalog assigns them.
 func newCatalogID(prefix string) string {
 	return prefix + "_" + strings.ToLower(rand.Text()[:16])
 }

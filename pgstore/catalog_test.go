@@ -10,12 +10,13 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
-	"github.com/askbi/askbi/dataexec/catalogtest"
 	"github.com/askbi/askbi/pgstore"
+	"github.com/askbi/askbi/workspace"
+	"github.com/askbi/askbi/workspace/workspacetest"
 )
 
 // MustCatalog returns a Catalog on a database of its own holding f.
-func MustCatalog(t *testing.T, f catalogtest.Fixture) (*pgstore.Catalog, *sqlx.DB) {
+func MustCatalog(t *testing.T, f workspacetest.Fixture) (*pgstore.Catalog, *sqlx.DB) {
 	t.Helper()
 	db := MustStore(t)
 	c := pgstore.NewCatalog(db)
@@ -27,7 +28,7 @@ func MustCatalog(t *testing.T, f catalogtest.Fixture) (*pgstore.Catalog, *sqlx.D
 }
 
 func TestCatalog(t *testing.T) {
-	catalogtest.Run(t, func(t *testing.T, f catalogtest.Fixture) dataexec.Catalog {
+	workspacetest.Run(t, func(t *testing.T, f workspacetest.Fixture) workspace.Catalog {
 		c, _ := MustCatalog(t, f)
 		return c
 	})
@@ -37,11 +38,11 @@ func TestCatalog(t *testing.T) {
 // not even an entity the first seed stored and a user changed since.
 func TestCatalogSeedOnce(t *testing.T) {
 	ctx := context.Background()
-	c, _ := MustCatalog(t, catalogtest.NewFixture())
+	c, _ := MustCatalog(t, workspacetest.NewFixture())
 	if err := c.DeleteDashboard(ctx, "dash-growth"); err != nil {
 		t.Fatal(err)
 	}
-	ok, err := c.Seed(ctx, "fixture", pgstore.CatalogSeed(catalogtest.NewFixture()))
+	ok, err := c.Seed(ctx, "fixture", pgstore.CatalogSeed(workspacetest.NewFixture()))
 	if err != nil || ok {
 		t.Fatalf("second Seed = %v, %v; want false, nil", ok, err)
 	}
@@ -71,7 +72,7 @@ func failOn(t *testing.T, db *sqlx.DB, op, typ string) {
 // charts; when the second step fails, the first is rolled back.
 func TestCatalogRollback(t *testing.T) {
 	ctx := context.Background()
-	c, db := MustCatalog(t, catalogtest.NewFixture())
+	c, db := MustCatalog(t, workspacetest.NewFixture())
 	failOn(t, db, "DELETE", "chart")
 	if err := c.DeleteDashboard(ctx, "dash-growth"); askbi.ErrorCode(err) != askbi.Internal {
 		t.Fatalf("DeleteDashboard with its charts' delete failing = %v, want internal", err)
@@ -99,7 +100,7 @@ func TestCatalogRollback(t *testing.T) {
 // statement) fails here at its second write.
 func TestSaveDatasetRollback(t *testing.T) {
 	ctx := context.Background()
-	c, db := MustCatalog(t, catalogtest.NewFixture())
+	c, db := MustCatalog(t, workspacetest.NewFixture())
 	// writes counts every row write, across statements and transactions:
 	// a sequence is not rolled back. failWrite(n) makes the nth fail.
 	for _, q := range []string{

@@ -19,7 +19,7 @@
 // Each store passes the exported conformance suite its in-memory
 // counterpart passes (accesstest.RunKeyStore, asktest.RunTurnStore,
 // memorytest.Run, connectionstest.Run, signintest.Run, oauthtest.Run,
-// catalogtest.Run), run here against a throwaway PostgreSQL; and two
+// workspacetest.Run), run here against a throwaway PostgreSQL; and two
 // instances refresh a connection's OAuth tokens once
 // (signintest.RunRefresh, on the connection store and the leases).
 package pgstore

@@ -17,6 +17,7 @@ import (
 	"github.com/askbi/askbi/memory"
 	"github.com/askbi/askbi/pgstore"
 	"github.com/askbi/askbi/seal"
+	"github.com/askbi/askbi/workspace"
 )
 
 // host is the README's minimal host with its state in PostgreSQL: every
@@ -34,7 +35,7 @@ func newHost(ctx context.Context, db *pgstore.DB, keyring seal.Keyring) (*host, 
 	limiter := access.NewFallbackRateLimiter(db.RateLimiter, access.NewMemoryRateLimiter(nil), nil)
 	gate := access.NewGate(access.NewChecker(dir, nil), limiter)
 	keys := access.NewKeys(db.Keys, dir, nil) // for mcpserver.New
-	exec := dataexec.NewExecutor(dataexec.NewMemoryCatalog(), dataexec.SourceMap{},
+	exec := dataexec.NewExecutor(workspace.NewMemoryCatalog(), dataexec.SourceMap{},
 		&dataexec.Options{Concurrency: dataexec.ConcurrencyOptions{Shared: db.Leases}})
 	conns := connections.NewService(db.Connections, keyring, gate, &connections.Options{Publish: db.ConnectionChanges.Publish})
 	sign := signin.New(conns, keyring, &signin.Options{Flows: db.Flows, Leases: db.Leases})

@@ -12,10 +12,10 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/connections"
-	"github.com/askbi/askbi/dataexec/catalogtest"
 	"github.com/askbi/askbi/internal/pgtest"
 	"github.com/askbi/askbi/pgstore"
 	"github.com/askbi/askbi/seal"
+	"github.com/askbi/askbi/workspace/workspacetest"
 )
 
 // TestListen plays two instances on one database: A writes, B keeps its
@@ -38,7 +38,7 @@ func TestListen(t *testing.T) {
 	b := mustOpen(t, viaProxy)
 
 	catA := pgstore.NewCatalog(a)
-	if _, err := catA.Seed(ctx, "fixture", pgstore.CatalogSeed(catalogtest.NewFixture())); err != nil {
+	if _, err := catA.Seed(ctx, "fixture", pgstore.CatalogSeed(workspacetest.NewFixture())); err != nil {
 		t.Fatal(err)
 	}
 	dirA := pgstore.NewDirectory(a)

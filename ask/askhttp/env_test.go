@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/askbi/askbi/internal/chattest"
+	"github.com/askbi/askbi/workspace"
 
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/access/accesstest"
@@ -37,7 +38,7 @@ const (
 
 // seed fills the catalog (dir holds accesstest.Teams), and returns the warehouse
 // tables the datasets' SQL reads.
-func seed(dir *access.MemoryDirectory, cat *dataexec.MemoryCatalog, now time.Time) map[string]*dataexec.Table {
+func seed(dir *access.MemoryDirectory, cat *workspace.MemoryCatalog, now time.Time) map[string]*dataexec.Table {
 
 	at := now.Add(-24 * time.Hour).UTC()
 	// The most recently changed items, so that the picker's Recent group
@@ -50,13 +51,13 @@ func seed(dir *access.MemoryDirectory, cat *dataexec.MemoryCatalog, now time.Tim
 		}
 		return at
 	}
-	cat.PutConnection(dataexec.Connection{ID: "conn_acme_wh", TeamID: "acme", Name: "Acme warehouse", Type: "postgres", Active: true, CreatedAt: at, UpdatedAt: at})
-	cat.PutConnection(dataexec.Connection{ID: "conn_globex_wh", TeamID: "globex", Name: "Globex warehouse", Type: "postgres", Active: true, CreatedAt: at, UpdatedAt: at})
+	cat.PutConnection(workspace.Connection{ID: "conn_acme_wh", TeamID: "acme", Name: "Acme warehouse", Type: "postgres", Active: true, CreatedAt: at, UpdatedAt: at})
+	cat.PutConnection(workspace.Connection{ID: "conn_globex_wh", TeamID: "globex", Name: "Globex warehouse", Type: "postgres", Active: true, CreatedAt: at, UpdatedAt: at})
 	for _, d := range [][4]string{
 		{"dash_growth", "acme", "growth", "Growth overview"}, {"dash_finance", "acme", "finance", "Finance"},
 		{"dash_revenue", "acme", "finance", "Revenue"}, {"dash_support", "globex", "ops", "Support"},
 	} {
-		cat.PutDashboard(dataexec.Dashboard{ID: d[0], TeamID: d[1], ProjectID: d[2], Name: d[3], CreatedAt: at, UpdatedAt: updated(d[0])})
+		cat.PutDashboard(workspace.Dashboard{ID: d[0], TeamID: d[1], ProjectID: d[2], Name: d[3], CreatedAt: at, UpdatedAt: updated(d[0])})
 	}
 	for _, d := range [][6]string{
 		{"ds_weekly_signups", "acme", "growth", "conn_acme_wh", "Weekly signups", sqlWeeklySignups},
@@ -64,17 +65,17 @@ func seed(dir *access.MemoryDirectory, cat *dataexec.MemoryCatalog, now time.Tim
 		{"ds_mrr", "acme", "finance", "conn_acme_wh", "MRR", sqlMRR},
 		{"ds_tickets", "globex", "ops", "conn_globex_wh", "Tickets by day", sqlTickets},
 	} {
-		cat.PutDataset(dataexec.Dataset{ID: d[0], TeamID: d[1], ProjectID: d[2], Name: d[4], Version: 1,
-			Request: dataexec.Request{ConnectionID: d[3], SQL: d[5]}, CreatedAt: at, UpdatedAt: updated(d[0])})
+		cat.PutDataset(workspace.Dataset{ID: d[0], TeamID: d[1], ProjectID: d[2], Name: d[4], Version: 1,
+			Request: workspace.Request{ConnectionID: d[3], SQL: d[5]}, CreatedAt: at, UpdatedAt: updated(d[0])})
 	}
-	chart := func(id, team, project, dash, name string, typ dataexec.ChartType, ds, x string, y ...string) {
-		cat.PutChart(dataexec.Chart{ID: id, TeamID: team, ProjectID: project, DashboardID: dash, Name: name, Type: typ,
+	chart := func(id, team, project, dash, name string, typ workspace.ChartType, ds, x string, y ...string) {
+		cat.PutChart(workspace.Chart{ID: id, TeamID: team, ProjectID: project, DashboardID: dash, Name: name, Type: typ,
 			DatasetID: ds, XField: x, YFields: y, CreatedAt: at, UpdatedAt: updated(id)})
 	}
-	chart("chart_weekly_signups", "acme", "growth", "dash_growth", "Weekly signups", dataexec.ChartLine, "ds_weekly_signups", "week", "signups")
-	chart("chart_signups_country", "acme", "growth", "dash_growth", "Signups by country", dataexec.ChartBar, "ds_signups_country", "country", "signups")
-	chart("chart_mrr", "acme", "finance", "dash_finance", "MRR", dataexec.ChartLine, "ds_mrr", "month", "mrr")
-	chart("chart_tickets", "globex", "ops", "dash_support", "Tickets by day", dataexec.ChartBar, "ds_tickets", "day", "opened", "closed")
+	chart("chart_weekly_signups", "acme", "growth", "dash_growth", "Weekly signups", workspace.ChartLine, "ds_weekly_signups", "week", "signups")
+	chart("chart_signups_country", "acme", "growth", "dash_growth", "Signups by country", workspace.ChartBar, "ds_signups_country", "country", "signups")
+	chart("chart_mrr", "acme", "finance", "dash_finance", "MRR", workspace.ChartLine, "ds_mrr", "month", "mrr")
+	chart("chart_tickets", "globex", "ops", "dash_support", "Tickets by day", workspace.ChartBar, "ds_tickets", "day", "opened", "closed")
 
 	week := &dataexec.Table{Columns: []string{"week", "signups"}}
 	for i, d := 0, time.Date(2026, 9, 7, 0, 0, 0, 0, time.UTC); i < 12; i, d = i+1, d.AddDate(0, 0, 7) {
@@ -111,7 +112,7 @@ type config struct {
 type testServer struct {
 	chattest.Client
 	dir   *access.MemoryDirectory
-	cat   *dataexec.MemoryCatalog
+	cat   *workspace.MemoryCatalog
 	model ask.Provider
 	audit *access.MemoryAudit // the one audit log of the executor and memory
 	// handler is the mux the server serves, for a test that calls it in
@@ -129,7 +130,7 @@ func MustServer(tb testing.TB, edit func(*config)) *testServer {
 		edit(&cfg)
 	}
 	log := slog.New(slog.NewTextHandler(tb.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
-	dir, cat := accesstest.Teams(), dataexec.NewMemoryCatalog()
+	dir, cat := accesstest.Teams(), workspace.NewMemoryCatalog()
 	src := dataexec.NewTableSource(seed(dir, cat, time.Now()))
 	ts := &testServer{dir: dir, cat: cat, model: cfg.provider, audit: access.NewMemoryAudit(10000)}
 	gate := access.NewGate(access.NewChecker(dir, &access.CheckerOptions{Withdraw: cfg.withdraw}), cfg.limiter)

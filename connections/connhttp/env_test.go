@@ -17,9 +17,9 @@ import (
 	"github.com/askbi/askbi/connections/remote"
 	"github.com/askbi/askbi/connections/signin"
 	"github.com/askbi/askbi/connresolve"
-	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/internal/chattest"
 	"github.com/askbi/askbi/seal"
+	"github.com/askbi/askbi/workspace"
 )
 
 // The teams of the tests: acme (alice owner, bob editor, vic viewer) and
@@ -89,7 +89,7 @@ func MustServer(tb testing.TB, edit func(*config)) *testServer {
 	mux := http.NewServeMux()
 	srv := httptest.NewUnstartedServer(mux)
 	ts.conns = connections.NewService(connections.NewMemoryStore(), keys, gate,
-		&connections.Options{Catalog: dataexec.NewMemoryCatalog(), Audit: ts.audit, Logger: log})
+		&connections.Options{Catalog: workspace.NewMemoryCatalog(), Audit: ts.audit, Logger: log})
 	so := &signin.Options{Audit: ts.audit, Logger: log}
 	if cfg.oauth {
 		so.RedirectURL = connhttp.RedirectURL("http://"+srv.Listener.Addr().String(), "")

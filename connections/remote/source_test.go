@@ -17,6 +17,7 @@ import (
 	"github.com/askbi/askbi/dataexec/mcpsource"
 	"github.com/askbi/askbi/dataexec/sourcetest"
 	"github.com/askbi/askbi/internal/conntest"
+	"github.com/askbi/askbi/workspace"
 )
 
 // sourceTools are the tools the conformance fixture asks for.
@@ -104,7 +105,7 @@ func TestSourceConformance(t *testing.T) {
 // alice, live.
 func mustExecutor(t *testing.T, e *conntest.Env) (*dataexec.Executor, access.Principal) {
 	t.Helper()
-	e.Catalog.PutDashboard(dataexec.Dashboard{ID: "dash_growth", TeamID: "acme", ProjectID: "growth", Name: "Growth"})
+	e.Catalog.PutDashboard(workspace.Dashboard{ID: "dash_growth", TeamID: "acme", ProjectID: "growth", Name: "Growth"})
 	live, err := e.Gate.Begin(t.Context(), alice)
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +162,7 @@ func TestDatasets(t *testing.T) {
 	if kind, _ := dataexec.FailureOf(err); kind != dataexec.FailUnavailableTool {
 		t.Errorf("saving on an unapproved tool = %v (%s); want unavailable_tool", err, kind)
 	}
-	if rows, _ := e.Catalog.Search(ctx, dataexec.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeDataset}, Projects: access.AllProjects(), Limit: 10}); len(rows) != 0 {
+	if rows, _ := e.Catalog.Search(ctx, workspace.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeDataset}, Projects: access.AllProjects(), Limit: 10}); len(rows) != 0 {
 		t.Fatalf("failed saves left %d datasets", len(rows))
 	}
 	// Tuples with explicit field paths: zero and null kept.

@@ -50,6 +50,7 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/internal/httpjson"
+	"github.com/askbi/askbi/workspace"
 )
 
 // Options configures the handler. The zero value is valid; each zero field
@@ -243,7 +244,7 @@ func (h *handler) chart(w http.ResponseWriter, r *http.Request, p access.Princip
 		return
 	}
 	v := View{Chart: cr, PlaceOn: []dataexec.Ref{}, Links: h.exec.Links().Chart(*cr)}
-	if cr.Status == dataexec.StatusPreview {
+	if cr.Status == workspace.StatusPreview {
 		if v.PlaceOn, err = dataexec.Destinations(r.Context(), h.exec, p, cr.Chart.ProjectID); err != nil {
 			h.error(w, r, err)
 			return

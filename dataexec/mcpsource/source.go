@@ -14,6 +14,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 // CallResult is a remote tool's answer: its text and structured content.
@@ -38,7 +39,7 @@ func ResultText(res *mcp.CallToolResult) string {
 	return b.String()
 }
 
-// TypeMCP is the dataexec.Connection.Type of remote MCP connections.
+// TypeMCP is the workspace.Connection.Type of remote MCP connections.
 const TypeMCP = "mcp"
 
 // toolName is MCP's rule for tool names (1 to 128 of A-Z a-z 0-9 _ - .).
@@ -66,7 +67,7 @@ type ToolSpec struct {
 }
 
 // Sources returns a dataexec.Sources that serves MCP connections
-// (dataexec.Connection.Type "mcp") from tools and hands every other
+// (workspace.Connection.Type "mcp") from tools and hands every other
 // connection to next (nil: Unsupported).
 func Sources(tools Tools, next dataexec.Sources) dataexec.Sources { return sources{tools, next} }
 
@@ -75,7 +76,7 @@ type sources struct {
 	next  dataexec.Sources
 }
 
-func (ss sources) Source(ctx context.Context, conn dataexec.Connection) (dataexec.Source, error) {
+func (ss sources) Source(ctx context.Context, conn workspace.Connection) (dataexec.Source, error) {
 	if conn.Type == TypeMCP {
 		return NewSource(ss.tools, conn.ID), nil
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/askbi/askbi/internal/pgtest"
 	"github.com/askbi/askbi/mcpserver"
 	"github.com/askbi/askbi/pgstore"
+	"github.com/askbi/askbi/workspace"
 )
 
 // seedWarehouse creates and fills the demo tables in schema warehouse,
@@ -147,7 +148,7 @@ func startCluster(ctx context.Context, dir string) (*pgtest.Cluster, error) {
 // It returns the readiness checks of the databases it uses.
 func (a *app) demoWorkspace(ctx context.Context, cfg config, state *pgstore.DB, activity *mcpserver.MemoryActivity, sources dataexec.SourceMap) (catalogStore, access.Directory, []httpserve.Check, error) {
 	if state == nil {
-		mem := dataexec.NewMemoryCatalog()
+		mem := workspace.NewMemoryCatalog()
 		putSeed(mem, seedWorkspace(activity, "demo", time.Now()))
 		demo := newDemoSource()
 		sources["conn_acme_wh"], sources["conn_globex_wh"] = demo, demo

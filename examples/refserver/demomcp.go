@@ -13,7 +13,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/connections"
-	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 // The demo's remote MCP connection: a small analytics MCP server (go-sdk,
@@ -168,13 +168,13 @@ func seedDemoConnection(ctx context.Context, svc *connections.Service, creds con
 
 // demoMCPDataset is the Acme dataset and chart on the top_pages tool: its
 // tuples need field paths.
-func demoMCPDataset(at time.Time) (dataexec.Dataset, dataexec.Chart) {
-	fields := dataexec.Fields{{Name: "page", Path: []string{"column_0"}}, {Name: "visitors", Path: []string{"column_1", "0"}},
+func demoMCPDataset(at time.Time) (workspace.Dataset, workspace.Chart) {
+	fields := workspace.Fields{{Name: "page", Path: []string{"column_0"}}, {Name: "visitors", Path: []string{"column_1", "0"}},
 		{Name: "signups", Path: []string{"column_1", "1"}}}
-	return dataexec.Dataset{ID: demoTopPagesDS, TeamID: teamAcme, ProjectID: projGrowth, Name: "Top pages", Version: 1,
-			Request:   dataexec.Request{ConnectionID: demoMCPConn, Tool: "top_pages", Arguments: json.RawMessage(`{"days":28}`), Fields: fields},
+	return workspace.Dataset{ID: demoTopPagesDS, TeamID: teamAcme, ProjectID: projGrowth, Name: "Top pages", Version: 1,
+			Request:   workspace.Request{ConnectionID: demoMCPConn, Tool: "top_pages", Arguments: json.RawMessage(`{"days":28}`), Fields: fields},
 			CreatedAt: at, UpdatedAt: at},
-		dataexec.Chart{ID: "chart_top_pages", TeamID: teamAcme, ProjectID: projGrowth, DashboardID: "dash_growth",
-			Name: "Top pages", Type: dataexec.ChartBar, DatasetID: demoTopPagesDS, XField: "page", YFields: []string{"visitors"},
+		workspace.Chart{ID: "chart_top_pages", TeamID: teamAcme, ProjectID: projGrowth, DashboardID: "dash_growth",
+			Name: "Top pages", Type: workspace.ChartBar, DatasetID: demoTopPagesDS, XField: "page", YFields: []string{"visitors"},
 			CreatedAt: at, UpdatedAt: at}
 }

@@ -53,6 +53,7 @@ import (
 	"github.com/askbi/askbi/mcpserver/oauth"
 	"github.com/askbi/askbi/memory"
 	"github.com/askbi/askbi/pgstore"
+	"github.com/askbi/askbi/workspace"
 )
 
 type config struct {
@@ -231,9 +232,9 @@ func newServer(h http.Handler) *http.Server { return httpserve.NewServer(h, nil)
 // previews and placements survive restarts and are shared by every
 // instance on the database.
 type catalogStore interface {
-	dataexec.Catalog
-	dataexec.CatalogWriter
-	dataexec.ConnectionWriter
+	workspace.Catalog
+	workspace.CatalogWriter
+	workspace.ConnectionWriter
 }
 
 // app is the wired product.

@@ -26,9 +26,9 @@ import (
 	"github.com/askbi/askbi/connections"
 	"github.com/askbi/askbi/connections/remote"
 	"github.com/askbi/askbi/connections/signin"
-	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/internal/oauthfake"
 	"github.com/askbi/askbi/seal"
+	"github.com/askbi/askbi/workspace"
 )
 
 // Env is the connection service, its sign-in and its remote tools over
@@ -38,7 +38,7 @@ type Env struct {
 	SignIn  *signin.Service
 	Tools   *remote.Tools
 	Store   *connections.MemoryStore
-	Catalog *dataexec.MemoryCatalog
+	Catalog *workspace.MemoryCatalog
 	Audit   *access.MemoryAudit
 	Gate    *access.Gate
 	Keys    *seal.StaticKeyring
@@ -79,7 +79,7 @@ func NewEnv(t *testing.T, opts *Options) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &Env{Store: connections.NewMemoryStore(), Catalog: dataexec.NewMemoryCatalog(), Audit: access.NewMemoryAudit(0), Keys: keys,
+	e := &Env{Store: connections.NewMemoryStore(), Catalog: workspace.NewMemoryCatalog(), Audit: access.NewMemoryAudit(0), Keys: keys,
 		Gate: access.NewGate(access.NewChecker(dir, nil), access.NewMemoryRateLimiter(&access.RateOptions{Rate: 1e6, Burst: 1e6}))}
 	e.Conns, e.SignIn, e.Tools = e.Instance(e.Store, opts)
 	return e

@@ -1,19 +1,19 @@
-// Package catalogtest holds the conformance suite for dataexec.Catalog and
-// dataexec.CatalogWriter. A host runs it against its own catalog adapter:
+// Package workspacetest holds the conformance suite for workspace.Catalog and
+// workspace.CatalogWriter. A host runs it against its own catalog adapter:
 //
 //	func TestCatalog(t *testing.T) {
-//		catalogtest.Run(t, func(t *testing.T, f catalogtest.Fixture) dataexec.Catalog {
+//		workspacetest.Run(t, func(t *testing.T, f workspacetest.Fixture) workspace.Catalog {
 //			return newCatalogHolding(t, f) // a fresh store seeded with f
 //		})
 //	}
 //
 // There is one Run for both interfaces. Its Writer tests run when the
-// catalog newCatalog returns is also a dataexec.CatalogWriter, found by the
+// catalog newCatalog returns is also a workspace.CatalogWriter, found by the
 // same type assertion the Executor makes, so the suite proves exactly the
 // methods the Executor will call. For a read-only catalog each Writer test
 // is skipped and says why; a catalog meant to be writable that shows those
 // skips has a method with the wrong signature.
-package catalogtest
+package workspacetest
 
 import (
 	"context"
@@ -29,24 +29,24 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
-	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 // Fixture is the workspace a catalog under test must hold, and nothing
 // else, when newCatalog returns it. Timestamps are whole microseconds in
 // UTC, so SQL stores can keep them exactly.
 type Fixture struct {
-	Connections []dataexec.Connection
-	Dashboards  []dataexec.Dashboard
-	Datasets    []dataexec.Dataset
-	Charts      []dataexec.Chart
+	Connections []workspace.Connection
+	Dashboards  []workspace.Dashboard
+	Datasets    []workspace.Dataset
+	Charts      []workspace.Chart
 }
 
 // Memory returns an in-memory catalog holding f and nothing else: the
-// suite's catalog for dataexec.MemoryCatalog itself, and a ready
+// suite's catalog for workspace.MemoryCatalog itself, and a ready
 // workspace for the tests of a layer above.
-func (f Fixture) Memory() *dataexec.MemoryCatalog {
-	c := dataexec.NewMemoryCatalog()
+func (f Fixture) Memory() *workspace.MemoryCatalog {
+	c := workspace.NewMemoryCatalog()
 	for _, x := range f.Connections {
 		c.PutConnection(x)
 	}
@@ -74,71 +74,71 @@ func at(min int) time.Time { return T0.Add(time.Duration(min) * time.Minute) }
 // before creators were), which no user reaches.
 func NewFixture() Fixture {
 	return Fixture{
-		Connections: []dataexec.Connection{
+		Connections: []workspace.Connection{
 			{ID: "conn-wh", TeamID: "acme", Name: "Warehouse", Type: "postgres", Active: true, CreatedAt: at(0), UpdatedAt: at(1)},
 			{ID: "conn-fin", TeamID: "acme", ProjectID: "finance", Name: "Finance DB", Type: "postgres", CreatedAt: at(0), UpdatedAt: at(2)},
 			{ID: "conn-gx", TeamID: "globex", Name: "Helpdesk", Type: "mcp", Active: true, CreatedAt: at(0), UpdatedAt: at(3)},
 		},
-		Dashboards: []dataexec.Dashboard{
+		Dashboards: []workspace.Dashboard{
 			{ID: "dash-growth", TeamID: "acme", ProjectID: "growth", Name: "Growth overview", CreatedAt: at(0), UpdatedAt: at(10)},
 			{ID: "dash-fin", TeamID: "acme", ProjectID: "finance", Name: "Finance", CreatedAt: at(0), UpdatedAt: at(11)},
 			{ID: "dash-ops", TeamID: "globex", ProjectID: "ops", Name: "Ops signups", CreatedAt: at(0), UpdatedAt: at(12)},
 		},
-		Datasets: []dataexec.Dataset{
+		Datasets: []workspace.Dataset{
 			{ID: "ds-signups", TeamID: "acme", ProjectID: "growth", Name: "Weekly signups", Version: 3,
-				Request: dataexec.Request{
+				Request: workspace.Request{
 					ConnectionID: "conn-wh",
 					SQL:          "SELECT week, country, signups FROM signups WHERE country = {{country}} LIMIT {{n}}",
-					Fields: dataexec.Fields{
+					Fields: workspace.Fields{
 						{Name: "week", Path: []string{"week"}},
 						{Name: "signups", Path: []string{"column_2"}},
 					},
-					Variables: []dataexec.Variable{
-						{Name: "country", Type: dataexec.VarString, Default: "US"},
-						{Name: "n", Type: dataexec.VarNumber, Default: float64(7)},
-						{Name: "since", Type: dataexec.VarDate},
+					Variables: []workspace.Variable{
+						{Name: "country", Type: workspace.VarString, Default: "US"},
+						{Name: "n", Type: workspace.VarNumber, Default: float64(7)},
+						{Name: "since", Type: workspace.VarDate},
 					},
 				},
 				CreatedAt: at(0), UpdatedAt: at(20)},
 			{ID: "ds-mrr", TeamID: "acme", ProjectID: "finance", Name: "MRR", Version: 1,
-				Request:   dataexec.Request{ConnectionID: "conn-fin", SQL: "SELECT month, mrr FROM mrr"},
+				Request:   workspace.Request{ConnectionID: "conn-fin", SQL: "SELECT month, mrr FROM mrr"},
 				CreatedAt: at(0), UpdatedAt: at(21)},
 			{ID: "ds-conv", TeamID: "acme", ProjectID: "growth", Name: "Conversion 50% cohort", Version: 1,
 				// A scoped dataset: a declared scope and a saved filter,
 				// which the catalog keeps and reports in search.
-				Request: dataexec.Request{ConnectionID: "conn-wh", SQL: "SELECT 1",
-					Filters: []dataexec.Filter{{Field: "plan", Op: dataexec.OpIn, Value: []any{"pro", "team"}}}},
-				Scope: &dataexec.Scope{Filters: []dataexec.Filter{{Field: "page_path", Op: dataexec.OpEq, Value: "/pricing"}},
+				Request: workspace.Request{ConnectionID: "conn-wh", SQL: "SELECT 1",
+					Filters: []workspace.Filter{{Field: "plan", Op: workspace.OpIn, Value: []any{"pro", "team"}}}},
+				Scope: &workspace.Scope{Filters: []workspace.Filter{{Field: "page_path", Op: workspace.OpEq, Value: "/pricing"}},
 					UnscopedID: "ds-signups"},
 				CreatedAt: at(0), UpdatedAt: at(22)},
 			{ID: "ds-tickets", TeamID: "globex", ProjectID: "ops", Name: "Tickets by day", Version: 2,
-				Request: dataexec.Request{
+				Request: workspace.Request{
 					ConnectionID: "conn-gx", Tool: "tickets_by_day",
 					Arguments: json.RawMessage(`{"days":30,"status":["open","closed"]}`),
-					Fields:    dataexec.Fields{{Name: "day", Path: []string{"column_0"}}, {Name: "count", Path: []string{"column_1", "0"}}},
+					Fields:    workspace.Fields{{Name: "day", Path: []string{"column_0"}}, {Name: "count", Path: []string{"column_1", "0"}}},
 				},
 				CreatedAt: at(0), UpdatedAt: at(23)},
 		},
-		Charts: []dataexec.Chart{
+		Charts: []workspace.Chart{
 			{ID: "chart-signups", TeamID: "acme", ProjectID: "growth", DashboardID: "dash-growth", Name: "Signups by week",
-				Type: dataexec.ChartLine, DatasetID: "ds-signups", XField: "week", YFields: []string{"signups"}, CreatedAt: at(0), UpdatedAt: at(30)},
+				Type: workspace.ChartLine, DatasetID: "ds-signups", XField: "week", YFields: []string{"signups"}, CreatedAt: at(0), UpdatedAt: at(30)},
 			{ID: "chart-country", TeamID: "acme", ProjectID: "growth", DashboardID: "dash-growth", Name: "Signups by country",
-				Type: dataexec.ChartBar, DatasetID: "ds-signups", XField: "week", YFields: []string{"signups"}, CreatedAt: at(0), UpdatedAt: at(31)},
+				Type: workspace.ChartBar, DatasetID: "ds-signups", XField: "week", YFields: []string{"signups"}, CreatedAt: at(0), UpdatedAt: at(31)},
 			{ID: "chart-mrr", TeamID: "acme", ProjectID: "finance", DashboardID: "dash-fin", Name: "MRR trend",
-				Type: dataexec.ChartArea, DatasetID: "ds-mrr", XField: "month", YFields: []string{"mrr"}, CreatedAt: at(0), UpdatedAt: at(32)},
+				Type: workspace.ChartArea, DatasetID: "ds-mrr", XField: "month", YFields: []string{"mrr"}, CreatedAt: at(0), UpdatedAt: at(32)},
 			{ID: "chart-draft", TeamID: "acme", ProjectID: "growth", Name: "Draft signups",
-				Type: dataexec.ChartBar, DatasetID: "ds-signups", XField: "week", YFields: []string{"signups"},
-				Filters:   []dataexec.Filter{{Field: "week", Op: dataexec.OpGte, Value: "2026-11-01"}},
+				Type: workspace.ChartBar, DatasetID: "ds-signups", XField: "week", YFields: []string{"signups"},
+				Filters:   []workspace.Filter{{Field: "week", Op: workspace.OpGte, Value: "2026-11-01"}},
 				CreatedBy: "alice", CreatedAt: at(0), UpdatedAt: at(33)},
 			{ID: "chart-tickets", TeamID: "globex", ProjectID: "ops", DashboardID: "dash-ops", Name: "Tickets",
-				Type: dataexec.ChartKPI, DatasetID: "ds-tickets", YFields: []string{"count"}, CreatedAt: at(0), UpdatedAt: at(34)},
+				Type: workspace.ChartKPI, DatasetID: "ds-tickets", YFields: []string{"count"}, CreatedAt: at(0), UpdatedAt: at(34)},
 			// The two most recent: a catalog that left them out only after
 			// its LIMIT would return too few rows.
 			{ID: "chart-bob", TeamID: "acme", ProjectID: "growth", Name: "Bob's signups draft",
-				Type: dataexec.ChartLine, DatasetID: "ds-signups", XField: "week", YFields: []string{"signups"},
+				Type: workspace.ChartLine, DatasetID: "ds-signups", XField: "week", YFields: []string{"signups"},
 				CreatedBy: "bob", CreatedAt: at(0), UpdatedAt: at(35)},
 			{ID: "chart-legacy", TeamID: "acme", ProjectID: "growth", Name: "Legacy signups draft",
-				Type: dataexec.ChartLine, DatasetID: "ds-signups", XField: "week", YFields: []string{"signups"},
+				Type: workspace.ChartLine, DatasetID: "ds-signups", XField: "week", YFields: []string{"signups"},
 				CreatedAt: at(0), UpdatedAt: at(36)},
 		},
 	}
@@ -158,14 +158,14 @@ var CmpOptions = cmp.Options{
 	}),
 }
 
-// Run proves that the catalogs newCatalog makes behave as dataexec.Catalog
-// documents and, when they are also a dataexec.CatalogWriter, as that
+// Run proves that the catalogs newCatalog makes behave as workspace.Catalog
+// documents and, when they are also a workspace.CatalogWriter, as that
 // documents (the Writer subtests). Each subtest gets a fresh catalog
 // holding NewFixture().
-func Run(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.Catalog) {
+func Run(t *testing.T, newCatalog func(t *testing.T, f Fixture) workspace.Catalog) {
 	ctx := context.Background()
 	fx := NewFixture()
-	newCat := func(t *testing.T) dataexec.Catalog {
+	newCat := func(t *testing.T) workspace.Catalog {
 		t.Helper()
 		return newCatalog(t, NewFixture())
 	}
@@ -205,7 +205,7 @@ func Run(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.Catalog
 
 	t.Run("Search", func(t *testing.T) {
 		c := newCat(t)
-		rows := map[string]dataexec.SearchRow{
+		rows := map[string]workspace.SearchRow{
 			"conn-wh":       {Entity: fx.Connections[0].Ref(), Name: "Warehouse", UpdatedAt: at(1), ConnectionName: "Warehouse", ConnectionType: "postgres", Active: true},
 			"conn-fin":      {Entity: fx.Connections[1].Ref(), Name: "Finance DB", UpdatedAt: at(2), ConnectionName: "Finance DB", ConnectionType: "postgres"},
 			"dash-growth":   {Entity: fx.Dashboards[0].Ref(), Name: "Growth overview", UpdatedAt: at(10), ChartCount: 2},
@@ -213,14 +213,14 @@ func Run(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.Catalog
 			"ds-signups":    {Entity: fx.Datasets[0].Ref(), Name: "Weekly signups", UpdatedAt: at(20), ConnectionName: "Warehouse", ConnectionType: "postgres", Active: true},
 			"ds-mrr":        {Entity: fx.Datasets[1].Ref(), Name: "MRR", UpdatedAt: at(21), ConnectionName: "Finance DB", ConnectionType: "postgres"},
 			"ds-conv":       {Entity: fx.Datasets[2].Ref(), Name: "Conversion 50% cohort", UpdatedAt: at(22), ConnectionName: "Warehouse", ConnectionType: "postgres", Active: true, Scope: fx.Datasets[2].Conditions()},
-			"chart-signups": {Entity: fx.Charts[0].Ref(), Name: "Signups by week", UpdatedAt: at(30), ChartType: dataexec.ChartLine, DashboardName: "Growth overview"},
-			"chart-country": {Entity: fx.Charts[1].Ref(), Name: "Signups by country", UpdatedAt: at(31), ChartType: dataexec.ChartBar, DashboardName: "Growth overview"},
-			"chart-mrr":     {Entity: fx.Charts[2].Ref(), Name: "MRR trend", UpdatedAt: at(32), ChartType: dataexec.ChartArea, DashboardName: "Finance"},
-			"chart-draft":   {Entity: fx.Charts[3].Ref(), Name: "Draft signups", UpdatedAt: at(33), ChartType: dataexec.ChartBar},
-			"chart-bob":     {Entity: fx.Charts[5].Ref(), Name: "Bob's signups draft", UpdatedAt: at(35), ChartType: dataexec.ChartLine},
+			"chart-signups": {Entity: fx.Charts[0].Ref(), Name: "Signups by week", UpdatedAt: at(30), ChartType: workspace.ChartLine, DashboardName: "Growth overview"},
+			"chart-country": {Entity: fx.Charts[1].Ref(), Name: "Signups by country", UpdatedAt: at(31), ChartType: workspace.ChartBar, DashboardName: "Growth overview"},
+			"chart-mrr":     {Entity: fx.Charts[2].Ref(), Name: "MRR trend", UpdatedAt: at(32), ChartType: workspace.ChartArea, DashboardName: "Finance"},
+			"chart-draft":   {Entity: fx.Charts[3].Ref(), Name: "Draft signups", UpdatedAt: at(33), ChartType: workspace.ChartBar},
+			"chart-bob":     {Entity: fx.Charts[5].Ref(), Name: "Bob's signups draft", UpdatedAt: at(35), ChartType: workspace.ChartLine},
 		}
-		pick := func(ids ...string) []dataexec.SearchRow {
-			out := []dataexec.SearchRow{}
+		pick := func(ids ...string) []workspace.SearchRow {
+			out := []workspace.SearchRow{}
 			for _, id := range ids {
 				out = append(out, rows[id])
 			}
@@ -229,32 +229,32 @@ func Run(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.Catalog
 		all := access.AllProjects()
 		for _, tc := range []struct {
 			name string
-			q    dataexec.CatalogQuery
-			want []dataexec.SearchRow
+			q    workspace.CatalogQuery
+			want []workspace.SearchRow
 		}{
-			{"recent first", dataexec.CatalogQuery{TeamID: "acme", Projects: all, UserID: "alice", Limit: 50},
+			{"recent first", workspace.CatalogQuery{TeamID: "acme", Projects: all, UserID: "alice", Limit: 50},
 				pick("chart-draft", "chart-mrr", "chart-country", "chart-signups", "ds-conv", "ds-mrr", "ds-signups", "dash-fin", "dash-growth", "conn-fin", "conn-wh")},
-			{"limit", dataexec.CatalogQuery{TeamID: "acme", Projects: all, UserID: "alice", Limit: 2}, pick("chart-draft", "chart-mrr")},
-			{"case-insensitive", dataexec.CatalogQuery{TeamID: "acme", Text: "SIGNUPS", Projects: all, UserID: "alice", Limit: 50},
+			{"limit", workspace.CatalogQuery{TeamID: "acme", Projects: all, UserID: "alice", Limit: 2}, pick("chart-draft", "chart-mrr")},
+			{"case-insensitive", workspace.CatalogQuery{TeamID: "acme", Text: "SIGNUPS", Projects: all, UserID: "alice", Limit: 50},
 				pick("chart-draft", "chart-country", "chart-signups", "ds-signups")},
-			{"types", dataexec.CatalogQuery{TeamID: "acme", Text: "signups", Types: []access.EntityType{access.TypeDataset, access.TypeDashboard}, Projects: all, UserID: "alice", Limit: 50},
+			{"types", workspace.CatalogQuery{TeamID: "acme", Text: "signups", Types: []access.EntityType{access.TypeDataset, access.TypeDashboard}, Projects: all, UserID: "alice", Limit: 50},
 				pick("ds-signups")},
-			{"connections", dataexec.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeConnection}, Projects: all, UserID: "alice", Limit: 50},
+			{"connections", workspace.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeConnection}, Projects: all, UserID: "alice", Limit: 50},
 				pick("conn-fin", "conn-wh")},
-			{"one project and team-wide", dataexec.CatalogQuery{TeamID: "acme", Projects: access.ProjectSet("growth"), UserID: "alice", Limit: 50},
+			{"one project and team-wide", workspace.CatalogQuery{TeamID: "acme", Projects: access.ProjectSet("growth"), UserID: "alice", Limit: 50},
 				pick("chart-draft", "chart-country", "chart-signups", "ds-conv", "ds-signups", "dash-growth", "conn-wh")},
-			{"no projects", dataexec.CatalogQuery{TeamID: "acme", Projects: access.Projects{}, UserID: "alice", Limit: 50}, pick("conn-wh")},
-			{"percent is literal", dataexec.CatalogQuery{TeamID: "acme", Text: "50%", Projects: all, UserID: "alice", Limit: 50}, pick("ds-conv")},
-			{"underscore is literal", dataexec.CatalogQuery{TeamID: "acme", Text: "_", Projects: all, UserID: "alice", Limit: 50}, pick()},
-			{"other team's names", dataexec.CatalogQuery{TeamID: "acme", Text: "ops", Projects: all, UserID: "alice", Limit: 50}, pick()},
-			{"unknown team", dataexec.CatalogQuery{TeamID: "initech", Projects: all, UserID: "alice", Limit: 50}, pick()},
+			{"no projects", workspace.CatalogQuery{TeamID: "acme", Projects: access.Projects{}, UserID: "alice", Limit: 50}, pick("conn-wh")},
+			{"percent is literal", workspace.CatalogQuery{TeamID: "acme", Text: "50%", Projects: all, UserID: "alice", Limit: 50}, pick("ds-conv")},
+			{"underscore is literal", workspace.CatalogQuery{TeamID: "acme", Text: "_", Projects: all, UserID: "alice", Limit: 50}, pick()},
+			{"other team's names", workspace.CatalogQuery{TeamID: "acme", Text: "ops", Projects: all, UserID: "alice", Limit: 50}, pick()},
+			{"unknown team", workspace.CatalogQuery{TeamID: "initech", Projects: all, UserID: "alice", Limit: 50}, pick()},
 			// A preview is its creator's alone; one with no creator is
 			// nobody's, and a query without a user lists no preview.
-			{"another user's previews", dataexec.CatalogQuery{TeamID: "acme", Text: "draft", Projects: all, UserID: "bob", Limit: 50}, pick("chart-bob")},
-			{"a user with no previews", dataexec.CatalogQuery{TeamID: "acme", Text: "draft", Projects: all, UserID: "vic", Limit: 50}, pick()},
-			{"no user", dataexec.CatalogQuery{TeamID: "acme", Text: "signups", Projects: all, Limit: 50},
+			{"another user's previews", workspace.CatalogQuery{TeamID: "acme", Text: "draft", Projects: all, UserID: "bob", Limit: 50}, pick("chart-bob")},
+			{"a user with no previews", workspace.CatalogQuery{TeamID: "acme", Text: "draft", Projects: all, UserID: "vic", Limit: 50}, pick()},
+			{"no user", workspace.CatalogQuery{TeamID: "acme", Text: "signups", Projects: all, Limit: 50},
 				pick("chart-country", "chart-signups", "ds-signups")},
-			{"another user's previews, limit", dataexec.CatalogQuery{TeamID: "acme", Projects: all, UserID: "bob", Limit: 2}, pick("chart-bob", "chart-mrr")},
+			{"another user's previews, limit", workspace.CatalogQuery{TeamID: "acme", Projects: all, UserID: "bob", Limit: 2}, pick("chart-bob", "chart-mrr")},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				got, err := c.Search(ctx, tc.q)
@@ -273,15 +273,15 @@ func Run(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.Catalog
 
 // runWriter proves the CatalogWriter methods. Each test skips when the
 // catalog is read-only.
-func runWriter(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.Catalog) {
+func runWriter(t *testing.T, newCatalog func(t *testing.T, f Fixture) workspace.Catalog) {
 	ctx := context.Background()
 	fx := NewFixture()
-	newWriter := func(t *testing.T) (dataexec.Catalog, dataexec.CatalogWriter) {
+	newWriter := func(t *testing.T) (workspace.Catalog, workspace.CatalogWriter) {
 		t.Helper()
 		c := newCatalog(t, NewFixture())
-		w, ok := c.(dataexec.CatalogWriter)
+		w, ok := c.(workspace.CatalogWriter)
 		if !ok {
-			t.Skipf("%T is not a dataexec.CatalogWriter, so the Executor treats it as read-only; the writer tests do not apply", c)
+			t.Skipf("%T is not a workspace.CatalogWriter, so the Executor treats it as read-only; the writer tests do not apply", c)
 		}
 		return c, w
 	}
@@ -322,10 +322,10 @@ func runWriter(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.C
 		const n = 8
 		var wg sync.WaitGroup
 		errs := make([]error, n)
-		sets := make([]dataexec.Dataset, n)
+		sets := make([]workspace.Dataset, n)
 		for i := range n {
-			sets[i] = dataexec.Dataset{ID: "ds-race", TeamID: "acme", ProjectID: "growth", Name: fmt.Sprintf("Race %d", i), Version: 1,
-				Request:   dataexec.Request{ConnectionID: "conn-wh", SQL: fmt.Sprintf("SELECT %d", i), Fields: dataexec.Fields{{Name: "n", Path: []string{"column_0"}}}},
+			sets[i] = workspace.Dataset{ID: "ds-race", TeamID: "acme", ProjectID: "growth", Name: fmt.Sprintf("Race %d", i), Version: 1,
+				Request:   workspace.Request{ConnectionID: "conn-wh", SQL: fmt.Sprintf("SELECT %d", i), Fields: workspace.Fields{{Name: "n", Path: []string{"column_0"}}}},
 				CreatedAt: at(50), UpdatedAt: at(50 + i)}
 			wg.Go(func() { _, errs[i] = w.CreateDataset(ctx, sets[i]) })
 		}
@@ -357,8 +357,8 @@ func runWriter(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.C
 		c, w := newWriter(t)
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
-		want := dataexec.Dataset{ID: "ds-cancelled", TeamID: "acme", ProjectID: "growth", Name: "Cancelled save", Version: 1,
-			Request: dataexec.Request{ConnectionID: "conn-wh", SQL: "SELECT 1"}, CreatedAt: at(60), UpdatedAt: at(60)}
+		want := workspace.Dataset{ID: "ds-cancelled", TeamID: "acme", ProjectID: "growth", Name: "Cancelled save", Version: 1,
+			Request: workspace.Request{ConnectionID: "conn-wh", SQL: "SELECT 1"}, CreatedAt: at(60), UpdatedAt: at(60)}
 		if _, err := w.CreateDataset(cctx, want); err == nil {
 			got, err := c.Dataset(ctx, want.ID)
 			mustMatch(t, "Dataset created under a cancelled context", want, got, err)
@@ -367,7 +367,7 @@ func runWriter(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.C
 		if _, err := c.Dataset(ctx, want.ID); askbi.ErrorCode(err) != askbi.NotFound {
 			t.Errorf("Dataset after a failed create = %v, want not_found", err)
 		}
-		rows, err := c.Search(ctx, dataexec.CatalogQuery{TeamID: "acme", Text: "cancelled save", Projects: access.AllProjects(), Limit: 5})
+		rows, err := c.Search(ctx, workspace.CatalogQuery{TeamID: "acme", Text: "cancelled save", Projects: access.AllProjects(), Limit: 5})
 		if err != nil || len(rows) != 0 {
 			t.Errorf("Search after a failed create = %+v, %v; want nothing", rows, err)
 		}
@@ -378,13 +378,13 @@ func runWriter(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.C
 
 	t.Run("CreateChart", func(t *testing.T) {
 		c, w := newWriter(t)
-		want := dataexec.Chart{TeamID: "acme", ProjectID: "growth", Name: "New preview", Type: dataexec.ChartPie,
+		want := workspace.Chart{TeamID: "acme", ProjectID: "growth", Name: "New preview", Type: workspace.ChartPie,
 			DatasetID: "ds-signups", XField: "week", YFields: []string{"signups"}, CreatedBy: "vic", CreatedAt: at(41), UpdatedAt: at(41)}
 		got, err := w.CreateChart(ctx, want)
 		if err != nil {
 			t.Fatalf("CreateChart: %v", err)
 		}
-		if got.ID == "" || got.Status() != dataexec.StatusPreview {
+		if got.ID == "" || got.Status() != workspace.StatusPreview {
 			t.Fatalf("CreateChart = %+v, want an assigned ID and a preview", got)
 		}
 		want.ID = got.ID
@@ -394,7 +394,7 @@ func runWriter(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.C
 			t.Errorf("CreateChart(existing ID) = %v, want conflict", err)
 		}
 		// The new preview is its creator's: listed to vic, to nobody else.
-		q := dataexec.CatalogQuery{TeamID: "acme", Text: "new preview", Projects: access.AllProjects(), UserID: "vic", Limit: 5}
+		q := workspace.CatalogQuery{TeamID: "acme", Text: "new preview", Projects: access.AllProjects(), UserID: "vic", Limit: 5}
 		rows, err := c.Search(ctx, q)
 		if err != nil || len(rows) != 1 || rows[0].Entity != want.Ref() {
 			t.Errorf("Search by its creator = %+v, %v; want the preview, private to vic", rows, err)
@@ -409,7 +409,7 @@ func runWriter(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.C
 		c, w := newWriter(t)
 		orig := fx.Charts[0]
 		change := orig
-		change.Name, change.Type, change.XField, change.YFields, change.UpdatedAt = "Renamed", dataexec.ChartArea, "country", []string{"signups", "week"}, at(42)
+		change.Name, change.Type, change.XField, change.YFields, change.UpdatedAt = "Renamed", workspace.ChartArea, "country", []string{"signups", "week"}, at(42)
 		change.DatasetID = "ds-conv"
 		// Fields UpdateChart must leave alone:
 		change.TeamID, change.ProjectID, change.DashboardID, change.CreatedAt = "globex", "ops", "", at(99)
@@ -418,7 +418,7 @@ func runWriter(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.C
 			t.Fatalf("UpdateChart: %v", err)
 		}
 		want := orig
-		want.Name, want.Type, want.XField, want.YFields, want.UpdatedAt = "Renamed", dataexec.ChartArea, "country", []string{"signups", "week"}, at(42)
+		want.Name, want.Type, want.XField, want.YFields, want.UpdatedAt = "Renamed", workspace.ChartArea, "country", []string{"signups", "week"}, at(42)
 		want.DatasetID = "ds-conv"
 		if diff := cmp.Diff(want, got, CmpOptions); diff != "" {
 			t.Errorf("UpdateChart mismatch (-want +got):\n%s", diff)
@@ -474,8 +474,8 @@ func runWriter(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.C
 
 		// Placed, the chart is the team's: listed to every member who
 		// reaches its project, as a saved chart.
-		rows, err := c.Search(ctx, dataexec.CatalogQuery{TeamID: "acme", Text: "draft signups", Projects: access.AllProjects(), UserID: "bob", Limit: 5})
-		wantRows := []dataexec.SearchRow{{Entity: want.Ref(), Name: "Draft signups", UpdatedAt: at(43), ChartType: dataexec.ChartBar, DashboardName: "Finance"}}
+		rows, err := c.Search(ctx, workspace.CatalogQuery{TeamID: "acme", Text: "draft signups", Projects: access.AllProjects(), UserID: "bob", Limit: 5})
+		wantRows := []workspace.SearchRow{{Entity: want.Ref(), Name: "Draft signups", UpdatedAt: at(43), ChartType: workspace.ChartBar, DashboardName: "Finance"}}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -545,7 +545,7 @@ func runWriter(t *testing.T, newCatalog func(t *testing.T, f Fixture) dataexec.C
 		if _, err := w.PlaceChart(ctx, "chart-draft", "dash-growth", at(46)); err != nil {
 			t.Fatal(err)
 		}
-		got, err := c.Search(ctx, dataexec.CatalogQuery{TeamID: "acme", Text: "growth overview", Types: []access.EntityType{access.TypeDashboard}, Projects: access.AllProjects(), Limit: 5})
+		got, err := c.Search(ctx, workspace.CatalogQuery{TeamID: "acme", Text: "growth overview", Types: []access.EntityType{access.TypeDashboard}, Projects: access.AllProjects(), Limit: 5})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -568,11 +568,11 @@ func mustMatch[T any](t *testing.T, what string, want, got T, err error) {
 // SQLDataset is a dataset of tests: one SQL request on connection conn
 // whose output fields pass the named columns through, version 1,
 // updated at.
-func SQLDataset(id, team, project, conn, name, sql string, at time.Time, fields ...string) dataexec.Dataset {
-	var fs dataexec.Fields
+func SQLDataset(id, team, project, conn, name, sql string, at time.Time, fields ...string) workspace.Dataset {
+	var fs workspace.Fields
 	for _, f := range fields {
-		fs = append(fs, dataexec.Field{Name: f, Path: []string{f}})
+		fs = append(fs, workspace.Field{Name: f, Path: []string{f}})
 	}
-	return dataexec.Dataset{ID: id, TeamID: team, ProjectID: project, Name: name, Version: 1, UpdatedAt: at,
-		Request: dataexec.Request{ConnectionID: conn, SQL: sql, Fields: fs}}
+	return workspace.Dataset{ID: id, TeamID: team, ProjectID: project, Name: name, Version: 1, UpdatedAt: at,
+		Request: workspace.Request{ConnectionID: conn, SQL: sql, Fields: fs}}
 }
