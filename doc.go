@@ -18,18 +18,29 @@
 //   - access: principals, roles, scopes, access decisions, the request
 //     gate, API keys; access/accesstest proves its stores.
 //   - seal: the keyring and AES-GCM sealing of every secret at rest.
-//   - dataexec: the workspace catalog, bounded execution, cache, field
-//     mapping, chart data and search; dataexec/catalogtest and
-//     dataexec/sourcetest prove a catalog and a source.
+//   - workspace: the host's workspace catalog (dashboards, charts,
+//     datasets, connections) and its in-memory implementation;
+//     workspace/workspacetest proves a catalog.
+//   - dataexec: bounded execution, cache, field mapping, chart data,
+//     search and the product actions; dataexec/sourcetest proves a
+//     source.
 //   - dataexec/pgsource: the PostgreSQL source with its read-only guard.
 //   - dataexec/mcpsource: the go-sdk client of remote MCP servers and the
 //     dataset Source on a remote tool.
 //   - dataexec/datahttp: the Data API and the routes of the pages that
 //     results link to.
-//   - connresolve: a team's remote MCP connections, their OAuth sign-in
-//     and the resolution of a question into a connection or its setup;
-//     connresolve/connresolvetest proves its stores.
-//   - connresolve/connhttp: the connection routes over HTTP.
+//   - connections: a team's remote MCP connections (create, edit,
+//     delete, bounded discovery, per-tool access, fingerprints, the
+//     change feed); connections/connectionstest proves its store.
+//   - connections/signin: the sign-in of connections, the one holder of
+//     their secrets (bearer tokens, OAuth, refresh with rotation);
+//     connections/signin/signintest proves its store and refreshes.
+//   - connections/remote: the approved remote tools Ask and datasets
+//     call.
+//   - connections/connhttp: the connection routes over HTTP (with the
+//     resolver's setup card and the OAuth callback).
+//   - connresolve: the resolution of a question into a connection or its
+//     setup, and the verified MCP provider catalog.
 //   - mcpserver: the inbound MCP server (six tools, Streamable HTTP, the
 //     chart app of MCP Apps); mcpserver/chartimage draws
 //     create_chart_preview's optional PNG (gonum/plot, linked only by a
@@ -46,9 +57,10 @@
 //   - memory: explicit, encrypted, personal memory; memory/memorytest
 //     proves its store.
 //   - httpserve: server limits, readiness and drain around the handlers.
-//   - examples/refserver: the reference server that wires them together,
-//     with examples/refserver/pgstore, the PostgreSQL stores of the state
-//     askbi owns; examples/oauthclient runs the outbound OAuth headlessly.
+//   - pgstore: every store of the SDK on PostgreSQL, with the limits and
+//     the change feed several instances share.
+//   - examples/refserver: the reference server that wires them together;
+//     examples/oauthclient runs the outbound OAuth headlessly.
 //   - cmd/mcpload: the load and fault benchmark of the MCP endpoint.
 //
 // Example (below) mounts the chat API and the MCP server on in-memory

@@ -107,8 +107,18 @@ func TestREADMEHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(b), -1)
-	if len(blocks) != 1 || !strings.Contains(blocks[0][1], "func main()") {
-		t.Fatalf("the README has %d go blocks; want one, the minimal host", len(blocks))
+	if len(blocks) != 2 || !strings.Contains(blocks[0][1], "func main()") {
+		t.Fatalf("the README has %d go blocks; want two, the minimal host and its lines on PostgreSQL", len(blocks))
+	}
+	// The PostgreSQL lines are ExampleOpen's, which runs them.
+	example, err := os.ReadFile("pgstore/example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(blocks[1][1], "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.Contains(string(example), line) {
+			t.Errorf("the README's PostgreSQL line %q is not in pgstore.ExampleOpen", line)
+		}
 	}
 	root, err := filepath.Abs(".")
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/askbi/askbi/ask/provider/mock"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/mcpserver"
+	"github.com/askbi/askbi/workspace"
 )
 
 // Example is a host on in-memory stores: the chat API (askhttp) and the
@@ -24,7 +25,7 @@ func Example() {
 	dir.AddProject("acme", "growth")
 	dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
 	gate := access.NewGate(access.NewChecker(dir, nil), nil)
-	exec := dataexec.NewExecutor(dataexec.NewMemoryCatalog(), dataexec.SourceMap{}, nil)
+	exec := dataexec.NewExecutor(workspace.NewMemoryCatalog(), dataexec.SourceMap{}, nil)
 	keys := access.NewKeys(access.NewMemoryKeyStore(), dir, nil)
 	tools, _ := ask.NewRegistry(ask.ProductTools(exec)...)
 	assistant := ask.New(mock.New(), gate, exec, ask.NewMemoryStores(), tools, nil)

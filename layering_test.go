@@ -29,7 +29,7 @@ type layer struct {
 var layers = []layer{
 	// The root: overview and error vocabulary only. Its Example is a
 	// whole host, so its tests import what a host mounts.
-	{pkg: "", may: nil, tests: []string{"access", "ask", "ask/askhttp", "ask/provider/mock", "dataexec", "mcpserver"}},
+	{pkg: "", may: nil, tests: []string{"access", "ask", "ask/askhttp", "ask/provider/mock", "dataexec", "mcpserver", "workspace"}},
 	{pkg: "access", may: []string{"", "internal/memtable"}},
 	// The record table of the in-memory stores (API keys, OAuth grants):
 	// a leaf on the root, so access can use it.
@@ -44,32 +44,50 @@ var layers = []layer{
 	// A test client of the chat API, for the tests of askhttp and of the
 	// reference server.
 	{pkg: "internal/chattest", may: []string{"", "ask", "internal"}},
-	{pkg: "dataexec", may: []string{"", "access", "seal", "internal"}},
+	// The workspace catalog: the host's dashboards, charts, datasets and
+	// connections, data only; every package that reads or writes them
+	// sits on it.
+	{pkg: "workspace", may: []string{"", "access"}},
+	{pkg: "dataexec", may: []string{"", "access", "seal", "workspace", "internal"}},
 	// The Data API and the pages' routes: the executor over HTTP, never
 	// the assistant.
 	// Its tests compare the Data API's answers with the MCP tools'.
-	{pkg: "dataexec/datahttp", may: []string{"", "access", "dataexec", "internal"}, tests: []string{"mcpserver"}},
+	{pkg: "dataexec/datahttp", may: []string{"", "access", "workspace", "dataexec", "internal"}, tests: []string{"mcpserver"}},
 	{pkg: "memory", may: []string{"", "access", "seal", "internal"}},
-	// Connections: the service reads and calls remote servers through
-	// dataexec/mcpsource's client, and never another adapter.
-	{pkg: "connresolve", may: []string{"", "access", "seal", "dataexec", "dataexec/mcpsource", "internal"}},
-	// The connection routes: the service over HTTP, never the assistant.
-	{pkg: "connresolve/connhttp", may: []string{"", "access", "seal", "dataexec", "connresolve", "internal"}},
+	// Connections, the core: the stored connections, their discovery and
+	// per-tool access. It reaches remote servers through
+	// dataexec/mcpsource's client, never another adapter, and it opens no
+	// secret: it asks the sign-in for a credential.
+	{pkg: "connections", may: []string{"", "access", "workspace", "seal", "dataexec", "dataexec/mcpsource", "internal"}},
+	// The sign-in, on the core: the one package that opens a connection's
+	// secrets and talks to authorization servers.
+	{pkg: "connections/signin", may: []string{"", "access", "seal", "dataexec", "dataexec/mcpsource", "connections", "internal"}},
+	// The remote tools Ask and datasets call, on the core and a
+	// credential.
+	{pkg: "connections/remote", may: []string{"", "access", "workspace", "seal", "dataexec", "dataexec/mcpsource", "connections", "internal"}},
+	// The test bed of the connection packages and those built on them.
+	{pkg: "internal/conntest", may: []string{"", "access", "workspace", "seal", "dataexec", "connections", "internal"}},
+	// The connection routes: the connections, their sign-in and the
+	// resolver's setup card over HTTP, never the assistant.
+	{pkg: "connections/connhttp", may: []string{"", "access", "workspace", "seal", "dataexec", "connections", "connresolve", "internal"}},
+	// The resolver: which connection or setup answers a question; it
+	// reads the usable remote connections through a small interface.
+	{pkg: "connresolve", may: []string{"", "access", "workspace", "dataexec", "dataexec/mcpsource", "connections", "internal"}},
 	// MCP-backed datasets: the go-sdk client and a dataexec.Source.
-	{pkg: "dataexec/mcpsource", may: []string{"", "access", "dataexec", "internal"}},
-	{pkg: "dataexec/pgsource", may: []string{"", "access", "dataexec", "internal"}},
+	{pkg: "dataexec/mcpsource", may: []string{"", "access", "workspace", "dataexec", "internal"}},
+	{pkg: "dataexec/pgsource", may: []string{"", "access", "workspace", "dataexec", "internal"}},
 	// The MCP path never calls a model, never creates a conversation and
 	// never reads memory: it cannot reach the packages that do.
-	{pkg: "mcpserver", may: []string{"", "access", "dataexec", "chartview", "internal"},
+	{pkg: "mcpserver", may: []string{"", "access", "workspace", "dataexec", "chartview", "internal"},
 		never: []string{"github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go"},
 		// Its benchmarks run the tools on a real PostgreSQL source.
 		tests: []string{"dataexec/pgsource", "github.com/jmoiron/sqlx", "github.com/lib/pq"}},
 	// The optional PNG of create_chart_preview (gonum/plot), out of
 	// mcpserver so that a host that does not opt in does not link gonum.
-	{pkg: "mcpserver/chartimage", may: []string{"", "dataexec"}},
-	{pkg: "ask", may: []string{"", "access", "seal", "dataexec", "memory", "connresolve", "internal"}},
+	{pkg: "mcpserver/chartimage", may: []string{"", "workspace", "dataexec"}},
+	{pkg: "ask", may: []string{"", "access", "workspace", "seal", "dataexec", "memory", "connections", "connresolve", "internal"}},
 	// The chat routes: the assistant over HTTP.
-	{pkg: "ask/askhttp", may: []string{"", "access", "ask", "dataexec", "memory", "connresolve", "internal"}},
+	{pkg: "ask/askhttp", may: []string{"", "access", "workspace", "ask", "dataexec", "memory", "connresolve", "internal"}},
 	// The model providers' shared test suite (a recording server and the
 	// tests of ask.Provider), which only the providers' tests import.
 	{pkg: "ask/provider/internal/providertest", may: []string{"", "ask"}},
@@ -80,26 +98,31 @@ var layers = []layer{
 	// process, such as the load benchmark cmd/mcpload: internal helpers
 	// only.
 	{pkg: "cmd", may: []string{"internal"}},
-	{pkg: "examples", may: []string{"", "access", "seal", "chartview", "dataexec", "memory", "connresolve", "ask", "mcpserver", "internal", "httpserve", "examples",
-		"dataexec/pgsource", "dataexec/mcpsource", "dataexec/datahttp", "connresolve/connhttp", "ask/askhttp"}},
+	// The PostgreSQL stores of every SDK interface, the shared limits and
+	// the change feed: an adapter of its own, which a host imports beside
+	// the packages whose interfaces it implements. Its tests run those
+	// packages' conformance suites.
+	{pkg: "pgstore", may: []string{"", "access", "workspace", "seal", "dataexec", "dataexec/pgsource", "memory", "connections", "ask", "mcpserver", "internal"}},
+	{pkg: "examples", may: []string{"", "access", "workspace", "seal", "chartview", "dataexec", "memory", "connections", "connresolve", "ask", "mcpserver", "internal", "httpserve", "examples",
+		"dataexec/pgsource", "dataexec/mcpsource", "dataexec/datahttp", "connections/connhttp", "ask/askhttp", "pgstore"}},
 }
 
 // adapters are the packages that put a part on a transport or a store
 // (HTTP, PostgreSQL, MCP): layers of their own, which no package imports
 // unless its entry names them.
-var adapters = []string{"dataexec/pgsource", "dataexec/mcpsource", "dataexec/datahttp", "connresolve/connhttp", "ask/askhttp"}
+var adapters = []string{"dataexec/pgsource", "dataexec/mcpsource", "dataexec/datahttp", "connections/connhttp", "ask/askhttp", "pgstore"}
 
 // drivers are the database drivers; only the PostgreSQL adapters use them.
 var drivers = []string{"github.com/lib/pq", "github.com/jmoiron/sqlx"}
 
-var driverUsers = []string{"dataexec/pgsource", "examples/refserver", "internal/pgtest", "cmd/mcpload"}
+var driverUsers = []string{"dataexec/pgsource", "pgstore", "examples/refserver", "internal/pgtest", "cmd/mcpload"}
 
 // providerSDKs are the model providers' SDKs; only ask/provider uses them.
 var providerSDKs = []string{"github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go"}
 
 // TestLayering enforces the dependency direction of SPEC.md, in code and
 // in tests: the root imports nothing of ours, access only the root,
-// dataexec, memory and connresolve sit on access, ask and mcpserver on
+// dataexec, memory, connections and connresolve sit on access, ask and mcpserver on
 // top and never on each other, adapters are layers of their own, nothing
 // imports examples, and database drivers and model SDKs stay in their
 // adapters.
@@ -176,8 +199,8 @@ func TestMayImport(t *testing.T) {
 		{"dataexec", "dataexec/mcpsource", false},
 		{"dataexec", "dataexec/datahttp", false},
 		{"ask", "ask/askhttp", false},
-		{"connresolve", "connresolve/connhttp", false},
-		{"dataexec/catalogtest", "dataexec/pgsource", false},
+		{"connections", "connections/connhttp", false},
+		{"workspace/workspacetest", "dataexec/pgsource", false},
 		// Adapters do not import each other.
 		{"dataexec/pgsource", "dataexec/mcpsource", false},
 		// What stays allowed: an adapter's own packages, the package it
@@ -186,9 +209,15 @@ func TestMayImport(t *testing.T) {
 		{"dataexec/pgsource", "dataexec/pgsource", true},
 		{"dataexec/pgsource", "dataexec/pgsource/internal/x", true},
 		{"dataexec/pgsource", "dataexec", true},
-		{"dataexec", "dataexec/catalogtest", true},
+		{"dataexec", "workspace/workspacetest", true},
 		{"ask", "ask/asktest", true},
 		{"connresolve", "dataexec/mcpsource", true},
+		{"connections", "dataexec/mcpsource", true},
+		{"connections/signin", "connections", true},
+		{"connections/remote", "connections", true},
+		// The core stands apart from the resolver and the routes.
+		{"connections", "connresolve", false},
+		{"connresolve", "connections/connhttp", false},
 		{"examples/refserver", "dataexec/pgsource", true},
 		// Nothing outside examples/ imports it.
 		{"dataexec", "examples/refserver", false},

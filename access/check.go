@@ -36,7 +36,7 @@ type Entity struct {
 
 // ReachedBy reports whether the owner rule lets user userID reach e: e is
 // not private, or it is userID's. It is the part of Sees that a
-// catalog's search applies for the caller (dataexec.CatalogQuery.UserID).
+// catalog's search applies for the caller (workspace.CatalogQuery.UserID).
 func (e Entity) ReachedBy(userID string) bool {
 	return !e.Private || e.OwnerID != "" && e.OwnerID == userID
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 // chartOfRun returns the chart result a tool run produced, if any.
@@ -103,7 +104,7 @@ func (a *Assistant) Chart(ctx context.Context, p access.Principal, conversationI
 	cr, err := dataexec.ChartDataAction.Run(a.exec, ctx, live, dataexec.ChartRun{ChartID: chartID})
 	if err == nil {
 		v := &ChartView{ChartResult: *cr, PlaceOn: []dataexec.Ref{}, Links: a.Links(*cr)}
-		if cr.Status == dataexec.StatusPreview {
+		if cr.Status == workspace.StatusPreview {
 			if v.PlaceOn, err = a.placeOn(ctx, live, cr.Chart.ProjectID); err != nil {
 				return nil, err
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/ask/provider/mock"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 // fault makes the k-th store call after it is armed fail (or cancel the
@@ -455,17 +456,17 @@ func TestOpenManyChartsCostsOneRequest(t *testing.T) {
 	mu.Unlock()
 	for i := range 200 {
 		id := fmt.Sprintf("c-many-%03d", i)
-		e.cat.PutChart(dataexec.Chart{ID: id, TeamID: "acme", ProjectID: "growth", Name: "Old name", Type: dataexec.ChartLine,
+		e.cat.PutChart(workspace.Chart{ID: id, TeamID: "acme", ProjectID: "growth", Name: "Old name", Type: workspace.ChartLine,
 			DatasetID: "ds-weekly", XField: "week", YFields: []string{"signups"}})
 		// As saved when the chart was still a preview on no dashboard.
-		b, _ := json.Marshal(dataexec.ChartResult{Status: dataexec.StatusPreview,
+		b, _ := json.Marshal(dataexec.ChartResult{Status: workspace.StatusPreview,
 			Chart: dataexec.Ref{Type: access.TypeChart, ID: id, Name: "Old name"}, Datasets: []dataexec.Ref{}})
 		if err := e.convs.SaveToolRun(ctx, ask.ToolRun{CallID: "call-" + id, ConversationID: conv, TurnID: "t", Tool: "create_chart_preview",
 			Label: "Created chart preview", State: ask.RunCompleted, Result: b}); err != nil {
 			t.Fatal(err)
 		}
-		e.cat.PutChart(dataexec.Chart{ID: id, TeamID: "acme", ProjectID: "growth", DashboardID: "d-growth", Name: "New name",
-			Type: dataexec.ChartBar, DatasetID: "ds-weekly", XField: "week", YFields: []string{"signups"}})
+		e.cat.PutChart(workspace.Chart{ID: id, TeamID: "acme", ProjectID: "growth", DashboardID: "d-growth", Name: "New name",
+			Type: workspace.ChartBar, DatasetID: "ds-weekly", XField: "week", YFields: []string{"signups"}})
 	}
 	v := e.MustOpen(t, alice, conv)
 	if len(v.WorkSummary) != 200 {
@@ -473,8 +474,8 @@ func TestOpenManyChartsCostsOneRequest(t *testing.T) {
 	}
 	for _, r := range v.WorkSummary {
 		var cr dataexec.ChartResult
-		if err := json.Unmarshal(r.Result, &cr); err != nil || cr.Status != dataexec.StatusSaved || cr.Chart.Name != "New name" ||
-			cr.ChartType != dataexec.ChartBar || len(cr.Datasets) != 1 || cr.Dashboard == nil {
+		if err := json.Unmarshal(r.Result, &cr); err != nil || cr.Status != workspace.StatusSaved || cr.Chart.Name != "New name" ||
+			cr.ChartType != workspace.ChartBar || len(cr.Datasets) != 1 || cr.Dashboard == nil {
 			t.Fatalf("stale result %s (%v)", r.Result, err)
 		}
 	}

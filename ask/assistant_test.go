@@ -16,6 +16,7 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 func labels(runs []ask.ToolRun) []string {
@@ -55,7 +56,7 @@ func TestShowSignupsByWeek(t *testing.T) {
 	if err := json.Unmarshal(v.WorkSummary[2].Result, &cr); err != nil || cr.Status != "preview" || cr.Chart.ID == "" || len(cr.Datasets) != 1 || cr.Datasets[0].ID != "ds-weekly" {
 		t.Fatalf("chart result %s: %v", v.WorkSummary[2].Result, err)
 	}
-	if c, err := e.cat.Chart(context.Background(), cr.Chart.ID); err != nil || c.Type != dataexec.ChartLine || c.DashboardID != "" {
+	if c, err := e.cat.Chart(context.Background(), cr.Chart.ID); err != nil || c.Type != workspace.ChartLine || c.DashboardID != "" {
 		t.Errorf("stored preview %+v, %v", c, err)
 	}
 	if v.Conversation.Title != "show signups by week" || len(v.Messages) != 2 {
@@ -200,7 +201,7 @@ func TestThisChart(t *testing.T) {
 		t.Errorf("turn did not pause: %v", got)
 	}
 	c, _ := e.cat.Chart(context.Background(), "c-weekly")
-	if c.Type != dataexec.ChartLine {
+	if c.Type != workspace.ChartLine {
 		t.Error("the chart changed before approval")
 	}
 }

@@ -10,27 +10,17 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/access/accesstest"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/ask/provider/mock"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/internal/fakeclock"
+	"github.com/askbi/askbi/workspace"
+	"github.com/askbi/askbi/workspace/workspacetest"
 )
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+// clock is the tests' settable clock.
+type clock = fakeclock.Clock
 
 type sharing struct {
 	mu    sync.Mutex
@@ -57,7 +47,7 @@ type env struct {
 	gate      *access.Gate
 	model     *mock.Provider
 	dir       *access.MemoryDirectory
-	cat       *dataexec.MemoryCatalog
+	cat       *workspace.MemoryCatalog
 	convs     *ask.MemoryConversationStore
 	approvals *ask.MemoryApprovalStore
 	audit     *access.MemoryAudit
@@ -99,43 +89,31 @@ func (e *env) stores() ask.Stores {
 
 func newEnv(t testing.TB, provider ask.Provider, options ...envOption) *env {
 	t.Helper()
-	e := &env{dir: access.NewMemoryDirectory(), cat: dataexec.NewMemoryCatalog(), audit: access.NewMemoryAudit(1000),
+	e := &env{dir: accesstest.Teams(), cat: workspace.NewMemoryCatalog(), audit: access.NewMemoryAudit(1000),
 		convs: ask.NewMemoryConversationStore(), approvals: ask.NewMemoryApprovalStore(),
-		clock: &clock{t: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}, sharing: &sharing{level: ask.SharingRows}}
-	for _, p := range [][2]string{{"acme", "growth"}, {"acme", "finance"}, {"globex", "ops"}} {
-		e.dir.AddProject(p[0], p[1])
-	}
-	e.dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
-	e.dir.SetMember("acme", "bob", access.RoleEditor, access.ProjectSet("growth"))
-	e.dir.SetMember("acme", "vic", access.RoleViewer, access.AllProjects())
-	e.dir.SetMember("globex", "carol", access.RoleOwner, access.AllProjects())
+		clock: fakeclock.New(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)), sharing: &sharing{level: ask.SharingRows}}
 	at := e.clock.Now().Add(-time.Hour)
 	c := e.cat
-	c.PutConnection(dataexec.Connection{ID: "wh", TeamID: "acme", Name: "Warehouse", Type: "postgres", Active: true, UpdatedAt: at})
-	c.PutConnection(dataexec.Connection{ID: "gx", TeamID: "globex", Name: "Globex DB", Type: "postgres", Active: true, UpdatedAt: at})
-	c.PutDashboard(dataexec.Dashboard{ID: "d-growth", TeamID: "acme", ProjectID: "growth", Name: "Growth overview", UpdatedAt: at})
-	c.PutDashboard(dataexec.Dashboard{ID: "d-revenue", TeamID: "acme", ProjectID: "finance", Name: "Revenue", UpdatedAt: at})
-	c.PutDashboard(dataexec.Dashboard{ID: "d-ops", TeamID: "globex", ProjectID: "ops", Name: "Support", UpdatedAt: at})
+	c.PutConnection(workspace.Connection{ID: "wh", TeamID: "acme", Name: "Warehouse", Type: "postgres", Active: true, UpdatedAt: at})
+	c.PutConnection(workspace.Connection{ID: "gx", TeamID: "globex", Name: "Globex DB", Type: "postgres", Active: true, UpdatedAt: at})
+	c.PutDashboard(workspace.Dashboard{ID: "d-growth", TeamID: "acme", ProjectID: "growth", Name: "Growth overview", UpdatedAt: at})
+	c.PutDashboard(workspace.Dashboard{ID: "d-revenue", TeamID: "acme", ProjectID: "finance", Name: "Revenue", UpdatedAt: at})
+	c.PutDashboard(workspace.Dashboard{ID: "d-ops", TeamID: "globex", ProjectID: "ops", Name: "Support", UpdatedAt: at})
 	ds := func(id, team, project, conn, name, sql string, fields ...string) {
-		var fs dataexec.Fields
-		for _, f := range fields {
-			fs = append(fs, dataexec.Field{Name: f, Path: []string{f}})
-		}
-		c.PutDataset(dataexec.Dataset{ID: id, TeamID: team, ProjectID: project, Name: name, Version: 1, UpdatedAt: at,
-			Request: dataexec.Request{ConnectionID: conn, SQL: sql, Fields: fs}})
+		c.PutDataset(workspacetest.SQLDataset(id, team, project, conn, name, sql, at, fields...))
 	}
 	ds("ds-weekly", "acme", "growth", "wh", "Weekly signups", sqlWeekly, "week", "signups")
 	ds("ds-country", "acme", "growth", "wh", "Signups by country", sqlCountry, "country", "signups")
 	ds("ds-mrr", "acme", "finance", "wh", "MRR", sqlMRR, "month", "mrr")
 	ds("ds-tickets", "globex", "ops", "gx", "Tickets by day", sqlTickets, "day", "opened")
-	chart := func(id, team, project, dash, name string, typ dataexec.ChartType, dsID, x, y string) {
-		c.PutChart(dataexec.Chart{ID: id, TeamID: team, ProjectID: project, DashboardID: dash, Name: name, Type: typ,
+	chart := func(id, team, project, dash, name string, typ workspace.ChartType, dsID, x, y string) {
+		c.PutChart(workspace.Chart{ID: id, TeamID: team, ProjectID: project, DashboardID: dash, Name: name, Type: typ,
 			DatasetID: dsID, XField: x, YFields: []string{y}, UpdatedAt: at})
 	}
-	chart("c-weekly", "acme", "growth", "d-growth", "Weekly signups", dataexec.ChartLine, "ds-weekly", "week", "signups")
-	chart("c-country", "acme", "growth", "d-growth", "Signups by country", dataexec.ChartBar, "ds-country", "country", "signups")
-	chart("c-mrr", "acme", "finance", "d-revenue", "MRR", dataexec.ChartLine, "ds-mrr", "month", "mrr")
-	chart("c-tickets", "globex", "ops", "d-ops", "Tickets", dataexec.ChartBar, "ds-tickets", "day", "opened")
+	chart("c-weekly", "acme", "growth", "d-growth", "Weekly signups", workspace.ChartLine, "ds-weekly", "week", "signups")
+	chart("c-country", "acme", "growth", "d-growth", "Signups by country", workspace.ChartBar, "ds-country", "country", "signups")
+	chart("c-mrr", "acme", "finance", "d-revenue", "MRR", workspace.ChartLine, "ds-mrr", "month", "mrr")
+	chart("c-tickets", "globex", "ops", "d-ops", "Tickets", workspace.ChartBar, "ds-tickets", "day", "opened")
 	e.tables = map[string]*dataexec.Table{
 		sqlWeekly:  {Columns: []string{"week", "signups"}, Rows: [][]any{{"2026-11-02", int64(1201)}, {"2026-11-09", int64(1342)}, {"2026-11-16", int64(1450)}}},
 		sqlCountry: {Columns: []string{"country", "signups"}, Rows: [][]any{{"US", int64(3410)}, {"DE", int64(3322)}}},

@@ -9,6 +9,7 @@ import (
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/ask/provider/mock"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 // Example runs two turns with the deterministic mock model: one that reads
@@ -19,12 +20,12 @@ func Example() {
 	dir := access.NewMemoryDirectory()
 	dir.AddProject("acme", "growth")
 	dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
-	cat := dataexec.NewMemoryCatalog()
-	cat.PutConnection(dataexec.Connection{ID: "wh", TeamID: "acme", Name: "Warehouse", Type: "postgres", Active: true})
-	cat.PutDashboard(dataexec.Dashboard{ID: "d1", TeamID: "acme", ProjectID: "growth", Name: "Revenue"})
-	cat.PutDataset(dataexec.Dataset{ID: "ds1", TeamID: "acme", ProjectID: "growth", Name: "Signups", Version: 1,
-		Request: dataexec.Request{ConnectionID: "wh", SQL: "SELECT week, signups FROM signups",
-			Fields: dataexec.Fields{{Name: "week", Path: []string{"week"}}, {Name: "signups", Path: []string{"signups"}}}}})
+	cat := workspace.NewMemoryCatalog()
+	cat.PutConnection(workspace.Connection{ID: "wh", TeamID: "acme", Name: "Warehouse", Type: "postgres", Active: true})
+	cat.PutDashboard(workspace.Dashboard{ID: "d1", TeamID: "acme", ProjectID: "growth", Name: "Revenue"})
+	cat.PutDataset(workspace.Dataset{ID: "ds1", TeamID: "acme", ProjectID: "growth", Name: "Signups", Version: 1,
+		Request: workspace.Request{ConnectionID: "wh", SQL: "SELECT week, signups FROM signups",
+			Fields: workspace.Fields{{Name: "week", Path: []string{"week"}}, {Name: "signups", Path: []string{"signups"}}}}})
 	warehouse := dataexec.NewTableSource(map[string]*dataexec.Table{"SELECT week, signups FROM signups": {
 		Columns: []string{"week", "signups"}, Rows: [][]any{{"2026-11-02", int64(120)}, {"2026-11-09", int64(95)}},
 	}})

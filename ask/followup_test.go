@@ -12,6 +12,7 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 // These cases run the scripted mock model (ask/provider/mock) through the
@@ -24,10 +25,10 @@ const sqlPricing = "SELECT week, signups FROM weekly WHERE page_path = '/pricing
 // with Weekly signups as its unscoped dataset.
 func withPricing(e *env) {
 	e.tables[sqlPricing] = &dataexec.Table{Columns: []string{"week", "signups"}, Rows: [][]any{{"2026-11-02", int64(120)}, {"2026-11-09", int64(131)}}}
-	e.cat.PutDataset(dataexec.Dataset{ID: "ds-pricing", TeamID: "acme", ProjectID: "growth", Name: "Pricing page signups", Version: 1,
-		Request: dataexec.Request{ConnectionID: "wh", SQL: sqlPricing,
-			Fields: dataexec.Fields{{Name: "week", Path: []string{"week"}}, {Name: "signups", Path: []string{"signups"}}}},
-		Scope: &dataexec.Scope{Filters: []dataexec.Filter{{Field: "page_path", Op: dataexec.OpEq, Value: "/pricing"}}, UnscopedID: "ds-weekly"}})
+	e.cat.PutDataset(workspace.Dataset{ID: "ds-pricing", TeamID: "acme", ProjectID: "growth", Name: "Pricing page signups", Version: 1,
+		Request: workspace.Request{ConnectionID: "wh", SQL: sqlPricing,
+			Fields: workspace.Fields{{Name: "week", Path: []string{"week"}}, {Name: "signups", Path: []string{"signups"}}}},
+		Scope: &workspace.Scope{Filters: []workspace.Filter{{Field: "page_path", Op: workspace.OpEq, Value: "/pricing"}}, UnscopedID: "ds-weekly"}})
 }
 
 func completed(events []ask.Event, tool string) []*ask.ToolEvent {
@@ -54,7 +55,7 @@ func replyText(events []ask.Event) string {
 // the saved ones and her previews (the tests here are alice's turns).
 func (e *env) chartIDs(t *testing.T) []string {
 	t.Helper()
-	rows, err := e.cat.Search(context.Background(), dataexec.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeChart},
+	rows, err := e.cat.Search(context.Background(), workspace.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeChart},
 		Projects: access.AllProjects(), UserID: "alice", Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
@@ -140,12 +141,12 @@ func withFunnel(e *env) {
 	e.tables[sql] = &dataexec.Table{Columns: []string{"week", "signups", "trials", "country"}, Rows: [][]any{
 		{"2026-11-02", int64(120), int64(30), "US"}, {"2026-11-02", int64(90), int64(20), "DE"}, {"2026-11-09", int64(131), int64(41), "US"},
 	}}
-	var fs dataexec.Fields
+	var fs workspace.Fields
 	for _, f := range []string{"week", "signups", "trials", "country"} {
-		fs = append(fs, dataexec.Field{Name: f, Path: []string{f}})
+		fs = append(fs, workspace.Field{Name: f, Path: []string{f}})
 	}
-	e.cat.PutDataset(dataexec.Dataset{ID: "ds-funnel", TeamID: "acme", ProjectID: "growth", Name: "Funnel", Version: 1,
-		Request: dataexec.Request{ConnectionID: "wh", SQL: sql, Fields: fs}})
+	e.cat.PutDataset(workspace.Dataset{ID: "ds-funnel", TeamID: "acme", ProjectID: "growth", Name: "Funnel", Version: 1,
+		Request: workspace.Request{ConnectionID: "wh", SQL: sql, Fields: fs}})
 }
 
 // followUps runs an answer filtered to US and "create a preview for it",
@@ -172,7 +173,7 @@ func followUps(t *testing.T, e *env) (string, []string) {
 		t.Fatalf("new charts %v", ids)
 	}
 	var got []string
-	us := []dataexec.Filter{{Field: "country", Op: dataexec.OpEq, Value: "US"}}
+	us := []workspace.Filter{{Field: "country", Op: workspace.OpEq, Value: "US"}}
 	for _, id := range ids {
 		c, _ := e.cat.Chart(context.Background(), id)
 		got = append(got, c.Name+": "+c.XField+" × "+strings.Join(c.YFields, ","))
@@ -307,7 +308,7 @@ func TestBatchPlacement(t *testing.T) {
 			continue
 		}
 		seen++
-		if cr.Status != dataexec.StatusSaved || cr.Dashboard == nil || cr.Dashboard.ID != "d-growth" {
+		if cr.Status != workspace.StatusSaved || cr.Dashboard == nil || cr.Dashboard.ID != "d-growth" {
 			t.Errorf("result of %s shows %s on %+v, want saved on Growth overview", cr.Chart.Name, cr.Status, cr.Dashboard)
 		}
 	}

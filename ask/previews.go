@@ -8,6 +8,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/internal/canonjson"
+	"github.com/askbi/askbi/workspace"
 )
 
 // previewMemory bounds the history a turn reads to find the
@@ -42,7 +43,7 @@ func (tr *turn) runTool(ctx context.Context, tool Tool, call Call) (Output, erro
 		return Output{}, err
 	}
 	for i, p := range prior {
-		if p.key == key && now[i].Status != dataexec.StatusUnavailable {
+		if p.key == key && now[i].Status != workspace.StatusUnavailable {
 			return previewOutput("Reused preview", now[i], key, true), nil
 		}
 	}
@@ -58,11 +59,11 @@ func (tr *turn) runTool(ctx context.Context, tool Tool, call Call) (Output, erro
 	data["preview_key"] = key
 	ids := []string{}
 	for _, cr := range now {
-		if cr.Status == dataexec.StatusPreview && !slices.Contains(ids, cr.Chart.ID) {
+		if cr.Status == workspace.StatusPreview && !slices.Contains(ids, cr.Chart.ID) {
 			ids = append(ids, cr.Chart.ID)
 		}
 	}
-	if made.Status == dataexec.StatusPreview && !slices.Contains(ids, made.Chart.ID) {
+	if made.Status == workspace.StatusPreview && !slices.Contains(ids, made.Chart.ID) {
 		ids = append(ids, made.Chart.ID)
 	}
 	if !offered && len(ids) >= tr.a.o.OfferPlacementAfter {
@@ -137,8 +138,8 @@ func (tr *turn) previews(ctx context.Context, tool string) ([]priorPreview, bool
 			continue
 		}
 		offered = offered || len(o.Offer) > 0
-		out = append(out, priorPreview{key: o.Key, result: dataexec.ChartResult{Status: dataexec.StatusPreview, Chart: o.Chart,
-			ChartType: dataexec.ChartType(o.ChartType), Datasets: o.Datasets}})
+		out = append(out, priorPreview{key: o.Key, result: dataexec.ChartResult{Status: workspace.StatusPreview, Chart: o.Chart,
+			ChartType: workspace.ChartType(o.ChartType), Datasets: o.Datasets}})
 	}
 	return out, offered, nil
 }

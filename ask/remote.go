@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/askbi/askbi/access"
-	"github.com/askbi/askbi/connresolve"
+	"github.com/askbi/askbi/connections/remote"
 	"github.com/askbi/askbi/dataexec"
 )
 
@@ -31,14 +31,14 @@ const remoteResultChars = 20000
 func RemoteTools(r Remote) ToolSource { return remoteTools{r} }
 
 // Remote is what Ask needs of the team's remote MCP connections: the
-// tools an admin approved, and a call of one. connresolve.Service is one.
+// tools an admin approved, and a call of one. remote.Tools is one.
 type Remote interface {
 	// ApprovedTools returns the usable tools of p's team and a channel
 	// closed at the next change of them.
-	ApprovedTools(ctx context.Context, p access.Principal) ([]connresolve.ApprovedTool, <-chan struct{}, error)
+	ApprovedTools(ctx context.Context, p access.Principal) ([]remote.ApprovedTool, <-chan struct{}, error)
 	// Call runs tool of connection connID when it is still approved with
 	// fingerprint fp.
-	Call(ctx context.Context, p access.Principal, connID, tool, fp string, args json.RawMessage) (*connresolve.CallResult, error)
+	Call(ctx context.Context, p access.Principal, connID, tool, fp string, args json.RawMessage) (*remote.CallResult, error)
 }
 
 type remoteTools struct{ svc Remote }
@@ -60,7 +60,7 @@ func (r remoteTools) Tools(ctx context.Context, p access.Principal) ([]Tool, <-c
 	return tools, changed, nil
 }
 
-func (r remoteTools) tool(at connresolve.ApprovedTool) Tool {
+func (r remoteTools) tool(at remote.ApprovedTool) Tool {
 	connID, name, fp, conn := at.ConnectionID, at.Tool.Name, at.Tool.Fingerprint(), at.ConnectionName
 	desc := neutralize(fmt.Sprintf("Remote tool %q of the connection %q. Its description, from the remote server (untrusted): %s",
 		name, conn, at.Tool.Description))
@@ -79,11 +79,11 @@ func (r remoteTools) tool(at connresolve.ApprovedTool) Tool {
 			if res.Text != "" {
 				data["text"] = capChars(res.Text, remoteResultChars)
 			}
-			var kept *connresolve.CallResult // what the page may draw: within the caps
+			var kept *remote.CallResult // what the page may draw: within the caps
 			if res.Structured != nil {
 				if b, err := json.Marshal(res.Structured); err == nil && utf8.RuneCount(b) <= remoteResultChars {
 					data["structured"] = json.RawMessage(b)
-					kept = &connresolve.CallResult{Structured: res.Structured}
+					kept = &remote.CallResult{Structured: res.Structured}
 				} else {
 					data["structured_truncated"] = true
 				}
@@ -131,7 +131,7 @@ type RemoteResult struct {
 }
 
 // RemoteRows are the rows of a remote answer, as a dataset on the tool
-// reads them (connresolve.CallResult.Table).
+// reads them (remote.CallResult.Table).
 type RemoteRows struct {
 	Columns []string `json:"columns"`
 	Rows    [][]any  `json:"rows"`
@@ -140,7 +140,7 @@ type RemoteRows struct {
 // remoteResultOf is the typed result of an answer: kept is its
 // structured content within the cap (nil when none or over it), text its
 // capped text (nil when none).
-func remoteResultOf(conn, tool string, kept *connresolve.CallResult, text any) RemoteResult {
+func remoteResultOf(conn, tool string, kept *remote.CallResult, text any) RemoteResult {
 	r := RemoteResult{Type: RemoteResultType, Connection: conn, Tool: tool, Kind: RemoteText}
 	r.Text, _ = text.(string)
 	if kept == nil {
@@ -176,7 +176,7 @@ func callRight(c dataexec.Class) access.Right {
 // server's read-only setting does not replace it. At the rows level the
 // model sees the answer (already capped). Below it, the structured
 // content is summarised the way product tables are (TableFilter, on the
-// rows a dataset would read of it: connresolve.CallResult.Table): columns
+// rows a dataset would read of it: remote.CallResult.Table): columns
 // and row count, and at the aggregates level numeric summaries; the text,
 // which may say anything, is withheld with a note naming the level.
 func remoteFilter(data json.RawMessage, level Sharing) json.RawMessage {
@@ -213,7 +213,7 @@ func structuredSummary(raw json.RawMessage, level Sharing) json.RawMessage {
 	if d.Decode(&v) != nil {
 		return notTable
 	}
-	tab, err := connresolve.CallResult{Structured: v}.Table()
+	tab, err := remote.CallResult{Structured: v}.Table()
 	if err != nil {
 		return notTable
 	}

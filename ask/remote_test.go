@@ -20,9 +20,12 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
-	"github.com/askbi/askbi/connresolve"
+	"github.com/askbi/askbi/connections"
+	"github.com/askbi/askbi/connections/remote"
+	"github.com/askbi/askbi/connections/signin"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/seal"
+	"github.com/askbi/askbi/workspace"
 )
 
 // mcpRemote is an in-process MCP server whose tools a test sets, counting
@@ -118,31 +121,47 @@ func remoteTool(name, desc string, ann *mcp.ToolAnnotations) *mcp.Tool {
 	return &mcp.Tool{Name: name, Description: desc, Annotations: ann, InputSchema: daysSchema}
 }
 
-// withRemote gives the env's assistant the approved remote tools of svc.
-func withRemote(svc **connresolve.Service) envOption {
-	return func(c *envConfig) { c.opts.Tools = lazyTools{svc} }
+// conns are a team's connections as a host wires them: the service, its
+// sign-in and the remote tools Ask calls.
+type conns struct {
+	*connections.Service
+	sign  *signin.Service
+	tools *remote.Tools
 }
 
-// lazyTools lets the env build the gate before the service exists.
-type lazyTools struct{ svc **connresolve.Service }
+// newConns returns the connections of env e (its gate and catalog) with
+// remote tools of options o (nil: the defaults).
+func newConns(e *env, o *remote.Options) *conns {
+	keys, _ := seal.NewStaticKeyring("k", map[string][]byte{"k": seal.GenerateKey()})
+	svc := connections.NewService(connections.NewMemoryStore(), keys, e.gate, &connections.Options{Catalog: e.cat})
+	sign := signin.New(svc, keys, nil)
+	return &conns{Service: svc, sign: sign, tools: remote.New(svc, sign, o)}
+}
+
+// withRemote gives the env's assistant the approved remote tools of c.
+func withRemote(c **conns) envOption {
+	return func(cfg *envConfig) { cfg.opts.Tools = lazyTools{c} }
+}
+
+// lazyTools lets the env build the gate before the connections exist.
+type lazyTools struct{ c **conns }
 
 func (l lazyTools) Tools(ctx context.Context, p access.Principal) ([]ask.Tool, <-chan struct{}, error) {
-	return ask.RemoteTools(*l.svc).Tools(ctx, p)
+	return ask.RemoteTools((*l.c).tools).Tools(ctx, p)
 }
 
 // remoteEnv is an env whose assistant offers the remote tools of an
 // "Analytics" connection to r, with the given tools allowed.
-func remoteEnv(t *testing.T, r *mcpRemote, allow ...string) (*env, *connresolve.Service, string) {
+func remoteEnv(t *testing.T, r *mcpRemote, allow ...string) (*env, *conns, string) {
 	t.Helper()
-	var svc *connresolve.Service
+	var svc *conns
 	e := newEnv(t, nil, withRemote(&svc))
-	keys, _ := seal.NewStaticKeyring("k", map[string][]byte{"k": seal.GenerateKey()})
-	svc = connresolve.NewService(connresolve.NewMemoryStore(), keys, e.gate, &connresolve.Options{Catalog: e.cat, CallTimeout: 10 * time.Second})
-	c, err := svc.Create(t.Context(), alice, connresolve.Input{Name: "Analytics", URL: r.URL, Token: "remote-token"})
+	svc = newConns(e, &remote.Options{CallTimeout: 10 * time.Second})
+	c, err := svc.Create(t.Context(), alice, connections.Input{Name: "Analytics", URL: r.URL, Token: "remote-token"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Discover(t.Context(), alice, c.ID, nil); err != nil {
+	if _, err := svc.Discover(t.Context(), alice, c.ID, nil, svc.sign); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range allow {
@@ -267,7 +286,7 @@ func TestRemoteApprovalBinding(t *testing.T) {
 	r.set(&mcp.Tool{Name: "create_note", Description: "Adds a note.", Annotations: annMutating,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"days":{"type":"integer"},"sql":{"type":"string"}}}`)},
 		remoteTool("top_pages", "", annReadOnly))
-	if _, err := svc.Discover(ctx, alice, connID, nil); err != nil {
+	if _, err := svc.Discover(ctx, alice, connID, nil, svc.sign); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.SetAccess(ctx, alice, connID, "create_note", true); err != nil {
@@ -285,8 +304,8 @@ func TestRemoteApprovalBinding(t *testing.T) {
 	if err := svc.Delete(ctx, alice, connID); err != nil {
 		t.Fatal(err)
 	}
-	c2, _ := svc.Create(ctx, alice, connresolve.Input{Name: "Analytics", URL: r.URL})
-	svc.Discover(ctx, alice, c2.ID, nil)
+	c2, _ := svc.Create(ctx, alice, connections.Input{Name: "Analytics", URL: r.URL})
+	svc.Discover(ctx, alice, c2.ID, nil, svc.sign)
 	svc.SetAccess(ctx, alice, c2.ID, "create_note", true)
 	_, err = approve(alice, conv3, te3, string(te3.Arguments))
 	mustCode(t, err, askbi.ApprovalInvalid)
@@ -329,21 +348,21 @@ func TestRemoteChangeAbortsTurn(t *testing.T) {
 	newName, token := "Analytics (renamed)", "another-token"
 	for _, tc := range []struct {
 		name   string
-		change func(t *testing.T, svc *connresolve.Service, connID string) error
+		change func(t *testing.T, svc *conns, connID string) error
 	}{
-		{"tool access", func(t *testing.T, svc *connresolve.Service, connID string) error {
+		{"tool access", func(t *testing.T, svc *conns, connID string) error {
 			_, err := svc.SetAccess(t.Context(), alice, connID, "other", false)
 			return err
 		}},
-		{"renamed", func(t *testing.T, svc *connresolve.Service, connID string) error {
-			_, err := svc.Update(t.Context(), alice, connID, connresolve.Patch{Name: &newName})
+		{"renamed", func(t *testing.T, svc *conns, connID string) error {
+			_, err := svc.Update(t.Context(), alice, connID, connections.Patch{Name: &newName})
 			return err
 		}},
-		{"token changed", func(t *testing.T, svc *connresolve.Service, connID string) error {
-			_, err := svc.Update(t.Context(), alice, connID, connresolve.Patch{Token: &token})
+		{"token changed", func(t *testing.T, svc *conns, connID string) error {
+			_, err := svc.Update(t.Context(), alice, connID, connections.Patch{Token: &token})
 			return err
 		}},
-		{"deleted", func(t *testing.T, svc *connresolve.Service, connID string) error {
+		{"deleted", func(t *testing.T, svc *conns, connID string) error {
 			return svc.Delete(t.Context(), alice, connID)
 		}},
 	} {
@@ -628,7 +647,7 @@ func TestRemoteResultKinds(t *testing.T) {
 		want ask.RemoteResult
 	}{
 		{"visits", ask.RemoteResult{Kind: ask.RemoteChart,
-			Chart: &dataexec.ChartData{Type: dataexec.ChartBar, XField: "page", Labels: []string{"/pricing", "/docs"},
+			Chart: &dataexec.ChartData{Type: workspace.ChartBar, XField: "page", Labels: []string{"/pricing", "/docs"},
 				Series: []dataexec.Series{{Name: "visitors", Values: []*float64{f(120), f(80)}}}, Meta: dataexec.Meta{RowCount: 2}},
 			Table: &ask.RemoteRows{Columns: []string{"page", "visitors"}, Rows: [][]any{{"/pricing", 120.0}, {"/docs", 80.0}}}}},
 		{"notes", ask.RemoteResult{Kind: ask.RemoteTable,

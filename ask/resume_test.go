@@ -12,8 +12,8 @@ import (
 
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
+	"github.com/askbi/askbi/connections"
 	"github.com/askbi/askbi/connresolve"
-	"github.com/askbi/askbi/seal"
 )
 
 // demoAnalytics is a verified OAuth provider for the resolver of
@@ -24,10 +24,10 @@ var demoAnalytics = connresolve.Provider{Name: "Demo Analytics", Capabilities: [
 
 // flowConns is the host's Connections of flowEnv: the remote MCP
 // connections Ask can use now.
-type flowConns struct{ svc **connresolve.Service }
+type flowConns struct{ c **conns }
 
 func (f flowConns) Connections(ctx context.Context, p access.Principal) ([]connresolve.Connected, error) {
-	return connresolve.MCPConnections(ctx, *f.svc, p, []connresolve.Provider{demoAnalytics})
+	return connresolve.MCPConnections(ctx, (*f.c).tools, p, []connresolve.Provider{demoAnalytics})
 }
 
 // flowEnv is an assistant with list_connections and the remote tools of
@@ -36,18 +36,17 @@ func (f flowConns) Connections(ctx context.Context, p access.Principal) ([]connr
 // admin would. The model is provider (nil: the mock).
 func flowEnv(t *testing.T, r *mcpRemote, provider ask.Provider) (e *env, connect func()) {
 	t.Helper()
-	var svc *connresolve.Service
+	var svc *conns
 	tool := ask.ListConnections(connresolve.NewResolver(flowConns{&svc}, nil, &connresolve.ResolverOptions{Verified: []connresolve.Provider{demoAnalytics}}))
 	e = newEnv(t, provider, withRemote(&svc), func(c *envConfig) { c.extra = append(c.extra, tool) })
-	keys, _ := seal.NewStaticKeyring("k", map[string][]byte{"k": seal.GenerateKey()})
-	svc = connresolve.NewService(connresolve.NewMemoryStore(), keys, e.gate, &connresolve.Options{Catalog: e.cat})
-	c, err := svc.Create(t.Context(), alice, connresolve.Input{Name: "Demo Analytics", Provider: "Demo Analytics", URL: r.URL, Token: "remote-token"})
+	svc = newConns(e, nil)
+	c, err := svc.Create(t.Context(), alice, connections.Input{Name: "Demo Analytics", Provider: "Demo Analytics", URL: r.URL, Token: "remote-token"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return e, func() {
 		t.Helper()
-		if _, err := svc.Discover(t.Context(), alice, c.ID, nil); err != nil {
+		if _, err := svc.Discover(t.Context(), alice, c.ID, nil, svc.sign); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := svc.SetAccess(t.Context(), alice, c.ID, "pageviews_by_week", true); err != nil {

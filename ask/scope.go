@@ -6,6 +6,7 @@ import (
 
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 // scopeChecked makes a tool that reads a dataset (arguments dataset_id and
@@ -19,8 +20,8 @@ func scopeChecked(exec *dataexec.Executor, t Tool) Tool {
 	run := t.Run
 	t.Run = func(ctx context.Context, call Call) (Output, error) {
 		var in struct {
-			DatasetID string            `json:"dataset_id"`
-			Filters   []dataexec.Filter `json:"filters"`
+			DatasetID string             `json:"dataset_id"`
+			Filters   []workspace.Filter `json:"filters"`
 		}
 		if json.Unmarshal(call.Arguments, &in) != nil || in.DatasetID == "" {
 			return run(ctx, call)
@@ -39,7 +40,7 @@ func scopeChecked(exec *dataexec.Executor, t Tool) Tool {
 }
 
 // scopeMismatch is the output of a call refused for its dataset's scope.
-func scopeMismatch(ds dataexec.Ref, missing []dataexec.Filter) Output {
+func scopeMismatch(ds dataexec.Ref, missing []workspace.Filter) Output {
 	m := map[string]any{
 		"dataset":   ds,
 		"scope":     ds.Scope.Text,

@@ -9,7 +9,7 @@ import (
 
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
-	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 // TestMessagesKeepTheirItems: a user message records the items of the
@@ -138,7 +138,7 @@ func TestManySentItemsOpen(t *testing.T) {
 		var sel []ask.ContextRef
 		for j := range ask.MaxContextItems {
 			id := fmt.Sprintf("d-%d-%d", i, j)
-			e.cat.PutDashboard(dataexec.Dashboard{ID: id, TeamID: "acme", ProjectID: "growth", Name: "Board " + id})
+			e.cat.PutDashboard(workspace.Dashboard{ID: id, TeamID: "acme", ProjectID: "growth", Name: "Board " + id})
 			sel = append(sel, ask.ContextRef{Type: access.TypeDashboard, ID: id})
 		}
 		e.MustSend(t, alice, conv, "hello", &sel)

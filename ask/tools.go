@@ -224,7 +224,14 @@ func (r *Registry) validate(name string, args json.RawMessage) error {
 		return askbi.Errorf(askbi.InvalidArgument, "arguments must be a JSON object")
 	}
 	if err := r.schemas[name].Validate(plain); err != nil {
-		return askbi.Errorf(askbi.InvalidArgument, "arguments do not match the %s input schema: %s", name, shorten(err.Error(), 200))
+		// The words the MCP server answers with for the same arguments;
+		// the validator's own text ("minimum: 0/1 is less than
+		// 1.000000") reads as a bug to a person.
+		t, _ := r.Tool(name)
+		if msg := dataexec.ExplainArguments(t.InputSchema, args); msg != "" {
+			return askbi.Errorf(askbi.InvalidArgument, "%s", msg)
+		}
+		return askbi.Errorf(askbi.InvalidArgument, "the arguments do not match the tool's input schema")
 	}
 	return nil
 }

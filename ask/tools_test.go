@@ -12,6 +12,7 @@ import (
 
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 // TestProductToolsAreDataexecActions: the chat's tools take their names,
@@ -38,7 +39,7 @@ func TestProductToolsAreDataexecActions(t *testing.T) {
 	}
 	strs := func(vs []string) []string { return vs }
 	var chartTypes, ops, types []string
-	for _, c := range dataexec.ChartTypes {
+	for _, c := range workspace.ChartTypes {
 		chartTypes = append(chartTypes, string(c))
 	}
 	for _, o := range dataexec.FilterOps {

@@ -6,17 +6,19 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/mcpsource"
+	"github.com/askbi/askbi/workspace"
 )
 
-// CatalogConnections is the Connections a host builds from its catalog
-// and its connection service: the native connections of the catalog that
-// p may search (each with the first provider and the capabilities of the
+// CatalogConnections is the [Connections] a host builds from its catalog
+// and its remote tools: the native connections of the catalog that p may
+// search (each with the first provider and the capabilities of the
 // native source of its type; active ones are ready), then the remote MCP
-// connections Ask can use now (MCPConnections; their catalog rows are
+// connections Ask can use now ([MCPConnections]; their catalog rows are
 // left out, since readiness there depends on sign-in and approved tools).
 type CatalogConnections struct {
-	Catalog dataexec.Catalog
-	Service *Service
+	Catalog workspace.Catalog
+	// Remote gives the usable remote MCP connections (remote.Tools).
+	Remote Usable
 	// Natives name the provider and capabilities of each native
 	// connection type; a type not among them has neither.
 	Natives []NativeSource
@@ -24,9 +26,9 @@ type CatalogConnections struct {
 	Verified []Provider
 }
 
-// Connections implements Connections.
+// Connections implements [Connections].
 func (c CatalogConnections) Connections(ctx context.Context, p access.Principal) ([]Connected, error) {
-	rows, err := c.Catalog.Search(ctx, dataexec.CatalogQuery{TeamID: p.TeamID, Types: []access.EntityType{access.TypeConnection},
+	rows, err := c.Catalog.Search(ctx, workspace.CatalogQuery{TeamID: p.TeamID, Types: []access.EntityType{access.TypeConnection},
 		Projects: p.Projects, UserID: p.UserID, Limit: dataexec.MaxSearchLimit})
 	if err != nil {
 		return nil, err
@@ -46,7 +48,7 @@ func (c CatalogConnections) Connections(ctx context.Context, p access.Principal)
 		}
 		out = append(out, conn)
 	}
-	remote, err := MCPConnections(ctx, c.Service, p, c.Verified)
+	remote, err := MCPConnections(ctx, c.Remote, p, c.Verified)
 	if err != nil {
 		return nil, err
 	}

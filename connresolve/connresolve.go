@@ -43,7 +43,7 @@ type Provider struct {
 // NativeSource is a source type the host has installed, such as its
 // PostgreSQL connector.
 type NativeSource struct {
-	Type      string   // the dataexec.Connection type, e.g. "postgres"
+	Type      string   // the workspace.Connection type, e.g. "postgres"
 	Name      string   // e.g. "PostgreSQL"
 	Providers []string // lower-case provider names it serves: "postgresql", "supabase"
 	// Capabilities it serves.

@@ -5,16 +5,22 @@ import (
 	"strings"
 
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/connections"
 	"github.com/askbi/askbi/dataexec/mcpsource"
 )
 
-// MCPConnections is the remote half of a host's Connections: the remote
-// MCP connections of p's team that Ask can use now (Service.
-// Usable: active, signed in when they use OAuth, with an approved tool),
-// each with the capabilities of the verified provider it was set up for
-// (one of verified). The host adds its native connections.
-func MCPConnections(ctx context.Context, svc *Service, p access.Principal, verified []Provider) ([]Connected, error) {
-	usable, err := svc.Usable(ctx, p)
+// Usable gives the remote MCP connections of a team that Ask can use
+// now: ready, with an approved tool (remote.Tools is one).
+type Usable interface {
+	Usable(ctx context.Context, p access.Principal) ([]connections.Connection, error)
+}
+
+// MCPConnections is the remote half of a host's [Connections]: the remote
+// MCP connections of p's team that Ask can use now (u's), each with the
+// capabilities of the verified provider it was set up for (one of
+// verified). The host adds its native connections.
+func MCPConnections(ctx context.Context, u Usable, p access.Principal, verified []Provider) ([]Connected, error) {
+	usable, err := u.Usable(ctx, p)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/workspace"
 )
 
 // Class is how much a call can change, which decides whether it needs a
@@ -74,7 +75,7 @@ type Action[In, Out any] struct {
 }
 
 // FilterOps lists every filter operator in documented order.
-var FilterOps = []FilterOp{OpEq, OpNe, OpGt, OpGte, OpLt, OpLte, OpContains, OpIn}
+var FilterOps = []workspace.FilterOp{workspace.OpEq, workspace.OpNe, workspace.OpGt, workspace.OpGte, workspace.OpLt, workspace.OpLte, workspace.OpContains, workspace.OpIn}
 
 // SearchTypes lists the entity types workspace search finds.
 var SearchTypes = []access.EntityType{access.TypeDashboard, access.TypeChart, access.TypeDataset, access.TypeConnection}
@@ -100,9 +101,9 @@ type (
 		ChartID string `json:"chart_id"`
 		Name    string `json:"name,omitempty"`
 		// Type, XField and YFields as in ChartSpec.
-		Type    ChartType `json:"chart_type,omitempty"`
-		XField  string    `json:"x_field,omitempty"`
-		YFields []string  `json:"y_fields,omitempty"`
+		Type    workspace.ChartType `json:"chart_type,omitempty"`
+		XField  string              `json:"x_field,omitempty"`
+		YFields []string            `json:"y_fields,omitempty"`
 	}
 	// Placement puts a preview chart on a dashboard.
 	Placement struct {
@@ -284,9 +285,9 @@ type Exploration struct {
 	Arguments    json.RawMessage `json:"arguments,omitempty"`
 	// Fields are the output field paths (configuration.output.fields)
 	// that select named values from a tool's rows.
-	Fields      Fields `json:"fields,omitempty"`
-	Name        string `json:"name,omitempty"`
-	DashboardID string `json:"dashboard_id,omitempty"`
+	Fields      workspace.Fields `json:"fields,omitempty"`
+	Name        string           `json:"name,omitempty"`
+	DashboardID string           `json:"dashboard_id,omitempty"`
 }
 
 // Rights are the rights exploration e needs besides RightExplore on its
@@ -351,7 +352,7 @@ func (e *Executor) Explore(ctx context.Context, p access.Principal, in Explorati
 		return nil
 	}
 	out := &Explored{Operation: in.Operation}
-	req := Request{ConnectionID: in.ConnectionID, SQL: in.SQL, Tool: in.Tool, Arguments: in.Arguments, Fields: in.Fields}
+	req := workspace.Request{ConnectionID: in.ConnectionID, SQL: in.SQL, Tool: in.Tool, Arguments: in.Arguments, Fields: in.Fields}
 	switch in.Operation {
 	case ExploreInspect:
 		if in.ConnectionID == "" {
@@ -434,7 +435,7 @@ func withParams(ps props) props {
 
 // chartProps adds a chart's definition (ChartSpec, ChartChange) to ps.
 func chartProps(ps props) props {
-	ps["chart_type"] = enum(ChartTypes)
+	ps["chart_type"] = enum(workspace.ChartTypes)
 	ps["x_field"] = fieldSchema
 	ps["y_fields"] = map[string]any{"type": "array", "minItems": 1, "maxItems": maxSeries, "items": fieldSchema}
 	ps["name"] = nameSchema

@@ -10,7 +10,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
-	"github.com/askbi/askbi/dataexec/catalogtest"
+	"github.com/askbi/askbi/workspace/workspacetest"
 )
 
 // TestActionChecks: an action's Check refuses what its Run refuses before
@@ -24,12 +24,12 @@ func TestActionChecks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		before, runs, audited := workspace(t, e), e.calls(), len(e.audit.Entries())
+		before, runs, audited := searchAll(t, e), e.calls(), len(e.audit.Entries())
 		checked := c(e.exec.x, ctx, live)
 		if ran := e.calls() - runs; ran != 0 {
 			t.Errorf("Check ran %d queries", ran)
 		}
-		if diff := cmp.Diff(before, workspace(t, e), catalogtest.CmpOptions); diff != "" {
+		if diff := cmp.Diff(before, searchAll(t, e), workspacetest.CmpOptions); diff != "" {
 			t.Errorf("Check changed the workspace (-before +after):\n%s", diff)
 		}
 		if n := len(e.audit.Entries()) - audited; n != 0 {

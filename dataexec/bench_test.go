@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 // BenchmarkRunDataset measures the Executor's own overhead around a
@@ -12,7 +13,7 @@ import (
 // in the same run: go test -bench RunDataset -benchmem ./dataexec
 func BenchmarkRunDataset(b *testing.B) {
 	params := dataexec.Params{
-		Filters:   []dataexec.Filter{{Field: "signups", Op: dataexec.OpGte, Value: 0.0}},
+		Filters:   []workspace.Filter{{Field: "signups", Op: workspace.OpGte, Value: 0.0}},
 		Variables: map[string]any{"plan": "pro"},
 	}
 	for _, bc := range []struct {

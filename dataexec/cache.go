@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/askbi/askbi/workspace"
 )
 
 // CacheOptions configures the Executor's cache of fresh results. The zero
@@ -42,8 +44,8 @@ type keyDoc struct {
 	SQL          string // as written; the source binds Variables
 	Tool         string
 	Arguments    json.RawMessage // re-encoded by renderArguments
-	Fields       []Field
-	Filters      []Filter
+	Fields       []workspace.Field
+	Filters      []workspace.Filter
 	Variables    map[string]any // resolved, defaults included: the values SQL binds
 	MaxRows      int
 	MaxBytes     int64

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 // wideTable is a fresh 1,000-row table of six columns like the benchmarks'
@@ -48,7 +49,7 @@ func TestCacheHeapWithinBound(t *testing.T) {
 	before := liveHeap()
 	for i := range 300 {
 		// A new filter value each call: a new cache key, all rows kept.
-		mustRun(t, e, vic, "mrr", dataexec.Params{Filters: []dataexec.Filter{{Field: "id", Op: dataexec.OpGte, Value: float64(-1 - i)}}})
+		mustRun(t, e, vic, "mrr", dataexec.Params{Filters: []workspace.Filter{{Field: "id", Op: workspace.OpGte, Value: float64(-1 - i)}}})
 	}
 	after := liveHeap()
 	runtime.KeepAlive(e)

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/workspace"
 )
 
 // TruncatedPoints is the TruncatedReason of chart data that drew only the
@@ -31,9 +32,9 @@ const (
 type ChartSpec struct {
 	// DatasetID is the dataset to draw. UpdateChart keeps the chart's
 	// dataset when it is empty.
-	DatasetID string    `json:"dataset_id"`
-	Name      string    `json:"name"`
-	Type      ChartType `json:"chart_type"`
+	DatasetID string              `json:"dataset_id"`
+	Name      string              `json:"name"`
+	Type      workspace.ChartType `json:"chart_type"`
 	// XField gives the labels; it may be empty only for a KPI chart.
 	XField string `json:"x_field,omitempty"`
 	// YFields give one numeric series each: 1 to 10 fields, exactly one for
@@ -43,7 +44,7 @@ type ChartSpec struct {
 	// Filters keep the rows the chart draws, as a dataset run's filters
 	// do (at most 20): a preview keeps the filters and date range of the
 	// answer it charts. UpdateChart leaves a chart's filters as they are.
-	Filters []Filter `json:"filters,omitempty"`
+	Filters []workspace.Filter `json:"filters,omitempty"`
 }
 
 // Series is one value field of a chart. A value is null where the cell is
@@ -56,7 +57,7 @@ type Series struct {
 // ChartData is what a chart draws: one label per row (from the X field)
 // and one series per Y field, aligned with the labels.
 type ChartData struct {
-	Type ChartType `json:"chart_type"`
+	Type workspace.ChartType `json:"chart_type"`
 	// XField names the field the labels come from, for the axis title;
 	// empty for a KPI chart.
 	XField string   `json:"x_field,omitempty"`
@@ -77,13 +78,13 @@ func validateChartSpec(s ChartSpec) error {
 	if !s.Type.Valid() {
 		return bad("chart_type: must be one of line, bar, area, pie, doughnut, table, kpi")
 	}
-	if s.XField == "" && s.Type != ChartKPI {
+	if s.XField == "" && s.Type != workspace.ChartKPI {
 		return bad("x_field: required for a %s chart", s.Type)
 	}
 	if s.XField != "" && !validName(s.XField) {
 		return bad("x_field: %s", nameLimitMsg)
 	}
-	one := s.Type == ChartPie || s.Type == ChartDoughnut || s.Type == ChartKPI
+	one := s.Type == workspace.ChartPie || s.Type == workspace.ChartDoughnut || s.Type == workspace.ChartKPI
 	switch {
 	case len(s.YFields) == 0 || len(s.YFields) > maxSeries:
 		return bad("y_fields: give 1 to %d value fields", maxSeries)
@@ -200,9 +201,9 @@ func TableChart(t *Table) (*ChartData, error) {
 			break
 		}
 	}
-	spec := ChartSpec{Name: "answer", Type: ChartBar, XField: t.Columns[x]}
+	spec := ChartSpec{Name: "answer", Type: workspace.ChartBar, XField: t.Columns[x]}
 	if timeName.MatchString(spec.XField) {
-		spec.Type = ChartLine
+		spec.Type = workspace.ChartLine
 	}
 	for i, c := range t.Columns {
 		if i != x && len(spec.YFields) < maxSeries {

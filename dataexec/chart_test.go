@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/workspace"
 )
 
 func ptr(f float64) *float64 { return &f }
@@ -17,7 +18,7 @@ func TestBuildChart(t *testing.T) {
 	res := func(cols []string, rows ...[]any) *Result {
 		return NewResult(cols, rows, Meta{})
 	}
-	spec := ChartSpec{Name: "c", Type: ChartBar, XField: "day", YFields: []string{"v"}}
+	spec := ChartSpec{Name: "c", Type: workspace.ChartBar, XField: "day", YFields: []string{"v"}}
 	for _, tc := range []struct {
 		name     string
 		res      *Result
@@ -33,7 +34,7 @@ func TestBuildChart(t *testing.T) {
 				[]any{"2026-11-01", int64(3)}, []any{"2026-11-02", json.Number("0")}, []any{"2026-11-03", " 2.5 "},
 				[]any{"2026-11-04", nil}, []any{nil, "n/a"}),
 			spec: spec, validate: true,
-			want: &ChartData{Type: ChartBar, XField: "day", Labels: []string{"2026-11-01", "2026-11-02", "2026-11-03", "2026-11-04", "(none)"},
+			want: &ChartData{Type: workspace.ChartBar, XField: "day", Labels: []string{"2026-11-01", "2026-11-02", "2026-11-03", "2026-11-04", "(none)"},
 				Series: []Series{{Name: "v", Values: []*float64{ptr(3), ptr(0), ptr(2.5), nil, nil}}}, Meta: Meta{RowCount: 5}},
 		},
 		{
@@ -47,7 +48,7 @@ func TestBuildChart(t *testing.T) {
 			name: "empty result without validation is empty data",
 			res:  res([]string{"day", "v"}),
 			spec: spec,
-			want: &ChartData{Type: ChartBar, XField: "day", Labels: []string{}, Series: []Series{{Name: "v", Values: []*float64{}}}},
+			want: &ChartData{Type: workspace.ChartBar, XField: "day", Labels: []string{}, Series: []Series{{Name: "v", Values: []*float64{}}}},
 		},
 		{
 			name:     "text-only measure",
@@ -93,16 +94,16 @@ func TestBuildChart(t *testing.T) {
 		{
 			name:     "KPI without x field",
 			res:      res([]string{"total"}, []any{int64(42)}),
-			spec:     ChartSpec{Name: "k", Type: ChartKPI, YFields: []string{"total"}},
+			spec:     ChartSpec{Name: "k", Type: workspace.ChartKPI, YFields: []string{"total"}},
 			validate: true,
-			want:     &ChartData{Type: ChartKPI, Labels: []string{}, Series: []Series{{Name: "total", Values: []*float64{ptr(42)}}}, Meta: Meta{RowCount: 1}},
+			want:     &ChartData{Type: workspace.ChartKPI, Labels: []string{}, Series: []Series{{Name: "total", Values: []*float64{ptr(42)}}}, Meta: Meta{RowCount: 1}},
 		},
 		{
 			name:   "point cap",
 			res:    res([]string{"day", "v"}, []any{"a", int64(1)}, []any{"b", int64(2)}, []any{"c", int64(3)}, []any{"d", int64(4)}),
 			spec:   spec,
 			points: 3,
-			want: &ChartData{Type: ChartBar, XField: "day", Labels: []string{"a", "b", "c"},
+			want: &ChartData{Type: workspace.ChartBar, XField: "day", Labels: []string{"a", "b", "c"},
 				Series: []Series{{Name: "v", Values: []*float64{ptr(1), ptr(2), ptr(3)}}},
 				Meta:   Meta{RowCount: 3, Truncated: true, TruncatedReason: TruncatedPoints}},
 		},
@@ -110,7 +111,7 @@ func TestBuildChart(t *testing.T) {
 			name: "long label is cut",
 			res:  res([]string{"day", "v"}, []any{strings.Repeat("é", 300), int64(1)}),
 			spec: spec,
-			want: &ChartData{Type: ChartBar, XField: "day", Labels: []string{strings.Repeat("é", 199) + "…"},
+			want: &ChartData{Type: workspace.ChartBar, XField: "day", Labels: []string{strings.Repeat("é", 199) + "…"},
 				Series: []Series{{Name: "v", Values: []*float64{ptr(1)}}}, Meta: Meta{RowCount: 1}},
 		},
 	} {
@@ -137,7 +138,7 @@ func TestBuildChart(t *testing.T) {
 }
 
 func TestValidateChartSpec(t *testing.T) {
-	ok := ChartSpec{DatasetID: "d", Name: "Signups", Type: ChartLine, XField: "day", YFields: []string{"a", "b"}}
+	ok := ChartSpec{DatasetID: "d", Name: "Signups", Type: workspace.ChartLine, XField: "day", YFields: []string{"a", "b"}}
 	with := func(f func(*ChartSpec)) ChartSpec {
 		s := ok
 		s.YFields = append([]string(nil), ok.YFields...)
@@ -155,7 +156,7 @@ func TestValidateChartSpec(t *testing.T) {
 		{"no x", with(func(s *ChartSpec) { s.XField = "" }), "x_field: required for a line chart"},
 		{"no y", with(func(s *ChartSpec) { s.YFields = nil }), "y_fields: give 1 to 10 value fields"},
 		{"too many y", with(func(s *ChartSpec) { s.YFields = strings.Split("a,b,c,d,e,f,g,h,i,j,k", ",") }), "y_fields: give 1 to 10 value fields"},
-		{"pie with two", with(func(s *ChartSpec) { s.Type = ChartPie }), "y_fields: a pie chart takes exactly one value field"},
+		{"pie with two", with(func(s *ChartSpec) { s.Type = workspace.ChartPie }), "y_fields: a pie chart takes exactly one value field"},
 		{"duplicate y", with(func(s *ChartSpec) { s.YFields = []string{"a", "a"} }), "y_fields: a appears twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -181,13 +182,13 @@ func TestTableChart(t *testing.T) {
 			name: "the label column is the text one, wherever it is; a time name makes a line",
 			table: &Table{Columns: []string{"pageviews", "week"},
 				Rows: [][]any{{json.Number("4200"), "2026-09-07"}, {json.Number("4630"), "2026-09-14"}}},
-			want: &ChartData{Type: ChartLine, XField: "week", Labels: []string{"2026-09-07", "2026-09-14"},
+			want: &ChartData{Type: workspace.ChartLine, XField: "week", Labels: []string{"2026-09-07", "2026-09-14"},
 				Series: []Series{{Name: "pageviews", Values: []*float64{ptr(4200), ptr(4630)}}}, Meta: Meta{RowCount: 2}},
 		},
 		{
 			name:  "a category makes bars, one series per other column",
 			table: &Table{Columns: []string{"referrer", "visits", "signups"}, Rows: [][]any{{"google.com", int64(1840), int64(12)}}},
-			want: &ChartData{Type: ChartBar, XField: "referrer", Labels: []string{"google.com"},
+			want: &ChartData{Type: workspace.ChartBar, XField: "referrer", Labels: []string{"google.com"},
 				Series: []Series{{Name: "visits", Values: []*float64{ptr(1840)}}, {Name: "signups", Values: []*float64{ptr(12)}}},
 				Meta:   Meta{RowCount: 1}},
 		},

@@ -7,22 +7,20 @@
 // size, a row cap and a byte cap, with a cache of fresh results and a
 // last-good fallback.
 //
-// A host plugs in three things: its workspace Catalog (dashboards, charts,
-// datasets, connections; also a CatalogWriter when the Executor may change
-// them, else every write answers Unsupported; MemoryCatalog for tests and
-// demos, proven by catalogtest.Run), its Sources (one Source per
-// connection: the PostgreSQL source in dataexec/pgsource, the remote MCP
-// tool source of dataexec/mcpsource, or the in-memory TableSource, each
-// proven by sourcetest.Run; a catalog that also keeps the connections
-// askbi manages implements ConnectionWriter),
-// and optionally an AuditSink.
+// A host plugs in three things: its workspace catalog (package workspace:
+// dashboards, charts, datasets, connections; also a
+// workspace.CatalogWriter when the Executor may change them, else every
+// write answers Unsupported), its Sources (one Source per connection: the
+// PostgreSQL source in dataexec/pgsource, the remote MCP tool source of
+// dataexec/mcpsource, or the in-memory TableSource, each proven by
+// sourcetest.Run), and optionally an AuditSink.
 //
 // # Quick start
 //
-//	cat := dataexec.NewMemoryCatalog()
-//	cat.PutConnection(dataexec.Connection{ID: "wh", TeamID: "acme", Name: "Warehouse", Type: "postgres", Active: true})
-//	cat.PutDataset(dataexec.Dataset{ID: "signups", TeamID: "acme", ProjectID: "growth", Name: "Signups", Version: 1,
-//		Request: dataexec.Request{ConnectionID: "wh", SQL: "SELECT day, signups FROM signups"}})
+//	cat := workspace.NewMemoryCatalog()
+//	cat.PutConnection(workspace.Connection{ID: "wh", TeamID: "acme", Name: "Warehouse", Type: "postgres", Active: true})
+//	cat.PutDataset(workspace.Dataset{ID: "signups", TeamID: "acme", ProjectID: "growth", Name: "Signups", Version: 1,
+//		Request: workspace.Request{ConnectionID: "wh", SQL: "SELECT day, signups FROM signups"}})
 //	exec := dataexec.NewExecutor(cat, dataexec.SourceMap{"wh": pgSource}, nil)
 //	gate := access.NewGate(access.NewChecker(dir, nil), nil)
 //	live, err := gate.Begin(ctx, principal) // once per request

@@ -10,29 +10,17 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/access/accesstest"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/internal/fakeclock"
+	"github.com/askbi/askbi/workspace"
 )
 
 // t0 is when every test's clock starts.
 var t0 = time.Date(2026, 11, 30, 8, 12, 0, 0, time.UTC)
 
-// clock is an injected Now that tests move by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+// clock is the tests' settable clock.
+type clock = fakeclock.Clock
 
 // fakeSource is a Source that counts its calls, records its queries and
 // answers with respond (or the signups table). It honours MaxRows. It is a
@@ -155,7 +143,7 @@ func signupsTable() *dataexec.Table {
 // (acme, mysql) has no source; fin (acme, finance) runs on src; off
 // (acme) is inactive.
 type env struct {
-	cat   *dataexec.MemoryCatalog
+	cat   *workspace.MemoryCatalog
 	dir   *access.MemoryDirectory
 	src   *inspectingSource
 	plain *fakeSource // the source of fin, which cannot be inspected
@@ -169,19 +157,13 @@ type env struct {
 func newEnv(t testing.TB, opts *dataexec.Options) *env {
 	t.Helper()
 	e := &env{
-		cat: dataexec.NewMemoryCatalog(), dir: access.NewMemoryDirectory(), src: &inspectingSource{},
-		plain: &fakeSource{}, audit: access.NewMemoryAudit(0), clock: &clock{t: t0},
+		cat: workspace.NewMemoryCatalog(), dir: accesstest.Teams(), src: &inspectingSource{},
+		plain: &fakeSource{}, audit: access.NewMemoryAudit(0), clock: fakeclock.New(t0),
 	}
-	e.dir.AddProject("acme", "growth")
-	e.dir.AddProject("acme", "finance")
-	e.dir.AddProject("globex", "ops")
-	e.dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
-	e.dir.SetMember("acme", "bob", access.RoleEditor, access.ProjectSet("growth"))
 	e.dir.SetMember("acme", "vic", access.RoleViewer, access.ProjectSet("growth", "finance"))
-	e.dir.SetMember("globex", "carol", access.RoleOwner, access.AllProjects())
 
 	at := func(m int) time.Time { return t0.Add(time.Duration(-m) * time.Hour) }
-	for _, c := range []dataexec.Connection{
+	for _, c := range []workspace.Connection{
 		{ID: "wh", TeamID: "acme", Name: "Warehouse", Type: "postgres", Active: true, UpdatedAt: at(50)},
 		{ID: "fin", TeamID: "acme", ProjectID: "finance", Name: "Ledger", Type: "postgres", Active: true, UpdatedAt: at(51)},
 		{ID: "legacy", TeamID: "acme", Name: "Old shop", Type: "mysql", Active: true, UpdatedAt: at(52)},
@@ -190,40 +172,40 @@ func newEnv(t testing.TB, opts *dataexec.Options) *env {
 	} {
 		e.cat.PutConnection(c)
 	}
-	for _, d := range []dataexec.Dashboard{
+	for _, d := range []workspace.Dashboard{
 		{ID: "d-growth", TeamID: "acme", ProjectID: "growth", Name: "Growth overview", UpdatedAt: at(10)},
 		{ID: "d-fin", TeamID: "acme", ProjectID: "finance", Name: "Finance", UpdatedAt: at(11)},
 		{ID: "d-ops", TeamID: "globex", ProjectID: "ops", Name: "Ops", UpdatedAt: at(12)},
 	} {
 		e.cat.PutDashboard(d)
 	}
-	signupsFields := dataexec.Fields{{Name: "day", Path: []string{"day"}}, {Name: "country", Path: []string{"column_1"}}, {Name: "signups", Path: []string{"signups"}}}
-	for _, d := range []dataexec.Dataset{
+	signupsFields := workspace.Fields{{Name: "day", Path: []string{"day"}}, {Name: "country", Path: []string{"column_1"}}, {Name: "signups", Path: []string{"signups"}}}
+	for _, d := range []workspace.Dataset{
 		{ID: "signups", TeamID: "acme", ProjectID: "growth", Name: "Signups", Version: 1, UpdatedAt: at(20),
-			Request: dataexec.Request{ConnectionID: "wh",
+			Request: workspace.Request{ConnectionID: "wh",
 				SQL:       "SELECT day, country, signups FROM signups WHERE plan = {{plan}}",
 				Fields:    signupsFields,
-				Variables: []dataexec.Variable{{Name: "plan", Type: dataexec.VarString, Default: "pro"}}}},
+				Variables: []workspace.Variable{{Name: "plan", Type: workspace.VarString, Default: "pro"}}}},
 		{ID: "mrr", TeamID: "acme", ProjectID: "finance", Name: "MRR", Version: 1, UpdatedAt: at(21),
-			Request: dataexec.Request{ConnectionID: "fin", SQL: "SELECT month, mrr FROM mrr"}},
+			Request: workspace.Request{ConnectionID: "fin", SQL: "SELECT month, mrr FROM mrr"}},
 		{ID: "shop", TeamID: "acme", ProjectID: "growth", Name: "Shop orders", Version: 1, UpdatedAt: at(22),
-			Request: dataexec.Request{ConnectionID: "legacy", SQL: "SELECT 1"}},
+			Request: workspace.Request{ConnectionID: "legacy", SQL: "SELECT 1"}},
 		{ID: "tickets", TeamID: "globex", ProjectID: "ops", Name: "Tickets", Version: 1, UpdatedAt: at(23),
-			Request: dataexec.Request{ConnectionID: "gx", SQL: "SELECT day, signups FROM tickets", Fields: signupsFields}},
+			Request: workspace.Request{ConnectionID: "gx", SQL: "SELECT day, signups FROM tickets", Fields: signupsFields}},
 	} {
 		e.cat.PutDataset(d)
 	}
-	for _, c := range []dataexec.Chart{
+	for _, c := range []workspace.Chart{
 		{ID: "c-signups", TeamID: "acme", ProjectID: "growth", DashboardID: "d-growth", Name: "Signups by day",
-			Type: dataexec.ChartLine, DatasetID: "signups", XField: "day", YFields: []string{"signups"}, UpdatedAt: at(30)},
+			Type: workspace.ChartLine, DatasetID: "signups", XField: "day", YFields: []string{"signups"}, UpdatedAt: at(30)},
 		{ID: "c-draft", TeamID: "acme", ProjectID: "growth", Name: "Signups draft", CreatedBy: "bob",
-			Type: dataexec.ChartBar, DatasetID: "signups", XField: "country", YFields: []string{"signups"}, UpdatedAt: at(31)},
+			Type: workspace.ChartBar, DatasetID: "signups", XField: "country", YFields: []string{"signups"}, UpdatedAt: at(31)},
 		{ID: "c-vic", TeamID: "acme", ProjectID: "growth", Name: "Vic's draft", CreatedBy: "vic",
-			Type: dataexec.ChartLine, DatasetID: "signups", XField: "day", YFields: []string{"signups"}, UpdatedAt: at(33)},
+			Type: workspace.ChartLine, DatasetID: "signups", XField: "day", YFields: []string{"signups"}, UpdatedAt: at(33)},
 		{ID: "c-alice", TeamID: "acme", ProjectID: "growth", Name: "Alice's draft", CreatedBy: "alice",
-			Type: dataexec.ChartLine, DatasetID: "signups", XField: "day", YFields: []string{"signups"}, UpdatedAt: at(34)},
+			Type: workspace.ChartLine, DatasetID: "signups", XField: "day", YFields: []string{"signups"}, UpdatedAt: at(34)},
 		{ID: "c-ops", TeamID: "globex", ProjectID: "ops", DashboardID: "d-ops", Name: "Tickets",
-			Type: dataexec.ChartBar, DatasetID: "tickets", XField: "day", YFields: []string{"signups"}, UpdatedAt: at(32)},
+			Type: workspace.ChartBar, DatasetID: "tickets", XField: "day", YFields: []string{"signups"}, UpdatedAt: at(32)},
 	} {
 		e.cat.PutChart(c)
 	}
@@ -365,7 +347,7 @@ func mustRun(t testing.TB, e *env, p access.Principal, id string, params dataexe
 // datasetCount is the number of datasets of team acme.
 func (e *env) datasetCount(t testing.TB) int {
 	t.Helper()
-	rows, err := e.cat.Search(context.Background(), dataexec.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeDataset}, Projects: access.AllProjects(), Limit: 1000})
+	rows, err := e.cat.Search(context.Background(), workspace.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeDataset}, Projects: access.AllProjects(), Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 // Example runs the main flow both adapters use: read a dataset (then from
@@ -20,11 +21,11 @@ func Example() {
 	dir.AddProject("acme", "growth")
 	dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
 
-	cat := dataexec.NewMemoryCatalog()
-	cat.PutConnection(dataexec.Connection{ID: "wh", TeamID: "acme", Name: "Warehouse", Type: "postgres", Active: true})
-	cat.PutDashboard(dataexec.Dashboard{ID: "d1", TeamID: "acme", ProjectID: "growth", Name: "Growth overview"})
-	cat.PutDataset(dataexec.Dataset{ID: "ds1", TeamID: "acme", ProjectID: "growth", Name: "Weekly signups", Version: 1,
-		Request: dataexec.Request{ConnectionID: "wh", SQL: "SELECT week, signups FROM weekly_signups"}})
+	cat := workspace.NewMemoryCatalog()
+	cat.PutConnection(workspace.Connection{ID: "wh", TeamID: "acme", Name: "Warehouse", Type: "postgres", Active: true})
+	cat.PutDashboard(workspace.Dashboard{ID: "d1", TeamID: "acme", ProjectID: "growth", Name: "Growth overview"})
+	cat.PutDataset(workspace.Dataset{ID: "ds1", TeamID: "acme", ProjectID: "growth", Name: "Weekly signups", Version: 1,
+		Request: workspace.Request{ConnectionID: "wh", SQL: "SELECT week, signups FROM weekly_signups"}})
 	warehouse := dataexec.NewTableSource(map[string]*dataexec.Table{
 		"SELECT week, signups FROM weekly_signups": {
 			Columns: []string{"week", "signups"},
@@ -44,7 +45,7 @@ func Example() {
 	fmt.Println("again, cached:", res.Cached, "from", res.DataDate.Format(time.DateTime))
 
 	preview, _ := exec.CreateChartPreview(ctx, alice, dataexec.ChartSpec{
-		DatasetID: "ds1", Name: "Signups", Type: dataexec.ChartBar, XField: "week", YFields: []string{"signups"},
+		DatasetID: "ds1", Name: "Signups", Type: workspace.ChartBar, XField: "week", YFields: []string{"signups"},
 	})
 	data, _ := json.Marshal(preview.Data.Series)
 	fmt.Println(preview.Status, preview.Data.Labels, string(data))
@@ -76,9 +77,9 @@ func ExampleExecutor_Explore() {
 	dir := access.NewMemoryDirectory()
 	dir.AddProject("acme", "growth")
 	dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
-	cat := dataexec.NewMemoryCatalog()
-	cat.PutConnection(dataexec.Connection{ID: "analytics", TeamID: "acme", Name: "Analytics", Type: "mcp", Active: true})
-	cat.PutDashboard(dataexec.Dashboard{ID: "d1", TeamID: "acme", ProjectID: "growth", Name: "Growth overview"})
+	cat := workspace.NewMemoryCatalog()
+	cat.PutConnection(workspace.Connection{ID: "analytics", TeamID: "acme", Name: "Analytics", Type: "mcp", Active: true})
+	cat.PutDashboard(workspace.Dashboard{ID: "d1", TeamID: "acme", ProjectID: "growth", Name: "Growth overview"})
 	tool := dataexec.NewTableSource(map[string]*dataexec.Table{
 		"top_pages": {Columns: []string{"column_0", "column_1"}, Rows: [][]any{
 			{"/pricing", []any{json.Number("310"), json.Number("12")}},
@@ -90,7 +91,7 @@ func ExampleExecutor_Explore() {
 	gate := access.NewGate(access.NewChecker(dir, nil), nil)
 	alice, _ := gate.Begin(ctx, access.Principal{UserID: "alice", TeamID: "acme", Auth: access.AuthSession})
 
-	var fields dataexec.Fields
+	var fields workspace.Fields
 	_ = json.Unmarshal([]byte(`{"page": ["column_0"], "visitors": ["column_1", "0"]}`), &fields)
 	save := dataexec.Exploration{Operation: dataexec.ExploreSave, ConnectionID: "analytics", Tool: "no_pages", Fields: fields,
 		Name: "Top pages", DashboardID: "d1"}

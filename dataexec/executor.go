@@ -12,6 +12,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/workspace"
 )
 
 // HardMaxRows is the largest row cap an Executor accepts; Options.MaxRows
@@ -89,8 +90,8 @@ type Options struct {
 // whose columns are only known after the run. A write on a Catalog that is
 // not a CatalogWriter answers Unsupported before it reads anything.
 type Executor struct {
-	catalog Catalog
-	writer  CatalogWriter // nil when the catalog is read-only
+	catalog workspace.Catalog
+	writer  workspace.CatalogWriter // nil when the catalog is read-only
 	sources Sources
 
 	timeout      time.Duration
@@ -113,12 +114,12 @@ type Executor struct {
 // NewExecutor returns an Executor over the host's catalog, running
 // requests on sources. The catalog is written to when it is also a
 // CatalogWriter, and read-only otherwise. opts may be nil.
-func NewExecutor(catalog Catalog, sources Sources, opts *Options) *Executor {
+func NewExecutor(catalog workspace.Catalog, sources Sources, opts *Options) *Executor {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	writer, _ := catalog.(CatalogWriter)
+	writer, _ := catalog.(workspace.CatalogWriter)
 	e := &Executor{
 		catalog: catalog, writer: writer, sources: sources,
 		timeout: o.Timeout, maxRows: o.MaxRows, previewRows: o.PreviewRows, maxBytes: o.MaxBytes,
@@ -188,7 +189,7 @@ type Result struct {
 // Params are a caller's inputs to a data read.
 type Params struct {
 	// Filters apply to the mapped rows; at most 20.
-	Filters []Filter `json:"filters,omitempty"`
+	Filters []workspace.Filter `json:"filters,omitempty"`
 	// Variables set the dataset's declared variables by name; the others
 	// take their defaults.
 	Variables map[string]any `json:"variables,omitempty"`
@@ -203,14 +204,14 @@ type Params struct {
 // StatusUnavailable when the chart is gone; its datasets that still exist
 // stay listed.
 type ChartResult struct {
-	Status ChartStatus `json:"status"`
+	Status workspace.ChartStatus `json:"status"`
 	// Chart is the chart's reference; its Info says where it is and how it
 	// draws ("Growth overview · line chart").
-	Chart     Ref        `json:"chart"`
-	ChartType ChartType  `json:"chart_type,omitempty"`
-	Datasets  []Ref      `json:"datasets"`
-	Dashboard *Ref       `json:"dashboard"` // nil for a preview
-	Data      *ChartData `json:"data,omitempty"`
+	Chart     Ref                 `json:"chart"`
+	ChartType workspace.ChartType `json:"chart_type,omitempty"`
+	Datasets  []Ref               `json:"datasets"`
+	Dashboard *Ref                `json:"dashboard"` // nil for a preview
+	Data      *ChartData          `json:"data,omitempty"`
 }
 
 // WithoutData is r without its data, for the places that keep references
@@ -287,7 +288,7 @@ func (e *Executor) ChartData(ctx context.Context, p access.Principal, chartID st
 
 // preview runs an exploration request on a connection (ExplorePreview):
 // a bounded result, never cached.
-func (e *Executor) preview(ctx context.Context, p access.Principal, req Request) (*Result, error) {
+func (e *Executor) preview(ctx context.Context, p access.Principal, req workspace.Request) (*Result, error) {
 	live, err := e.begin(p, requestSize(req))
 	if err != nil {
 		return nil, err
@@ -313,7 +314,7 @@ func (e *Executor) preview(ctx context.Context, p access.Principal, req Request)
 // when the catalog keeps that method's contract. When the call fails its
 // error is returned as it is and nothing is reported saved; what a catalog
 // that breaks the contract left behind, the Executor cannot see or undo.
-func (e *Executor) saveDataset(ctx context.Context, p access.Principal, name, dashboardID string, req Request) (_ *Ref, _ *Result, err error) {
+func (e *Executor) saveDataset(ctx context.Context, p access.Principal, name, dashboardID string, req workspace.Request) (_ *Ref, _ *Result, err error) {
 	target := access.Entity{Type: access.TypeDashboard, ID: dashboardID}
 	details := map[string]string{}
 	defer e.audit.Track(ctx, p, ActionDatasetSave, &target, details)(&err)
@@ -351,7 +352,7 @@ func (e *Executor) saveDataset(ctx context.Context, p access.Principal, name, da
 	if res.RowCount == 0 {
 		return nil, nil, askbi.Errorf(askbi.InvalidResult, "the preview returned no rows, so nothing was saved; widen the query or its date range")
 	}
-	req = cloneRequest(req)
+	req = req.Clone()
 	if len(req.Fields) == 0 {
 		if req.Tool != "" && textOnly(res) {
 			return nil, nil, askbi.Errorf(askbi.InvalidResult, "the tool returned only text, which is not chart-ready data; add output fields that select named values")
@@ -361,7 +362,7 @@ func (e *Executor) saveDataset(ctx context.Context, p access.Principal, name, da
 		}
 	}
 	now := e.now()
-	ds, err := w.CreateDataset(ctx, Dataset{
+	ds, err := w.CreateDataset(ctx, workspace.Dataset{
 		TeamID: dash.TeamID, ProjectID: dash.ProjectID, Name: name, Version: 1, Request: req,
 		CreatedAt: now, UpdatedAt: now,
 	})
@@ -404,7 +405,7 @@ func (e *Executor) CreateChartPreview(ctx context.Context, p access.Principal, s
 		return nil, err
 	}
 	now := e.now()
-	c, err := w.CreateChart(ctx, Chart{
+	c, err := w.CreateChart(ctx, workspace.Chart{
 		TeamID: ds.TeamID, ProjectID: ds.ProjectID, Name: strings.TrimSpace(spec.Name), Type: spec.Type,
 		DatasetID: ds.ID, XField: spec.XField, YFields: spec.YFields, Filters: spec.Filters,
 		CreatedBy: live.UserID, CreatedAt: now, UpdatedAt: now,
@@ -488,7 +489,7 @@ func (e *Executor) PlaceChart(ctx context.Context, p access.Principal, chartID, 
 		return nil, notFoundAs(err, access.TypeChart)
 	}
 	target = placed.Ref()
-	var conn Connection
+	var conn workspace.Connection
 	if cn, err := e.catalog.Connection(ctx, ds.Request.ConnectionID); err == nil {
 		conn = cn
 	}
@@ -541,7 +542,7 @@ func (e *Executor) connections(ctx context.Context, p access.Principal) ([]Ref, 
 	if err := access.Allow(live, access.RightExplore, access.Team(live.TeamID)); err != nil {
 		return nil, err
 	}
-	rows, err := e.catalog.Search(ctx, CatalogQuery{TeamID: live.TeamID, Types: []access.EntityType{access.TypeConnection},
+	rows, err := e.catalog.Search(ctx, workspace.CatalogQuery{TeamID: live.TeamID, Types: []access.EntityType{access.TypeConnection},
 		Projects: live.Projects, UserID: live.UserID, Limit: MaxSearchLimit})
 	if err != nil {
 		return nil, err
@@ -572,10 +573,10 @@ func (e *Executor) begin(p access.Principal, size int) (access.Principal, error)
 // a saved chart's dashboard editable, its dataset previewable. It returns
 // the chart (also when a later check fails), the changed spec and the
 // dataset.
-func (e *Executor) checkUpdate(ctx context.Context, p access.Principal, in ChartChange) (Chart, ChartSpec, Dataset, error) {
+func (e *Executor) checkUpdate(ctx context.Context, p access.Principal, in ChartChange) (workspace.Chart, ChartSpec, workspace.Dataset, error) {
 	c, err := load(ctx, p, access.TypeChart, e.catalog.Chart, in.ChartID, access.RightRead)
 	if err != nil {
-		return Chart{}, ChartSpec{}, Dataset{}, err
+		return workspace.Chart{}, ChartSpec{}, workspace.Dataset{}, err
 	}
 	spec := chartSpec(c)
 	if in.Name != "" {
@@ -591,16 +592,16 @@ func (e *Executor) checkUpdate(ctx context.Context, p access.Principal, in Chart
 		spec.YFields = in.YFields
 	}
 	if err := validateChartSpec(spec); err != nil {
-		return c, spec, Dataset{}, err
+		return c, spec, workspace.Dataset{}, err
 	}
-	if c.Status() == StatusSaved {
+	if c.Status() == workspace.StatusSaved {
 		if _, err := load(ctx, p, access.TypeDashboard, e.catalog.Dashboard, c.DashboardID, access.RightEditDashboard); err != nil {
-			return c, spec, Dataset{}, err
+			return c, spec, workspace.Dataset{}, err
 		}
 	}
 	ds, err := load(ctx, p, access.TypeDataset, e.catalog.Dataset, c.DatasetID, access.RightPreviewChart)
 	if err != nil {
-		return c, spec, Dataset{}, err
+		return c, spec, workspace.Dataset{}, err
 	}
 	return c, spec, ds, nil
 }
@@ -610,34 +611,34 @@ func (e *Executor) checkUpdate(ctx context.Context, p access.Principal, in Chart
 // preview, the dashboard editable, the dataset readable and in the
 // dashboard's project. It returns the chart (also when a later check
 // fails), the dashboard and the dataset.
-func (e *Executor) checkPlace(ctx context.Context, p access.Principal, chartID, dashboardID string) (Chart, Dashboard, Dataset, error) {
+func (e *Executor) checkPlace(ctx context.Context, p access.Principal, chartID, dashboardID string) (workspace.Chart, workspace.Dashboard, workspace.Dataset, error) {
 	c, err := load(ctx, p, access.TypeChart, e.catalog.Chart, chartID, access.RightRead)
 	if err != nil {
-		return Chart{}, Dashboard{}, Dataset{}, err
+		return workspace.Chart{}, workspace.Dashboard{}, workspace.Dataset{}, err
 	}
 	dash, err := load(ctx, p, access.TypeDashboard, e.catalog.Dashboard, dashboardID, access.RightEditDashboard)
 	if err != nil {
-		return c, Dashboard{}, Dataset{}, err
+		return c, workspace.Dashboard{}, workspace.Dataset{}, err
 	}
-	if c.Status() != StatusPreview {
-		return c, Dashboard{}, Dataset{}, askbi.Errorf(askbi.Conflict, "the chart is already on a dashboard")
+	if c.Status() != workspace.StatusPreview {
+		return c, workspace.Dashboard{}, workspace.Dataset{}, askbi.Errorf(askbi.Conflict, "the chart is already on a dashboard")
 	}
 	ds, err := load(ctx, p, access.TypeDataset, e.catalog.Dataset, c.DatasetID, access.RightRead)
 	if err != nil {
-		return c, Dashboard{}, Dataset{}, err
+		return c, workspace.Dashboard{}, workspace.Dataset{}, err
 	}
 	if err := validateChartSpec(chartSpec(c)); err != nil {
-		return c, Dashboard{}, Dataset{}, err
+		return c, workspace.Dashboard{}, workspace.Dataset{}, err
 	}
 	if ds.ProjectID != dash.ProjectID {
-		return c, Dashboard{}, Dataset{}, askbi.Errorf(askbi.InvalidArgument, "dashboard_id: choose a dashboard in the same project as the chart's dataset")
+		return c, workspace.Dashboard{}, workspace.Dataset{}, askbi.Errorf(askbi.InvalidArgument, "dashboard_id: choose a dashboard in the same project as the chart's dataset")
 	}
 	return c, dash, ds, nil
 }
 
 // beginWrite is begin for a workspace change: it also needs a catalog
 // that can write, or answers Unsupported before anything is read.
-func (e *Executor) beginWrite(p access.Principal, size int) (access.Principal, CatalogWriter, error) {
+func (e *Executor) beginWrite(p access.Principal, size int) (access.Principal, workspace.CatalogWriter, error) {
 	live, err := e.begin(p, size)
 	if err != nil {
 		return access.Principal{}, nil, err
@@ -695,7 +696,7 @@ func notFoundAs(err error, typ access.EntityType) error {
 }
 
 // source returns the Source of an active connection.
-func (e *Executor) source(ctx context.Context, conn Connection) (Source, error) {
+func (e *Executor) source(ctx context.Context, conn workspace.Connection) (Source, error) {
 	if !conn.Active {
 		return nil, askbi.Errorf(askbi.Unavailable, "the connection is not active; finish its setup first")
 	}
@@ -706,9 +707,9 @@ func (e *Executor) source(ctx context.Context, conn Connection) (Source, error) 
 type plan struct {
 	src     Source
 	query   Query
-	fields  Fields
+	fields  workspace.Fields
 	nested  bool // pass objects and arrays through (previews without fields)
-	filters []Filter
+	filters []workspace.Filter
 	key     cacheKey
 	who     access.Principal // whose concurrency slots the run takes
 	connID  string
@@ -716,12 +717,12 @@ type plan struct {
 
 // datasetPlan validates a dataset run and builds its plan and cache key.
 // It also returns the dataset's connection.
-func (e *Executor) datasetPlan(ctx context.Context, live access.Principal, ds Dataset, filters []Filter, vars map[string]any) (*plan, Connection, error) {
+func (e *Executor) datasetPlan(ctx context.Context, live access.Principal, ds workspace.Dataset, filters []workspace.Filter, vars map[string]any) (*plan, workspace.Connection, error) {
 	if ds.Scope != nil {
 		// A filter that repeats a declared scope condition holds by
 		// construction; its field need not be an output field.
-		filters = slices.DeleteFunc(slices.Clone(filters), func(f Filter) bool {
-			return slices.ContainsFunc(ds.Scope.Filters, func(s Filter) bool { return sameFilter(f, s) })
+		filters = slices.DeleteFunc(slices.Clone(filters), func(f workspace.Filter) bool {
+			return slices.ContainsFunc(ds.Scope.Filters, func(s workspace.Filter) bool { return sameFilter(f, s) })
 		})
 	}
 	var known []string
@@ -729,22 +730,22 @@ func (e *Executor) datasetPlan(ctx context.Context, live access.Principal, ds Da
 		known = ds.Request.Fields.Names()
 	}
 	if err := validateFilters(filters, known); err != nil {
-		return nil, Connection{}, err
+		return nil, workspace.Connection{}, err
 	}
 	vals, err := resolveVariables(ds.Request.Variables, vars)
 	if err != nil {
-		return nil, Connection{}, err
+		return nil, workspace.Connection{}, err
 	}
 	conn, err := e.catalog.Connection(ctx, ds.Request.ConnectionID)
 	if askbi.ErrorCode(err) == askbi.NotFound || err == nil && conn.TeamID != ds.TeamID {
-		return nil, Connection{}, &askbi.Error{Code: askbi.Unavailable, Message: "the dataset's connection no longer exists", Err: err}
+		return nil, workspace.Connection{}, &askbi.Error{Code: askbi.Unavailable, Message: "the dataset's connection no longer exists", Err: err}
 	}
 	if err != nil {
-		return nil, Connection{}, err
+		return nil, workspace.Connection{}, err
 	}
 	pl, err := e.buildPlan(ctx, live, conn, ds.Request, vals, e.maxRows)
 	if err != nil {
-		return nil, Connection{}, err
+		return nil, workspace.Connection{}, err
 	}
 	// The dataset's saved filters apply first, on every run.
 	filters = append(slices.Clip(ds.Request.Filters), filters...)
@@ -759,7 +760,7 @@ func (e *Executor) datasetPlan(ctx context.Context, live access.Principal, ds Da
 
 // previewPlan validates an exploration request and builds its plan;
 // nested lets object and array cells through.
-func (e *Executor) previewPlan(ctx context.Context, live access.Principal, conn Connection, req Request, nested bool) (*plan, error) {
+func (e *Executor) previewPlan(ctx context.Context, live access.Principal, conn workspace.Connection, req workspace.Request, nested bool) (*plan, error) {
 	if err := validateRequest(req); err != nil {
 		return nil, err
 	}
@@ -777,7 +778,7 @@ func (e *Executor) previewPlan(ctx context.Context, live access.Principal, conn 
 
 // buildPlan finds a request's source and puts its variables in place: into
 // a tool's arguments here, or for the source to bind in SQL.
-func (e *Executor) buildPlan(ctx context.Context, live access.Principal, conn Connection, req Request, vals map[string]any, maxRows int) (*plan, error) {
+func (e *Executor) buildPlan(ctx context.Context, live access.Principal, conn workspace.Connection, req workspace.Request, vals map[string]any, maxRows int) (*plan, error) {
 	q := Query{SQL: req.SQL, Tool: req.Tool, MaxRows: maxRows, MaxBytes: e.maxBytes}
 	var err error
 	if req.SQL == "" {
@@ -798,7 +799,7 @@ func (e *Executor) buildPlan(ctx context.Context, live access.Principal, conn Co
 }
 
 // validateRequest checks an exploration request before anything runs.
-func validateRequest(r Request) error {
+func validateRequest(r workspace.Request) error {
 	bad := func(format string, args ...any) error { return askbi.Errorf(askbi.InvalidArgument, format, args...) }
 	switch {
 	case (r.SQL == "") == (r.Tool == ""):
@@ -918,7 +919,7 @@ func (e *Executor) sourceError(ctx, tctx context.Context, err error) error {
 
 // runDataset plans and runs one dataset (from the cache unless
 // params.Refresh) and returns its result and connection.
-func (e *Executor) runDataset(ctx context.Context, live access.Principal, ds Dataset, params Params) (*Result, Connection, error) {
+func (e *Executor) runDataset(ctx context.Context, live access.Principal, ds workspace.Dataset, params Params) (*Result, workspace.Connection, error) {
 	pl, conn, err := e.datasetPlan(ctx, live, ds, params.Filters, params.Variables)
 	if err != nil {
 		return nil, conn, err
@@ -928,7 +929,7 @@ func (e *Executor) runDataset(ctx context.Context, live access.Principal, ds Dat
 }
 
 // sampleChart runs a dataset as chart creation does and checks its sample.
-func (e *Executor) sampleChart(ctx context.Context, live access.Principal, ds Dataset, spec ChartSpec) (*ChartData, Connection, error) {
+func (e *Executor) sampleChart(ctx context.Context, live access.Principal, ds workspace.Dataset, spec ChartSpec) (*ChartData, workspace.Connection, error) {
 	res, conn, err := e.runDataset(ctx, live, ds, Params{Filters: spec.Filters})
 	if err != nil {
 		return nil, conn, err
@@ -939,8 +940,8 @@ func (e *Executor) sampleChart(ctx context.Context, live access.Principal, ds Da
 
 // chartResult assembles the safe references of a chart result. The
 // dashboard reference is left out unless p can see the dashboard.
-func (e *Executor) chartResult(ctx context.Context, p access.Principal, c Chart, ds Dataset, conn Connection, data *ChartData) *ChartResult {
-	row := SearchRow{Entity: c.Ref(), ChartType: c.Type}
+func (e *Executor) chartResult(ctx context.Context, p access.Principal, c workspace.Chart, ds workspace.Dataset, conn workspace.Connection, data *ChartData) *ChartResult {
+	row := workspace.SearchRow{Entity: c.Ref(), ChartType: c.Type}
 	r := &ChartResult{Status: c.Status(), ChartType: c.Type, Datasets: []Ref{e.scopedRef(ctx, p, ds, conn)}, Data: data}
 	if c.DashboardID != "" {
 		if d, err := e.catalog.Dashboard(ctx, c.DashboardID); err == nil && access.Sees(p, d.Ref()) {
@@ -960,7 +961,7 @@ func chartDetails(s ChartSpec) map[string]string {
 	return map[string]string{"chart_type": string(s.Type)}
 }
 
-func chartSpec(c Chart) ChartSpec {
+func chartSpec(c workspace.Chart) ChartSpec {
 	return ChartSpec{DatasetID: c.DatasetID, Name: c.Name, Type: c.Type, XField: c.XField, YFields: c.YFields, Filters: c.Filters}
 }
 
@@ -979,10 +980,10 @@ func textOnly(r *Result) bool {
 }
 
 // columnFields makes output fields that select each column by name.
-func columnFields(cols []string) (Fields, error) {
-	fs := make(Fields, len(cols))
+func columnFields(cols []string) (workspace.Fields, error) {
+	fs := make(workspace.Fields, len(cols))
 	for i, c := range cols {
-		fs[i] = Field{Name: c, Path: []string{c}}
+		fs[i] = workspace.Field{Name: c, Path: []string{c}}
 	}
 	if err := validateFields(fs); err != nil {
 		return nil, askbi.Errorf(askbi.InvalidResult, "the result's column names cannot be used as fields (%s); give each column a short, unique alias", askbi.ErrorMessage(err))
@@ -1003,7 +1004,7 @@ func paramsSize(p Params) int {
 }
 
 // requestSize estimates the size of a caller's request.
-func requestSize(r Request) int {
+func requestSize(r workspace.Request) int {
 	n := len(r.ConnectionID) + len(r.SQL) + len(r.Tool) + len(r.Arguments)
 	for _, f := range r.Fields {
 		n += len(f.Name) + 4
@@ -1085,7 +1086,7 @@ func (e *Executor) PlaceCharts(ctx context.Context, p access.Principal, chartIDs
 
 // checkPlaceAll checks a batch placement before anything changes, and
 // returns the chart IDs once each, in order, and the dashboard.
-func (e *Executor) checkPlaceAll(ctx context.Context, p access.Principal, chartIDs []string, dashboardID string) ([]string, Dashboard, error) {
+func (e *Executor) checkPlaceAll(ctx context.Context, p access.Principal, chartIDs []string, dashboardID string) ([]string, workspace.Dashboard, error) {
 	var ids []string
 	for _, id := range chartIDs {
 		if !slices.Contains(ids, id) {
@@ -1093,11 +1094,11 @@ func (e *Executor) checkPlaceAll(ctx context.Context, p access.Principal, chartI
 		}
 	}
 	if len(ids) == 0 || len(ids) > MaxPlacements {
-		return nil, Dashboard{}, askbi.Errorf(askbi.InvalidArgument, "chart_ids: give 1 to %d charts", MaxPlacements)
+		return nil, workspace.Dashboard{}, askbi.Errorf(askbi.InvalidArgument, "chart_ids: give 1 to %d charts", MaxPlacements)
 	}
 	dash, err := load(ctx, p, access.TypeDashboard, e.catalog.Dashboard, dashboardID, access.RightEditDashboard)
 	if err != nil {
-		return nil, Dashboard{}, err
+		return nil, workspace.Dashboard{}, err
 	}
 	for _, id := range ids {
 		c, _, _, err := e.checkPlace(ctx, p, id, dash.ID)
@@ -1105,7 +1106,7 @@ func (e *Executor) checkPlaceAll(ctx context.Context, p access.Principal, chartI
 			continue // already there: done
 		}
 		if err != nil {
-			return nil, Dashboard{}, err
+			return nil, workspace.Dashboard{}, err
 		}
 	}
 	return ids, dash, nil

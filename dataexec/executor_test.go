@@ -12,6 +12,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 var ctx = context.Background()
@@ -38,19 +39,19 @@ func TestRunDataset(t *testing.T) {
 		t.Errorf("RunDataset mismatch (-want +got):\n%s", diff)
 	}
 	wantQuery := dataexec.Query{SQL: "SELECT day, country, signups FROM signups WHERE plan = {{plan}}", MaxRows: 1000, MaxBytes: 1 << 20,
-		Variables: map[string]dataexec.VariableValue{"plan": {Type: dataexec.VarString, Value: "pro"}}}
+		Variables: map[string]dataexec.VariableValue{"plan": {Type: workspace.VarString, Value: "pro"}}}
 	if diff := cmp.Diff(wantQuery, e.src.LastQuery()); diff != "" {
 		t.Errorf("source query mismatch (-want +got):\n%s", diff)
 	}
 
 	got = mustRun(t, e, vic, "signups", dataexec.Params{
-		Filters:   []dataexec.Filter{{Field: "signups", Op: dataexec.OpGte, Value: json.Number("0")}},
+		Filters:   []workspace.Filter{{Field: "signups", Op: workspace.OpGte, Value: json.Number("0")}},
 		Variables: map[string]any{"plan": "it's free"},
 	})
 	if got.RowCount != 3 || got.Cached {
 		t.Errorf("filtered run = %d rows, cached %v; want 3 fresh rows", got.RowCount, got.Cached)
 	}
-	wantQuery.Variables["plan"] = dataexec.VariableValue{Type: dataexec.VarString, Value: "it's free"}
+	wantQuery.Variables["plan"] = dataexec.VariableValue{Type: workspace.VarString, Value: "it's free"}
 	if diff := cmp.Diff(wantQuery, e.src.LastQuery()); diff != "" {
 		t.Errorf("source query mismatch (-want +got):\n%s", diff)
 	}
@@ -77,7 +78,7 @@ func TestRunDatasetCache(t *testing.T) {
 func TestRunDatasetCacheKey(t *testing.T) {
 	e := newEnv(t, nil)
 	base := dataexec.Params{
-		Filters:   []dataexec.Filter{{Field: "country", Op: dataexec.OpEq, Value: "US"}},
+		Filters:   []workspace.Filter{{Field: "country", Op: workspace.OpEq, Value: "US"}},
 		Variables: map[string]any{"plan": "pro"},
 	}
 	mustRun(t, e, vic, "signups", base)
@@ -90,7 +91,7 @@ func TestRunDatasetCacheKey(t *testing.T) {
 		{"same request hits", base, nil, false},
 		{"default equals explicit value", dataexec.Params{Filters: base.Filters}, nil, false},
 		{"other variable value", dataexec.Params{Filters: base.Filters, Variables: map[string]any{"plan": "free"}}, nil, true},
-		{"other filter", dataexec.Params{Filters: []dataexec.Filter{{Field: "country", Op: dataexec.OpEq, Value: "DE"}}}, nil, true},
+		{"other filter", dataexec.Params{Filters: []workspace.Filter{{Field: "country", Op: workspace.OpEq, Value: "DE"}}}, nil, true},
 		{"no filter", dataexec.Params{}, nil, true},
 		{"new version", base, func() {
 			ds, _ := e.cat.Dataset(ctx, "signups")
@@ -183,9 +184,9 @@ func TestRunDatasetFallback(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	e := newEnv(t, &dataexec.Options{MaxRequestBytes: 4 << 10})
-	tooMany := make([]dataexec.Filter, 21)
+	tooMany := make([]workspace.Filter, 21)
 	for i := range tooMany {
-		tooMany[i] = dataexec.Filter{Field: "day", Op: dataexec.OpEq, Value: "x"}
+		tooMany[i] = workspace.Filter{Field: "day", Op: workspace.OpEq, Value: "x"}
 	}
 	run := func(p access.Principal, id string, params dataexec.Params) func() error {
 		return func() error { _, err := e.exec.RunDataset(ctx, p, id, params); return err }
@@ -207,11 +208,11 @@ func TestBadInput(t *testing.T) {
 		{"empty dataset ID", run(vic, "", dataexec.Params{}), askbi.InvalidArgument, "dataset_id is required"},
 		{"unknown chart", chart(vic, "nope"), askbi.NotFound, "chart not found"},
 		{"other team's chart", chart(vic, "c-ops"), askbi.NotFound, "chart not found"},
-		{"unknown filter field", run(vic, "signups", dataexec.Params{Filters: []dataexec.Filter{{Field: "revenue", Op: dataexec.OpEq, Value: 1.0}}}),
+		{"unknown filter field", run(vic, "signups", dataexec.Params{Filters: []workspace.Filter{{Field: "revenue", Op: workspace.OpEq, Value: 1.0}}}),
 			askbi.InvalidArgument, `filters[0].field: unknown field "revenue"`},
-		{"unknown filter op", run(vic, "signups", dataexec.Params{Filters: []dataexec.Filter{{Field: "day", Op: "between", Value: "x"}}}),
+		{"unknown filter op", run(vic, "signups", dataexec.Params{Filters: []workspace.Filter{{Field: "day", Op: "between", Value: "x"}}}),
 			askbi.InvalidArgument, `filters[0].op (day): unknown op "between"; use eq, ne, gt, gte, lt, lte, contains or in`},
-		{"wrong filter value type", run(vic, "signups", dataexec.Params{Filters: []dataexec.Filter{{Field: "signups", Op: dataexec.OpGt, Value: true}}}),
+		{"wrong filter value type", run(vic, "signups", dataexec.Params{Filters: []workspace.Filter{{Field: "signups", Op: workspace.OpGt, Value: true}}}),
 			askbi.InvalidArgument, "filters[0].value (signups): must be a number or string"},
 		{"too many filters", run(vic, "signups", dataexec.Params{Filters: tooMany}), askbi.InvalidArgument, "filters: at most 20 filters"},
 		{"unknown variable", run(vic, "signups", dataexec.Params{Variables: map[string]any{"region": "EU"}}),
@@ -220,7 +221,7 @@ func TestBadInput(t *testing.T) {
 			askbi.InvalidArgument, "variables: plan must be a string"},
 		{"hostile variable", run(vic, "signups", dataexec.Params{Variables: map[string]any{"plan": `\' OR 1=1 --`}}),
 			askbi.InvalidArgument, "variables: plan must be valid text without backslashes"},
-		{"oversized request", run(vic, "signups", dataexec.Params{Filters: []dataexec.Filter{{Field: "country", Op: dataexec.OpEq, Value: strings.Repeat("x", 5000)}}}),
+		{"oversized request", run(vic, "signups", dataexec.Params{Filters: []workspace.Filter{{Field: "country", Op: workspace.OpEq, Value: strings.Repeat("x", 5000)}}}),
 			askbi.TooLarge, "the request is larger than 4 KiB; shorten the query, arguments, filters or variables"},
 		{"connection type without a source", run(vic, "shop", dataexec.Params{}), askbi.Unsupported, "this connection's source type is not supported here"},
 		{"principal of another team", run(carol, "signups", dataexec.Params{}), askbi.NotFound, "dataset not found"},
@@ -245,7 +246,7 @@ func TestBadInput(t *testing.T) {
 func TestFilterPassThroughDataset(t *testing.T) {
 	e := newEnv(t, nil)
 	e.plain.Table(&dataexec.Table{Columns: []string{"month", "mrr"}, Rows: [][]any{{"2026-10", 100.5}, {"2026-11", 120.0}}})
-	bad := dataexec.Params{Filters: []dataexec.Filter{{Field: "revenue", Op: dataexec.OpGt, Value: 1.0}}}
+	bad := dataexec.Params{Filters: []workspace.Filter{{Field: "revenue", Op: workspace.OpGt, Value: 1.0}}}
 	for range 2 {
 		_, err := e.exec.RunDataset(ctx, vic, "mrr", bad)
 		mustCode(t, err, askbi.InvalidArgument)
@@ -253,7 +254,7 @@ func TestFilterPassThroughDataset(t *testing.T) {
 	if e.calls() != 2 {
 		t.Errorf("ran %d queries, want 2 (a failed run is not cached)", e.calls())
 	}
-	res := mustRun(t, e, vic, "mrr", dataexec.Params{Filters: []dataexec.Filter{{Field: "mrr", Op: dataexec.OpGt, Value: 110.0}}})
+	res := mustRun(t, e, vic, "mrr", dataexec.Params{Filters: []workspace.Filter{{Field: "mrr", Op: workspace.OpGt, Value: 110.0}}})
 	if diff := cmp.Diff([][]any{{"2026-11", 120.0}}, res.Rows()); diff != "" {
 		t.Errorf("rows mismatch (-want +got):\n%s", diff)
 	}
@@ -309,13 +310,13 @@ func TestChartData(t *testing.T) {
 	}
 	f := func(v float64) *float64 { return &v }
 	want := &dataexec.ChartResult{
-		Status:    dataexec.StatusSaved,
+		Status:    workspace.StatusSaved,
 		Chart:     dataexec.Ref{Type: access.TypeChart, ID: "c-signups", Name: "Signups by day", ProjectID: "growth", Info: "Growth overview · line chart"},
-		ChartType: dataexec.ChartLine,
+		ChartType: workspace.ChartLine,
 		Datasets:  []dataexec.Ref{{Type: access.TypeDataset, ID: "signups", Name: "Signups", ProjectID: "growth", Info: "Warehouse · PostgreSQL"}},
 		Dashboard: &dataexec.Ref{Type: access.TypeDashboard, ID: "d-growth", Name: "Growth overview", ProjectID: "growth"},
 		Data: &dataexec.ChartData{
-			Type:   dataexec.ChartLine,
+			Type:   workspace.ChartLine,
 			XField: "day",
 			Labels: []string{"2026-11-01", "2026-11-02", "2026-11-03", "2026-11-04"},
 			Series: []dataexec.Series{{Name: "signups", Values: []*float64{f(12), f(0), nil, f(7)}}},
@@ -327,7 +328,7 @@ func TestChartData(t *testing.T) {
 	}
 
 	// Reading a chart never fails on empty data.
-	got, err = e.exec.ChartData(ctx, vic, "c-signups", dataexec.Params{Filters: []dataexec.Filter{{Field: "country", Op: dataexec.OpEq, Value: "FR"}}})
+	got, err = e.exec.ChartData(ctx, vic, "c-signups", dataexec.Params{Filters: []workspace.Filter{{Field: "country", Op: workspace.OpEq, Value: "FR"}}})
 	if err != nil || len(got.Data.Labels) != 0 {
 		t.Errorf("ChartData(no rows) = %+v, %v; want empty data", got, err)
 	}
@@ -352,7 +353,7 @@ func TestPreview(t *testing.T) {
 	if raw := out.Preview; raw.RowCount != 3 || !raw.Truncated || raw.Rows()[0][1] == nil {
 		t.Errorf("raw preview = %+v, want 3 rows with nested cells, truncated", raw)
 	}
-	req.Fields = dataexec.Fields{{Name: "page", Path: []string{"column_0"}}, {Name: "visitors", Path: []string{"column_1", "0"}}}
+	req.Fields = workspace.Fields{{Name: "page", Path: []string{"column_0"}}, {Name: "visitors", Path: []string{"column_1", "0"}}}
 	out, err = e.exec.Explore(ctx, bob, req)
 	if err != nil {
 		t.Fatal(err)
@@ -381,7 +382,7 @@ func TestPreview(t *testing.T) {
 		{"no connection", bob, previewOf("", "SELECT 1"), askbi.InvalidArgument},
 		{"reference the source cannot bind", bob, previewOf("wh", "SELECT '{{x}}'"), askbi.InvalidArgument},
 		{"undeclared variable", bob, previewOf("wh", "SELECT {{x}}"), askbi.InvalidArgument},
-		{"bad field path", bob, dataexec.Exploration{Operation: dataexec.ExplorePreview, ConnectionID: "wh", SQL: "SELECT 1", Fields: dataexec.Fields{{Name: "a"}}}, askbi.InvalidArgument},
+		{"bad field path", bob, dataexec.Exploration{Operation: dataexec.ExplorePreview, ConnectionID: "wh", SQL: "SELECT 1", Fields: workspace.Fields{{Name: "a"}}}, askbi.InvalidArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := e.calls()
@@ -406,8 +407,8 @@ func TestSQLVariablesNeedABinder(t *testing.T) {
 	e := newEnv(t, nil)
 	exec := gated{e.exec.gate, dataexec.NewExecutor(e.cat, dataexec.SourceMap{"wh": plainSource{e.src}}, &dataexec.Options{Now: e.clock.Now})}
 	const msg = "this connection's source cannot bind {{variables}} in SQL; write the values into the query"
-	e.cat.PutDataset(dataexec.Dataset{ID: "declared", TeamID: "acme", ProjectID: "growth", Name: "Declared", Version: 1,
-		Request: dataexec.Request{ConnectionID: "wh", SQL: "SELECT 1", Variables: []dataexec.Variable{{Name: "x", Type: dataexec.VarString, Default: "a"}}}})
+	e.cat.PutDataset(workspace.Dataset{ID: "declared", TeamID: "acme", ProjectID: "growth", Name: "Declared", Version: 1,
+		Request: workspace.Request{ConnectionID: "wh", SQL: "SELECT 1", Variables: []workspace.Variable{{Name: "x", Type: workspace.VarString, Default: "a"}}}})
 	for _, tc := range []struct {
 		name string
 		call func() error

@@ -11,23 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/askbi/askbi"
-)
-
-// FilterOp compares a field with a filter value.
-type FilterOp string
-
-// Filter operators. Ordering operators compare numbers numerically and
-// strings (such as ISO dates) lexically; contains is a case-insensitive
-// substring match; in matches any of a list.
-const (
-	OpEq       FilterOp = "eq"
-	OpNe       FilterOp = "ne"
-	OpGt       FilterOp = "gt"
-	OpGte      FilterOp = "gte"
-	OpLt       FilterOp = "lt"
-	OpLte      FilterOp = "lte"
-	OpContains FilterOp = "contains"
-	OpIn       FilterOp = "in"
+	"github.com/askbi/askbi/workspace"
 )
 
 // Limits on filters.
@@ -36,20 +20,6 @@ const (
 	maxInValues = 100
 )
 
-// Filter keeps the rows whose Field compares to Value by Op. Filters apply
-// to the mapped rows a source returned (within the row cap), all of them
-// at once (AND).
-//
-// Value is a JSON scalar: eq and ne take a number, string, boolean or null
-// (null matches empty cells); gt, gte, lt and lte a number or string;
-// contains a non-empty string; in an array of 1 to 100 scalars. A number
-// and a numeric string compare as numbers; two strings compare as strings.
-type Filter struct {
-	Field string   `json:"field"`
-	Op    FilterOp `json:"op"`
-	Value any      `json:"value"`
-}
-
 // numericRe is the text a number-like string cell or value must match.
 var numericRe = regexp.MustCompile(`^\s*[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?\s*$`)
 
@@ -57,7 +27,7 @@ var numericRe = regexp.MustCompile(`^\s*[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-
 // nil, are the known output fields; otherwise field names are checked
 // against the result by applyFilters. Errors are InvalidArgument naming the
 // filter.
-func validateFilters(fs []Filter, columns []string) error {
+func validateFilters(fs []workspace.Filter, columns []string) error {
 	if len(fs) > maxFilters {
 		return askbi.Errorf(askbi.InvalidArgument, "filters: at most %d filters", maxFilters)
 	}
@@ -78,19 +48,19 @@ func validateFilters(fs []Filter, columns []string) error {
 			return bad("field", "unknown field %s", safeName(f.Field))
 		}
 		switch f.Op {
-		case OpEq, OpNe:
+		case workspace.OpEq, workspace.OpNe:
 			if !isScalar(f.Value) {
 				return bad("value", "must be a number, string, boolean or null")
 			}
-		case OpGt, OpGte, OpLt, OpLte:
+		case workspace.OpGt, workspace.OpGte, workspace.OpLt, workspace.OpLte:
 			if _, ok := f.Value.(bool); ok || f.Value == nil || !isScalar(f.Value) {
 				return bad("value", "must be a number or string")
 			}
-		case OpContains:
+		case workspace.OpContains:
 			if s, ok := f.Value.(string); !ok || s == "" {
 				return bad("value", "must be a non-empty string")
 			}
-		case OpIn:
+		case workspace.OpIn:
 			list, ok := inValues(f.Value)
 			if !ok || len(list) == 0 || len(list) > maxInValues {
 				return bad("value", "must be an array of 1 to %d numbers, strings, booleans or nulls", maxInValues)
@@ -154,7 +124,7 @@ func strValueTooLong(v any) bool {
 
 // applyFilters returns the rows that pass every filter. A field that is
 // not a column is InvalidArgument naming the filter.
-func applyFilters(fs []Filter, columns []string, rows [][]any) ([][]any, error) {
+func applyFilters(fs []workspace.Filter, columns []string, rows [][]any) ([][]any, error) {
 	if len(fs) == 0 {
 		return rows, nil
 	}
@@ -168,7 +138,7 @@ func applyFilters(fs []Filter, columns []string, rows [][]any) ([][]any, error) 
 	for _, row := range rows {
 		keep := true
 		for i, f := range fs {
-			if !f.match(row[cols[i]]) {
+			if !matches(f, row[cols[i]]) {
 				keep = false
 				break
 			}
@@ -180,25 +150,25 @@ func applyFilters(fs []Filter, columns []string, rows [][]any) ([][]any, error) 
 	return out, nil
 }
 
-// match reports whether cell passes f; f is valid.
-func (f Filter) match(cell any) bool {
+// matches reports whether cell passes f; f is valid.
+func matches(f workspace.Filter, cell any) bool {
 	switch f.Op {
-	case OpEq:
+	case workspace.OpEq:
 		c, ok := compare(cell, f.Value)
 		return ok && c == 0
-	case OpNe:
+	case workspace.OpNe:
 		c, ok := compare(cell, f.Value)
 		return !ok || c != 0
-	case OpGt, OpGte, OpLt, OpLte:
+	case workspace.OpGt, workspace.OpGte, workspace.OpLt, workspace.OpLte:
 		if cell == nil {
 			return false
 		}
 		c, ok := compare(cell, f.Value)
-		return ok && (f.Op == OpGt && c > 0 || f.Op == OpGte && c >= 0 || f.Op == OpLt && c < 0 || f.Op == OpLte && c <= 0)
-	case OpContains:
+		return ok && (f.Op == workspace.OpGt && c > 0 || f.Op == workspace.OpGte && c >= 0 || f.Op == workspace.OpLt && c < 0 || f.Op == workspace.OpLte && c <= 0)
+	case workspace.OpContains:
 		text, ok := cellText(cell)
 		return ok && strings.Contains(strings.ToLower(text), strings.ToLower(f.Value.(string)))
-	case OpIn:
+	case workspace.OpIn:
 		list, _ := inValues(f.Value)
 		return slices.ContainsFunc(list, func(v any) bool {
 			c, ok := compare(cell, v)

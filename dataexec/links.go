@@ -3,6 +3,8 @@ package dataexec
 import (
 	"net/url"
 	"strings"
+
+	"github.com/askbi/askbi/workspace"
 )
 
 // Page is a product page that results link to.
@@ -53,12 +55,12 @@ type ChartLinks struct {
 func (l Links) Chart(cr ChartResult) ChartLinks {
 	var out ChartLinks
 	switch cr.Status {
-	case StatusPreview:
+	case workspace.StatusPreview:
 		out.Chart = l(PagePreview, cr.Chart.ID)
-	case StatusSaved:
+	case workspace.StatusSaved:
 		out.Chart = l(PageChart, cr.Chart.ID)
 	}
-	if cr.Dashboard != nil && cr.Status == StatusSaved {
+	if cr.Dashboard != nil && cr.Status == workspace.StatusSaved {
 		out.Dashboard = l(PageDashboard, cr.Dashboard.ID)
 	}
 	for _, d := range cr.Datasets {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 func TestLinks(t *testing.T) {
@@ -18,12 +19,12 @@ func TestLinks(t *testing.T) {
 		cr   dataexec.ChartResult
 		want dataexec.ChartLinks
 	}{
-		{"preview", dataexec.ChartResult{Status: dataexec.StatusPreview, Chart: dataexec.Ref{ID: "c1"}, Datasets: ds},
+		{"preview", dataexec.ChartResult{Status: workspace.StatusPreview, Chart: dataexec.Ref{ID: "c1"}, Datasets: ds},
 			dataexec.ChartLinks{Chart: "https://bi.example.com/previews/c1",
 				Datasets: map[string]string{"ds_1": "https://bi.example.com/datasets/ds_1", "ds/2": "https://bi.example.com/datasets/ds%2F2"}}},
-		{"saved", dataexec.ChartResult{Status: dataexec.StatusSaved, Chart: dataexec.Ref{ID: "c1"}, Dashboard: dash},
+		{"saved", dataexec.ChartResult{Status: workspace.StatusSaved, Chart: dataexec.Ref{ID: "c1"}, Dashboard: dash},
 			dataexec.ChartLinks{Chart: "https://bi.example.com/charts/c1", Dashboard: "https://bi.example.com/dashboards/dash_1"}},
-		{"unavailable keeps dataset links", dataexec.ChartResult{Status: dataexec.StatusUnavailable, Chart: dataexec.Ref{ID: "c1"}, Datasets: ds[:1]},
+		{"unavailable keeps dataset links", dataexec.ChartResult{Status: workspace.StatusUnavailable, Chart: dataexec.Ref{ID: "c1"}, Datasets: ds[:1]},
 			dataexec.ChartLinks{Datasets: map[string]string{"ds_1": "https://bi.example.com/datasets/ds_1"}}},
 	}
 	for _, tt := range tests {
@@ -40,11 +41,11 @@ func TestLinks(t *testing.T) {
 		}
 		return "/app/" + string(p) + "?id=" + id
 	})
-	got := host.Chart(dataexec.ChartResult{Status: dataexec.StatusPreview, Chart: dataexec.Ref{ID: "c1"}, Datasets: ds[:1]})
+	got := host.Chart(dataexec.ChartResult{Status: workspace.StatusPreview, Chart: dataexec.Ref{ID: "c1"}, Datasets: ds[:1]})
 	if diff := cmp.Diff(dataexec.ChartLinks{Datasets: map[string]string{"ds_1": "/app/datasets?id=ds_1"}}, got); diff != "" {
 		t.Errorf("host links mismatch (-want +got):\n%s", diff)
 	}
-	if got := dataexec.NewExecutor(dataexec.NewMemoryCatalog(), nil, nil).Links()(dataexec.PageChart, "c1"); got != "/charts/c1" {
+	if got := dataexec.NewExecutor(workspace.NewMemoryCatalog(), nil, nil).Links()(dataexec.PageChart, "c1"); got != "/charts/c1" {
 		t.Errorf("default links = %q, want same-origin /charts/c1", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/workspace"
 )
 
 // Limits on output field definitions.
@@ -22,7 +23,7 @@ const (
 
 // validateFields checks field definitions before anything runs. Errors are
 // InvalidArgument naming the field.
-func validateFields(fs Fields) error {
+func validateFields(fs workspace.Fields) error {
 	if len(fs) > maxFields {
 		return askbi.Errorf(askbi.InvalidArgument, "fields: at most %d fields", maxFields)
 	}
@@ -73,7 +74,7 @@ func validName(s string) bool {
 // float64, json.Number or string: times become "YYYY-MM-DD" at midnight
 // UTC and RFC 3339 otherwise, and the non-finite floats become the strings
 // "NaN", "Infinity" and "-Infinity" (JSON has no such numbers).
-func mapTable(t *Table, fields Fields, allowNested bool) (columns []string, rows [][]any, err error) {
+func mapTable(t *Table, fields workspace.Fields, allowNested bool) (columns []string, rows [][]any, err error) {
 	if len(fields) == 0 {
 		rows = make([][]any, len(t.Rows))
 		width := len(t.Columns)

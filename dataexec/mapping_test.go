@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/workspace"
 )
 
 func TestMapTable(t *testing.T) {
@@ -23,7 +24,7 @@ func TestMapTable(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		table    *Table
-		fields   Fields
+		fields   workspace.Fields
 		nested   bool
 		wantCols []string
 		wantRows [][]any
@@ -32,51 +33,51 @@ func TestMapTable(t *testing.T) {
 		{
 			name:     "column by name and column_N, array index, object key",
 			table:    nested,
-			fields:   Fields{{"page", []string{"column_0"}}, {"visitors", []string{"stats", "0"}}, {"bounce", []string{"column_1", "1", "bounce"}}},
+			fields:   workspace.Fields{{Name: "page", Path: []string{"column_0"}}, {Name: "visitors", Path: []string{"stats", "0"}}, {Name: "bounce", Path: []string{"column_1", "1", "bounce"}}},
 			wantCols: []string{"page", "visitors", "bounce"},
 			wantRows: [][]any{{"/home", json.Number("120"), 0.5}, {"/pricing", int64(0), nil}},
 		},
 		{
 			name:     "JSON text cell is decoded",
 			table:    nested,
-			fields:   Fields{{"v", []string{"raw", "visitors", "1"}}},
+			fields:   workspace.Fields{{Name: "v", Path: []string{"raw", "visitors", "1"}}},
 			wantCols: []string{"v"},
 			wantRows: [][]any{{json.Number("0")}, {json.Number("1")}},
 		},
 		{
 			name:    "missing array index",
 			table:   nested,
-			fields:  Fields{{"visitors", []string{"column_1", "5"}}},
+			fields:  workspace.Fields{{Name: "visitors", Path: []string{"column_1", "5"}}},
 			wantErr: "field visitors: path column_1.5 not found in row 1",
 		},
 		{
 			name:    "missing column",
 			table:   nested,
-			fields:  Fields{{"visitors", []string{"column_7"}}},
+			fields:  workspace.Fields{{Name: "visitors", Path: []string{"column_7"}}},
 			wantErr: "field visitors: path column_7 not found; the result has no column column_7",
 		},
 		{
 			name:    "missing key in a later row",
 			table:   &Table{Columns: []string{"a"}, Rows: [][]any{{map[string]any{"x": int64(1)}}, {map[string]any{"y": int64(2)}}}},
-			fields:  Fields{{"x", []string{"a", "x"}}},
+			fields:  workspace.Fields{{Name: "x", Path: []string{"a", "x"}}},
 			wantErr: "field x: path a.x not found in row 2",
 		},
 		{
 			name:    "object cell",
 			table:   nested,
-			fields:  Fields{{"s", []string{"stats", "1"}}},
+			fields:  workspace.Fields{{Name: "s", Path: []string{"stats", "1"}}},
 			wantErr: "field s: path stats.1 selects an object in row 1; extend the path to a value inside it",
 		},
 		{
 			name:    "array cell",
 			table:   nested,
-			fields:  Fields{{"s", []string{"stats"}}},
+			fields:  workspace.Fields{{Name: "s", Path: []string{"stats"}}},
 			wantErr: "field s: path stats selects an array in row 1; extend the path with an index",
 		},
 		{
 			name:    "path into a scalar",
 			table:   nested,
-			fields:  Fields{{"p", []string{"page", "0"}}},
+			fields:  workspace.Fields{{Name: "p", Path: []string{"page", "0"}}},
 			wantErr: "field p: path page.0 not found in row 1",
 		},
 		{
@@ -136,16 +137,16 @@ func TestMapTable(t *testing.T) {
 func TestValidateFields(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		fields Fields
+		fields workspace.Fields
 		want   string
 	}{
-		{"ok", Fields{{"a", []string{"column_0"}}, {"b", []string{"x", "0"}}}, ""},
-		{"empty name", Fields{{"", []string{"a"}}}, "fields: a field name must be 1 to 128 printable characters"},
-		{"control character", Fields{{"a\nb", []string{"a"}}}, "fields: a field name must be 1 to 128 printable characters"},
-		{"duplicate", Fields{{"a", []string{"x"}}, {"a", []string{"y"}}}, "fields: field a appears twice"},
-		{"empty path", Fields{{"a", nil}}, "fields: field a: the path must have 1 to 16 elements"},
-		{"empty element", Fields{{"a", []string{"x", ""}}}, "fields: field a: each path element must be 1 to 128 printable characters"},
-		{"too deep", Fields{{"a", strings.Split(strings.Repeat("x.", 17), ".")[:17]}}, "fields: field a: the path must have 1 to 16 elements"},
+		{"ok", workspace.Fields{{Name: "a", Path: []string{"column_0"}}, {Name: "b", Path: []string{"x", "0"}}}, ""},
+		{"empty name", workspace.Fields{{Name: "", Path: []string{"a"}}}, "fields: a field name must be 1 to 128 printable characters"},
+		{"control character", workspace.Fields{{Name: "a\nb", Path: []string{"a"}}}, "fields: a field name must be 1 to 128 printable characters"},
+		{"duplicate", workspace.Fields{{Name: "a", Path: []string{"x"}}, {Name: "a", Path: []string{"y"}}}, "fields: field a appears twice"},
+		{"empty path", workspace.Fields{{Name: "a", Path: nil}}, "fields: field a: the path must have 1 to 16 elements"},
+		{"empty element", workspace.Fields{{Name: "a", Path: []string{"x", ""}}}, "fields: field a: each path element must be 1 to 128 printable characters"},
+		{"too deep", workspace.Fields{{Name: "a", Path: strings.Split(strings.Repeat("x.", 17), ".")[:17]}}, "fields: field a: the path must have 1 to 16 elements"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := validateFields(tc.fields)
@@ -158,11 +159,11 @@ func TestValidateFields(t *testing.T) {
 
 func TestFieldsJSON(t *testing.T) {
 	in := `{"visitors": ["column_1", 0], "page": ["column_0"], "a": ["x", "y"]}`
-	var fs Fields
+	var fs workspace.Fields
 	if err := json.Unmarshal([]byte(in), &fs); err != nil {
 		t.Fatal(err)
 	}
-	want := Fields{{"visitors", []string{"column_1", "0"}}, {"page", []string{"column_0"}}, {"a", []string{"x", "y"}}}
+	want := workspace.Fields{{Name: "visitors", Path: []string{"column_1", "0"}}, {Name: "page", Path: []string{"column_0"}}, {Name: "a", Path: []string{"x", "y"}}}
 	if diff := cmp.Diff(want, fs); diff != "" {
 		t.Errorf("Unmarshal mismatch (-want +got):\n%s", diff)
 	}
@@ -173,7 +174,7 @@ func TestFieldsJSON(t *testing.T) {
 	if got, want := string(out), `{"visitors":["column_1","0"],"page":["column_0"],"a":["x","y"]}`; got != want {
 		t.Errorf("Marshal = %s, want %s", got, want)
 	}
-	var null Fields
+	var null workspace.Fields
 	if err := json.Unmarshal([]byte(`null`), &null); err != nil || null != nil {
 		t.Errorf("Unmarshal(null) = %v, %v; want nil, nil", null, err)
 	}

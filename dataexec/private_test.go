@@ -8,7 +8,8 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
-	"github.com/askbi/askbi/dataexec/catalogtest"
+	"github.com/askbi/askbi/workspace"
+	"github.com/askbi/askbi/workspace/workspacetest"
 )
 
 // reaches reports what each executor path answers p about chart id: ok
@@ -42,7 +43,7 @@ func reaches(t *testing.T, e *env, p access.Principal, id string) map[string]str
 	if refs[0] != nil {
 		out["Resolve"] = "ok"
 	}
-	now, err := e.exec.RefreshCharts(ctx, p, []dataexec.ChartResult{{Status: dataexec.StatusPreview, Chart: dataexec.Ref{Type: access.TypeChart, ID: id}}})
+	now, err := e.exec.RefreshCharts(ctx, p, []dataexec.ChartResult{{Status: workspace.StatusPreview, Chart: dataexec.Ref{Type: access.TypeChart, ID: id}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func reaches(t *testing.T, e *env, p access.Principal, id string) map[string]str
 // team's.
 func TestPreviewIsPrivate(t *testing.T) {
 	e := newEnv(t, nil)
-	cr, err := e.exec.CreateChartPreview(ctx, alice, dataexec.ChartSpec{DatasetID: "signups", Name: "Alice's signups", Type: dataexec.ChartBar,
+	cr, err := e.exec.CreateChartPreview(ctx, alice, dataexec.ChartSpec{DatasetID: "signups", Name: "Alice's signups", Type: workspace.ChartBar,
 		XField: "country", YFields: []string{"signups"}})
 	if err != nil {
 		t.Fatal(err)
@@ -80,8 +81,8 @@ func TestPreviewIsPrivate(t *testing.T) {
 	if c, err := e.cat.Chart(ctx, id); err != nil || c.CreatedBy != "alice" {
 		t.Fatalf("stored preview = %+v, %v; want alice as its creator", c, err)
 	}
-	e.cat.PutChart(dataexec.Chart{ID: "c-legacy", TeamID: "acme", ProjectID: "growth", Name: "Legacy draft",
-		Type: dataexec.ChartBar, DatasetID: "signups", XField: "country", YFields: []string{"signups"}})
+	e.cat.PutChart(workspace.Chart{ID: "c-legacy", TeamID: "acme", ProjectID: "growth", Name: "Legacy draft",
+		Type: workspace.ChartBar, DatasetID: "signups", XField: "country", YFields: []string{"signups"}})
 
 	stored, _ := e.cat.Chart(ctx, id)
 	e.dir.SetMember("acme", "owner2", access.RoleOwner, access.AllProjects())
@@ -115,7 +116,7 @@ func TestPreviewIsPrivate(t *testing.T) {
 			}
 		})
 	}
-	if now, _ := e.cat.Chart(ctx, id); !cmp.Equal(stored, now, catalogtest.CmpOptions) {
+	if now, _ := e.cat.Chart(ctx, id); !cmp.Equal(stored, now, workspacetest.CmpOptions) {
 		t.Errorf("the preview changed: %+v, was %+v", now, stored)
 	}
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/workspace"
 )
 
 // maxResolve bounds the references one Resolve call checks.
@@ -50,13 +51,13 @@ func (e *Executor) resolve(ctx context.Context, live access.Principal, r access.
 		if err != nil {
 			return nil, err
 		}
-		return &Ref{Type: r.Type, ID: d.ID, Name: d.Name, ProjectID: d.ProjectID, Info: infoLine(SearchRow{Entity: d.Ref(), ChartCount: n})}, nil
+		return &Ref{Type: r.Type, ID: d.ID, Name: d.Name, ProjectID: d.ProjectID, Info: infoLine(workspace.SearchRow{Entity: d.Ref(), ChartCount: n})}, nil
 	case access.TypeChart:
 		c, err := load(ctx, live, r.Type, e.catalog.Chart, r.ID, access.RightRead)
 		if err != nil {
 			return nil, err
 		}
-		row := SearchRow{Entity: c.Ref(), ChartType: c.Type}
+		row := workspace.SearchRow{Entity: c.Ref(), ChartType: c.Type}
 		if c.DashboardID != "" {
 			if d, err := e.catalog.Dashboard(ctx, c.DashboardID); err == nil {
 				row.DashboardName = d.Name
@@ -82,7 +83,7 @@ func (e *Executor) resolve(ctx context.Context, live access.Principal, r access.
 		if err != nil {
 			return nil, err
 		}
-		row := SearchRow{Entity: c.Ref(), ConnectionType: c.Type, Active: c.Active}
+		row := workspace.SearchRow{Entity: c.Ref(), ConnectionType: c.Type, Active: c.Active}
 		return &Ref{Type: r.Type, ID: c.ID, Name: c.Name, ProjectID: c.ProjectID, Info: infoLine(row)}, nil
 	}
 	return nil, askbi.Errorf(askbi.InvalidArgument, "unknown entity type %q", r.Type)
@@ -90,8 +91,8 @@ func (e *Executor) resolve(ctx context.Context, live access.Principal, r access.
 
 // chartCount counts a dashboard's charts through the catalog's search,
 // which reports it for dashboards.
-func (e *Executor) chartCount(ctx context.Context, live access.Principal, d Dashboard) (int, error) {
-	rows, err := e.catalog.Search(ctx, CatalogQuery{TeamID: d.TeamID, Text: d.Name, Types: []access.EntityType{access.TypeDashboard},
+func (e *Executor) chartCount(ctx context.Context, live access.Principal, d workspace.Dashboard) (int, error) {
+	rows, err := e.catalog.Search(ctx, workspace.CatalogQuery{TeamID: d.TeamID, Text: d.Name, Types: []access.EntityType{access.TypeDashboard},
 		Projects: live.Projects, UserID: live.UserID, Limit: MaxSearchLimit})
 	if err != nil {
 		return 0, err
@@ -152,7 +153,7 @@ func (e *Executor) RefreshCharts(ctx context.Context, p access.Principal, saved 
 		default:
 			return nil, err
 		}
-		out[i] = ChartResult{Status: StatusUnavailable, Chart: old.Chart, ChartType: old.ChartType, Datasets: []Ref{}}
+		out[i] = ChartResult{Status: workspace.StatusUnavailable, Chart: old.Chart, ChartType: old.ChartType, Datasets: []Ref{}}
 		for _, d := range old.Datasets {
 			if _, done := datasets[d.ID]; done {
 				continue
@@ -175,12 +176,12 @@ func (e *Executor) RefreshCharts(ctx context.Context, p access.Principal, saved 
 // chartOf is the result of chart c for live principal p, without data. A
 // chart whose dataset p can no longer read stays readable, without the
 // dataset's reference.
-func (e *Executor) chartOf(ctx context.Context, p access.Principal, c Chart) (*ChartResult, error) {
+func (e *Executor) chartOf(ctx context.Context, p access.Principal, c workspace.Chart) (*ChartResult, error) {
 	ds, err := load(ctx, p, access.TypeDataset, e.catalog.Dataset, c.DatasetID, access.RightRead)
 	if code := askbi.ErrorCode(err); code != "" && code != askbi.NotFound && code != askbi.Forbidden {
 		return nil, err
 	} else if code != "" {
-		r := e.chartResult(ctx, p, c, Dataset{}, Connection{}, nil)
+		r := e.chartResult(ctx, p, c, workspace.Dataset{}, workspace.Connection{}, nil)
 		r.Datasets = []Ref{}
 		return r, nil
 	}
@@ -189,6 +190,6 @@ func (e *Executor) chartOf(ctx context.Context, p access.Principal, c Chart) (*C
 }
 
 // checkDelete decides whether live principal p may delete dashboardID.
-func (e *Executor) checkDelete(ctx context.Context, p access.Principal, dashboardID string) (Dashboard, error) {
+func (e *Executor) checkDelete(ctx context.Context, p access.Principal, dashboardID string) (workspace.Dashboard, error) {
 	return load(ctx, p, access.TypeDashboard, e.catalog.Dashboard, dashboardID, access.RightEditDashboard)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 func TestResolve(t *testing.T) {
@@ -66,7 +67,7 @@ func TestDeleteDashboard(t *testing.T) {
 // still exist.
 func TestRefreshCharts(t *testing.T) {
 	e := newEnv(t, nil)
-	preview, err := e.exec.CreateChartPreview(ctx, alice, dataexec.ChartSpec{DatasetID: "signups", Name: "Draft", Type: dataexec.ChartBar,
+	preview, err := e.exec.CreateChartPreview(ctx, alice, dataexec.ChartSpec{DatasetID: "signups", Name: "Draft", Type: workspace.ChartBar,
 		XField: "country", YFields: []string{"signups"}})
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +76,7 @@ func TestRefreshCharts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ops := dataexec.ChartResult{Status: dataexec.StatusSaved, Chart: dataexec.Ref{Type: access.TypeChart, ID: "c-ops", Name: "Tickets"},
+	ops := dataexec.ChartResult{Status: workspace.StatusSaved, Chart: dataexec.Ref{Type: access.TypeChart, ID: "c-ops", Name: "Tickets"},
 		Datasets: []dataexec.Ref{{Type: access.TypeDataset, ID: "tickets", Name: "Tickets"}}}
 	old := []dataexec.ChartResult{preview.WithoutData(), saved.WithoutData(), ops}
 
@@ -91,22 +92,22 @@ func TestRefreshCharts(t *testing.T) {
 	}
 	signups := dataexec.Ref{Type: access.TypeDataset, ID: "signups", Name: "Signups", ProjectID: "growth", Info: "Warehouse · PostgreSQL"}
 	want := []dataexec.ChartResult{
-		{Status: dataexec.StatusUnavailable, Chart: preview.Chart, ChartType: dataexec.ChartBar, Datasets: []dataexec.Ref{signups}},
-		{Status: dataexec.StatusUnavailable, Chart: saved.Chart, ChartType: dataexec.ChartLine, Datasets: []dataexec.Ref{signups}},
+		{Status: workspace.StatusUnavailable, Chart: preview.Chart, ChartType: workspace.ChartBar, Datasets: []dataexec.Ref{signups}},
+		{Status: workspace.StatusUnavailable, Chart: saved.Chart, ChartType: workspace.ChartLine, Datasets: []dataexec.Ref{signups}},
 		// Another team's chart tells nothing, not even its dataset.
-		{Status: dataexec.StatusUnavailable, Chart: ops.Chart, Datasets: []dataexec.Ref{}},
+		{Status: workspace.StatusUnavailable, Chart: ops.Chart, Datasets: []dataexec.Ref{}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("RefreshCharts mismatch (-want +got):\n%s", diff)
 	}
 
 	// A chart that still exists shows as it is now.
-	draft, err := e.exec.CreateChartPreview(ctx, alice, dataexec.ChartSpec{DatasetID: "signups", Name: "Again", Type: dataexec.ChartBar,
+	draft, err := e.exec.CreateChartPreview(ctx, alice, dataexec.ChartSpec{DatasetID: "signups", Name: "Again", Type: workspace.ChartBar,
 		XField: "country", YFields: []string{"signups"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.cat.PutDashboard(dataexec.Dashboard{ID: "d-new", TeamID: "acme", ProjectID: "growth", Name: "New"})
+	e.cat.PutDashboard(workspace.Dashboard{ID: "d-new", TeamID: "acme", ProjectID: "growth", Name: "New"})
 	if _, err := e.exec.PlaceChart(ctx, alice, draft.Chart.ID, "d-new"); err != nil {
 		t.Fatal(err)
 	}
@@ -115,10 +116,10 @@ func TestRefreshCharts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got[0].Status != dataexec.StatusSaved || got[0].Dashboard == nil || got[0].Dashboard.ID != "d-new" || len(got[0].Datasets) != 0 {
+	if got[0].Status != workspace.StatusSaved || got[0].Dashboard == nil || got[0].Dashboard.ID != "d-new" || len(got[0].Datasets) != 0 {
 		t.Errorf("placed chart = %+v", got[0])
 	}
-	if got[1].Status != dataexec.StatusUnavailable || len(got[1].Datasets) != 0 {
+	if got[1].Status != workspace.StatusUnavailable || len(got[1].Datasets) != 0 {
 		t.Errorf("gone chart whose dataset went too = %+v", got[1])
 	}
 }

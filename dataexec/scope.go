@@ -7,28 +7,13 @@ import (
 	"strings"
 
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/workspace"
 )
-
-// Scope is what part of its source's data a dataset holds, declared by
-// the host: conditions its request applies where the Executor cannot see
-// them (a WHERE clause in its SQL, a tool argument), such as
-// {"page_path", "eq", "/pricing"} or {"region", "in", ["EU"]}. A dataset's
-// saved filters (Request.Filters) limit it too; DatasetScope joins both.
-type Scope struct {
-	// Filters are the conditions every row of the dataset meets. A field
-	// need not be one of the dataset's output fields: a run's filter that
-	// repeats one of them is satisfied as it is, so a caller can name the
-	// scope in its filters.
-	Filters []Filter `json:"filters,omitempty"`
-	// UnscopedID is a dataset with the same data without this scope, when
-	// the host knows one: Ask offers it for a broader request.
-	UnscopedID string `json:"unscoped_dataset_id,omitempty"`
-}
 
 // ScopeRef is a dataset's scope as references carry it: its conditions,
 // the same in words, and the unscoped dataset when the caller can read it.
 type ScopeRef struct {
-	Filters []Filter `json:"filters"`
+	Filters []workspace.Filter `json:"filters"`
 	// Text is the conditions in words: "page_path = /pricing".
 	Text     string `json:"text"`
 	Unscoped *Ref   `json:"unscoped,omitempty"`
@@ -36,29 +21,23 @@ type ScopeRef struct {
 
 // DatasetScope returns the conditions that limit dataset d: its declared
 // scope and its saved filters, each once, or nil for an unscoped dataset.
-func DatasetScope(d Dataset) []Filter {
-	var declared []Filter
-	if d.Scope != nil {
-		declared = d.Scope.Filters
-	}
-	return eachOnce(declared, d.Request.Filters)
-}
+func DatasetScope(d workspace.Dataset) []workspace.Filter { return eachOnce(d.Conditions()) }
 
 // ChartScope returns the conditions that limit what chart c of dataset d
 // shows: its filters (the filters and date range of the answer it was
 // made from), then d's scope, each once, or nil for none. They tell apart
 // two charts of one name ("Weekly signups" on all pages and on /pricing).
-func ChartScope(c Chart, d Dataset) []Filter {
+func ChartScope(c workspace.Chart, d workspace.Dataset) []workspace.Filter {
 	return eachOnce(c.Filters, DatasetScope(d))
 }
 
 // eachOnce joins lists of conditions, keeping the first of any that are
 // the same.
-func eachOnce(lists ...[]Filter) []Filter {
-	var out []Filter
+func eachOnce(lists ...[]workspace.Filter) []workspace.Filter {
+	var out []workspace.Filter
 	for _, fs := range lists {
 		for _, f := range fs {
-			if !slices.ContainsFunc(out, func(g Filter) bool { return sameFilter(f, g) }) {
+			if !slices.ContainsFunc(out, func(g workspace.Filter) bool { return sameFilter(f, g) }) {
 				out = append(out, f)
 			}
 		}
@@ -67,7 +46,7 @@ func eachOnce(lists ...[]Filter) []Filter {
 }
 
 // scopeRef is conditions as references carry them, nil for none.
-func scopeRef(fs []Filter) *ScopeRef {
+func scopeRef(fs []workspace.Filter) *ScopeRef {
 	if len(fs) == 0 {
 		return nil
 	}
@@ -81,11 +60,11 @@ func scopeRef(fs []Filter) *ScopeRef {
 // user's request name its values as whole words (case-insensitive;
 // "/pricing" is named by "pricing" too). An empty result means the request may be answered from
 // the scoped data.
-func Uncovered(scope, filters []Filter, words string) []Filter {
+func Uncovered(scope, filters []workspace.Filter, words string) []workspace.Filter {
 	words = strings.ToLower(words)
-	var out []Filter
+	var out []workspace.Filter
 	for _, s := range scope {
-		if !slices.ContainsFunc(filters, func(f Filter) bool { return narrows(f, s) }) && !named(s, words) {
+		if !slices.ContainsFunc(filters, func(f workspace.Filter) bool { return narrows(f, s) }) && !named(s, words) {
 			out = append(out, s)
 		}
 	}
@@ -93,7 +72,7 @@ func Uncovered(scope, filters []Filter, words string) []Filter {
 }
 
 // ScopeText is scope in words: "page_path = /pricing, region in (EU, UK)".
-func ScopeText(scope []Filter) string {
+func ScopeText(scope []workspace.Filter) string {
 	parts := make([]string, len(scope))
 	for i, f := range scope {
 		parts[i] = f.Field + " " + opWord[f.Op] + " " + filterValueText(f.Value)
@@ -101,7 +80,7 @@ func ScopeText(scope []Filter) string {
 	return strings.Join(parts, ", ")
 }
 
-var opWord = map[FilterOp]string{OpEq: "=", OpNe: "≠", OpGt: ">", OpGte: "≥", OpLt: "<", OpLte: "≤", OpContains: "contains", OpIn: "in"}
+var opWord = map[workspace.FilterOp]string{workspace.OpEq: "=", workspace.OpNe: "≠", workspace.OpGt: ">", workspace.OpGte: "≥", workspace.OpLt: "<", workspace.OpLte: "≤", workspace.OpContains: "contains", workspace.OpIn: "in"}
 
 func filterValueText(v any) string {
 	if list, ok := inValues(v); ok {
@@ -118,13 +97,13 @@ func filterValueText(v any) string {
 }
 
 // sameFilter reports whether a and b are the same condition.
-func sameFilter(a, b Filter) bool {
+func sameFilter(a, b workspace.Filter) bool {
 	return a.Field == b.Field && a.Op == b.Op && filterValueText(a.Value) == filterValueText(b.Value)
 }
 
 // narrows reports whether request filter f asks for scope condition s or
 // a narrower one.
-func narrows(f, s Filter) bool {
+func narrows(f, s workspace.Filter) bool {
 	if f.Field != s.Field {
 		return false
 	}
@@ -149,11 +128,11 @@ func narrows(f, s Filter) bool {
 }
 
 // scopeValues are the values an eq or in condition allows, as text.
-func scopeValues(f Filter) ([]string, bool) {
+func scopeValues(f workspace.Filter) ([]string, bool) {
 	switch f.Op {
-	case OpEq:
+	case workspace.OpEq:
 		return []string{filterValueText(f.Value)}, true
-	case OpIn:
+	case workspace.OpIn:
 		list, ok := inValues(f.Value)
 		out := make([]string, len(list))
 		for i, v := range list {
@@ -166,9 +145,9 @@ func scopeValues(f Filter) ([]string, bool) {
 
 // named reports whether words name the value of condition s: every value
 // of an eq, in or contains condition, with slashes trimmed.
-func named(s Filter, words string) bool {
+func named(s workspace.Filter, words string) bool {
 	vals, ok := scopeValues(s)
-	if s.Op == OpContains {
+	if s.Op == workspace.OpContains {
 		vals, ok = []string{filterValueText(s.Value)}, true
 	}
 	if !ok || len(vals) == 0 {
@@ -205,7 +184,7 @@ func wordByte(b byte) bool {
 
 // scopedRef is datasetRef for live principal p, naming the unscoped
 // dataset when p can read it.
-func (e *Executor) scopedRef(ctx context.Context, p access.Principal, d Dataset, conn Connection) Ref {
+func (e *Executor) scopedRef(ctx context.Context, p access.Principal, d workspace.Dataset, conn workspace.Connection) Ref {
 	r := datasetRef(d, conn)
 	if r.Scope == nil || d.Scope == nil || d.Scope.UnscopedID == "" || d.Scope.UnscopedID == d.ID {
 		return r

@@ -8,26 +8,27 @@ import (
 
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 func TestUncovered(t *testing.T) {
-	page := dataexec.Filter{Field: "page_path", Op: dataexec.OpEq, Value: "/pricing"}
-	regions := dataexec.Filter{Field: "region", Op: dataexec.OpIn, Value: []any{"EU", "UK"}}
-	scope := []dataexec.Filter{page, regions}
+	page := workspace.Filter{Field: "page_path", Op: workspace.OpEq, Value: "/pricing"}
+	regions := workspace.Filter{Field: "region", Op: workspace.OpIn, Value: []any{"EU", "UK"}}
+	scope := []workspace.Filter{page, regions}
 	for _, tc := range []struct {
 		name    string
-		filters []dataexec.Filter
+		filters []workspace.Filter
 		words   string
-		want    []dataexec.Filter
+		want    []workspace.Filter
 	}{
 		{"broader request", nil, "show signups by week", scope},
 		{"named in words", nil, "signups on the pricing page in eu and uk", nil},
-		{"one named", nil, "signups on /pricing", []dataexec.Filter{regions}},
+		{"one named", nil, "signups on /pricing", []workspace.Filter{regions}},
 		{"inside a longer word", nil, "show the pricingpage for all regions", scope},
 		{"the same filters", scope, "", nil},
-		{"a narrower filter", []dataexec.Filter{page, {Field: "region", Op: dataexec.OpEq, Value: "EU"}}, "", nil},
-		{"a wider filter", []dataexec.Filter{page, {Field: "region", Op: dataexec.OpIn, Value: []any{"EU", "US"}}}, "", []dataexec.Filter{regions}},
-		{"another field", []dataexec.Filter{{Field: "path", Op: dataexec.OpEq, Value: "/pricing"}}, "in eu, uk", []dataexec.Filter{page}},
+		{"a narrower filter", []workspace.Filter{page, {Field: "region", Op: workspace.OpEq, Value: "EU"}}, "", nil},
+		{"a wider filter", []workspace.Filter{page, {Field: "region", Op: workspace.OpIn, Value: []any{"EU", "US"}}}, "", []workspace.Filter{regions}},
+		{"another field", []workspace.Filter{{Field: "path", Op: workspace.OpEq, Value: "/pricing"}}, "in eu, uk", []workspace.Filter{page}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, dataexec.Uncovered(scope, tc.filters, tc.words)); diff != "" {
@@ -51,10 +52,10 @@ func TestScopedDataset(t *testing.T) {
 		t.Fatal(err)
 	}
 	ds.ID, ds.Name = "signups-us", "US signups"
-	ds.Request.Filters = []dataexec.Filter{{Field: "country", Op: dataexec.OpEq, Value: "US"}}
-	ds.Scope = &dataexec.Scope{Filters: []dataexec.Filter{{Field: "page_path", Op: dataexec.OpEq, Value: "/pricing"}}, UnscopedID: "signups"}
+	ds.Request.Filters = []workspace.Filter{{Field: "country", Op: workspace.OpEq, Value: "US"}}
+	ds.Scope = &workspace.Scope{Filters: []workspace.Filter{{Field: "page_path", Op: workspace.OpEq, Value: "/pricing"}}, UnscopedID: "signups"}
 	e.cat.PutDataset(ds)
-	e.cat.PutChart(dataexec.Chart{ID: "c-us", TeamID: "acme", ProjectID: "growth", Name: "US signups", Type: dataexec.ChartLine,
+	e.cat.PutChart(workspace.Chart{ID: "c-us", TeamID: "acme", ProjectID: "growth", Name: "US signups", Type: workspace.ChartLine,
 		DatasetID: "signups-us", XField: "day", YFields: []string{"signups"}, CreatedBy: "alice"})
 
 	wantText := "page_path = /pricing, country = US"
@@ -88,7 +89,7 @@ func TestScopedDataset(t *testing.T) {
 	// The unscoped dataset is named only to whom may read it.
 	all := ds.Request
 	all.Filters = nil
-	e.cat.PutDataset(dataexec.Dataset{ID: "secret", TeamID: "acme", ProjectID: "finance", Name: "All signups", Version: 1, Request: all})
+	e.cat.PutDataset(workspace.Dataset{ID: "secret", TeamID: "acme", ProjectID: "finance", Name: "All signups", Version: 1, Request: all})
 
 	ds.Scope.UnscopedID = "secret"
 	e.cat.PutDataset(ds)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/workspace"
 )
 
 // Search limits.
@@ -95,7 +96,7 @@ func (e *Executor) Search(ctx context.Context, p access.Principal, q SearchQuery
 			types = append(types, t)
 		}
 	}
-	rows, err := e.catalog.Search(ctx, CatalogQuery{TeamID: live.TeamID, Text: text, Types: types, Projects: live.Projects,
+	rows, err := e.catalog.Search(ctx, workspace.CatalogQuery{TeamID: live.TeamID, Text: text, Types: types, Projects: live.Projects,
 		UserID: live.UserID, Limit: limit})
 	if err != nil {
 		return nil, err
@@ -111,7 +112,7 @@ func (e *Executor) Search(ctx context.Context, p access.Principal, q SearchQuery
 		}
 		ref := Ref{Type: r.Entity.Type, ID: r.Entity.ID, Name: r.Name, ProjectID: r.Entity.ProjectID, Info: infoLine(r)}
 		if r.Entity.Type == access.TypeDataset {
-			ref.Scope = scopeRef(r.Scope)
+			ref.Scope = scopeRef(eachOnce(r.Scope))
 		}
 		refs = append(refs, ref)
 	}
@@ -119,7 +120,7 @@ func (e *Executor) Search(ctx context.Context, p access.Principal, q SearchQuery
 }
 
 // infoLine is a search row's one line of context.
-func infoLine(r SearchRow) string {
+func infoLine(r workspace.SearchRow) string {
 	switch r.Entity.Type {
 	case access.TypeDashboard:
 		if r.ChartCount == 1 {
@@ -137,8 +138,8 @@ func infoLine(r SearchRow) string {
 		if r.ConnectionName != "" {
 			info = r.ConnectionName + " · " + sourceLabel(r.ConnectionType)
 		}
-		if len(r.Scope) > 0 {
-			info += " · Scope: " + ScopeText(r.Scope)
+		if scope := eachOnce(r.Scope); len(scope) > 0 {
+			info += " · Scope: " + ScopeText(scope)
 		}
 		return info
 	case access.TypeConnection:
@@ -153,8 +154,8 @@ func infoLine(r SearchRow) string {
 
 // datasetRef is a dataset's reference, with its connection and scope as
 // info line, and its scope as data.
-func datasetRef(d Dataset, conn Connection) Ref {
-	row := SearchRow{Entity: d.Ref(), ConnectionName: conn.Name, ConnectionType: conn.Type, Scope: DatasetScope(d)}
+func datasetRef(d workspace.Dataset, conn workspace.Connection) Ref {
+	row := workspace.SearchRow{Entity: d.Ref(), ConnectionName: conn.Name, ConnectionType: conn.Type, Scope: DatasetScope(d)}
 	r := Ref{Type: access.TypeDataset, ID: d.ID, Name: d.Name, ProjectID: d.ProjectID, Info: infoLine(row)}
 	if conn.Name == "" && len(row.Scope) == 0 {
 		r.Info = ""
@@ -163,11 +164,11 @@ func datasetRef(d Dataset, conn Connection) Ref {
 	return r
 }
 
-func chartTypeLabel(t ChartType) string {
+func chartTypeLabel(t workspace.ChartType) string {
 	switch t {
-	case ChartTable:
+	case workspace.ChartTable:
 		return "table"
-	case ChartKPI:
+	case workspace.ChartKPI:
 		return "KPI"
 	}
 	return string(t) + " chart"

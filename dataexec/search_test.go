@@ -11,7 +11,8 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
-	"github.com/askbi/askbi/dataexec/catalogtest"
+	"github.com/askbi/askbi/workspace"
+	"github.com/askbi/askbi/workspace/workspacetest"
 )
 
 func TestSearch(t *testing.T) {
@@ -75,7 +76,7 @@ func TestSearch(t *testing.T) {
 func TestSearchLimits(t *testing.T) {
 	e := newEnv(t, nil)
 	for i := range 60 {
-		e.cat.PutDashboard(dataexec.Dashboard{ID: fmt.Sprintf("bulk-%02d", i), TeamID: "acme", ProjectID: "growth",
+		e.cat.PutDashboard(workspace.Dashboard{ID: fmt.Sprintf("bulk-%02d", i), TeamID: "acme", ProjectID: "growth",
 			Name: fmt.Sprintf("Bulk %02d", i), UpdatedAt: t0.Add(time.Duration(i) * time.Second)})
 	}
 	for _, tc := range []struct {
@@ -117,12 +118,12 @@ func TestSearchLimits(t *testing.T) {
 
 // laxCatalog ignores team and project filters in Search, as a careless host
 // might; the Executor must still return only what the principal may read.
-type laxCatalog struct{ *dataexec.MemoryCatalog }
+type laxCatalog struct{ *workspace.MemoryCatalog }
 
-func (c laxCatalog) Search(ctx2 context.Context, q dataexec.CatalogQuery) ([]dataexec.SearchRow, error) {
-	var all []dataexec.SearchRow
+func (c laxCatalog) Search(ctx2 context.Context, q workspace.CatalogQuery) ([]workspace.SearchRow, error) {
+	var all []workspace.SearchRow
 	for _, team := range []string{"acme", "globex"} {
-		rows, err := c.MemoryCatalog.Search(ctx2, dataexec.CatalogQuery{TeamID: team, Text: q.Text, Projects: access.AllProjects(), Limit: 100})
+		rows, err := c.MemoryCatalog.Search(ctx2, workspace.CatalogQuery{TeamID: team, Text: q.Text, Projects: access.AllProjects(), Limit: 100})
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +149,7 @@ func TestSearchRechecksAccess(t *testing.T) {
 }
 
 func TestMemoryCatalog(t *testing.T) {
-	catalogtest.Run(t, func(t *testing.T, f catalogtest.Fixture) dataexec.Catalog {
+	workspacetest.Run(t, func(t *testing.T, f workspacetest.Fixture) workspace.Catalog {
 		return f.Memory()
 	})
 }
@@ -156,10 +157,10 @@ func TestMemoryCatalog(t *testing.T) {
 // TestReadOnlyCatalogSuite runs the suite over a catalog that is not a
 // CatalogWriter: the reads must pass, and each Writer test must skip.
 func TestReadOnlyCatalogSuite(t *testing.T) {
-	catalogtest.Run(t, func(t *testing.T, f catalogtest.Fixture) dataexec.Catalog {
+	workspacetest.Run(t, func(t *testing.T, f workspacetest.Fixture) workspace.Catalog {
 		return readOnly{f.Memory()}
 	})
 }
 
 // readOnly hides the CatalogWriter methods of the catalog it wraps.
-type readOnly struct{ dataexec.Catalog }
+type readOnly struct{ workspace.Catalog }

@@ -8,6 +8,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 // TestConcurrencyBounds: past the bound of the principal, its team or the
@@ -36,7 +37,7 @@ func TestConcurrencyBounds(t *testing.T) {
 	errs := make(chan error, 16)
 	params := func(id, v string) dataexec.Params {
 		if id == "tickets" { // no variables: a filter tells the calls apart
-			return dataexec.Params{Filters: []dataexec.Filter{{Field: "day", Op: dataexec.OpNe, Value: v}}}
+			return dataexec.Params{Filters: []workspace.Filter{{Field: "day", Op: workspace.OpNe, Value: v}}}
 		}
 		return plan(v)
 	}

@@ -3,6 +3,8 @@ package dataexec
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/askbi/askbi/workspace"
 )
 
 // Query is what a Source runs: one SQL statement (SQL sources) or one tool
@@ -35,7 +37,7 @@ type Query struct {
 // such as "-2.5" or "1e3"), string for VarString (valid UTF-8, without NUL
 // or backslashes) and VarDate ("YYYY-MM-DD"), bool for VarBoolean.
 type VariableValue struct {
-	Type  VariableType
+	Type  workspace.VariableType
 	Value any
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/workspace"
 )
 
 // Sources finds the Source that runs queries for a connection.
@@ -13,7 +14,7 @@ type Sources interface {
 	// Source returns the Source for conn. It returns Unsupported when conn's
 	// type has no source, and may return Unavailable when the source cannot
 	// be opened.
-	Source(ctx context.Context, conn Connection) (Source, error)
+	Source(ctx context.Context, conn workspace.Connection) (Source, error)
 }
 
 // SourceMap is a Sources keyed by connection ID. Do not change it while an
@@ -21,7 +22,7 @@ type Sources interface {
 type SourceMap map[string]Source
 
 // Source implements Sources.
-func (m SourceMap) Source(_ context.Context, conn Connection) (Source, error) {
+func (m SourceMap) Source(_ context.Context, conn workspace.Connection) (Source, error) {
 	if s, ok := m[conn.ID]; ok {
 		return s, nil
 	}

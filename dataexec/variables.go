@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/workspace"
 )
 
 // Limits on variables.
@@ -29,7 +30,7 @@ var (
 )
 
 // validateDeclarations checks a request's declared variables.
-func validateDeclarations(vars []Variable) error {
+func validateDeclarations(vars []workspace.Variable) error {
 	if len(vars) > maxVariables {
 		return askbi.Errorf(askbi.InvalidArgument, "variables: at most %d variables", maxVariables)
 	}
@@ -43,7 +44,7 @@ func validateDeclarations(vars []Variable) error {
 		}
 		seen[v.Name] = true
 		switch v.Type {
-		case VarNumber, VarString, VarDate, VarBoolean:
+		case workspace.VarNumber, workspace.VarString, workspace.VarDate, workspace.VarBoolean:
 		default:
 			return askbi.Errorf(askbi.InvalidArgument, "variables: %s: type must be number, string, date or boolean", v.Name)
 		}
@@ -59,12 +60,12 @@ func validateDeclarations(vars []Variable) error {
 // resolveVariables validates given against the declarations and fills in
 // defaults. Values come back normalized: json.Number for numbers, string
 // for strings and dates, bool for booleans.
-func resolveVariables(decl []Variable, given map[string]any) (map[string]any, error) {
+func resolveVariables(decl []workspace.Variable, given map[string]any) (map[string]any, error) {
 	if len(given) > maxVariables {
 		return nil, askbi.Errorf(askbi.InvalidArgument, "variables: at most %d values", maxVariables)
 	}
 	for name := range given {
-		if !slices.ContainsFunc(decl, func(v Variable) bool { return v.Name == name }) {
+		if !slices.ContainsFunc(decl, func(v workspace.Variable) bool { return v.Name == name }) {
 			return nil, askbi.Errorf(askbi.InvalidArgument, "variables: %s is not declared by this dataset", safeName(name))
 		}
 	}
@@ -98,9 +99,9 @@ func safeName(s string) string {
 }
 
 // coerceVariable normalizes v to type t, or returns what is wrong with it.
-func coerceVariable(t VariableType, v any) (any, string) {
+func coerceVariable(t workspace.VariableType, v any) (any, string) {
 	switch t {
-	case VarNumber:
+	case workspace.VarNumber:
 		var text string
 		switch x := v.(type) {
 		case json.Number:
@@ -126,7 +127,7 @@ func coerceVariable(t VariableType, v any) (any, string) {
 			return nil, "must be a finite number"
 		}
 		return json.Number(text), ""
-	case VarString:
+	case workspace.VarString:
 		s, ok := v.(string)
 		switch {
 		case !ok:
@@ -137,7 +138,7 @@ func coerceVariable(t VariableType, v any) (any, string) {
 			return nil, "must be at most 1000 characters"
 		}
 		return s, ""
-	case VarDate:
+	case workspace.VarDate:
 		s, ok := v.(string)
 		if !ok {
 			return nil, "must be a date (YYYY-MM-DD)"
@@ -146,7 +147,7 @@ func coerceVariable(t VariableType, v any) (any, string) {
 			return nil, "must be a date (YYYY-MM-DD)"
 		}
 		return s, ""
-	case VarBoolean:
+	case workspace.VarBoolean:
 		switch x := v.(type) {
 		case bool:
 			return x, ""
@@ -166,7 +167,7 @@ func coerceVariable(t VariableType, v any) (any, string) {
 // VariableBinder; a source without one gets no variables, and a request
 // that has some (or looks as if it references one) is Unsupported rather
 // than run as written.
-func sqlVariables(src Source, sql string, decl []Variable, vals map[string]any) (map[string]VariableValue, error) {
+func sqlVariables(src Source, sql string, decl []workspace.Variable, vals map[string]any) (map[string]VariableValue, error) {
 	b, ok := src.(VariableBinder)
 	if !ok {
 		if len(decl) > 0 || varTokenRe.MatchString(sql) {

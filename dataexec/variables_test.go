@@ -8,19 +8,20 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/workspace"
 )
 
-var testDecl = []Variable{
-	{Name: "country", Type: VarString, Default: "US"},
-	{Name: "n", Type: VarNumber, Default: json.Number("10")},
-	{Name: "since", Type: VarDate, Default: "2026-01-01"},
-	{Name: "paid", Type: VarBoolean, Default: false},
+var testDecl = []workspace.Variable{
+	{Name: "country", Type: workspace.VarString, Default: "US"},
+	{Name: "n", Type: workspace.VarNumber, Default: json.Number("10")},
+	{Name: "since", Type: workspace.VarDate, Default: "2026-01-01"},
+	{Name: "paid", Type: workspace.VarBoolean, Default: false},
 }
 
 func TestResolveVariables(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		decl    []Variable
+		decl    []workspace.Variable
 		given   map[string]any
 		want    map[string]any
 		wantErr string
@@ -49,7 +50,7 @@ func TestResolveVariables(t *testing.T) {
 		{"month and day out of range", testDecl, map[string]any{"since": "2026-13-40"}, nil, "variables: since must be a date (YYYY-MM-DD)"},
 		{"date with time", testDecl, map[string]any{"since": "2026-02-01T00:00:00Z"}, nil, "variables: since must be a date (YYYY-MM-DD)"},
 		{"bad boolean", testDecl, map[string]any{"paid": "yes"}, nil, "variables: paid must be true or false"},
-		{"required", []Variable{{Name: "x", Type: VarString}}, nil, nil, "variables: x is required; it has no default"},
+		{"required", []workspace.Variable{{Name: "x", Type: workspace.VarString}}, nil, nil, "variables: x is required; it has no default"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := resolveVariables(tc.decl, tc.given)
@@ -72,14 +73,14 @@ func TestResolveVariables(t *testing.T) {
 func TestValidateDeclarations(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		decl []Variable
+		decl []workspace.Variable
 		want string
 	}{
 		{"ok", testDecl, ""},
-		{"bad name", []Variable{{Name: "a-b", Type: VarString}}, "variables: a name must be a letter or underscore and up to 63 letters, digits or underscores"},
-		{"duplicate", []Variable{{Name: "a", Type: VarString}, {Name: "a", Type: VarNumber}}, "variables: a appears twice"},
-		{"bad type", []Variable{{Name: "a", Type: "json"}}, "variables: a: type must be number, string, date or boolean"},
-		{"bad default", []Variable{{Name: "a", Type: VarDate, Default: "tomorrow"}}, "variables: a: default must be a date (YYYY-MM-DD)"},
+		{"bad name", []workspace.Variable{{Name: "a-b", Type: workspace.VarString}}, "variables: a name must be a letter or underscore and up to 63 letters, digits or underscores"},
+		{"duplicate", []workspace.Variable{{Name: "a", Type: workspace.VarString}, {Name: "a", Type: workspace.VarNumber}}, "variables: a appears twice"},
+		{"bad type", []workspace.Variable{{Name: "a", Type: "json"}}, "variables: a: type must be number, string, date or boolean"},
+		{"bad default", []workspace.Variable{{Name: "a", Type: workspace.VarDate, Default: "tomorrow"}}, "variables: a: default must be a date (YYYY-MM-DD)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := askbi.ErrorMessage(validateDeclarations(tc.decl)); got != tc.want {

@@ -14,7 +14,8 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
-	"github.com/askbi/askbi/dataexec/catalogtest"
+	"github.com/askbi/askbi/workspace"
+	"github.com/askbi/askbi/workspace/workspacetest"
 )
 
 func TestSaveDataset(t *testing.T) {
@@ -37,11 +38,11 @@ func TestSaveDataset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := dataexec.Request{ConnectionID: save.ConnectionID, SQL: save.SQL}
-	req.Fields = dataexec.Fields{{Name: "day", Path: []string{"day"}}, {Name: "country", Path: []string{"country"}}, {Name: "signups", Path: []string{"signups"}}}
-	want := dataexec.Dataset{ID: saved.Dataset.ID, TeamID: "acme", ProjectID: "growth", Name: "Signups by plan", Version: 1,
+	req := workspace.Request{ConnectionID: save.ConnectionID, SQL: save.SQL}
+	req.Fields = workspace.Fields{{Name: "day", Path: []string{"day"}}, {Name: "country", Path: []string{"country"}}, {Name: "signups", Path: []string{"signups"}}}
+	want := workspace.Dataset{ID: saved.Dataset.ID, TeamID: "acme", ProjectID: "growth", Name: "Signups by plan", Version: 1,
 		Request: req, CreatedAt: e.clock.Now(), UpdatedAt: e.clock.Now()}
-	if diff := cmp.Diff(want, got, catalogtest.CmpOptions); diff != "" {
+	if diff := cmp.Diff(want, got, workspacetest.CmpOptions); diff != "" {
 		t.Errorf("stored dataset mismatch (-want +got):\n%s", diff)
 	}
 	entries := e.audit.Entries()
@@ -54,7 +55,7 @@ func TestSaveDataset(t *testing.T) {
 
 	// The saved dataset runs, and its fields now check filters up front.
 	runs := e.calls()
-	_, err = e.exec.RunDataset(ctx, bob, saved.Dataset.ID, dataexec.Params{Filters: []dataexec.Filter{{Field: "revenue", Op: dataexec.OpEq, Value: "x"}}})
+	_, err = e.exec.RunDataset(ctx, bob, saved.Dataset.ID, dataexec.Params{Filters: []workspace.Filter{{Field: "revenue", Op: workspace.OpEq, Value: "x"}}})
 	mustCode(t, err, askbi.InvalidArgument)
 	if e.calls() != runs {
 		t.Error("a filter on an unknown field ran the dataset")
@@ -84,7 +85,7 @@ func TestSaveDatasetNeverSavesBadPreviews(t *testing.T) {
 			want:    askbi.InvalidResult, msg: "the preview returned no rows, so nothing was saved; widen the query or its date range"},
 		{name: "mapping fails", p: bob, ran: true,
 			nd: with(func(nd *dataexec.Exploration) {
-				nd.Fields = dataexec.Fields{{Name: "v", Path: []string{"signups", "0"}}}
+				nd.Fields = workspace.Fields{{Name: "v", Path: []string{"signups", "0"}}}
 			}),
 			want: askbi.InvalidResult, msg: "field v: path signups.0 not found in row 1"},
 		{name: "object cells without fields", p: bob, ran: true,
@@ -151,17 +152,17 @@ func TestSaveDatasetNeverSavesBadPreviews(t *testing.T) {
 // failingCatalog is a catalog whose CreateDataset fails as a lost
 // database connection would, after recording what it was asked to store.
 type failingCatalog struct {
-	*dataexec.MemoryCatalog
+	*workspace.MemoryCatalog
 
 	mu    sync.Mutex
-	saves []dataexec.Dataset // what each CreateDataset call was asked to store
+	saves []workspace.Dataset // what each CreateDataset call was asked to store
 }
 
-func (c *failingCatalog) CreateDataset(_ context.Context, d dataexec.Dataset) (dataexec.Dataset, error) {
+func (c *failingCatalog) CreateDataset(_ context.Context, d workspace.Dataset) (workspace.Dataset, error) {
 	c.mu.Lock()
 	c.saves = append(c.saves, d)
 	c.mu.Unlock()
-	return dataexec.Dataset{}, askbi.Errorf(askbi.Unavailable, "the database connection was lost")
+	return workspace.Dataset{}, askbi.Errorf(askbi.Unavailable, "the database connection was lost")
 }
 
 // TestSaveDatasetCatalogFailure checks the Executor's half of
@@ -182,12 +183,12 @@ func TestSaveDatasetCatalogFailure(t *testing.T) {
 	if askbi.ErrorCode(err) != askbi.Unavailable || askbi.ErrorMessage(err) != "the database connection was lost" || saved != nil {
 		t.Fatalf("save = %+v, %v; want nothing saved and the catalog's unavailable error", saved, err)
 	}
-	want := dataexec.Request{ConnectionID: save.ConnectionID, SQL: save.SQL}
-	want.Fields = dataexec.Fields{{Name: "day", Path: []string{"day"}}, {Name: "country", Path: []string{"country"}}, {Name: "signups", Path: []string{"signups"}}}
+	want := workspace.Request{ConnectionID: save.ConnectionID, SQL: save.SQL}
+	want.Fields = workspace.Fields{{Name: "day", Path: []string{"day"}}, {Name: "country", Path: []string{"country"}}, {Name: "signups", Path: []string{"signups"}}}
 	if len(cat.saves) != 1 {
 		t.Fatalf("CreateDataset called %d times, want once", len(cat.saves))
 	}
-	if diff := cmp.Diff(want, cat.saves[0].Request, catalogtest.CmpOptions); diff != "" {
+	if diff := cmp.Diff(want, cat.saves[0].Request, workspacetest.CmpOptions); diff != "" {
 		t.Errorf("the one CreateDataset call did not carry the whole request (-want +got):\n%s", diff)
 	}
 	entries := e.audit.Entries()
@@ -203,7 +204,7 @@ func table(t *dataexec.Table) func(context.Context, dataexec.Query) (*dataexec.T
 
 func TestCreateChartPreview(t *testing.T) {
 	e := newEnv(t, nil)
-	spec := dataexec.ChartSpec{DatasetID: "signups", Name: "Signups by country", Type: dataexec.ChartBar, XField: "country", YFields: []string{"signups"}}
+	spec := dataexec.ChartSpec{DatasetID: "signups", Name: "Signups by country", Type: workspace.ChartBar, XField: "country", YFields: []string{"signups"}}
 	got, err := e.exec.CreateChartPreview(ctx, vic, spec)
 	if err != nil {
 		t.Fatal(err)
@@ -212,12 +213,12 @@ func TestCreateChartPreview(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantChart := dataexec.Chart{ID: got.Chart.ID, TeamID: "acme", ProjectID: "growth", Name: "Signups by country", Type: dataexec.ChartBar,
+	wantChart := workspace.Chart{ID: got.Chart.ID, TeamID: "acme", ProjectID: "growth", Name: "Signups by country", Type: workspace.ChartBar,
 		DatasetID: "signups", XField: "country", YFields: []string{"signups"}, CreatedBy: "vic", CreatedAt: t0, UpdatedAt: t0}
-	if diff := cmp.Diff(wantChart, stored, catalogtest.CmpOptions); diff != "" {
+	if diff := cmp.Diff(wantChart, stored, workspacetest.CmpOptions); diff != "" {
 		t.Errorf("stored chart mismatch (-want +got):\n%s", diff)
 	}
-	if got.Status != dataexec.StatusPreview || got.Dashboard != nil || len(got.Datasets) != 1 || got.Datasets[0].ID != "signups" {
+	if got.Status != workspace.StatusPreview || got.Dashboard != nil || len(got.Datasets) != 1 || got.Datasets[0].ID != "signups" {
 		t.Errorf("result = %+v, want a preview with its dataset and no dashboard", got)
 	}
 	if diff := cmp.Diff([]string{"US", "US", "DE", "DE"}, got.Data.Labels); diff != "" {
@@ -238,11 +239,11 @@ func TestCreateChartPreview(t *testing.T) {
 			want: askbi.InvalidResult, msg: "the query returned no rows; widen the date range or remove filters"},
 		{name: "text-only measure", p: vic, spec: spec, ran: true, respond: table(text),
 			want: askbi.InvalidResult, msg: "field signups has no numeric values; choose a numeric field or aggregate"},
-		{name: "missing field", p: vic, ran: true, spec: dataexec.ChartSpec{DatasetID: "signups", Name: "x", Type: dataexec.ChartBar, XField: "week", YFields: []string{"signups"}},
+		{name: "missing field", p: vic, ran: true, spec: dataexec.ChartSpec{DatasetID: "signups", Name: "x", Type: workspace.ChartBar, XField: "week", YFields: []string{"signups"}},
 			want: askbi.InvalidResult, msg: "field week is not in the dataset; available fields: day, country, signups"},
 		{name: "bad spec", p: vic, spec: dataexec.ChartSpec{DatasetID: "signups", Name: "x", Type: "radar", XField: "day", YFields: []string{"signups"}},
 			want: askbi.InvalidArgument, msg: "chart_type: must be one of line, bar, area, pie, doughnut, table, kpi"},
-		{name: "other team's dataset", p: vic, spec: dataexec.ChartSpec{DatasetID: "tickets", Name: "x", Type: dataexec.ChartBar, XField: "day", YFields: []string{"signups"}},
+		{name: "other team's dataset", p: vic, spec: dataexec.ChartSpec{DatasetID: "tickets", Name: "x", Type: workspace.ChartBar, XField: "day", YFields: []string{"signups"}},
 			want: askbi.NotFound, msg: "dataset not found"},
 		{name: "key without charts:preview", p: apiKey("alice", "acme", "k", access.AllProjects(), access.ScopeDataRead), spec: spec,
 			want: askbi.ScopeRequired, msg: "this action requires the charts:preview scope"},
@@ -261,7 +262,7 @@ func TestCreateChartPreview(t *testing.T) {
 			if ran := e.calls() > 0; ran != tc.ran {
 				t.Errorf("source ran: %v, want %v", ran, tc.ran)
 			}
-			rows, _ := e.cat.Search(ctx, dataexec.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeChart}, Projects: access.AllProjects(),
+			rows, _ := e.cat.Search(ctx, workspace.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeChart}, Projects: access.AllProjects(),
 				UserID: tc.p.UserID, Limit: 50})
 			if len(rows) != 2 {
 				t.Errorf("acme has %d charts %s reaches, want the 2 seeded (nothing created)", len(rows), tc.p.UserID)
@@ -272,7 +273,7 @@ func TestCreateChartPreview(t *testing.T) {
 
 func TestPlaceChart(t *testing.T) {
 	e := newEnv(t, nil)
-	preview, err := e.exec.CreateChartPreview(ctx, bob, dataexec.ChartSpec{DatasetID: "signups", Name: "By country", Type: dataexec.ChartPie, XField: "country", YFields: []string{"signups"}})
+	preview, err := e.exec.CreateChartPreview(ctx, bob, dataexec.ChartSpec{DatasetID: "signups", Name: "By country", Type: workspace.ChartPie, XField: "country", YFields: []string{"signups"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,9 +298,9 @@ func TestPlaceChart(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &dataexec.ChartResult{
-		Status:    dataexec.StatusSaved,
+		Status:    workspace.StatusSaved,
 		Chart:     dataexec.Ref{Type: access.TypeChart, ID: id, Name: "By country", ProjectID: "growth", Info: "Growth overview · pie chart"},
-		ChartType: dataexec.ChartPie,
+		ChartType: workspace.ChartPie,
 		Datasets:  []dataexec.Ref{{Type: access.TypeDataset, ID: "signups", Name: "Signups", ProjectID: "growth", Info: "Warehouse · PostgreSQL"}},
 		Dashboard: &dataexec.Ref{Type: access.TypeDashboard, ID: "d-growth", Name: "Growth overview", ProjectID: "growth"},
 	}
@@ -310,9 +311,9 @@ func TestPlaceChart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantStored := dataexec.Chart{ID: id, TeamID: "acme", ProjectID: "growth", DashboardID: "d-growth", Name: "By country", Type: dataexec.ChartPie,
+	wantStored := workspace.Chart{ID: id, TeamID: "acme", ProjectID: "growth", DashboardID: "d-growth", Name: "By country", Type: workspace.ChartPie,
 		DatasetID: "signups", XField: "country", YFields: []string{"signups"}, CreatedBy: "bob", CreatedAt: t0, UpdatedAt: t0.Add(time.Minute)}
-	if diff := cmp.Diff(wantStored, stored, catalogtest.CmpOptions); diff != "" {
+	if diff := cmp.Diff(wantStored, stored, workspacetest.CmpOptions); diff != "" {
 		t.Errorf("placed chart mismatch (-want +got):\n%s", diff)
 	}
 	_, err = e.exec.PlaceChart(ctx, bob, id, "d-growth")
@@ -338,13 +339,13 @@ func TestPlaceChart(t *testing.T) {
 
 func TestUpdateChart(t *testing.T) {
 	e := newEnv(t, nil)
-	change := dataexec.ChartChange{ChartID: "c-signups", Name: "Signups per day", Type: dataexec.ChartArea}
+	change := dataexec.ChartChange{ChartID: "c-signups", Name: "Signups per day", Type: workspace.ChartArea}
 	got, err := e.exec.UpdateChart(ctx, bob, change)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.ChartType != dataexec.ChartArea || got.Chart.Name != "Signups per day" || got.Dashboard == nil || got.Dashboard.ID != "d-growth" ||
-		got.Status != dataexec.StatusSaved || got.Chart.Info != "Growth overview · area chart" {
+	if got.ChartType != workspace.ChartArea || got.Chart.Name != "Signups per day" || got.Dashboard == nil || got.Dashboard.ID != "d-growth" ||
+		got.Status != workspace.StatusSaved || got.Chart.Info != "Growth overview · area chart" {
 		t.Errorf("UpdateChart = %+v", got)
 	}
 	// Fields left out keep their values.
@@ -353,7 +354,7 @@ func TestUpdateChart(t *testing.T) {
 	}
 	_, err = e.exec.UpdateChart(ctx, vic, change)
 	mustCode(t, err, askbi.Forbidden) // a saved chart needs the dashboard edit right
-	if _, err := e.exec.UpdateChart(ctx, vic, dataexec.ChartChange{ChartID: "c-vic", Type: dataexec.ChartArea}); err != nil {
+	if _, err := e.exec.UpdateChart(ctx, vic, dataexec.ChartChange{ChartID: "c-vic", Type: workspace.ChartArea}); err != nil {
 		t.Errorf("viewer updating her preview: %v", err)
 	}
 	_, err = e.exec.UpdateChart(ctx, bob, dataexec.ChartChange{ChartID: "c-signups", YFields: []string{"country"}})
@@ -376,13 +377,13 @@ func TestUpdateChart(t *testing.T) {
 }
 
 func TestFieldsInRequestJSON(t *testing.T) {
-	var r dataexec.Request
+	var r workspace.Request
 	in := `{"connection_id":"mcp1","tool":"top_pages","arguments":{"days":7},"fields":{"page":["column_0"],"visitors":["column_1","0"]}}`
 	if err := json.Unmarshal([]byte(in), &r); err != nil {
 		t.Fatal(err)
 	}
-	want := dataexec.Request{ConnectionID: "mcp1", Tool: "top_pages", Arguments: json.RawMessage(`{"days":7}`),
-		Fields: dataexec.Fields{{Name: "page", Path: []string{"column_0"}}, {Name: "visitors", Path: []string{"column_1", "0"}}}}
+	want := workspace.Request{ConnectionID: "mcp1", Tool: "top_pages", Arguments: json.RawMessage(`{"days":7}`),
+		Fields: workspace.Fields{{Name: "page", Path: []string{"column_0"}}, {Name: "visitors", Path: []string{"column_1", "0"}}}}
 	if diff := cmp.Diff(want, r, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("Request mismatch (-want +got):\n%s", diff)
 	}
@@ -395,7 +396,7 @@ func TestWritesOnReadOnlyCatalog(t *testing.T) {
 	e := newEnv(t, nil)
 	exec := gated{e.exec.gate, dataexec.NewExecutor(readOnly{e.cat}, dataexec.SourceMap{"wh": e.src, "fin": e.plain},
 		&dataexec.Options{Audit: e.audit, Now: e.clock.Now})}
-	spec := dataexec.ChartSpec{DatasetID: "signups", Name: "By country", Type: dataexec.ChartPie, XField: "country", YFields: []string{"signups"}}
+	spec := dataexec.ChartSpec{DatasetID: "signups", Name: "By country", Type: workspace.ChartPie, XField: "country", YFields: []string{"signups"}}
 	for _, tc := range []struct {
 		action string
 		call   func() error
@@ -407,14 +408,14 @@ func TestWritesOnReadOnlyCatalog(t *testing.T) {
 		}},
 		{dataexec.ActionChartPreview, func() error { _, err := exec.CreateChartPreview(ctx, bob, spec); return err }},
 		{dataexec.ActionChartUpdate, func() error {
-			_, err := exec.UpdateChart(ctx, bob, dataexec.ChartChange{ChartID: "c-signups", Type: dataexec.ChartPie, XField: "country"})
+			_, err := exec.UpdateChart(ctx, bob, dataexec.ChartChange{ChartID: "c-signups", Type: workspace.ChartPie, XField: "country"})
 			return err
 		}},
 		{dataexec.ActionChartPlace, func() error { _, err := exec.PlaceChart(ctx, bob, "c-draft", "d-growth"); return err }},
 		{dataexec.ActionDashboardDelete, func() error { return exec.DeleteDashboard(ctx, bob, "d-growth") }},
 	} {
 		t.Run(tc.action, func(t *testing.T) {
-			before, runs, audited := workspace(t, e), e.calls(), len(e.audit.Entries())
+			before, runs, audited := searchAll(t, e), e.calls(), len(e.audit.Entries())
 			err := tc.call()
 			if askbi.ErrorCode(err) != askbi.Unsupported || askbi.ErrorMessage(err) != "this workspace catalog is read-only" {
 				t.Errorf("error = %v; want unsupported %q", err, "this workspace catalog is read-only")
@@ -422,7 +423,7 @@ func TestWritesOnReadOnlyCatalog(t *testing.T) {
 			if ran := e.calls() - runs; ran != 0 {
 				t.Errorf("the source ran %d queries, want none", ran)
 			}
-			if diff := cmp.Diff(before, workspace(t, e), catalogtest.CmpOptions); diff != "" {
+			if diff := cmp.Diff(before, searchAll(t, e), workspacetest.CmpOptions); diff != "" {
 				t.Errorf("the workspace changed (-before +after):\n%s", diff)
 			}
 			entries := e.audit.Entries()[audited:]
@@ -436,10 +437,10 @@ func TestWritesOnReadOnlyCatalog(t *testing.T) {
 	}
 }
 
-// workspace is everything team acme's catalog search shows.
-func workspace(t *testing.T, e *env) []dataexec.SearchRow {
+// searchAll is everything team acme's catalog search shows.
+func searchAll(t *testing.T, e *env) []workspace.SearchRow {
 	t.Helper()
-	rows, err := e.cat.Search(ctx, dataexec.CatalogQuery{TeamID: "acme", Projects: access.AllProjects(), Limit: 1000})
+	rows, err := e.cat.Search(ctx, workspace.CatalogQuery{TeamID: "acme", Projects: access.AllProjects(), Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +450,7 @@ func workspace(t *testing.T, e *env) []dataexec.SearchRow {
 func TestPlaceCharts(t *testing.T) {
 	e := newEnv(t, nil)
 	var ids []string
-	for _, typ := range []dataexec.ChartType{dataexec.ChartPie, dataexec.ChartBar, dataexec.ChartLine} {
+	for _, typ := range []workspace.ChartType{workspace.ChartPie, workspace.ChartBar, workspace.ChartLine} {
 		cr, err := e.exec.CreateChartPreview(ctx, bob, dataexec.ChartSpec{DatasetID: "signups", Name: "Signups " + string(typ), Type: typ,
 			XField: "country", YFields: []string{"signups"}})
 		if err != nil {
@@ -459,7 +460,7 @@ func TestPlaceCharts(t *testing.T) {
 	}
 	x := e.exec.x
 	charts := func() map[string]string { // chart ID → dashboard
-		rows, _ := e.cat.Search(ctx, dataexec.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeChart}, Projects: access.AllProjects(), UserID: "bob", Limit: 100})
+		rows, _ := e.cat.Search(ctx, workspace.CatalogQuery{TeamID: "acme", Types: []access.EntityType{access.TypeChart}, Projects: access.AllProjects(), UserID: "bob", Limit: 100})
 		out := map[string]string{}
 		for _, r := range rows {
 			c, _ := e.cat.Chart(ctx, r.Entity.ID)
@@ -491,7 +492,7 @@ func TestPlaceCharts(t *testing.T) {
 	mustCode(t, err, askbi.InvalidArgument)
 	_, err = p(bob, "d-growth")
 	mustCode(t, err, askbi.InvalidArgument)
-	e.cat.PutDashboard(dataexec.Dashboard{ID: "d-other", TeamID: "acme", ProjectID: "growth", Name: "Other"})
+	e.cat.PutDashboard(workspace.Dashboard{ID: "d-other", TeamID: "acme", ProjectID: "growth", Name: "Other"})
 	if _, err := e.exec.PlaceChart(ctx, bob, ids[2], "d-other"); err != nil {
 		t.Fatal(err)
 	}
@@ -540,8 +541,8 @@ func TestPlaceCharts(t *testing.T) {
 // answer it was made from, on creation and on every read after.
 func TestPreviewKeepsFilters(t *testing.T) {
 	e := newEnv(t, nil)
-	us := []dataexec.Filter{{Field: "country", Op: dataexec.OpEq, Value: "US"}}
-	spec := dataexec.ChartSpec{DatasetID: "signups", Name: "US signups", Type: dataexec.ChartLine, XField: "day", YFields: []string{"signups"}, Filters: us}
+	us := []workspace.Filter{{Field: "country", Op: workspace.OpEq, Value: "US"}}
+	spec := dataexec.ChartSpec{DatasetID: "signups", Name: "US signups", Type: workspace.ChartLine, XField: "day", YFields: []string{"signups"}, Filters: us}
 	cr, err := e.exec.CreateChartPreview(ctx, bob, spec)
 	if err != nil {
 		t.Fatal(err)
@@ -557,7 +558,7 @@ func TestPreviewKeepsFilters(t *testing.T) {
 	if err != nil || len(read.Data.Labels) != 2 {
 		t.Errorf("chart data = %+v, %v; want the 2 US rows", read, err)
 	}
-	spec.Filters = []dataexec.Filter{{Field: "nope", Op: dataexec.OpEq, Value: "US"}}
+	spec.Filters = []workspace.Filter{{Field: "nope", Op: workspace.OpEq, Value: "US"}}
 	_, err = e.exec.CreateChartPreview(ctx, bob, spec)
 	mustCode(t, err, askbi.InvalidArgument)
 }

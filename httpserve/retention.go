@@ -8,8 +8,8 @@ import (
 
 // Purge is one retention step: it deletes what expired and says how many
 // it deleted. mcpserver/oauth's Server.Purge (grants and tokens) and
-// connresolve's Service.PurgeOAuth (abandoned connection sign-ins) are
-// steps every host with OAuth runs.
+// connections/signin's Service.PurgeOAuth (abandoned connection sign-ins)
+// are steps every host with OAuth runs.
 type Purge struct {
 	Name string
 	Func func(ctx context.Context) (int, error)

@@ -25,6 +25,7 @@ import (
 	"github.com/askbi/askbi/internal/pgtest"
 	"github.com/askbi/askbi/internal/proccpu"
 	"github.com/askbi/askbi/mcpserver"
+	"github.com/askbi/askbi/workspace"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -82,8 +83,8 @@ func BenchmarkRunDataset(b *testing.B) {
 		b.Fatal(err)
 	}
 	e := newEnv(b, src, "postgres")
-	e.catalog.PutDataset(dataexec.Dataset{ID: "ds_bench", TeamID: "acme", ProjectID: "growth", Name: "Bench", Version: 1,
-		Request: dataexec.Request{ConnectionID: "conn_acme", SQL: benchSQL}})
+	e.catalog.PutDataset(workspace.Dataset{ID: "ds_bench", TeamID: "acme", ProjectID: "growth", Name: "Bench", Version: 1,
+		Request: workspace.Request{ConnectionID: "conn_acme", SQL: benchSQL}})
 	// The bounds a server sets against overload (concurrency, in-flight
 	// requests, the MCP response budget) are lifted: this measures the
 	// cost of a whole 1,000-row answer at N concurrent calls.

@@ -11,6 +11,7 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/mcpserver"
+	"github.com/askbi/askbi/workspace"
 )
 
 // Example serves the MCP endpoint over a small workspace and lists its
@@ -21,7 +22,7 @@ func Example() {
 	dir.AddProject("acme", "growth")
 	dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
 	gate := access.NewGate(access.NewChecker(dir, nil), nil)
-	exec := dataexec.NewExecutor(dataexec.NewMemoryCatalog(), dataexec.SourceMap{}, nil)
+	exec := dataexec.NewExecutor(workspace.NewMemoryCatalog(), dataexec.SourceMap{}, nil)
 	keys := access.NewKeys(access.NewMemoryKeyStore(), dir, nil)
 	alice, _ := gate.Begin(ctx, access.Principal{UserID: "alice", TeamID: "acme", Auth: access.AuthSession})
 	secret, _, _ := keys.Create(ctx, alice, access.KeyRequest{Name: "notebook", Scopes: []string{"data:read"}, Projects: access.AllProjects()})

@@ -19,16 +19,19 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/access/accesstest"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/mcpserver"
 	"github.com/askbi/askbi/mcpserver/chartimage"
+	"github.com/askbi/askbi/workspace"
+	"github.com/askbi/askbi/workspace/workspacetest"
 )
 
 // env is a running MCP server over a small two-team workspace.
 type env struct {
 	url     string
 	dir     *access.MemoryDirectory
-	catalog *dataexec.MemoryCatalog
+	catalog *workspace.MemoryCatalog
 	keys    *access.Keys
 	checker *access.Checker
 	audit   *access.MemoryAudit
@@ -64,14 +67,7 @@ func newEnv(t testing.TB, src dataexec.Source, sourceType string) *env {
 // server's options and authentication before it starts.
 func newEnvWith(t testing.TB, src dataexec.Source, sourceType string, configure func(*mcpserver.Options, *access.TokenLookup)) *env {
 	t.Helper()
-	e := &env{dir: access.NewMemoryDirectory(), catalog: dataexec.NewMemoryCatalog(), audit: access.NewMemoryAudit(1000)}
-	for _, p := range [][2]string{{"acme", "growth"}, {"acme", "finance"}, {"globex", "ops"}} {
-		e.dir.AddProject(p[0], p[1])
-	}
-	e.dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
-	e.dir.SetMember("acme", "bob", access.RoleEditor, access.ProjectSet("growth"))
-	e.dir.SetMember("acme", "vic", access.RoleViewer, access.AllProjects())
-	e.dir.SetMember("globex", "carol", access.RoleOwner, access.AllProjects())
+	e := &env{dir: accesstest.Teams(), catalog: workspace.NewMemoryCatalog(), audit: access.NewMemoryAudit(1000)}
 	if src == nil {
 		src = dataexec.NewTableSource(map[string]*dataexec.Table{
 			sqlSignups: {Columns: []string{"week", "signups"}, Rows: [][]any{{"2026-11-02", int64(120)}, {"2026-11-09", int64(0)}, {"2026-11-16", int64(131)}}},
@@ -85,29 +81,24 @@ func newEnvWith(t testing.TB, src dataexec.Source, sourceType string, configure 
 	}
 	e.source = &countingSource{Source: src}
 	c := e.catalog
-	c.PutConnection(dataexec.Connection{ID: "conn_acme", TeamID: "acme", Name: "Warehouse", Type: sourceType, Active: true, UpdatedAt: now})
-	c.PutConnection(dataexec.Connection{ID: "conn_globex", TeamID: "globex", Name: "Globex DB", Type: sourceType, Active: true, UpdatedAt: now})
-	c.PutDashboard(dataexec.Dashboard{ID: "dash_growth", TeamID: "acme", ProjectID: "growth", Name: "Growth overview", UpdatedAt: now})
-	c.PutDashboard(dataexec.Dashboard{ID: "dash_fin", TeamID: "acme", ProjectID: "finance", Name: "Finance", UpdatedAt: now})
-	c.PutDashboard(dataexec.Dashboard{ID: "dash_ops", TeamID: "globex", ProjectID: "ops", Name: "Support", UpdatedAt: now})
+	c.PutConnection(workspace.Connection{ID: "conn_acme", TeamID: "acme", Name: "Warehouse", Type: sourceType, Active: true, UpdatedAt: now})
+	c.PutConnection(workspace.Connection{ID: "conn_globex", TeamID: "globex", Name: "Globex DB", Type: sourceType, Active: true, UpdatedAt: now})
+	c.PutDashboard(workspace.Dashboard{ID: "dash_growth", TeamID: "acme", ProjectID: "growth", Name: "Growth overview", UpdatedAt: now})
+	c.PutDashboard(workspace.Dashboard{ID: "dash_fin", TeamID: "acme", ProjectID: "finance", Name: "Finance", UpdatedAt: now})
+	c.PutDashboard(workspace.Dashboard{ID: "dash_ops", TeamID: "globex", ProjectID: "ops", Name: "Support", UpdatedAt: now})
 	ds := func(id, team, project, conn, name, sql string, fields ...string) {
-		var fs dataexec.Fields
-		for _, f := range fields {
-			fs = append(fs, dataexec.Field{Name: f, Path: []string{f}})
-		}
-		c.PutDataset(dataexec.Dataset{ID: id, TeamID: team, ProjectID: project, Name: name, Version: 1, UpdatedAt: now,
-			Request: dataexec.Request{ConnectionID: conn, SQL: sql, Fields: fs}})
+		c.PutDataset(workspacetest.SQLDataset(id, team, project, conn, name, sql, now, fields...))
 	}
 	ds("ds_signups", "acme", "growth", "conn_acme", "Weekly signups", sqlSignups, "week", "signups")
 	ds("ds_notes", "acme", "growth", "conn_acme", "Notes", sqlText, "week", "note")
 	ds("ds_mrr", "acme", "finance", "conn_acme", "MRR", sqlMRR, "month", "mrr")
 	ds("ds_tickets", "globex", "ops", "conn_globex", "Tickets by day", sqlTickets, "day", "opened")
-	c.PutChart(dataexec.Chart{ID: "chart_signups", TeamID: "acme", ProjectID: "growth", DashboardID: "dash_growth", Name: "Weekly signups",
-		Type: dataexec.ChartLine, DatasetID: "ds_signups", XField: "week", YFields: []string{"signups"}, UpdatedAt: now})
-	c.PutChart(dataexec.Chart{ID: "chart_mrr", TeamID: "acme", ProjectID: "finance", DashboardID: "dash_fin", Name: "MRR",
-		Type: dataexec.ChartLine, DatasetID: "ds_mrr", XField: "month", YFields: []string{"mrr"}, UpdatedAt: now})
-	c.PutChart(dataexec.Chart{ID: "chart_tickets", TeamID: "globex", ProjectID: "ops", DashboardID: "dash_ops", Name: "Tickets",
-		Type: dataexec.ChartBar, DatasetID: "ds_tickets", XField: "day", YFields: []string{"opened"}, UpdatedAt: now})
+	c.PutChart(workspace.Chart{ID: "chart_signups", TeamID: "acme", ProjectID: "growth", DashboardID: "dash_growth", Name: "Weekly signups",
+		Type: workspace.ChartLine, DatasetID: "ds_signups", XField: "week", YFields: []string{"signups"}, UpdatedAt: now})
+	c.PutChart(workspace.Chart{ID: "chart_mrr", TeamID: "acme", ProjectID: "finance", DashboardID: "dash_fin", Name: "MRR",
+		Type: workspace.ChartLine, DatasetID: "ds_mrr", XField: "month", YFields: []string{"mrr"}, UpdatedAt: now})
+	c.PutChart(workspace.Chart{ID: "chart_tickets", TeamID: "globex", ProjectID: "ops", DashboardID: "dash_ops", Name: "Tickets",
+		Type: workspace.ChartBar, DatasetID: "ds_tickets", XField: "day", YFields: []string{"opened"}, UpdatedAt: now})
 
 	activity := mcpserver.NewMemoryActivity()
 	activity.Add("acme", mcpserver.ActivityItem{Time: now.Add(-time.Hour), Kind: "metric_evaluated", ProjectID: "growth",
@@ -144,7 +135,7 @@ func (e *env) stored(t *testing.T) []string {
 	t.Helper()
 	var ids []string
 	for _, team := range []string{"acme", "globex"} {
-		rows, err := e.catalog.Search(context.Background(), dataexec.CatalogQuery{TeamID: team, Projects: access.AllProjects(),
+		rows, err := e.catalog.Search(context.Background(), workspace.CatalogQuery{TeamID: team, Projects: access.AllProjects(),
 			Types: []access.EntityType{access.TypeDataset, access.TypeChart}, Limit: 1000})
 		if err != nil {
 			t.Fatal(err)
@@ -983,7 +974,7 @@ func TestEnumsAreDataexecs(t *testing.T) {
 		return out
 	}
 	var chartTypes, ops, types []any
-	for _, c := range dataexec.ChartTypes {
+	for _, c := range workspace.ChartTypes {
 		chartTypes = append(chartTypes, c)
 	}
 	for _, o := range dataexec.FilterOps {

@@ -7,7 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbi/askbi/access"
-	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 // TestScopeInSummaries: results built from a scoped dataset say its
@@ -18,7 +18,7 @@ func TestScopeInSummaries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds.Scope = &dataexec.Scope{Filters: []dataexec.Filter{{Field: "page_path", Op: dataexec.OpEq, Value: "/pricing"}}}
+	ds.Scope = &workspace.Scope{Filters: []workspace.Filter{{Field: "page_path", Op: workspace.OpEq, Value: "/pricing"}}}
 	e.catalog.PutDataset(ds)
 	cs := e.MustConnect(t, e.MustKey(t, "alice", "acme", access.AllProjects(), access.AllScopes...))
 	for tool, args := range map[string]map[string]any{

@@ -124,13 +124,15 @@ type Server struct {
 	health   *authHealth                   // whether authentication reaches its store
 	origins  map[string]struct{}           // the allowed Origin values (originOf)
 	inputs   map[string]*jsonschema.Schema // each tool's input schema, by name
+	// rawInputs are the same as JSON, for dataexec.ExplainArguments.
+	rawInputs map[string]json.RawMessage
 }
 
 // New returns a Server whose tools call exec, authenticating bearer tokens
 // with authn. Each tool call is one request through gate (live
 // membership, then the rate limit of the credential). opts may be nil.
 func New(exec *dataexec.Executor, gate *access.Gate, authn access.TokenLookup, opts *Options) *Server {
-	s := &Server{exec: exec, gate: gate, authn: authn, inputs: map[string]*jsonschema.Schema{}}
+	s := &Server{exec: exec, gate: gate, authn: authn, inputs: map[string]*jsonschema.Schema{}, rawInputs: map[string]json.RawMessage{}}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -602,11 +604,12 @@ func undeclared(method string) bool {
 }
 
 // inputMessage is the message of the SDK's refusal of args, the
-// arguments of a call of tool name, as content: argumentError's words.
+// arguments of a call of tool name, as content: the words of
+// dataexec.ExplainArguments, which Ask answers with too.
 // Should the two validators disagree, the refusal stands with a generic
 // message and the SDK's text is logged, never shown.
 func (s *Server) inputMessage(name string, args json.RawMessage, content []mcp.Content) string {
-	if msg := argumentError(s.inputs[name], args); msg != "" {
+	if msg := dataexec.ExplainArguments(s.rawInputs[name], args); msg != "" {
 		return msg
 	}
 	text := ""

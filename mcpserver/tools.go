@@ -17,6 +17,7 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/internal/canonjson"
+	"github.com/askbi/askbi/workspace"
 )
 
 // tool is one MCP tool: a dataexec action (name, right, class, input
@@ -187,7 +188,7 @@ func (s *Server) addTools() {
 		if d.budgeted {
 			input = budgetSchema(input, s.opts.MaxResultBytes)
 		}
-		s.inputs[d.name] = mustSchema(input)
+		s.inputs[d.name], s.rawInputs[d.name] = mustSchema(input), input
 		var meta mcp.Meta
 		if d.app {
 			meta = appToolMeta()
@@ -479,8 +480,8 @@ func (s *Server) link(r dataexec.Ref, page dataexec.Page) refOut {
 }
 
 // chartPage is the page that opens a chart of status st.
-func chartPage(st dataexec.ChartStatus) dataexec.Page {
-	if st == dataexec.StatusPreview {
+func chartPage(st workspace.ChartStatus) dataexec.Page {
+	if st == workspace.StatusPreview {
 		return dataexec.PagePreview
 	}
 	return dataexec.PageChart

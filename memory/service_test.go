@@ -14,6 +14,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/internal/fakeclock"
 	"github.com/askbi/askbi/memory"
 )
 
@@ -32,23 +33,8 @@ var (
 	aliceOwner = memory.Owner{TeamID: "acme", UserID: "alice"}
 )
 
-// clock is a settable clock, safe for concurrent use.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
+// clock is the tests' settable clock.
+type clock = fakeclock.Clock
 
 // env is a Service over a MemoryStore, with its clock and audit log.
 type env struct {
@@ -96,7 +82,7 @@ func MustEnv(tb testing.TB, opts memory.Options) *env {
 // MustEnvWith is MustEnv over store and keys.
 func MustEnvWith(tb testing.TB, store *memory.MemoryStore, keys memory.Keyring, opts memory.Options) *env {
 	tb.Helper()
-	e := &env{store: store, clock: &clock{t: t0}, audit: access.NewMemoryAudit(0)}
+	e := &env{store: store, clock: fakeclock.New(t0), audit: access.NewMemoryAudit(0)}
 	opts.Now, opts.Audit = e.clock.Now, e.audit
 	e.svc = memory.NewService(store, keys, access.NewGate(access.NewChecker(MustDirectory(tb), nil), unlimited), &opts)
 	return e

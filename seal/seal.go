@@ -1,6 +1,7 @@
 // Package seal is the keyring and the AES-256-GCM sealing that askbi uses
 // for every secret it keeps at rest: explicit memories (package memory)
-// and the tokens of remote MCP connections (package connresolve).
+// and the tokens of remote MCP connections (package connections seals
+// them, package connections/signin opens them).
 // One keyring, one primitive: a host configures and rotates one key set.
 //
 // It imports only the root package, so every layer may use it.

@@ -1,7 +1,7 @@
 // Package askhttp is the chat HTTP adapter of askbi: the Ask conversation,
 // turn, approval, direct-action, context-search, status and memory
 // routes as one http.Handler a host mounts, the way mcpserver is the MCP
-// adapter. The connection routes are package connresolve/connhttp's
+// adapter. The connection routes are package connections/connhttp's
 // handler, mounted beside it.
 // It owns the transport only: JSON and Server-Sent Events, write deadlines
 // for long turns, body validation, and the one table from askbi error codes
@@ -144,17 +144,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 // status) skip the right to use the assistant, so they can say why it is
 // not available.
 func (h *handler) begin(fn func(http.ResponseWriter, *http.Request, access.Principal), gated bool) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		p, err := h.authn(r)
-		if err == nil && gated {
-			p, err = h.assistant.Begin(r.Context(), p)
-		}
-		if err != nil {
-			h.error(w, r, err)
-			return
-		}
-		fn(w, r, p)
+	if !gated {
+		return httpjson.Route(h.o.Logger, h.authn, nil, fn)
 	}
+	return httpjson.Route(h.o.Logger, h.authn, h.assistant.Begin, fn)
 }
 
 func (h *handler) error(w http.ResponseWriter, r *http.Request, err error) {
@@ -166,11 +159,7 @@ func (h *handler) error(w http.ResponseWriter, r *http.Request, err error) {
 // role), so it can scope its requests.
 func (h *handler) status(w http.ResponseWriter, r *http.Request, p access.Principal) {
 	st, err := h.assistant.Status(r.Context(), p)
-	if err != nil {
-		h.error(w, r, err)
-		return
-	}
-	httpjson.WriteJSON(w, http.StatusOK, st)
+	httpjson.Reply(w, r, h.o.Logger, http.StatusOK, st, err)
 }
 
 func (h *handler) createConversation(w http.ResponseWriter, r *http.Request, p access.Principal) {
@@ -180,11 +169,7 @@ func (h *handler) createConversation(w http.ResponseWriter, r *http.Request, p a
 		return
 	}
 	c, err := h.assistant.CreateConversation(r.Context(), p)
-	if err != nil {
-		h.error(w, r, err)
-		return
-	}
-	httpjson.WriteJSON(w, http.StatusCreated, map[string]any{"conversation": c})
+	httpjson.Reply(w, r, h.o.Logger, http.StatusCreated, map[string]any{"conversation": c}, err)
 }
 
 func (h *handler) listConversations(w http.ResponseWriter, r *http.Request, p access.Principal) {
@@ -212,11 +197,7 @@ func (h *handler) listConversations(w http.ResponseWriter, r *http.Request, p ac
 
 func (h *handler) openConversation(w http.ResponseWriter, r *http.Request, p access.Principal) {
 	v, err := h.assistant.Open(r.Context(), p, r.PathValue("id"))
-	if err != nil {
-		h.error(w, r, err)
-		return
-	}
-	httpjson.WriteJSON(w, http.StatusOK, v)
+	httpjson.Reply(w, r, h.o.Logger, http.StatusOK, v, err)
 }
 
 // renameConversation is PATCH /conversations/{id} {"title": "…"}: it
@@ -230,11 +211,7 @@ func (h *handler) renameConversation(w http.ResponseWriter, r *http.Request, p a
 		return
 	}
 	c, err := h.assistant.RenameConversation(r.Context(), p, r.PathValue("id"), body.Title)
-	if err != nil {
-		h.error(w, r, err)
-		return
-	}
-	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"conversation": c})
+	httpjson.Reply(w, r, h.o.Logger, http.StatusOK, map[string]any{"conversation": c}, err)
 }
 
 func (h *handler) deleteConversation(w http.ResponseWriter, r *http.Request, p access.Principal) {
@@ -387,11 +364,7 @@ func (h *handler) addToDashboard(w http.ResponseWriter, r *http.Request, p acces
 // conversation's chart results with its data, for the client to draw.
 func (h *handler) chart(w http.ResponseWriter, r *http.Request, p access.Principal) {
 	cr, err := h.assistant.Chart(r.Context(), p, r.PathValue("id"), r.PathValue("chart_id"))
-	if err != nil {
-		h.error(w, r, err)
-		return
-	}
-	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"chart": cr})
+	httpjson.Reply(w, r, h.o.Logger, http.StatusOK, map[string]any{"chart": cr}, err)
 }
 
 // searchContext is GET /context?teamId=&query=&type=&limit=: the entities
@@ -425,9 +398,5 @@ func (h *handler) searchContext(w http.ResponseWriter, r *http.Request, p access
 		cq.Types = append(cq.Types, access.EntityType(t))
 	}
 	groups, err := h.assistant.SearchContext(r.Context(), p, cq)
-	if err != nil {
-		h.error(w, r, err)
-		return
-	}
-	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"groups": groups})
+	httpjson.Reply(w, r, h.o.Logger, http.StatusOK, map[string]any{"groups": groups}, err)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/askbi/askbi/internal/chattest"
+	"github.com/askbi/askbi/workspace"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -722,7 +723,7 @@ func TestChart(t *testing.T) {
 	path := "/ai/conversations/" + conv + "/charts/" + cr.Chart.ID
 	var out struct{ Chart ask.ChartView }
 	ts.MustDo(t, http.StatusOK, "GET", path, alice, nil, &out)
-	if out.Chart.Status != dataexec.StatusPreview || out.Chart.Data == nil || len(out.Chart.Data.Labels) == 0 ||
+	if out.Chart.Status != workspace.StatusPreview || out.Chart.Data == nil || len(out.Chart.Data.Labels) == 0 ||
 		len(out.Chart.Data.Series) != 1 || out.Chart.Chart.ID != cr.Chart.ID {
 		t.Errorf("chart = %+v", out.Chart)
 	}
@@ -750,7 +751,7 @@ func TestChart(t *testing.T) {
 	ts.cat.DeleteChart(cr.Chart.ID)
 	out.Chart = ask.ChartView{}
 	ts.MustDo(t, http.StatusOK, "GET", path, alice, nil, &out)
-	if out.Chart.Status != dataexec.StatusUnavailable || out.Chart.Data != nil || len(out.Chart.Datasets) != 1 ||
+	if out.Chart.Status != workspace.StatusUnavailable || out.Chart.Data != nil || len(out.Chart.Datasets) != 1 ||
 		out.Chart.Datasets[0].ID != "ds_weekly_signups" {
 		t.Errorf("deleted chart = %+v", out.Chart)
 	}

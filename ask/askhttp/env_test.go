@@ -6,14 +6,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/askbi/askbi/internal/chattest"
+	"github.com/askbi/askbi/workspace"
 
-	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/access/accesstest"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/ask/askhttp"
 	"github.com/askbi/askbi/ask/provider/mock"
@@ -22,34 +22,12 @@ import (
 )
 
 // The workspace of the tests, with the reference server's demo IDs and
-// names: team acme (projects growth and finance: alice owner, bob editor
-// on growth only, vic viewer) and team globex (project ops: carol owner).
-var users = map[string]access.Principal{
-	"alice": {UserID: "alice", TeamID: "acme", Auth: access.AuthSession},
-	"bob":   {UserID: "bob", TeamID: "acme", Auth: access.AuthSession},
-	"vic":   {UserID: "vic", TeamID: "acme", Auth: access.AuthSession},
-	"carol": {UserID: "carol", TeamID: "globex", Auth: access.AuthSession},
-}
-
-// token is the bearer token of the named user; authenticate knows only
-// those of users.
-func token(name string) string { return "test-session-" + name }
-
-// authenticate is the host's product login of the tests: a bearer token of
-// one of users, anything else Unauthenticated.
-func authenticate(r *http.Request) (access.Principal, error) {
-	bad := askbi.Errorf(askbi.Unauthenticated, "sign in: send Authorization: Bearer <token>")
-	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return access.Principal{}, bad
-	}
-	name, ok := strings.CutPrefix(strings.TrimSpace(tok), "test-session-")
-	p, known := users[name]
-	if !ok || !known {
-		return access.Principal{}, bad
-	}
-	return p, nil
-}
+// names, on accesstest.Teams; its users sign in with accesstest.Login.
+var (
+	users        = accesstest.Sessions
+	token        = accesstest.Token
+	authenticate = accesstest.Login
+)
 
 const (
 	sqlWeeklySignups = "SELECT week, signups FROM weekly_signups"
@@ -58,16 +36,9 @@ const (
 	sqlTickets       = "SELECT day, opened, closed FROM tickets"
 )
 
-// seed fills the directory and the catalog, and returns the warehouse
+// seed fills the catalog (dir holds accesstest.Teams), and returns the warehouse
 // tables the datasets' SQL reads.
-func seed(dir *access.MemoryDirectory, cat *dataexec.MemoryCatalog, now time.Time) map[string]*dataexec.Table {
-	for _, p := range [][2]string{{"acme", "growth"}, {"acme", "finance"}, {"globex", "ops"}} {
-		dir.AddProject(p[0], p[1])
-	}
-	dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
-	dir.SetMember("acme", "bob", access.RoleEditor, access.ProjectSet("growth"))
-	dir.SetMember("acme", "vic", access.RoleViewer, access.AllProjects())
-	dir.SetMember("globex", "carol", access.RoleOwner, access.AllProjects())
+func seed(dir *access.MemoryDirectory, cat *workspace.MemoryCatalog, now time.Time) map[string]*dataexec.Table {
 
 	at := now.Add(-24 * time.Hour).UTC()
 	// The most recently changed items, so that the picker's Recent group
@@ -80,13 +51,13 @@ func seed(dir *access.MemoryDirectory, cat *dataexec.MemoryCatalog, now time.Tim
 		}
 		return at
 	}
-	cat.PutConnection(dataexec.Connection{ID: "conn_acme_wh", TeamID: "acme", Name: "Acme warehouse", Type: "postgres", Active: true, CreatedAt: at, UpdatedAt: at})
-	cat.PutConnection(dataexec.Connection{ID: "conn_globex_wh", TeamID: "globex", Name: "Globex warehouse", Type: "postgres", Active: true, CreatedAt: at, UpdatedAt: at})
+	cat.PutConnection(workspace.Connection{ID: "conn_acme_wh", TeamID: "acme", Name: "Acme warehouse", Type: "postgres", Active: true, CreatedAt: at, UpdatedAt: at})
+	cat.PutConnection(workspace.Connection{ID: "conn_globex_wh", TeamID: "globex", Name: "Globex warehouse", Type: "postgres", Active: true, CreatedAt: at, UpdatedAt: at})
 	for _, d := range [][4]string{
 		{"dash_growth", "acme", "growth", "Growth overview"}, {"dash_finance", "acme", "finance", "Finance"},
 		{"dash_revenue", "acme", "finance", "Revenue"}, {"dash_support", "globex", "ops", "Support"},
 	} {
-		cat.PutDashboard(dataexec.Dashboard{ID: d[0], TeamID: d[1], ProjectID: d[2], Name: d[3], CreatedAt: at, UpdatedAt: updated(d[0])})
+		cat.PutDashboard(workspace.Dashboard{ID: d[0], TeamID: d[1], ProjectID: d[2], Name: d[3], CreatedAt: at, UpdatedAt: updated(d[0])})
 	}
 	for _, d := range [][6]string{
 		{"ds_weekly_signups", "acme", "growth", "conn_acme_wh", "Weekly signups", sqlWeeklySignups},
@@ -94,17 +65,17 @@ func seed(dir *access.MemoryDirectory, cat *dataexec.MemoryCatalog, now time.Tim
 		{"ds_mrr", "acme", "finance", "conn_acme_wh", "MRR", sqlMRR},
 		{"ds_tickets", "globex", "ops", "conn_globex_wh", "Tickets by day", sqlTickets},
 	} {
-		cat.PutDataset(dataexec.Dataset{ID: d[0], TeamID: d[1], ProjectID: d[2], Name: d[4], Version: 1,
-			Request: dataexec.Request{ConnectionID: d[3], SQL: d[5]}, CreatedAt: at, UpdatedAt: updated(d[0])})
+		cat.PutDataset(workspace.Dataset{ID: d[0], TeamID: d[1], ProjectID: d[2], Name: d[4], Version: 1,
+			Request: workspace.Request{ConnectionID: d[3], SQL: d[5]}, CreatedAt: at, UpdatedAt: updated(d[0])})
 	}
-	chart := func(id, team, project, dash, name string, typ dataexec.ChartType, ds, x string, y ...string) {
-		cat.PutChart(dataexec.Chart{ID: id, TeamID: team, ProjectID: project, DashboardID: dash, Name: name, Type: typ,
+	chart := func(id, team, project, dash, name string, typ workspace.ChartType, ds, x string, y ...string) {
+		cat.PutChart(workspace.Chart{ID: id, TeamID: team, ProjectID: project, DashboardID: dash, Name: name, Type: typ,
 			DatasetID: ds, XField: x, YFields: y, CreatedAt: at, UpdatedAt: updated(id)})
 	}
-	chart("chart_weekly_signups", "acme", "growth", "dash_growth", "Weekly signups", dataexec.ChartLine, "ds_weekly_signups", "week", "signups")
-	chart("chart_signups_country", "acme", "growth", "dash_growth", "Signups by country", dataexec.ChartBar, "ds_signups_country", "country", "signups")
-	chart("chart_mrr", "acme", "finance", "dash_finance", "MRR", dataexec.ChartLine, "ds_mrr", "month", "mrr")
-	chart("chart_tickets", "globex", "ops", "dash_support", "Tickets by day", dataexec.ChartBar, "ds_tickets", "day", "opened", "closed")
+	chart("chart_weekly_signups", "acme", "growth", "dash_growth", "Weekly signups", workspace.ChartLine, "ds_weekly_signups", "week", "signups")
+	chart("chart_signups_country", "acme", "growth", "dash_growth", "Signups by country", workspace.ChartBar, "ds_signups_country", "country", "signups")
+	chart("chart_mrr", "acme", "finance", "dash_finance", "MRR", workspace.ChartLine, "ds_mrr", "month", "mrr")
+	chart("chart_tickets", "globex", "ops", "dash_support", "Tickets by day", workspace.ChartBar, "ds_tickets", "day", "opened", "closed")
 
 	week := &dataexec.Table{Columns: []string{"week", "signups"}}
 	for i, d := 0, time.Date(2026, 9, 7, 0, 0, 0, 0, time.UTC); i < 12; i, d = i+1, d.AddDate(0, 0, 7) {
@@ -141,7 +112,7 @@ type config struct {
 type testServer struct {
 	chattest.Client
 	dir   *access.MemoryDirectory
-	cat   *dataexec.MemoryCatalog
+	cat   *workspace.MemoryCatalog
 	model ask.Provider
 	audit *access.MemoryAudit // the one audit log of the executor and memory
 	// handler is the mux the server serves, for a test that calls it in
@@ -159,7 +130,7 @@ func MustServer(tb testing.TB, edit func(*config)) *testServer {
 		edit(&cfg)
 	}
 	log := slog.New(slog.NewTextHandler(tb.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
-	dir, cat := access.NewMemoryDirectory(), dataexec.NewMemoryCatalog()
+	dir, cat := accesstest.Teams(), workspace.NewMemoryCatalog()
 	src := dataexec.NewTableSource(seed(dir, cat, time.Now()))
 	ts := &testServer{dir: dir, cat: cat, model: cfg.provider, audit: access.NewMemoryAudit(10000)}
 	gate := access.NewGate(access.NewChecker(dir, &access.CheckerOptions{Withdraw: cfg.withdraw}), cfg.limiter)

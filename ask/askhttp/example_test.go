@@ -12,6 +12,7 @@ import (
 	"github.com/askbi/askbi/ask/askhttp"
 	"github.com/askbi/askbi/ask/provider/mock"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 // Example mounts the chat API, creates a conversation and runs one turn
@@ -22,7 +23,7 @@ func Example() {
 	dir.AddProject("acme", "growth")
 	dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
 	gate := access.NewGate(access.NewChecker(dir, nil), nil)
-	exec := dataexec.NewExecutor(dataexec.NewMemoryCatalog(), dataexec.SourceMap{}, nil)
+	exec := dataexec.NewExecutor(workspace.NewMemoryCatalog(), dataexec.SourceMap{}, nil)
 	tools, _ := ask.NewRegistry(ask.ProductTools(exec)...)
 	assistant := ask.New(mock.New(), gate, exec, ask.NewMemoryStores(), tools, nil)
 	// The host's login; a real one reads its session cookie.

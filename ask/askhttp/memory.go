@@ -33,11 +33,7 @@ func (h *handler) addMemory(w http.ResponseWriter, r *http.Request, p access.Pri
 		return
 	}
 	item, err := h.memory.Add(r.Context(), p, body.Text)
-	if err != nil {
-		h.error(w, r, err)
-		return
-	}
-	httpjson.WriteJSON(w, http.StatusCreated, map[string]any{"item": item})
+	httpjson.Reply(w, r, h.o.Logger, http.StatusCreated, map[string]any{"item": item}, err)
 }
 
 func (h *handler) editMemory(w http.ResponseWriter, r *http.Request, p access.Principal) {
@@ -47,11 +43,7 @@ func (h *handler) editMemory(w http.ResponseWriter, r *http.Request, p access.Pr
 		return
 	}
 	item, err := h.memory.Edit(r.Context(), p, r.PathValue("id"), body.Text)
-	if err != nil {
-		h.error(w, r, err)
-		return
-	}
-	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"item": item})
+	httpjson.Reply(w, r, h.o.Logger, http.StatusOK, map[string]any{"item": item}, err)
 }
 
 func (h *handler) deleteMemory(w http.ResponseWriter, r *http.Request, p access.Principal) {
@@ -64,9 +56,5 @@ func (h *handler) deleteMemory(w http.ResponseWriter, r *http.Request, p access.
 
 func (h *handler) deleteAllMemory(w http.ResponseWriter, r *http.Request, p access.Principal) {
 	n, err := h.memory.DeleteAll(r.Context(), p)
-	if err != nil {
-		h.error(w, r, err)
-		return
-	}
-	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"deleted": n})
+	httpjson.Reply(w, r, h.o.Logger, http.StatusOK, map[string]any{"deleted": n}, err)
 }

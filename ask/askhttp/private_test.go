@@ -10,6 +10,7 @@ import (
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/internal/chattest"
+	"github.com/askbi/askbi/workspace"
 )
 
 // TestPreviewPrivate: the preview alice's own chat made is hers until she
@@ -22,7 +23,7 @@ func TestPreviewPrivate(t *testing.T) {
 	conv := ts.MustConversation(t, alice)
 	events := ts.MustTurn(t, "/ai/conversations/"+conv+"/messages", alice, map[string]any{"message": "show signups by week"})
 	var cr dataexec.ChartResult
-	if err := json.Unmarshal(chattest.MustToolEvent(t, events, ask.EventToolCompleted, "create_chart_preview").Tool.Result, &cr); err != nil || cr.Status != dataexec.StatusPreview {
+	if err := json.Unmarshal(chattest.MustToolEvent(t, events, ask.EventToolCompleted, "create_chart_preview").Tool.Result, &cr); err != nil || cr.Status != workspace.StatusPreview {
 		t.Fatalf("chart result: %v %+v", err, cr)
 	}
 	id := cr.Chart.ID

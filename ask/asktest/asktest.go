@@ -41,6 +41,7 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 // t0 is the suites' clock: the time everything starts at.
@@ -704,7 +705,7 @@ func approval(id, callID string) ask.Approval {
 		ToolCallID: callID, Tool: "create_dashboard", Target: "mcp:conn_1/create.dashboard@f1", ArgsHash: argsHash, Arguments: json.RawMessage(args),
 		Targets: []dataexec.Ref{{Type: access.TypeDashboard, ID: "d1", Name: "Revenue", ProjectID: "finance", Info: "1 chart"},
 			{Type: access.TypeDataset, ID: "ds1", Name: "EU signups", Scope: &dataexec.ScopeRef{
-				Filters: []dataexec.Filter{{Field: "country", Op: dataexec.OpIn, Value: []any{"DE", "FR"}}}, Text: "country in (DE, FR)"}}},
+				Filters: []workspace.Filter{{Field: "country", Op: workspace.OpIn, Value: []any{"DE", "FR"}}}, Text: "country in (DE, FR)"}}},
 		State: ask.ApprovalPending, CreatedAt: t0, ExpiresAt: t0.Add(5 * time.Minute)}
 }
 

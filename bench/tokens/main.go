@@ -83,8 +83,8 @@ func main() {
 	dir := access.NewMemoryDirectory()
 	dir.AddProject("acme", "growth")
 	dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
-	catalog := dataexec.NewMemoryCatalog()
-	catalog.PutConnection(dataexec.Connection{ID: "conn", TeamID: "acme", Name: "Warehouse", Type: "postgres", Active: true})
+	catalog := workspace.NewMemoryCatalog()
+	catalog.PutConnection(workspace.Connection{ID: "conn", TeamID: "acme", Name: "Warehouse", Type: "postgres", Active: true})
 	tables := map[string]*dataexec.Table{}
 	r := rand.New(rand.NewPCG(1, 2))
 	for i, k := range kinds {
@@ -94,12 +94,12 @@ func main() {
 			t.Rows = append(t.Rows, k.row(j, r))
 		}
 		tables[sql] = t
-		var fs dataexec.Fields
+		var fs workspace.Fields
 		for _, c := range k.columns {
-			fs = append(fs, dataexec.Field{Name: c, Path: []string{c}})
+			fs = append(fs, workspace.Field{Name: c, Path: []string{c}})
 		}
-		catalog.PutDataset(dataexec.Dataset{ID: fmt.Sprintf("ds_%d", i), TeamID: "acme", ProjectID: "growth", Name: k.name, Version: 1,
-			Request: dataexec.Request{ConnectionID: "conn", SQL: sql, Fields: fs}})
+		catalog.PutDataset(workspace.Dataset{ID: fmt.Sprintf("ds_%d", i), TeamID: "acme", ProjectID: "growth", Name: k.name, Version: 1,
+			Request: workspace.Request{ConnectionID: "conn", SQL: sql, Fields: fs}})
 	}
 	exec := dataexec.NewExecutor(catalog, dataexec.SourceMap{"conn": dataexec.NewTableSource(tables)}, nil)
 	checker := access.NewChecker(dir, nil)

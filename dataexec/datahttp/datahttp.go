@@ -50,6 +50,7 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/internal/httpjson"
+	"github.com/askbi/askbi/workspace"
 )
 
 // Options configures the handler. The zero value is valid; each zero field
@@ -108,17 +109,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // begin authenticates the request and passes it through the gate once.
 func (h *handler) begin(fn func(http.ResponseWriter, *http.Request, access.Principal)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		p, err := h.authn(r)
-		if err == nil {
-			p, err = h.gate.Begin(r.Context(), p)
-		}
-		if err != nil {
-			h.error(w, r, err)
-			return
-		}
-		fn(w, r, p)
-	}
+	return httpjson.Route(h.o.Logger, h.authn, h.gate.Begin, fn)
 }
 
 func (h *handler) error(w http.ResponseWriter, r *http.Request, err error) {
@@ -253,7 +244,7 @@ func (h *handler) chart(w http.ResponseWriter, r *http.Request, p access.Princip
 		return
 	}
 	v := View{Chart: cr, PlaceOn: []dataexec.Ref{}, Links: h.exec.Links().Chart(*cr)}
-	if cr.Status == dataexec.StatusPreview {
+	if cr.Status == workspace.StatusPreview {
 		if v.PlaceOn, err = dataexec.Destinations(r.Context(), h.exec, p, cr.Chart.ProjectID); err != nil {
 			h.error(w, r, err)
 			return

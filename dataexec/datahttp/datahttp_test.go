@@ -17,9 +17,11 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/access/accesstest"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/datahttp"
 	"github.com/askbi/askbi/mcpserver"
+	"github.com/askbi/askbi/workspace"
 )
 
 // env is the Data API and the MCP server over one executor, as a host
@@ -29,18 +31,13 @@ type env struct {
 	url     string // the Data API, at /api
 	mcpURL  string
 	exec    *dataexec.Executor
-	cat     *dataexec.MemoryCatalog
+	cat     *workspace.MemoryCatalog
 	checker *access.Checker
 	keys    *access.Keys
 	audit   *access.MemoryAudit
 }
 
-var sessions = map[string]access.Principal{
-	"alice": {UserID: "alice", TeamID: "acme", Auth: access.AuthSession},
-	"bob":   {UserID: "bob", TeamID: "acme", Auth: access.AuthSession},
-	"vic":   {UserID: "vic", TeamID: "acme", Auth: access.AuthSession},
-	"carol": {UserID: "carol", TeamID: "globex", Auth: access.AuthSession},
-}
+var sessions = accesstest.Sessions
 
 const (
 	sqlWeeks   = "SELECT week, signups FROM weekly_signups"
@@ -53,14 +50,7 @@ const (
 func MustEnv(t *testing.T, maxRows int) *env {
 	t.Helper()
 	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
-	dir, cat := access.NewMemoryDirectory(), dataexec.NewMemoryCatalog()
-	for _, p := range [][2]string{{"acme", "growth"}, {"acme", "finance"}, {"globex", "ops"}} {
-		dir.AddProject(p[0], p[1])
-	}
-	dir.SetMember("acme", "alice", access.RoleOwner, access.AllProjects())
-	dir.SetMember("acme", "bob", access.RoleEditor, access.ProjectSet("growth"))
-	dir.SetMember("acme", "vic", access.RoleViewer, access.AllProjects())
-	dir.SetMember("globex", "carol", access.RoleOwner, access.AllProjects())
+	dir, cat := accesstest.Teams(), workspace.NewMemoryCatalog()
 	weeks := &dataexec.Table{Columns: []string{"week", "signups"}}
 	for i := range 12 {
 		weeks.Rows = append(weeks.Rows, []any{time.Date(2026, 9, 7+7*i, 0, 0, 0, 0, time.UTC).Format("2006-01-02"), int64(1180 + 37*i)})
@@ -71,22 +61,22 @@ func MustEnv(t *testing.T, maxRows int) *env {
 		sqlMRR:     {Columns: []string{"month", "mrr"}, Rows: [][]any{{"2026-10", json.Number("1000.50")}}},
 		sqlTickets: {Columns: []string{"day", "opened"}, Rows: [][]any{{"2026-11-01", int64(4)}}},
 	})
-	cat.PutConnection(dataexec.Connection{ID: "conn_acme", TeamID: "acme", Name: "Warehouse", Type: "postgres", Active: true, UpdatedAt: now})
-	cat.PutConnection(dataexec.Connection{ID: "conn_globex", TeamID: "globex", Name: "Globex DB", Type: "postgres", Active: true, UpdatedAt: now})
-	cat.PutDashboard(dataexec.Dashboard{ID: "dash_growth", TeamID: "acme", ProjectID: "growth", Name: "Growth overview", UpdatedAt: now})
-	cat.PutDashboard(dataexec.Dashboard{ID: "dash_fin", TeamID: "acme", ProjectID: "finance", Name: "Finance", UpdatedAt: now})
-	cat.PutDashboard(dataexec.Dashboard{ID: "dash_ops", TeamID: "globex", ProjectID: "ops", Name: "Support", UpdatedAt: now})
+	cat.PutConnection(workspace.Connection{ID: "conn_acme", TeamID: "acme", Name: "Warehouse", Type: "postgres", Active: true, UpdatedAt: now})
+	cat.PutConnection(workspace.Connection{ID: "conn_globex", TeamID: "globex", Name: "Globex DB", Type: "postgres", Active: true, UpdatedAt: now})
+	cat.PutDashboard(workspace.Dashboard{ID: "dash_growth", TeamID: "acme", ProjectID: "growth", Name: "Growth overview", UpdatedAt: now})
+	cat.PutDashboard(workspace.Dashboard{ID: "dash_fin", TeamID: "acme", ProjectID: "finance", Name: "Finance", UpdatedAt: now})
+	cat.PutDashboard(workspace.Dashboard{ID: "dash_ops", TeamID: "globex", ProjectID: "ops", Name: "Support", UpdatedAt: now})
 	ds := func(id, team, project, conn, name, sql string) {
-		cat.PutDataset(dataexec.Dataset{ID: id, TeamID: team, ProjectID: project, Name: name, Version: 1, UpdatedAt: now,
-			Request: dataexec.Request{ConnectionID: conn, SQL: sql}})
+		cat.PutDataset(workspace.Dataset{ID: id, TeamID: team, ProjectID: project, Name: name, Version: 1, UpdatedAt: now,
+			Request: workspace.Request{ConnectionID: conn, SQL: sql}})
 	}
 	ds("ds_weeks", "acme", "growth", "conn_acme", "Weekly signups", sqlWeeks)
 	ds("ds_country", "acme", "growth", "conn_acme", "Signups by country", sqlCountry)
 	ds("ds_mrr", "acme", "finance", "conn_acme", "MRR", sqlMRR)
 	ds("ds_tickets", "globex", "ops", "conn_globex", "Tickets by day", sqlTickets)
 	chart := func(id, team, project, dash, name, dsID, x, y string) {
-		cat.PutChart(dataexec.Chart{ID: id, TeamID: team, ProjectID: project, DashboardID: dash, Name: name,
-			Type: dataexec.ChartBar, DatasetID: dsID, XField: x, YFields: []string{y}, UpdatedAt: now})
+		cat.PutChart(workspace.Chart{ID: id, TeamID: team, ProjectID: project, DashboardID: dash, Name: name,
+			Type: workspace.ChartBar, DatasetID: dsID, XField: x, YFields: []string{y}, UpdatedAt: now})
 	}
 	chart("chart_weeks", "acme", "growth", "dash_growth", "Weekly signups", "ds_weeks", "week", "signups")
 	chart("chart_mrr", "acme", "finance", "dash_fin", "MRR", "ds_mrr", "month", "mrr")
@@ -227,7 +217,7 @@ func (e *env) MustPreview(t *testing.T, user string) string {
 		t.Fatal(err)
 	}
 	cr, err := e.exec.CreateChartPreview(context.Background(), live, dataexec.ChartSpec{DatasetID: "ds_country", Name: "By country",
-		Type: dataexec.ChartBar, XField: "country", YFields: []string{"signups"}})
+		Type: workspace.ChartBar, XField: "country", YFields: []string{"signups"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +251,7 @@ func TestPreviewPage(t *testing.T) {
 		return out
 	}
 	v := view("alice")
-	if v.Chart.Status != dataexec.StatusPreview || v.Chart.Data == nil || len(v.Chart.Data.Labels) != 3 {
+	if v.Chart.Status != workspace.StatusPreview || v.Chart.Data == nil || len(v.Chart.Data.Labels) != 3 {
 		t.Errorf("preview view = %+v", v.Chart)
 	}
 	if diff := cmp.Diff([]string{"Growth overview"}, names(v.PlaceOn)); diff != "" {
@@ -302,7 +292,7 @@ func TestPreviewPage(t *testing.T) {
 	}
 	// The link the user followed still works, and now shows it saved.
 	v = view("alice")
-	if v.Chart.Status != dataexec.StatusSaved || v.Chart.Dashboard == nil || v.Chart.Dashboard.ID != "dash_growth" || len(v.PlaceOn) != 0 {
+	if v.Chart.Status != workspace.StatusSaved || v.Chart.Dashboard == nil || v.Chart.Dashboard.ID != "dash_growth" || len(v.PlaceOn) != 0 {
 		t.Errorf("view after placement = %+v, place_on %v", v.Chart, v.PlaceOn)
 	}
 	if v.Links.Chart != "https://bi.example.com/charts/"+id || v.Links.Dashboard != "https://bi.example.com/dashboards/dash_growth" {

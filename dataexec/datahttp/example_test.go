@@ -9,6 +9,7 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/datahttp"
+	"github.com/askbi/askbi/workspace"
 )
 
 // Example serves the Data API over one dataset and reads its rows, as the
@@ -17,11 +18,11 @@ func Example() {
 	dir := access.NewMemoryDirectory()
 	dir.AddProject("acme", "growth")
 	dir.SetMember("acme", "alice", access.RoleViewer, access.AllProjects())
-	cat := dataexec.NewMemoryCatalog()
-	cat.PutConnection(dataexec.Connection{ID: "wh", TeamID: "acme", Name: "Warehouse", Type: "postgres", Active: true})
-	cat.PutDataset(dataexec.Dataset{ID: "ds1", TeamID: "acme", ProjectID: "growth", Name: "Signups", Version: 1,
-		Request: dataexec.Request{ConnectionID: "wh", SQL: "SELECT week, signups FROM signups",
-			Fields: dataexec.Fields{{Name: "week", Path: []string{"week"}}, {Name: "signups", Path: []string{"signups"}}}}})
+	cat := workspace.NewMemoryCatalog()
+	cat.PutConnection(workspace.Connection{ID: "wh", TeamID: "acme", Name: "Warehouse", Type: "postgres", Active: true})
+	cat.PutDataset(workspace.Dataset{ID: "ds1", TeamID: "acme", ProjectID: "growth", Name: "Signups", Version: 1,
+		Request: workspace.Request{ConnectionID: "wh", SQL: "SELECT week, signups FROM signups",
+			Fields: workspace.Fields{{Name: "week", Path: []string{"week"}}, {Name: "signups", Path: []string{"signups"}}}}})
 	warehouse := dataexec.NewTableSource(map[string]*dataexec.Table{"SELECT week, signups FROM signups": {
 		Columns: []string{"week", "signups"}, Rows: [][]any{{"2026-11-02", int64(120)}, {"2026-11-09", int64(95)}},
 	}})

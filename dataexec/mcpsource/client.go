@@ -172,7 +172,7 @@ func (b *probedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// OAuth is the OAuth side of a session (connresolve's sign-in): the
+// OAuth is the OAuth side of a session (package signin's): the
 // go-sdk handler that gives the transport its access token and answers a
 // 401 or 403, and what the session's errors need of it.
 type OAuth interface {
@@ -240,6 +240,23 @@ func NewClient(o *ClientOptions) *Client {
 	return &Client{timeout: opts.Timeout,
 		pool: outbound.NewPool(&outbound.Options{DenyLoopback: opts.DenyLoopback, AllowPrivate: opts.AllowPrivateNetworks, Resolver: res})}
 }
+
+// Bounded returns a client on the same connections and outbound policy
+// whose HTTP exchanges are each bounded by d instead: one for tool calls
+// beside one for listings, say.
+func (c *Client) Bounded(d time.Duration) *Client {
+	if d <= 0 {
+		return c
+	}
+	return &Client{pool: c.pool, timeout: d}
+}
+
+// CheckURL checks a server URL before it is saved, under the client's
+// outbound policy: absolute http(s), no user information, fragment or
+// credential in the query, and no refused address where the host stands
+// for one without a resolver. Errors are InvalidArgument naming the
+// problem, never echoing the URL.
+func (c *Client) CheckURL(raw string) (*url.URL, error) { return c.pool.CheckURL(raw) }
 
 // HTTPClient is a plain HTTP client under the same outbound policy, for
 // the sign-in's requests (metadata, registration, tokens): responses

@@ -4,10 +4,11 @@
 // the server says (descriptions, annotations, data) is untrusted.
 //
 // Connections themselves (create, edit, delete, discovery, per-tool
-// access, sign-in) live in package connresolve, whose Service implements
-// Tools, the small interface a Source reads through:
+// access) live in package connections, their sign-in in package signin,
+// and the calls of their approved tools in package remote, whose Tools
+// implements Tools, the small interface a Source reads through:
 //
-//	exec := dataexec.NewExecutor(catalog, mcpsource.Sources(connections, warehouses), nil)
+//	exec := dataexec.NewExecutor(catalog, mcpsource.Sources(remote.New(conns, sign, nil), warehouses), nil)
 //
 // What it guarantees:
 //

@@ -14,6 +14,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 // CallResult is a remote tool's answer: its text and structured content.
@@ -38,7 +39,7 @@ func ResultText(res *mcp.CallToolResult) string {
 	return b.String()
 }
 
-// TypeMCP is the dataexec.Connection.Type of remote MCP connections.
+// TypeMCP is the workspace.Connection.Type of remote MCP connections.
 const TypeMCP = "mcp"
 
 // toolName is MCP's rule for tool names (1 to 128 of A-Z a-z 0-9 _ - .).
@@ -47,8 +48,8 @@ var toolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 // ValidToolName reports whether s is a tool name MCP allows.
 func ValidToolName(s string) bool { return toolName.MatchString(s) }
 
-// Tools is what a Source needs of the service that owns a connection's
-// tools and their approvals (connresolve.Service is one).
+// Tools is what a Source needs of the code that calls a connection's
+// approved tools (package connections/remote's Tools is one).
 type Tools interface {
 	// RunReadOnly runs connection connID's tool with args for a dataset,
 	// once every check passed: the tool approved and read-only, its
@@ -66,7 +67,7 @@ type ToolSpec struct {
 }
 
 // Sources returns a dataexec.Sources that serves MCP connections
-// (dataexec.Connection.Type "mcp") from tools and hands every other
+// (workspace.Connection.Type "mcp") from tools and hands every other
 // connection to next (nil: Unsupported).
 func Sources(tools Tools, next dataexec.Sources) dataexec.Sources { return sources{tools, next} }
 
@@ -75,7 +76,7 @@ type sources struct {
 	next  dataexec.Sources
 }
 
-func (ss sources) Source(ctx context.Context, conn dataexec.Connection) (dataexec.Source, error) {
+func (ss sources) Source(ctx context.Context, conn workspace.Connection) (dataexec.Source, error) {
 	if conn.Type == TypeMCP {
 		return NewSource(ss.tools, conn.ID), nil
 	}
@@ -107,7 +108,7 @@ var (
 
 // Query implements dataexec.Source. Before anything is sent it answers
 // InvalidArgument for SQL or a missing or malformed tool name, and
-// Unsupported for variables; then the Tools' checks (connresolve: a tool
+// Unsupported for variables; then the Tools' checks (remote.Tools: a tool
 // that is not approved, removed or changed is Unavailable, one that is
 // not read-only or arguments off its schema InvalidArgument). After the
 // call: InvalidResult for an answer with only text (not chart-ready

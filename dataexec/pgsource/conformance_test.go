@@ -14,6 +14,7 @@ import (
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/sourcetest"
 	"github.com/askbi/askbi/internal/pgtest"
+	"github.com/askbi/askbi/workspace"
 )
 
 // TestSourceConformance runs the Source suite on PostgreSQL. Each source
@@ -52,7 +53,7 @@ func TestSourceConformance(t *testing.T) {
 				{SQL: "SELECT 1; SELECT 2"},
 				{SQL: "SELECT pg_sleep(1)"},
 				{SQL: "SELECT {{nope}}"},
-				{SQL: "SELECT '{{x}}'", Variables: map[string]dataexec.VariableValue{"x": {Type: dataexec.VarString, Value: "a"}}},
+				{SQL: "SELECT '{{x}}'", Variables: map[string]dataexec.VariableValue{"x": {Type: workspace.VarString, Value: "a"}}},
 			},
 			Ran: func() bool { return dials.Load() > 0 },
 			Block: func() (dataexec.Query, func() bool) {

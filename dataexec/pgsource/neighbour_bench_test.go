@@ -10,6 +10,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 // BenchmarkNeighbourP99 measures one principal's light previews (SELECT
@@ -27,10 +28,10 @@ func BenchmarkNeighbourP99(b *testing.B) {
 	f := mustFixture(b)
 	f.pool.SetMaxOpenConns(8)
 	f.pool.SetMaxIdleConns(8)
-	cat := dataexec.NewMemoryCatalog()
+	cat := workspace.NewMemoryCatalog()
 	dir := access.NewMemoryDirectory()
 	for _, team := range []string{"light", "heavy"} {
-		cat.PutConnection(dataexec.Connection{ID: "wh_" + team, TeamID: team, Name: "Warehouse", Type: "postgres", Active: true})
+		cat.PutConnection(workspace.Connection{ID: "wh_" + team, TeamID: team, Name: "Warehouse", Type: "postgres", Active: true})
 		dir.SetMember(team, "u", access.RoleOwner, access.AllProjects())
 	}
 	checker := access.NewChecker(dir, nil)

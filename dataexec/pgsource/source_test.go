@@ -23,6 +23,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/internal/pgtest"
+	"github.com/askbi/askbi/workspace"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -674,7 +675,7 @@ func TestPlainPool(t *testing.T) {
 	}
 	tab, err := src.Query(t.Context(), dataexec.Query{
 		SQL:       "SELECT g AS id, 'row ' || g AS name FROM generate_series(1, {{n}}) g WHERE 'row ' || g <> {{skip}} ORDER BY g",
-		Variables: map[string]dataexec.VariableValue{"n": {Type: dataexec.VarNumber, Value: json.Number("5")}, "skip": {Type: dataexec.VarString, Value: "row 2"}},
+		Variables: map[string]dataexec.VariableValue{"n": {Type: workspace.VarNumber, Value: json.Number("5")}, "skip": {Type: workspace.VarString, Value: "row 2"}},
 		MaxRows:   3,
 	})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 var (
@@ -113,25 +114,25 @@ func param(name string, v dataexec.VariableValue) (typ string, arg any, err erro
 		return askbi.Errorf(askbi.InvalidArgument, "variables: %s must be %s", name, what)
 	}
 	switch v.Type {
-	case dataexec.VarNumber:
+	case workspace.VarNumber:
 		n, ok := v.Value.(json.Number)
 		if !ok || !decimalRe.MatchString(string(n)) {
 			return "", nil, bad("a number")
 		}
 		return numericType(string(n)), string(n), nil
-	case dataexec.VarString:
+	case workspace.VarString:
 		s, ok := v.Value.(string)
 		if !ok || !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
 			return "", nil, bad("valid text without NUL")
 		}
 		return "", s, nil
-	case dataexec.VarDate:
+	case workspace.VarDate:
 		s, ok := v.Value.(string)
 		if d, err := time.Parse(time.DateOnly, s); !ok || err != nil || d.Format(time.DateOnly) != s {
 			return "", nil, bad("a date (YYYY-MM-DD)")
 		}
 		return "date", s, nil
-	case dataexec.VarBoolean:
+	case workspace.VarBoolean:
 		b, ok := v.Value.(bool)
 		if !ok {
 			return "", nil, bad("true or false")

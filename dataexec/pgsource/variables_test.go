@@ -10,14 +10,15 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 func vars(country any) map[string]dataexec.VariableValue {
 	return map[string]dataexec.VariableValue{
-		"country": {Type: dataexec.VarString, Value: country},
-		"n":       {Type: dataexec.VarNumber, Value: json.Number("-5")},
-		"since":   {Type: dataexec.VarDate, Value: "2026-01-01"},
-		"paid":    {Type: dataexec.VarBoolean, Value: true},
+		"country": {Type: workspace.VarString, Value: country},
+		"n":       {Type: workspace.VarNumber, Value: json.Number("-5")},
+		"since":   {Type: workspace.VarDate, Value: "2026-01-01"},
+		"paid":    {Type: workspace.VarBoolean, Value: true},
 	}
 }
 
@@ -60,13 +61,13 @@ func TestBind(t *testing.T) {
 		{name: "same variable twice", sql: "SELECT {{n}} + {{n}}, {{country}} = {{country}}", vars: vars("x"),
 			want: bound{sql: "SELECT  ($1::integer)  +  ($2::integer) ,  $3  =  $4 ", args: []any{"-5", "-5", "x", "x"},
 				names: []string{"n", "n", "country", "country"}}},
-		{name: "bigint", sql: "SELECT {{n}}", vars: with("n", dataexec.VariableValue{Type: dataexec.VarNumber, Value: json.Number("2147483648")}),
+		{name: "bigint", sql: "SELECT {{n}}", vars: with("n", dataexec.VariableValue{Type: workspace.VarNumber, Value: json.Number("2147483648")}),
 			want: bound{sql: "SELECT  ($1::bigint) ", args: []any{"2147483648"}, names: []string{"n"}}},
-		{name: "beyond bigint", sql: "SELECT {{n}}", vars: with("n", dataexec.VariableValue{Type: dataexec.VarNumber, Value: json.Number("9223372036854775808")}),
+		{name: "beyond bigint", sql: "SELECT {{n}}", vars: with("n", dataexec.VariableValue{Type: workspace.VarNumber, Value: json.Number("9223372036854775808")}),
 			want: bound{sql: "SELECT  ($1::numeric) ", args: []any{"9223372036854775808"}, names: []string{"n"}}},
-		{name: "decimal", sql: "SELECT {{n}}", vars: with("n", dataexec.VariableValue{Type: dataexec.VarNumber, Value: json.Number("2.5")}),
+		{name: "decimal", sql: "SELECT {{n}}", vars: with("n", dataexec.VariableValue{Type: workspace.VarNumber, Value: json.Number("2.5")}),
 			want: bound{sql: "SELECT  ($1::numeric) ", args: []any{"2.5"}, names: []string{"n"}}},
-		{name: "exponent", sql: "SELECT {{n}}", vars: with("n", dataexec.VariableValue{Type: dataexec.VarNumber, Value: json.Number("1e3")}),
+		{name: "exponent", sql: "SELECT {{n}}", vars: with("n", dataexec.VariableValue{Type: workspace.VarNumber, Value: json.Number("1e3")}),
 			want: bound{sql: "SELECT  ($1::numeric) ", args: []any{"1e3"}, names: []string{"n"}}},
 		{name: "backslash in a string value is only a value", sql: "SELECT {{country}}", vars: vars(`\'`),
 			want: bound{sql: "SELECT  $1 ", args: []any{`\'`}, names: []string{"country"}}},
@@ -84,13 +85,13 @@ func TestBind(t *testing.T) {
 		{name: "backslash in plain string with variables", sql: `SELECT '\', {{country}} -- '`, vars: vars("x"),
 			wantErr: "sql: a query with variables must not have backslashes in its string literals"},
 		{name: "undeclared", sql: "SELECT {{region}}", vars: vars("x"), wantErr: "sql: variable {{region}} is not declared"},
-		{name: "number then statement", sql: "SELECT {{n}}", vars: with("n", dataexec.VariableValue{Type: dataexec.VarNumber, Value: json.Number("1; DROP")}),
+		{name: "number then statement", sql: "SELECT {{n}}", vars: with("n", dataexec.VariableValue{Type: workspace.VarNumber, Value: json.Number("1; DROP")}),
 			wantErr: "variables: n must be a number"},
-		{name: "number as a Go string", sql: "SELECT {{n}}", vars: with("n", dataexec.VariableValue{Type: dataexec.VarNumber, Value: "1"}),
+		{name: "number as a Go string", sql: "SELECT {{n}}", vars: with("n", dataexec.VariableValue{Type: workspace.VarNumber, Value: "1"}),
 			wantErr: "variables: n must be a number"},
-		{name: "date out of range", sql: "SELECT {{since}}", vars: with("since", dataexec.VariableValue{Type: dataexec.VarDate, Value: "2026-13-40"}),
+		{name: "date out of range", sql: "SELECT {{since}}", vars: with("since", dataexec.VariableValue{Type: workspace.VarDate, Value: "2026-13-40"}),
 			wantErr: "variables: since must be a date (YYYY-MM-DD)"},
-		{name: "boolean as text", sql: "SELECT {{paid}}", vars: with("paid", dataexec.VariableValue{Type: dataexec.VarBoolean, Value: "true"}),
+		{name: "boolean as text", sql: "SELECT {{paid}}", vars: with("paid", dataexec.VariableValue{Type: workspace.VarBoolean, Value: "true"}),
 			wantErr: "variables: paid must be true or false"},
 		{name: "NUL in a string", sql: "SELECT {{country}}", vars: vars("a\x00b"), wantErr: "variables: country must be valid text without NUL"},
 		{name: "unknown type", sql: "SELECT {{country}}", vars: with("country", dataexec.VariableValue{Type: "json", Value: "{}"}),
@@ -120,7 +121,7 @@ func TestBind(t *testing.T) {
 // a real server.)
 func TestBindHostileValues(t *testing.T) {
 	for _, v := range hostileStrings {
-		got, err := bind("SELECT {{country}} AS v", map[string]dataexec.VariableValue{"country": {Type: dataexec.VarString, Value: v}})
+		got, err := bind("SELECT {{country}} AS v", map[string]dataexec.VariableValue{"country": {Type: workspace.VarString, Value: v}})
 		if err != nil {
 			t.Errorf("bind(%q): %v", v, err)
 			continue
@@ -211,7 +212,7 @@ func TestQueryVariables(t *testing.T) {
 		`CREATE TABLE x (m mood, d date, ts timestamptz)`,
 		`INSERT INTO x VALUES ('happy', '2026-01-02', '2026-01-02 10:00+00')`,
 	)
-	v := func(typ dataexec.VariableType, val any) dataexec.VariableValue {
+	v := func(typ workspace.VariableType, val any) dataexec.VariableValue {
 		return dataexec.VariableValue{Type: typ, Value: val}
 	}
 	day := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
@@ -222,18 +223,18 @@ func TestQueryVariables(t *testing.T) {
 		want []any // the one row
 	}{
 		{"typed as declared", "SELECT {{s}} AS s, {{i}} AS i, {{big}} AS big, {{f}} AS f, {{d}} AS d, {{b}} AS b",
-			map[string]dataexec.VariableValue{"s": v(dataexec.VarString, "it's"), "i": v(dataexec.VarNumber, json.Number("-5")),
-				"big": v(dataexec.VarNumber, json.Number("5000000000")), "f": v(dataexec.VarNumber, json.Number("2.50")),
-				"d": v(dataexec.VarDate, "2026-01-02"), "b": v(dataexec.VarBoolean, false)},
+			map[string]dataexec.VariableValue{"s": v(workspace.VarString, "it's"), "i": v(workspace.VarNumber, json.Number("-5")),
+				"big": v(workspace.VarNumber, json.Number("5000000000")), "f": v(workspace.VarNumber, json.Number("2.50")),
+				"d": v(workspace.VarDate, "2026-01-02"), "b": v(workspace.VarBoolean, false)},
 			[]any{"it's", int64(-5), int64(5000000000), json.Number("2.50"), day, false}},
 		{"integer where a function needs one", "SELECT repeat('x', {{n}}) AS r, count(*) AS c FROM generate_series(1, {{n}})",
-			map[string]dataexec.VariableValue{"n": v(dataexec.VarNumber, json.Number("3"))}, []any{"xxx", int64(3)}},
+			map[string]dataexec.VariableValue{"n": v(workspace.VarNumber, json.Number("3"))}, []any{"xxx", int64(3)}},
 		{"string against an enum and a date against a timestamp", "SELECT count(*) FROM x WHERE m = {{s}} AND ts >= {{d}} AND d = {{d}}",
-			map[string]dataexec.VariableValue{"s": v(dataexec.VarString, "happy"), "d": v(dataexec.VarDate, "2026-01-02")}, []any{int64(1)}},
+			map[string]dataexec.VariableValue{"s": v(workspace.VarString, "happy"), "d": v(workspace.VarDate, "2026-01-02")}, []any{int64(1)}},
 		{"one variable in two types", "SELECT {{s}} = 'happy'::mood AS is_happy, {{s}} || '!' AS text",
-			map[string]dataexec.VariableValue{"s": v(dataexec.VarString, "happy")}, []any{true, "happy!"}},
+			map[string]dataexec.VariableValue{"s": v(workspace.VarString, "happy")}, []any{true, "happy!"}},
 		{"injection attempt is a value", "SELECT count(*) FROM x WHERE m::text = {{s}}",
-			map[string]dataexec.VariableValue{"s": v(dataexec.VarString, "'; DROP TABLE x; --")}, []any{int64(0)}},
+			map[string]dataexec.VariableValue{"s": v(workspace.VarString, "'; DROP TABLE x; --")}, []any{int64(0)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := f.src.Query(t.Context(), dataexec.Query{SQL: tc.sql, Variables: tc.vars, MaxRows: 10, MaxBytes: 1 << 20})
@@ -248,7 +249,7 @@ func TestQueryVariables(t *testing.T) {
 	t.Run("hostile strings come back whole", func(t *testing.T) {
 		for _, s := range hostileStrings {
 			got, err := f.src.Query(t.Context(), dataexec.Query{SQL: "SELECT {{s}} AS v", MaxRows: 10, MaxBytes: 1 << 20,
-				Variables: map[string]dataexec.VariableValue{"s": v(dataexec.VarString, s)}})
+				Variables: map[string]dataexec.VariableValue{"s": v(workspace.VarString, s)}})
 			if err != nil {
 				t.Errorf("Query(%q): %v", s, err)
 				continue
@@ -260,7 +261,7 @@ func TestQueryVariables(t *testing.T) {
 	})
 	t.Run("explain", func(t *testing.T) {
 		got, err := f.src.Query(t.Context(), dataexec.Query{SQL: "EXPLAIN SELECT * FROM x WHERE m = {{s}} AND d > {{d}}", MaxRows: 10, MaxBytes: 1 << 20,
-			Variables: map[string]dataexec.VariableValue{"s": v(dataexec.VarString, "sad"), "d": v(dataexec.VarDate, "2026-01-01")}})
+			Variables: map[string]dataexec.VariableValue{"s": v(workspace.VarString, "sad"), "d": v(workspace.VarDate, "2026-01-01")}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -270,7 +271,7 @@ func TestQueryVariables(t *testing.T) {
 	})
 	t.Run("server messages name the variable", func(t *testing.T) {
 		_, err := f.src.Query(t.Context(), dataexec.Query{SQL: "SELECT {{s}} IS NULL", MaxRows: 10, MaxBytes: 1 << 20,
-			Variables: map[string]dataexec.VariableValue{"s": v(dataexec.VarString, "a")}})
+			Variables: map[string]dataexec.VariableValue{"s": v(workspace.VarString, "a")}})
 		if want := "could not determine data type of parameter {{s}}"; askbi.ErrorCode(err) != askbi.InvalidArgument || askbi.ErrorMessage(err) != want {
 			t.Errorf("Query = %v, want invalid_argument %q", err, want)
 		}
@@ -301,9 +302,9 @@ func TestQueryVariablesRejectedFirst(t *testing.T) {
 		{"reference inside dollar quotes", "SELECT $q$ {{country}} $q$", vars("x"), quotedRef},
 		{"undeclared reference", "SELECT {{region}}", vars("x"), "sql: variable {{region}} is not declared"},
 		{"number with a statement", "SELECT {{n}}",
-			map[string]dataexec.VariableValue{"n": {Type: dataexec.VarNumber, Value: json.Number("1; DROP")}}, "variables: n must be a number"},
+			map[string]dataexec.VariableValue{"n": {Type: workspace.VarNumber, Value: json.Number("1; DROP")}}, "variables: n must be a number"},
 		{"impossible date", "SELECT {{d}}",
-			map[string]dataexec.VariableValue{"d": {Type: dataexec.VarDate, Value: "2026-13-40"}}, "variables: d must be a date (YYYY-MM-DD)"},
+			map[string]dataexec.VariableValue{"d": {Type: workspace.VarDate, Value: "2026-13-40"}}, "variables: d must be a date (YYYY-MM-DD)"},
 		{"hand-written parameter next to a reference", "SELECT {{country}}$1", vars("x"), "query parameters such as $1 are not supported; write the values into the query"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

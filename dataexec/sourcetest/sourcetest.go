@@ -41,6 +41,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 // The cases a Fixture may declare not applicable in NotApplicable. Every
@@ -339,7 +340,7 @@ func Run(t *testing.T, newSource func(t *testing.T) (dataexec.Source, Fixture)) 
 			t.Skipf("%T is a dataexec.VariableBinder; Variables applies instead", src)
 		}
 		q := capped(fx.Rows(1), 10, 1<<20)
-		q.Variables = map[string]dataexec.VariableValue{"v": {Type: dataexec.VarString, Value: "x"}}
+		q.Variables = map[string]dataexec.VariableValue{"v": {Type: workspace.VarString, Value: "x"}}
 		if _, err := query(t.Context(), t, src, q); askbi.ErrorCode(err) != askbi.Unsupported {
 			t.Errorf("Query with variables = %v, want unsupported", err)
 		}
@@ -349,10 +350,10 @@ func Run(t *testing.T, newSource func(t *testing.T) (dataexec.Source, Fixture)) 
 // runVariables proves how a VariableBinder binds.
 func runVariables(t *testing.T, src dataexec.Source, binder dataexec.VariableBinder, fx Fixture, newSource func(*testing.T) (dataexec.Source, Fixture)) {
 	str := func(s string) dataexec.VariableValue {
-		return dataexec.VariableValue{Type: dataexec.VarString, Value: s}
+		return dataexec.VariableValue{Type: workspace.VarString, Value: s}
 	}
 	num := func(n string) dataexec.VariableValue {
-		return dataexec.VariableValue{Type: dataexec.VarNumber, Value: json.Number(n)}
+		return dataexec.VariableValue{Type: workspace.VarNumber, Value: json.Number(n)}
 	}
 	echo := func(t *testing.T, vars map[string]dataexec.VariableValue, refs ...string) []any {
 		t.Helper()
@@ -381,7 +382,7 @@ func runVariables(t *testing.T, src dataexec.Source, binder dataexec.VariableBin
 	t.Run("Values", func(t *testing.T) {
 		row := echo(t, map[string]dataexec.VariableValue{
 			"s": str("it's"), "n": num("42"), "f": num("-2.5"),
-			"b": {Type: dataexec.VarBoolean, Value: true}, "d": {Type: dataexec.VarDate, Value: "2026-02-28"},
+			"b": {Type: workspace.VarBoolean, Value: true}, "d": {Type: workspace.VarDate, Value: "2026-02-28"},
 		}, "{{s}}", "{{n}}", "{{f}}", "{{b}}", "{{d}}")
 		if row[0] != "it's" {
 			t.Errorf("string = %#v, want %q", row[0], "it's")
@@ -434,8 +435,8 @@ func runVariables(t *testing.T, src dataexec.Source, binder dataexec.VariableBin
 		}{
 			{"undeclared reference", map[string]dataexec.VariableValue{"s": str("x")}, "{{nope}}"},
 			{"number with a statement", map[string]dataexec.VariableValue{"n": num("1; DROP")}, "{{n}}"},
-			{"impossible date", map[string]dataexec.VariableValue{"d": {Type: dataexec.VarDate, Value: "2026-13-40"}}, "{{d}}"},
-			{"boolean as text", map[string]dataexec.VariableValue{"b": {Type: dataexec.VarBoolean, Value: "true"}}, "{{b}}"},
+			{"impossible date", map[string]dataexec.VariableValue{"d": {Type: workspace.VarDate, Value: "2026-13-40"}}, "{{d}}"},
+			{"boolean as text", map[string]dataexec.VariableValue{"b": {Type: workspace.VarBoolean, Value: "true"}}, "{{b}}"},
 		} {
 			q := capped(fx.Echo(tc.ref), 10, 1<<20)
 			q.Variables = tc.vars

@@ -27,7 +27,9 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
-	"github.com/askbi/askbi/connresolve"
+	"github.com/askbi/askbi/connections"
+	"github.com/askbi/askbi/connections/remote"
+	"github.com/askbi/askbi/connections/signin"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/seal"
 )
@@ -66,9 +68,9 @@ func run(ctx context.Context, serverURL, metadataURL, toolName, confCtx string, 
 	if confCtx != "" {
 		json.Unmarshal([]byte(confCtx), &pre)
 	}
-	opts := connresolve.OAuthOptions{RedirectURL: redirectURL, ClientMetadataURL: metadataURL, ClientName: "askbi"}
+	opts := signin.Options{RedirectURL: redirectURL, ClientMetadataURL: metadataURL, ClientName: "askbi", Logger: log}
 	if pre.ClientID != "" {
-		opts.Clients = []connresolve.OAuthClient{{Issuer: pre.Issuer, ClientID: pre.ClientID, ClientSecret: pre.ClientSecret}}
+		opts.Clients = []signin.OAuthClient{{Issuer: pre.Issuer, ClientID: pre.ClientID, ClientSecret: pre.ClientSecret}}
 	}
 	dir := access.NewMemoryDirectory()
 	dir.SetMember("team", "owner", access.RoleOwner, access.AllProjects())
@@ -77,10 +79,12 @@ func run(ctx context.Context, serverURL, metadataURL, toolName, confCtx string, 
 		return err
 	}
 	gate := access.NewGate(access.NewChecker(dir, nil), access.NewMemoryRateLimiter(&access.RateOptions{Rate: 1000, Burst: 1000}))
-	svc := connresolve.NewService(connresolve.NewMemoryStore(), keys, gate, &connresolve.Options{OAuth: opts, Logger: log})
+	conns := connections.NewService(connections.NewMemoryStore(), keys, gate, &connections.Options{Logger: log})
+	sign := signin.New(conns, keys, &opts)
+	svc := &client{conns, sign, remote.New(conns, sign, &remote.Options{Logger: log})}
 	owner := access.Principal{UserID: "owner", TeamID: "team", Auth: access.AuthSession}
 
-	conn, err := svc.Create(ctx, owner, connresolve.Input{Name: "Server", URL: serverURL, Auth: connresolve.AuthOAuth})
+	conn, err := conns.Create(ctx, owner, connections.Input{Name: "Server", URL: serverURL, Auth: connections.AuthOAuth})
 	if err != nil {
 		return err
 	}
@@ -105,10 +109,17 @@ func run(ctx context.Context, serverURL, metadataURL, toolName, confCtx string, 
 	return last
 }
 
+// client is the connection service, its sign-in and its remote tools.
+type client struct {
+	*connections.Service
+	sign  *signin.Service
+	tools *remote.Tools
+}
+
 // retry reports whether a failure asks for another sign-in: the server
 // wants more scopes, or no longer takes the tokens (say, after moving to
 // another authorization server).
-func retry(svc *connresolve.Service, ctx context.Context, p access.Principal, id string, err error) bool {
+func retry(svc *client, ctx context.Context, p access.Principal, id string, err error) bool {
 	if kind, _ := dataexec.FailureOf(err); kind == dataexec.FailSignIn {
 		return true
 	}
@@ -118,8 +129,8 @@ func retry(svc *connresolve.Service, ctx context.Context, p access.Principal, id
 
 // signIn starts the sign-in, follows the authorization URL to the
 // redirect, and completes the callback with what it carries.
-func signIn(ctx context.Context, svc *connresolve.Service, p access.Principal, id string) error {
-	st, err := svc.StartOAuth(ctx, p, id, "")
+func signIn(ctx context.Context, svc *client, p access.Principal, id string) error {
+	st, err := svc.sign.StartOAuth(ctx, p, id, "")
 	if err != nil {
 		return err
 	}
@@ -138,15 +149,15 @@ func signIn(ctx context.Context, svc *connresolve.Service, p access.Principal, i
 		return fmt.Errorf("the authorization endpoint answered %d without a redirect", resp.StatusCode)
 	}
 	q := loc.Query()
-	_, err = svc.CompleteOAuth(ctx, connresolve.OAuthCallback{State: q.Get("state"), Code: q.Get("code"), Iss: q.Get("iss"),
+	_, err = svc.sign.CompleteOAuth(ctx, signin.OAuthCallback{State: q.Get("state"), Code: q.Get("code"), Iss: q.Get("iss"),
 		Error: q.Get("error"), Binding: st.Binding})
 	return err
 }
 
 // callTool allows every tool the connection lists (this client stands for
 // the admin who would) and calls the one named, or the first.
-func callTool(ctx context.Context, svc *connresolve.Service, p access.Principal, id, name string) error {
-	page, err := svc.Tools(ctx, p, id, connresolve.ToolQuery{})
+func callTool(ctx context.Context, svc *client, p access.Principal, id, name string) error {
+	page, err := svc.Tools(ctx, p, id, connections.ToolQuery{})
 	if err != nil {
 		return err
 	}
@@ -160,13 +171,13 @@ func callTool(ctx context.Context, svc *connresolve.Service, p access.Principal,
 			pick = name
 		}
 	}
-	approved, _, err := svc.ApprovedTools(ctx, p)
+	approved, _, err := svc.tools.ApprovedTools(ctx, p)
 	if err != nil {
 		return err
 	}
 	for _, at := range approved {
 		if at.Tool.Name == pick {
-			_, err := svc.Call(ctx, p, id, pick, at.Tool.Fingerprint(), json.RawMessage(`{}`))
+			_, err := svc.tools.Call(ctx, p, id, pick, at.Tool.Fingerprint(), json.RawMessage(`{}`))
 			return err
 		}
 	}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 // mustBrowser returns the tools folder and chromium, or skips loudly
@@ -66,10 +67,10 @@ func mustBrowser(t *testing.T) (tools, chromium string) {
 func seedBrowserFixtures(ta *testApp) {
 	at := time.Now().Add(-48 * time.Hour).UTC()
 	ctx := context.Background()
-	ta.catalog.SaveConnection(ctx, dataexec.Connection{ID: "conn_legacy", TeamID: teamAcme, Name: "Legacy warehouse", Type: "postgres",
+	ta.catalog.SaveConnection(ctx, workspace.Connection{ID: "conn_legacy", TeamID: teamAcme, Name: "Legacy warehouse", Type: "postgres",
 		Active: false, CreatedAt: at, UpdatedAt: at})
-	ta.catalog.CreateDataset(ctx, dataexec.Dataset{ID: "ds_churn", TeamID: teamAcme, ProjectID: projGrowth, Name: "Churn by plan", Version: 1,
-		Request: dataexec.Request{ConnectionID: "conn_legacy", SQL: "SELECT plan, churned FROM churn"}, CreatedAt: at, UpdatedAt: at})
+	ta.catalog.CreateDataset(ctx, workspace.Dataset{ID: "ds_churn", TeamID: teamAcme, ProjectID: projGrowth, Name: "Churn by plan", Version: 1,
+		Request: workspace.Request{ConnectionID: "conn_legacy", SQL: "SELECT plan, churned FROM churn"}, CreatedAt: at, UpdatedAt: at})
 }
 
 // mcpPreviewURL makes a preview as alice through MCP (create_chart_preview,

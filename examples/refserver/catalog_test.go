@@ -11,6 +11,7 @@ import (
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/internal/pgtest"
+	"github.com/askbi/askbi/workspace"
 )
 
 // TestCatalogSurvivesRestart: on PostgreSQL, a dataset saved through MCP
@@ -61,7 +62,7 @@ func TestCatalogSurvivesRestart(t *testing.T) {
 	alice = tb.session(t, "alice")
 	var view struct{ Chart ask.ChartView }
 	tb.MustDo(t, http.StatusOK, "GET", chartPath, alice, nil, &view)
-	if view.Chart.Status != dataexec.StatusSaved || view.Chart.Dashboard == nil || view.Chart.Dashboard.ID != "dash_growth" || view.Chart.Data == nil {
+	if view.Chart.Status != workspace.StatusSaved || view.Chart.Dashboard == nil || view.Chart.Dashboard.ID != "dash_growth" || view.Chart.Data == nil {
 		t.Errorf("the placed preview after a restart = %+v, want saved on dash_growth with data", view.Chart.ChartResult)
 	}
 	cs = tb.connect(t, tb.apiKey(t, "alice"))

@@ -10,8 +10,9 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
-	"github.com/askbi/askbi/examples/refserver/pgstore"
 	"github.com/askbi/askbi/mcpserver"
+	"github.com/askbi/askbi/pgstore"
+	"github.com/askbi/askbi/workspace"
 )
 
 // The demo workspace: team Acme (projects Growth and Finance) and team
@@ -126,39 +127,39 @@ func seedWorkspace(act *mcpserver.MemoryActivity, sourceType string, now time.Ti
 		}
 		return at
 	}
-	cat.Connections = []dataexec.Connection{
+	cat.Connections = []workspace.Connection{
 		{ID: "conn_acme_wh", TeamID: teamAcme, Name: "Acme warehouse", Type: sourceType, Active: true, CreatedAt: at, UpdatedAt: at},
 		{ID: "conn_globex_wh", TeamID: teamGlobex, Name: "Globex warehouse", Type: sourceType, Active: true, CreatedAt: at, UpdatedAt: at},
 	}
 	dash := func(id, team, project, name string) {
-		cat.Dashboards = append(cat.Dashboards, dataexec.Dashboard{ID: id, TeamID: team, ProjectID: project, Name: name, CreatedAt: at, UpdatedAt: updated(id)})
+		cat.Dashboards = append(cat.Dashboards, workspace.Dashboard{ID: id, TeamID: team, ProjectID: project, Name: name, CreatedAt: at, UpdatedAt: updated(id)})
 	}
 	dash("dash_growth", teamAcme, projGrowth, "Growth overview")
 	dash("dash_finance", teamAcme, projFin, "Finance")
 	dash("dash_revenue", teamAcme, projFin, "Revenue")
 	dash("dash_support", teamGlobex, projOps, "Support")
 	ds := func(id, team, project, conn, name, sql string) {
-		cat.Datasets = append(cat.Datasets, dataexec.Dataset{ID: id, TeamID: team, ProjectID: project, Name: name, Version: 1,
-			Request: dataexec.Request{ConnectionID: conn, SQL: sql}, CreatedAt: at, UpdatedAt: updated(id)})
+		cat.Datasets = append(cat.Datasets, workspace.Dataset{ID: id, TeamID: team, ProjectID: project, Name: name, Version: 1,
+			Request: workspace.Request{ConnectionID: conn, SQL: sql}, CreatedAt: at, UpdatedAt: updated(id)})
 	}
 	ds("ds_weekly_signups", teamAcme, projGrowth, "conn_acme_wh", "Weekly signups", sqlWeeklySignups)
 	ds("ds_signups_country", teamAcme, projGrowth, "conn_acme_wh", "Signups by country", sqlByCountry)
 	// A scoped dataset: its saved filter limits it to two countries, and
 	// Ask offers Signups by country for a broader question.
-	cat.Datasets = append(cat.Datasets, dataexec.Dataset{ID: "ds_signups_eu", TeamID: teamAcme, ProjectID: projGrowth, Name: "EU signups by country", Version: 1,
-		Request: dataexec.Request{ConnectionID: "conn_acme_wh", SQL: sqlByCountry,
-			Filters: []dataexec.Filter{{Field: "country", Op: dataexec.OpIn, Value: []any{"DE", "FR"}}}},
-		Scope: &dataexec.Scope{UnscopedID: "ds_signups_country"}, CreatedAt: at, UpdatedAt: updated("ds_signups_eu")})
+	cat.Datasets = append(cat.Datasets, workspace.Dataset{ID: "ds_signups_eu", TeamID: teamAcme, ProjectID: projGrowth, Name: "EU signups by country", Version: 1,
+		Request: workspace.Request{ConnectionID: "conn_acme_wh", SQL: sqlByCountry,
+			Filters: []workspace.Filter{{Field: "country", Op: workspace.OpIn, Value: []any{"DE", "FR"}}}},
+		Scope: &workspace.Scope{UnscopedID: "ds_signups_country"}, CreatedAt: at, UpdatedAt: updated("ds_signups_eu")})
 	ds("ds_mrr", teamAcme, projFin, "conn_acme_wh", "MRR", sqlMRR)
 	ds("ds_tickets", teamGlobex, projOps, "conn_globex_wh", "Tickets by day", sqlTickets)
-	chart := func(id, team, project, dashID, name string, typ dataexec.ChartType, dsID, x string, y ...string) {
-		cat.Charts = append(cat.Charts, dataexec.Chart{ID: id, TeamID: team, ProjectID: project, DashboardID: dashID, Name: name, Type: typ,
+	chart := func(id, team, project, dashID, name string, typ workspace.ChartType, dsID, x string, y ...string) {
+		cat.Charts = append(cat.Charts, workspace.Chart{ID: id, TeamID: team, ProjectID: project, DashboardID: dashID, Name: name, Type: typ,
 			DatasetID: dsID, XField: x, YFields: y, CreatedAt: at, UpdatedAt: updated(id)})
 	}
-	chart("chart_weekly_signups", teamAcme, projGrowth, "dash_growth", "Weekly signups", dataexec.ChartLine, "ds_weekly_signups", "week", "signups")
-	chart("chart_signups_country", teamAcme, projGrowth, "dash_growth", "Signups by country", dataexec.ChartBar, "ds_signups_country", "country", "signups")
-	chart("chart_mrr", teamAcme, projFin, "dash_finance", "MRR", dataexec.ChartLine, "ds_mrr", "month", "mrr")
-	chart("chart_tickets", teamGlobex, projOps, "dash_support", "Tickets by day", dataexec.ChartBar, "ds_tickets", "day", "opened", "closed")
+	chart("chart_weekly_signups", teamAcme, projGrowth, "dash_growth", "Weekly signups", workspace.ChartLine, "ds_weekly_signups", "week", "signups")
+	chart("chart_signups_country", teamAcme, projGrowth, "dash_growth", "Signups by country", workspace.ChartBar, "ds_signups_country", "country", "signups")
+	chart("chart_mrr", teamAcme, projFin, "dash_finance", "MRR", workspace.ChartLine, "ds_mrr", "month", "mrr")
+	chart("chart_tickets", teamGlobex, projOps, "dash_support", "Tickets by day", workspace.ChartBar, "ds_tickets", "day", "opened", "closed")
 
 	item := func(team, project, kind string, ago time.Duration, ref dataexec.Ref, summary string) {
 		act.Add(team, mcpserver.ActivityItem{Time: now.Add(-ago).UTC(), Kind: kind, ProjectID: project, Entity: ref, Summary: summary})
@@ -173,7 +174,7 @@ func seedWorkspace(act *mcpserver.MemoryActivity, sourceType string, now time.Ti
 }
 
 // putSeed stores s in m.
-func putSeed(m *dataexec.MemoryCatalog, s pgstore.CatalogSeed) {
+func putSeed(m *workspace.MemoryCatalog, s pgstore.CatalogSeed) {
 	for _, c := range s.Connections {
 		m.PutConnection(c)
 	}

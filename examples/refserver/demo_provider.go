@@ -114,7 +114,7 @@ func (a *app) startDemo(ctx context.Context, cfg config, creds demoCreds, gate *
 	a.closers = append(a.closers, a.demoMCP.close)
 	if cfg.denyLoopback {
 		a.log.Warn("-deny-loopback: the demo MCP servers listen on loopback, which is refused: the demo connection is not set up and Demo Analytics cannot be connected")
-	} else if err := seedDemoConnection(ctx, a.conns, gate, a.demoMCP); err != nil {
+	} else if err := seedDemoConnection(ctx, a.conns, a.signin, gate, a.demoMCP); err != nil {
 		return nil, err
 	}
 	a.creds.AnalyticsMCP = &mcpCredentials{URL: a.demoMCP.URL, Token: a.demoMCP.Token}

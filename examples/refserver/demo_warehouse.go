@@ -18,10 +18,11 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/pgsource"
-	"github.com/askbi/askbi/examples/refserver/pgstore"
 	"github.com/askbi/askbi/httpserve"
 	"github.com/askbi/askbi/internal/pgtest"
 	"github.com/askbi/askbi/mcpserver"
+	"github.com/askbi/askbi/pgstore"
+	"github.com/askbi/askbi/workspace"
 )
 
 // seedWarehouse creates and fills the demo tables in schema warehouse,
@@ -145,19 +146,18 @@ func startCluster(ctx context.Context, dir string) (*pgtest.Cluster, error) {
 // demo rows, or once per database with the PostgreSQL warehouse
 // (whatever users saved, placed or deleted since stays as they left it).
 // It returns the readiness checks of the databases it uses.
-func (a *app) demoWorkspace(ctx context.Context, cfg config, state *sqlx.DB, activity *mcpserver.MemoryActivity, sources dataexec.SourceMap) (workspace, access.Directory, []httpserve.Check, error) {
+func (a *app) demoWorkspace(ctx context.Context, cfg config, state *pgstore.DB, activity *mcpserver.MemoryActivity, sources dataexec.SourceMap) (catalogStore, access.Directory, []httpserve.Check, error) {
 	if state == nil {
-		mem := dataexec.NewMemoryCatalog()
+		mem := workspace.NewMemoryCatalog()
 		putSeed(mem, seedWorkspace(activity, "demo", time.Now()))
 		demo := newDemoSource()
 		sources["conn_acme_wh"], sources["conn_globex_wh"] = demo, demo
 		return mem, memoryDirectory(demoDirectory()), nil, nil
 	}
-	pc := pgstore.NewCatalog(state)
+	pc, pd := state.Catalog, state.Directory
 	if _, err := pc.Seed(ctx, "demo", seedWorkspace(activity, "postgres", time.Now())); err != nil {
 		return nil, nil, nil, err
 	}
-	pd := pgstore.NewDirectory(state)
 	if _, err := pd.Seed(ctx, "demo", demoDirectory()); err != nil {
 		return nil, nil, nil, err
 	}
@@ -171,7 +171,7 @@ func (a *app) demoWorkspace(ctx context.Context, cfg config, state *sqlx.DB, act
 		return nil, nil, nil, err
 	}
 	sources["conn_acme_wh"], sources["conn_globex_wh"] = src, src
-	return pc, pd, []httpserve.Check{{Name: "the state database", Func: state.PingContext}, {Name: "the demo warehouse", Func: reader.PingContext}}, nil
+	return pc, pd, []httpserve.Check{{Name: "the state database", Func: state.SQL.PingContext}, {Name: "the demo warehouse", Func: reader.PingContext}}, nil
 }
 
 // errNoPostgres is demoPostgres's error where PostgreSQL is not installed.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
-	"github.com/askbi/askbi/connresolve"
-	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/connections"
+	"github.com/askbi/askbi/workspace"
 )
 
 // The demo's remote MCP connection: a small analytics MCP server (go-sdk,
@@ -125,14 +125,14 @@ func (d *demoMCP) close() error {
 // server accepts the one token claimed for the database (see
 // demoCreds). Only when it does not answer (its instance has stopped) is
 // it pointed at this instance's server.
-func seedDemoConnection(ctx context.Context, svc *connresolve.Service, gate *access.Gate, d *demoMCP) error {
+func seedDemoConnection(ctx context.Context, svc *connections.Service, creds connections.Credentials, gate *access.Gate, d *demoMCP) error {
 	alice, err := gate.Begin(ctx, access.Principal{UserID: "alice", TeamID: teamAcme, Auth: access.AuthSession})
 	if err != nil {
 		return err
 	}
 	_, err = svc.Get(ctx, alice, demoMCPConn)
 	if askbi.ErrorCode(err) == askbi.NotFound {
-		c, err := svc.Create(ctx, alice, connresolve.Input{ID: demoMCPConn, Name: demoMCPName, URL: d.URL, Token: d.Token})
+		c, err := svc.Create(ctx, alice, connections.Input{ID: demoMCPConn, Name: demoMCPName, URL: d.URL, Token: d.Token})
 		if askbi.ErrorCode(err) == askbi.Conflict {
 			if _, gerr := svc.Get(ctx, alice, demoMCPConn); gerr == nil {
 				return nil // another instance created it just now, and seeds it
@@ -141,7 +141,7 @@ func seedDemoConnection(ctx context.Context, svc *connresolve.Service, gate *acc
 		if err != nil {
 			return err
 		}
-		if _, err := svc.Discover(ctx, alice, c.ID, nil); err != nil {
+		if _, err := svc.Discover(ctx, alice, c.ID, nil, creds); err != nil {
 			return fmt.Errorf("discover the demo MCP server: %w", err)
 		}
 		for _, t := range []string{"top_pages", "weekly_active_users", "traffic_summary", "create_annotation"} {
@@ -154,13 +154,13 @@ func seedDemoConnection(ctx context.Context, svc *connresolve.Service, gate *acc
 	if err != nil {
 		return err
 	}
-	if _, err := svc.Discover(ctx, alice, demoMCPConn, nil); err == nil {
+	if _, err := svc.Discover(ctx, alice, demoMCPConn, nil, creds); err == nil {
 		return nil
 	}
-	if _, err := svc.Update(ctx, alice, demoMCPConn, connresolve.Patch{URL: &d.URL, Token: &d.Token}); err != nil {
+	if _, err := svc.Update(ctx, alice, demoMCPConn, connections.Patch{URL: &d.URL, Token: &d.Token}); err != nil {
 		return err
 	}
-	if _, err := svc.Discover(ctx, alice, demoMCPConn, nil); err != nil {
+	if _, err := svc.Discover(ctx, alice, demoMCPConn, nil, creds); err != nil {
 		return fmt.Errorf("discover the demo MCP server: %w", err)
 	}
 	return nil
@@ -168,13 +168,13 @@ func seedDemoConnection(ctx context.Context, svc *connresolve.Service, gate *acc
 
 // demoMCPDataset is the Acme dataset and chart on the top_pages tool: its
 // tuples need field paths.
-func demoMCPDataset(at time.Time) (dataexec.Dataset, dataexec.Chart) {
-	fields := dataexec.Fields{{Name: "page", Path: []string{"column_0"}}, {Name: "visitors", Path: []string{"column_1", "0"}},
+func demoMCPDataset(at time.Time) (workspace.Dataset, workspace.Chart) {
+	fields := workspace.Fields{{Name: "page", Path: []string{"column_0"}}, {Name: "visitors", Path: []string{"column_1", "0"}},
 		{Name: "signups", Path: []string{"column_1", "1"}}}
-	return dataexec.Dataset{ID: demoTopPagesDS, TeamID: teamAcme, ProjectID: projGrowth, Name: "Top pages", Version: 1,
-			Request:   dataexec.Request{ConnectionID: demoMCPConn, Tool: "top_pages", Arguments: json.RawMessage(`{"days":28}`), Fields: fields},
+	return workspace.Dataset{ID: demoTopPagesDS, TeamID: teamAcme, ProjectID: projGrowth, Name: "Top pages", Version: 1,
+			Request:   workspace.Request{ConnectionID: demoMCPConn, Tool: "top_pages", Arguments: json.RawMessage(`{"days":28}`), Fields: fields},
 			CreatedAt: at, UpdatedAt: at},
-		dataexec.Chart{ID: "chart_top_pages", TeamID: teamAcme, ProjectID: projGrowth, DashboardID: "dash_growth",
-			Name: "Top pages", Type: dataexec.ChartBar, DatasetID: demoTopPagesDS, XField: "page", YFields: []string{"visitors"},
+		workspace.Chart{ID: "chart_top_pages", TeamID: teamAcme, ProjectID: projGrowth, DashboardID: "dash_growth",
+			Name: "Top pages", Type: workspace.ChartBar, DatasetID: demoTopPagesDS, XField: "page", YFields: []string{"visitors"},
 			CreatedAt: at, UpdatedAt: at}
 }

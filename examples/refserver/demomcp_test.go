@@ -12,7 +12,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
-	"github.com/askbi/askbi/connresolve"
+	"github.com/askbi/askbi/connections"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/internal/chattest"
 	"github.com/askbi/askbi/internal/pgtest"
@@ -65,18 +65,18 @@ func TestDemoMCPConnection(t *testing.T) {
 				if !found {
 					t.Errorf("context search for analytics = %+v; want the demo connection", groups)
 				}
-				var list struct{ Connections []connresolve.Connection }
+				var list struct{ Connections []connections.Connection }
 				ta.MustDo(t, http.StatusOK, "GET", "/ai/connections", ta.session(t, "carol"), nil, &list)
 				if len(list.Connections) != 0 {
 					t.Errorf("Globex sees %d connections; want none", len(list.Connections))
 				}
-				var page connresolve.ToolPage
+				var page connections.ToolPage
 				ta.MustDo(t, http.StatusOK, "GET", "/ai/connections/"+demoMCPConn+"/tools", ta.session(t, "alice"), nil, &page)
-				states := map[string]connresolve.ToolState{}
+				states := map[string]connections.ToolState{}
 				for _, v := range page.Tools {
 					states[v.Name] = v.State
 				}
-				want := map[string]connresolve.ToolState{"top_pages": "allowed", "weekly_active_users": "allowed", "traffic_summary": "allowed",
+				want := map[string]connections.ToolState{"top_pages": "allowed", "weekly_active_users": "allowed", "traffic_summary": "allowed",
 					"create_annotation": "allowed", "delete_project_data": "blocked"}
 				if diff := cmp.Diff(want, states); diff != "" {
 					t.Errorf("demo tool states (-want +got):\n%s", diff)
@@ -173,7 +173,7 @@ func TestDenyLoopbackFlag(t *testing.T) {
 	for _, deny := range []bool{false, true} {
 		t.Run(fmt.Sprintf("deny %v", deny), func(t *testing.T) {
 			ta := MustApp(t, func(c *config) { c.denyLoopback = deny })
-			_, err := ta.conns.Create(t.Context(), alice, connresolve.Input{Name: "Local", URL: "http://localhost:9/mcp"})
+			_, err := ta.conns.Create(t.Context(), alice, connections.Input{Name: "Local", URL: "http://localhost:9/mcp"})
 			if got, want := askbi.ErrorCode(err) == askbi.InvalidArgument, deny; got != want {
 				t.Errorf("Create(localhost) = %v; want refused %v", err, want)
 			}

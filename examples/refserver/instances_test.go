@@ -22,9 +22,9 @@ import (
 
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
-	"github.com/askbi/askbi/examples/refserver/pgstore"
 	"github.com/askbi/askbi/internal/chattest"
 	"github.com/askbi/askbi/internal/pgtest"
+	"github.com/askbi/askbi/pgstore"
 )
 
 // The tests in this file run the reference server as real processes: each

@@ -32,20 +32,19 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-	_ "github.com/lib/pq"
-
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/ask/askhttp"
 	"github.com/askbi/askbi/ask/provider"
+	"github.com/askbi/askbi/connections"
+	"github.com/askbi/askbi/connections/connhttp"
+	"github.com/askbi/askbi/connections/remote"
+	"github.com/askbi/askbi/connections/signin"
 	"github.com/askbi/askbi/connresolve"
-	"github.com/askbi/askbi/connresolve/connhttp"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/dataexec/datahttp"
 	"github.com/askbi/askbi/dataexec/mcpsource"
-	"github.com/askbi/askbi/examples/refserver/pgstore"
 	"github.com/askbi/askbi/httpserve"
 	"github.com/askbi/askbi/internal/httpjson"
 	"github.com/askbi/askbi/internal/pgpool"
@@ -53,6 +52,8 @@ import (
 	"github.com/askbi/askbi/mcpserver/chartimage"
 	"github.com/askbi/askbi/mcpserver/oauth"
 	"github.com/askbi/askbi/memory"
+	"github.com/askbi/askbi/pgstore"
+	"github.com/askbi/askbi/workspace"
 )
 
 type config struct {
@@ -197,7 +198,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer) error
 	// Retention: OAuth grants and tokens, connection sign-ins started and
 	// never completed, and a.purges.
 	go httpserve.Retain(pctx, append([]httpserve.Purge{{Name: "OAuth retention", Func: app.oauth.Purge},
-		{Name: "connection sign-in retention", Func: app.conns.PurgeOAuth}}, app.purges...), &httpserve.RetentionOptions{Logger: log})
+		{Name: "connection sign-in retention", Func: app.signin.PurgeOAuth}}, app.purges...), &httpserve.RetentionOptions{Logger: log})
 	if err := app.announce(out, cfg); err != nil {
 		return err
 	}
@@ -226,14 +227,14 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer) error
 // the deadlines per request (see package askhttp).
 func newServer(h http.Handler) *http.Server { return httpserve.NewServer(h, nil) }
 
-// workspace is the catalog the server seeds and serves: in memory, or in
+// catalogStore is the catalog the server seeds and serves: in memory, or in
 // PostgreSQL (pgstore.Catalog) whenever the state is, so saved datasets,
 // previews and placements survive restarts and are shared by every
 // instance on the database.
-type workspace interface {
-	dataexec.Catalog
-	dataexec.CatalogWriter
-	dataexec.ConnectionWriter
+type catalogStore interface {
+	workspace.Catalog
+	workspace.CatalogWriter
+	workspace.ConnectionWriter
 }
 
 // app is the wired product.
@@ -241,7 +242,6 @@ type app struct {
 	storage   string
 	model     string
 	readerURL string // the SQL source's SELECT-only URL, when on PostgreSQL
-	stateURL  string // the state database's URL, when on PostgreSQL
 	base      string
 	log       *slog.Logger
 	keys      *access.Keys
@@ -253,10 +253,12 @@ type app struct {
 	closers   []func() error
 	audit     *access.MemoryAudit
 	executor  *dataexec.Executor
-	catalog   workspace
+	catalog   catalogStore
 	assistant *ask.Assistant
 	memory    *memory.Service
-	conns     *connresolve.Service
+	conns     *connections.Service
+	signin    *signin.Service
+	remote    *remote.Tools // Ask's and datasets' remote tools
 	resolver  *connresolve.Resolver
 	// connRoutes are the connection routes (connhttp), at /ai/connections.
 	connRoutes http.Handler
@@ -311,20 +313,21 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	chats := ask.NewMemoryStores()
 	var memories memory.Store = memory.NewMemoryStore()
 	var grants oauth.Store = oauth.NewMemoryStore()
-	var connStore connresolve.Store = connresolve.NewMemoryStore()
-	var flows connresolve.FlowStore = connresolve.NewMemoryFlowStore()
+	var connStore connections.Store = connections.NewMemoryStore()
+	var flows signin.FlowStore = signin.NewMemoryFlowStore()
 	var demo demoStore = &memDemoStore{}
 	// With the state in PostgreSQL: the team, source and turn bounds, and
 	// the connection changes that stop turns, hold across instances.
 	var leases dataexec.Leases
-	var connChanges *pgstore.ConnectionChanges
 	var publish func(context.Context, string) error
 	sources := dataexec.SourceMap{}
+	rates := &access.RateOptions{Rate: cfg.rate, Burst: cfg.burst}
 
-	var state *sqlx.DB
+	var state *pgstore.DB
 	a.storage = "in-memory (-in-memory)"
 	if !cfg.inMemory {
-		a.stateURL, err = a.demoPostgres(ctx, cfg)
+		var stateURL string
+		stateURL, err = a.demoPostgres(ctx, cfg)
 		switch {
 		case errors.Is(err, errNoPostgres):
 			log.Warn("PostgreSQL is not installed: running on in-memory state and built-in demo rows; SQL exploration is unsupported")
@@ -332,19 +335,13 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		case err != nil:
 			return nil, err
 		default:
-			if state, err = pgstore.Open(ctx, a.stateURL, cfg.dbMaxConns); err != nil {
+			if state, err = pgstore.Open(ctx, stateURL, &pgstore.Options{MaxConns: cfg.dbMaxConns, Rate: rates}); err != nil {
 				return nil, err
 			}
 			a.closers = append(a.closers, state.Close)
-			keyStore = pgstore.NewKeyStore(state)
-			chats = pgstore.NewAskStores(state)
-			memories = pgstore.NewMemoryStore(state)
-			grants = pgstore.NewOAuthStore(state)
-			connStore = pgstore.NewConnectionStore(state)
-			flows = pgstore.NewFlowStore(state)
-			demo = pgstore.NewDemoStore(state)
-			leases, connChanges = pgstore.NewLeases(state), pgstore.NewConnectionChanges(state)
-			publish = connChanges.Publish
+			keyStore, chats, memories, grants = state.Keys, state.Ask, state.Memory, state.OAuth
+			connStore, flows, demo = state.Connections, state.Flows, state.Demo
+			leases, publish = state.Leases, state.ConnectionChanges.Publish
 		}
 	}
 	catalog, dir, checks, err := a.demoWorkspace(ctx, cfg, state, activity, sources)
@@ -360,28 +357,28 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	}
 	a.audit = access.NewMemoryAudit(10000)
 	checker := access.NewChecker(dir, &access.CheckerOptions{Withdraw: withdraw})
-	rates := &access.RateOptions{Rate: cfg.rate, Burst: cfg.burst}
 	var limiter access.RateLimiter = access.NewMemoryRateLimiter(rates)
 	if state != nil {
 		// One budget a principal across every instance on the database;
 		// this instance's own while the database cannot be reached.
-		shared := pgstore.NewRateLimiter(state, rates)
-		a.purges = append(a.purges, httpserve.Purge{Name: "rate limit buckets", Func: shared.Purge})
-		limiter = access.NewFallbackRateLimiter(shared, limiter, &access.FallbackOptions{Logger: log})
+		a.purges = append(a.purges, httpserve.Purge{Name: "rate limit buckets", Func: state.RateLimiter.Purge})
+		limiter = access.NewFallbackRateLimiter(state.RateLimiter, limiter, &access.FallbackOptions{Logger: log})
 	}
 	if cfg.limiterOverride != nil {
 		limiter = cfg.limiterOverride
 	}
 	gate := access.NewGate(checker, limiter)
-	// Remote MCP connections share the memory keyring for their tokens,
-	// publish themselves into the catalog, and serve their datasets.
 	a.gate = gate
-	// OAuth connections sign in through the connection routes' callback,
-	// set where they are mounted (a.connRoutes).
-	a.conns = connresolve.NewService(connStore, keyring, gate, &connresolve.Options{Catalog: catalog, Audit: a.audit, Logger: log,
-		DenyLoopback: cfg.denyLoopback, Publish: publish,
-		OAuth: connresolve.OAuthOptions{ClientURI: base, Flows: flows}})
-	if err := a.conns.SyncCatalog(ctx); err != nil {
+	// Remote MCP connections share the memory keyring for their tokens,
+	// publish themselves into the catalog, and serve their datasets; OAuth
+	// ones sign in through the callback of the connection routes
+	// (a.connRoutes, mounted at /ai/connections).
+	a.conns = connections.NewService(connStore, keyring, gate, &connections.Options{Catalog: catalog, Audit: a.audit, Logger: log,
+		DenyLoopback: cfg.denyLoopback, Publish: publish})
+	a.signin = signin.New(a.conns, keyring, &signin.Options{RedirectURL: connhttp.RedirectURL(base, "/ai/connections"), ClientURI: base,
+		Flows: flows, Leases: leases, Audit: a.audit, Logger: log})
+	a.remote = remote.New(a.conns, a.signin, &remote.Options{Audit: a.audit, Logger: log})
+	if err := a.conns.Records().SyncCatalog(ctx); err != nil {
 		return nil, err
 	}
 	creds := demoCreds{store: demo, keys: keyring}
@@ -389,12 +386,12 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	if err != nil {
 		return nil, err
 	}
-	a.resolver = connresolve.NewResolver(connresolve.CatalogConnections{Catalog: catalog, Service: a.conns,
+	a.resolver = connresolve.NewResolver(connresolve.CatalogConnections{Catalog: catalog, Remote: a.remote,
 		Natives: demoConnectionTypes, Verified: verified}, demoNatives,
 		&connresolve.ResolverOptions{Verified: verified, LoopbackHTTP: true})
 	a.sessions = newSessions(demo)
-	a.connRoutes = connhttp.New(a.conns, a.resolver, a.sessions.authenticate,
-		&connhttp.Options{Prefix: "/ai/connections", PublicURL: base, Logger: log,
+	a.connRoutes = connhttp.New(a.conns, a.signin, a.resolver, a.sessions.authenticate,
+		&connhttp.Options{Prefix: "/ai/connections", Logger: log,
 			CheckConversation: func(ctx context.Context, p access.Principal, id string) error {
 				return a.assistant.CheckConversation(ctx, p, id)
 			},
@@ -410,7 +407,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	// Links: every chat result and MCP tool result links to this server's
 	// pages (demo_web.go) under -public-url.
 	bounds := dataexec.ConcurrencyOptions{MaxPerPrincipal: cfg.maxPerPrincipal, MaxPerTeam: cfg.maxPerTeam, MaxPerSource: cfg.maxPerSource, Shared: leases}
-	a.executor = dataexec.NewExecutor(catalog, mcpsource.Sources(a.conns, sources), &dataexec.Options{Audit: a.audit, Logger: log,
+	a.executor = dataexec.NewExecutor(catalog, mcpsource.Sources(a.remote, sources), &dataexec.Options{Audit: a.audit, Logger: log,
 		Links: dataexec.PublicLinks(base), Concurrency: bounds, Cache: dataexec.CacheOptions{MaxBytes: httpserve.CacheBytes()}})
 	a.keys = access.NewKeys(keyStore, dir, &access.KeyOptions{CacheTTL: cfg.keyCacheTTL})
 	if state != nil {
@@ -419,8 +416,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		// leaves.
 		lctx, stop := context.WithCancel(context.Background())
 		a.closers = append(a.closers, func() error { stop(); return nil })
-		forget, forward := pgstore.ForgetCaches(a.keys, catalog.(*pgstore.Catalog), dir.(*pgstore.Directory)), connChanges.Forward(a.conns)
-		if err := pgstore.Listen(lctx, a.stateURL, log, func(c pgstore.Change) { forget(c); forward(c) }); err != nil {
+		if err := state.Listen(lctx, log, a.keys, a.conns.Records()); err != nil {
 			return nil, err
 		}
 	}
@@ -457,7 +453,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		note = demoModelNote
 	}
 	a.assistant = ask.New(model, gate, a.executor, chats, tools, &ask.Options{
-		TurnTimeout: cfg.turnTimeout, Sharing: sharing, Memory: a.memory, Logger: log, Tools: ask.RemoteTools(a.conns),
+		TurnTimeout: cfg.turnTimeout, Sharing: sharing, Memory: a.memory, Logger: log, Tools: ask.RemoteTools(a.remote),
 		Secrets: []*regexp.Regexp{sessionPattern}, ModelNote: note,
 		MaxTurnsPerUser: cfg.maxTurnsPerUser, MaxTurnsPerTeam: cfg.maxTurnsPerTeam, TurnSlots: leases,
 	})

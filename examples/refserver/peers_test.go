@@ -27,7 +27,7 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/ask/provider/mock"
-	"github.com/askbi/askbi/connresolve"
+	"github.com/askbi/askbi/connections"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/internal/chattest"
 )
@@ -313,7 +313,7 @@ func TestServerEverything(t *testing.T) {
 	// (below that level it is withheld: ask's TestRemoteSharing).
 	ta := MustApp(t, func(c *config) { c.modelOverride, c.sharing = model, "rows" })
 	alice := ta.session(t, "alice")
-	var created struct{ Connection connresolve.Connection }
+	var created struct{ Connection connections.Connection }
 	ta.MustDo(t, http.StatusCreated, "POST", "/ai/connections", alice, map[string]any{"name": "Everything", "url": url}, &created)
 	id := created.Connection.ID
 	ta.MustDo(t, http.StatusOK, "POST", "/ai/connections/"+id+"/discover", alice, nil, &created)
@@ -322,9 +322,9 @@ func TestServerEverything(t *testing.T) {
 		t.Errorf("discovery = %+v; want its dozen-odd tools, all shown", created.Connection.Discovery)
 	}
 	classes := map[string]dataexec.Class{}
-	states := map[string]connresolve.ToolState{}
+	states := map[string]connections.ToolState{}
 	for page := 1; ; page++ {
-		var p connresolve.ToolPage
+		var p connections.ToolPage
 		ta.MustDo(t, http.StatusOK, "GET", fmt.Sprintf("/ai/connections/%s/tools?page=%d", id, page), alice, nil, &p)
 		for _, v := range p.Tools {
 			classes[v.Name], states[v.Name] = v.Class, v.State
@@ -341,7 +341,7 @@ func TestServerEverything(t *testing.T) {
 		if classes[name] != want {
 			t.Errorf("%s is %q; want %q from its annotations", name, classes[name], want)
 		}
-		if states[name] != connresolve.ToolOff {
+		if states[name] != connections.ToolOff {
 			t.Errorf("%s starts %q; want off", name, states[name])
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/internal/chattest"
 	"github.com/askbi/askbi/internal/pgtest"
+	"github.com/askbi/askbi/workspace"
 )
 
 // TestPreviewPrivate is issue 35's case: the preview alice's own chat
@@ -36,7 +37,7 @@ func TestPreviewPrivate(t *testing.T) {
 			conv := ta.MustConversation(t, alice)
 			events := ta.MustTurn(t, "/ai/conversations/"+conv+"/messages", alice, map[string]any{"message": "show signups by week"})
 			var cr dataexec.ChartResult
-			if err := json.Unmarshal(chattest.MustToolEvent(t, events, ask.EventToolCompleted, "create_chart_preview").Tool.Result, &cr); err != nil || cr.Status != dataexec.StatusPreview {
+			if err := json.Unmarshal(chattest.MustToolEvent(t, events, ask.EventToolCompleted, "create_chart_preview").Tool.Result, &cr); err != nil || cr.Status != workspace.StatusPreview {
 				t.Fatalf("chart result: %v %+v", err, cr)
 			}
 			id := cr.Chart.ID

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/askbi/askbi/ask"
-	"github.com/askbi/askbi/connresolve"
+	"github.com/askbi/askbi/connections"
 	"github.com/askbi/askbi/internal/pgtest"
 )
 
@@ -82,7 +82,7 @@ func TestDemoOAuth(t *testing.T) {
 			asked := len(view.Messages)
 			status, h, b := ta.Do(t, "POST", "/ai/connections/connect", alice, map[string]any{"provider": "Demo Analytics", "conversation_id": conv})
 			var ans struct {
-				Connection       connresolve.Connection
+				Connection       connections.Connection
 				AuthorizationURL string `json:"authorization_url"`
 			}
 			json.Unmarshal(b, &ans)
@@ -108,7 +108,7 @@ func TestDemoOAuth(t *testing.T) {
 			if resp.StatusCode != http.StatusSeeOther || loc.Path != "/" || loc.Fragment != "/connections/"+ans.Connection.ID || !cmp.Equal(want, loc.Query()) {
 				t.Fatalf("callback: %d to %s; want 303 to /?%s#/connections/%s", resp.StatusCode, loc, want.Encode(), ans.Connection.ID)
 			}
-			var got struct{ Connection connresolve.Connection }
+			var got struct{ Connection connections.Connection }
 			ta.MustDo(t, http.StatusOK, "GET", "/ai/connections/"+ans.Connection.ID, alice, nil, &got)
 			if !got.Connection.Active || !got.Connection.HasToken || got.Connection.Discovery.Tools != 3 {
 				t.Fatalf("after the callback: %+v", got.Connection)

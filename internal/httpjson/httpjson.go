@@ -5,6 +5,7 @@ package httpjson
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"github.com/go-playground/validator/v10"
 
 	"github.com/askbi/askbi"
+	"github.com/askbi/askbi/access"
 )
 
 // statuses maps each askbi code to its HTTP status: the one table of the
@@ -98,6 +100,37 @@ func Body(r *http.Request, log *slog.Logger, err error) ErrorBody {
 func LogInternal(r *http.Request, log *slog.Logger, err error) {
 	if askbi.ErrorCode(err) == askbi.Internal {
 		log.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+}
+
+// Reply answers v as JSON with status, or err when it is not nil
+// (WriteError). v is built before err is known: it must not read a
+// result that is only valid without an error.
+func Reply(w http.ResponseWriter, r *http.Request, log *slog.Logger, status int, v any, err error) {
+	if err != nil {
+		WriteError(w, r, log, err)
+		return
+	}
+	WriteJSON(w, status, v)
+}
+
+// Route is the one way the SDK's HTTP adapters begin a request: authn
+// reads the request's principal, begin (nil: none) passes it through the
+// adapter's gate once, and fn runs with the live principal; an error of
+// either is answered as JSON (WriteError, which logs an internal one on
+// log).
+func Route(log *slog.Logger, authn access.Authenticate, begin func(context.Context, access.Principal) (access.Principal, error),
+	fn func(http.ResponseWriter, *http.Request, access.Principal)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		p, err := authn(r)
+		if err == nil && begin != nil {
+			p, err = begin(r.Context(), p)
+		}
+		if err != nil {
+			WriteError(w, r, log, err)
+			return
+		}
+		fn(w, r, p)
 	}
 }
 

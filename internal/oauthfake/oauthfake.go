@@ -67,6 +67,11 @@ type Options struct {
 	// OnUnauthorized, when set, is called before the MCP server writes
 	// each 401; it may call the Server.
 	OnUnauthorized func()
+	// BeforeToken, when set, is called with the grant type of each token
+	// request as it arrives, before the server looks at it; it may block
+	// (to hold a request back while another arrives) and may call the
+	// Server.
+	BeforeToken func(grantType string)
 }
 
 // Server is a running authorization server and MCP server.
@@ -91,6 +96,9 @@ type Server struct {
 // Stats counts what the server saw.
 type Stats struct {
 	Registrations, Authorizations, TokenRequests, Refreshes, Unauthorized int
+	// Replays counts refresh tokens used again, each of which revoked its
+	// grant.
+	Replays int
 	// LastScope and LastResource are of the last authorization request.
 	LastScope, LastResource string
 }
@@ -341,6 +349,12 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
+	before := s.o.BeforeToken
+	s.mu.Unlock()
+	if before != nil {
+		before(r.PostForm.Get("grant_type"))
+	}
+	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stats.TokenRequests++
 	switch {
@@ -390,6 +404,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			return
 		case rt.used:
 			// A replayed refresh token revokes its whole family.
+			s.stats.Replays++
 			for k, v := range s.refresh {
 				if v.family == rt.family {
 					delete(s.refresh, k)

@@ -435,6 +435,9 @@ func NewPool(opts *Options) *Pool {
 	return &Pool{o: o, tr: tr}
 }
 
+// CheckURL is [CheckURL] under the pool's policy.
+func (p *Pool) CheckURL(raw string) (*url.URL, error) { return CheckURL(raw, &p.o) }
+
 // dialResolved dials address, its host resolved with r, one address
 // after the other until one connects; the dialer's Control refuses each
 // address the policy refuses before anything is sent to it.

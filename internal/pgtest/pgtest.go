@@ -32,6 +32,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"errors"
+	"flag"
 	"fmt"
 	"net/url"
 	"os"
@@ -75,6 +76,41 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
+// MainExamples is Main for a package whose runnable Examples use
+// ExampleDatabase: it starts the server first, and where PostgreSQL is not
+// installed and not required it skips the Examples (their output needs a
+// database) with the loud SKIPPING line the tests print.
+func MainExamples(m *testing.M) {
+	flag.Parse()
+	if _, err := sharedServer(); err != nil {
+		skip, msg := verdict(err, os.Getenv(EnvRequirePostgres) == "1")
+		if !skip {
+			fmt.Fprintln(os.Stderr, msg)
+			os.Exit(1)
+		}
+		fmt.Fprintf(os.Stderr, "pgtest: %s: the Examples are skipped\n", msg)
+		flag.Set("test.skip", "^Example")
+	}
+	Main(m)
+}
+
+// ExampleDatabase is MustDatabase for a runnable Example, which has no
+// testing.TB: it panics when the database cannot be made (MainExamples
+// skips the Examples where PostgreSQL is missing), and the database lives
+// until Main stops the cluster.
+func ExampleDatabase() string {
+	s, err := sharedServer()
+	if err != nil {
+		panic(err)
+	}
+	name := fmt.Sprintf("askbi_example_%d_%s", dbSeq.Add(1), strings.ToLower(rand.Text()[:8]))
+	dsn, err := s.createDatabase(context.Background(), name)
+	if err != nil {
+		panic(err)
+	}
+	return dsn
+}
+
 // MustDatabase creates a fresh, empty database for tb and returns its lib/pq
 // URL (postgres://...?sslmode=disable), with superuser rights when pgtest
 // started the cluster. The database is dropped when tb ends, even with
@@ -110,10 +146,8 @@ func MustDB(tb testing.TB) *sqlx.DB {
 	return db
 }
 
-// mustServer starts the shared server on first use, and skips or fails tb
-// when it is unavailable.
-func mustServer(tb testing.TB) *server {
-	tb.Helper()
+// sharedServer starts the shared server on first use.
+func sharedServer() (*server, error) {
 	serverOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
@@ -124,8 +158,15 @@ func mustServer(tb testing.TB) *server {
 		}
 		shared = s
 	})
-	if sharedErr == nil {
-		return shared
+	return shared, sharedErr
+}
+
+// mustServer starts the shared server on first use, and skips or fails tb
+// when it is unavailable.
+func mustServer(tb testing.TB) *server {
+	tb.Helper()
+	if s, err := sharedServer(); err == nil {
+		return s
 	}
 	skip, msg := verdict(sharedErr, os.Getenv(EnvRequirePostgres) == "1")
 	if !skip {

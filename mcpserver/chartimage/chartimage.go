@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 // MaxBytes caps a PNG that PNG returns.
@@ -53,7 +54,7 @@ func PNG(title string, cd *dataexec.ChartData) ([]byte, error) {
 		}
 		c := palette[i%len(palette)]
 		switch cd.Type {
-		case dataexec.ChartLine, dataexec.ChartArea:
+		case workspace.ChartLine, workspace.ChartArea:
 			l, err := plotter.NewLine(xy)
 			if err != nil {
 				return nil, err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/mcpserver/chartimage"
+	"github.com/askbi/askbi/workspace"
 )
 
 func ptr(v float64) *float64 { return &v }
@@ -14,7 +15,7 @@ func ptr(v float64) *float64 { return &v }
 func TestPNG(t *testing.T) {
 	labels := []string{"2026-11-02", "2026-11-09", "2026-11-16"}
 	series := []dataexec.Series{{Name: "signups", Values: []*float64{ptr(120), nil, ptr(131)}}, {Name: "trials", Values: []*float64{ptr(30)}}}
-	for _, typ := range []dataexec.ChartType{dataexec.ChartBar, dataexec.ChartLine, dataexec.ChartArea} {
+	for _, typ := range []workspace.ChartType{workspace.ChartBar, workspace.ChartLine, workspace.ChartArea} {
 		t.Run(string(typ), func(t *testing.T) {
 			b, err := chartimage.PNG("Signups", &dataexec.ChartData{Type: typ, Labels: labels, Series: series})
 			if err != nil {
@@ -35,8 +36,8 @@ func TestPNGNoData(t *testing.T) {
 		name string
 		cd   *dataexec.ChartData
 	}{
-		{"no labels", &dataexec.ChartData{Type: dataexec.ChartBar, Series: []dataexec.Series{{Name: "s"}}}},
-		{"no series", &dataexec.ChartData{Type: dataexec.ChartBar, Labels: []string{"a"}}},
+		{"no labels", &dataexec.ChartData{Type: workspace.ChartBar, Series: []dataexec.Series{{Name: "s"}}}},
+		{"no series", &dataexec.ChartData{Type: workspace.ChartBar, Labels: []string{"a"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
