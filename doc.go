@@ -11,7 +11,7 @@
 // This root package holds only the overview and the error vocabulary. Every
 // askbi error is an *Error with a stable Code; adapters map codes to their
 // outputs (HTTP statuses, MCP tool results, chat events), and users only see
-// ErrorMessage, never the cause.
+// [ErrorMessage], never the cause.
 //
 // # Packages
 //

@@ -55,7 +55,7 @@ func Errorf(code Code, format string, args ...any) *Error {
 }
 
 // Error implements error. It includes Op and the cause, so it is for logs;
-// use ErrorMessage for users.
+// use [ErrorMessage] for users.
 func (e *Error) Error() string {
 	var s string
 	if e.Op != "" {
@@ -163,9 +163,9 @@ type retryHint struct{ after time.Duration }
 
 func (h *retryHint) Error() string { return fmt.Sprintf("retry after %s", h.after) }
 
-// Retry returns an error with code (RateLimited or Unavailable, as a
+// Retry returns an error with code ([RateLimited] or Unavailable, as a
 // rule) and a safe message, carrying the hint that the same call may
-// succeed after d. Adapters read it with RetryAfter: the HTTP adapters
+// succeed after d. Adapters read it with [RetryAfter]: the HTTP adapters
 // answer it as a Retry-After header, the MCP server also in the tool
 // result.
 func Retry(code Code, d time.Duration, format string, args ...any) *Error {
@@ -180,7 +180,7 @@ func (noRetry) Error() string { return "waiting does not help" }
 // NoRetry returns an error with code (Unavailable, as a rule) and a safe
 // message, saying that the same call will not succeed by waiting: what is
 // missing is a change someone has to make (a model that is not
-// configured, an action no longer offered). RetryAfter answers false for
+// configured, an action no longer offered). [RetryAfter] answers false for
 // it, so adapters send no Retry-After.
 func NoRetry(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Err: noRetry{}}
@@ -188,9 +188,9 @@ func NoRetry(code Code, format string, args ...any) *Error {
 
 // RetryAfter returns how long a caller should wait before repeating a
 // call that failed with err, in whole seconds (at least 1), and whether
-// waiting can help at all: true for RateLimited and Unavailable errors,
+// waiting can help at all: true for [RateLimited] and Unavailable errors,
 // with the hint of Retry when the error carries one and 1 s otherwise,
-// except for an error made by NoRetry.
+// except for an error made by [NoRetry].
 func RetryAfter(err error) (seconds int, ok bool) {
 	switch ErrorCode(err) {
 	case RateLimited, Unavailable:

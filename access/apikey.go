@@ -63,7 +63,7 @@ type KeyStore interface {
 	Touch(ctx context.Context, id string, t time.Time) error
 }
 
-// DefaultKeyCacheTTL is how long Keys.Verify trusts a successful
+// DefaultKeyCacheTTL is how long [Keys.Verify] trusts a successful
 // verification without reading the store again.
 const DefaultKeyCacheTTL = 30 * time.Second
 

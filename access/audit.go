@@ -75,7 +75,7 @@ func (a *Auditor) Now() time.Time {
 }
 
 // Record writes the outcome of action by p on target, begun at began:
-// OutcomeOK when err is nil, else err's code. It records with a context
+// [OutcomeOK] when err is nil, else err's code. It records with a context
 // that is never cancelled, so a cancelled request still leaves its entry,
 // and a failure to record is logged, never returned, so the outcome of a
 // committed change is not misreported.
@@ -109,7 +109,7 @@ func (a *Auditor) Track(ctx context.Context, p Principal, action string, target 
 	return func(errp *error) { a.Record(ctx, p, action, *target, began, *errp, details) }
 }
 
-// MemoryAudit is an in-memory AuditSink that keeps the most recent
+// MemoryAudit is an in-memory [AuditSink] that keeps the most recent
 // entries, for tests and the embedded default. It is safe for concurrent
 // use.
 type MemoryAudit struct {
@@ -127,7 +127,7 @@ func NewMemoryAudit(max int) *MemoryAudit {
 	return &MemoryAudit{entries: make([]AuditEntry, 0, max)}
 }
 
-// Record implements AuditSink. It never fails.
+// Record implements [AuditSink]. It never fails.
 func (a *MemoryAudit) Record(_ context.Context, e AuditEntry) error {
 	e.Details = maps.Clone(e.Details)
 	a.mu.Lock()

@@ -9,6 +9,6 @@ import "net/http"
 // want the product session alone (never an API key or MCP token); the
 // Data API may take API keys, whose scopes the executor applies. One
 // that accepts a browser's cookie must refuse another site's requests
-// that could change something, as SessionAuth with a Cookie does: the
+// that could change something, as [SessionAuth] with a Cookie does: the
 // adapters cannot tell how a request was authenticated.
 type Authenticate func(r *http.Request) (Principal, error)

@@ -190,13 +190,13 @@ func (c *Checker) Can(ctx context.Context, p Principal, right Right, e Entity) e
 
 // Sees reports whether live principal p can see e at all: same team, e
 // is team-wide or in one of p's projects, and e is not another member's
-// private entity (Entity.ReachedBy). An entity p cannot see answers
+// private entity ([Entity.ReachedBy]). An entity p cannot see answers
 // NotFound, like an unknown one.
 func Sees(p Principal, e Entity) bool {
 	return p.live && e.TeamID == p.TeamID && (e.ProjectID == "" || p.Projects.Contains(e.ProjectID)) && e.ReachedBy(p.UserID)
 }
 
-// Allow decides right on e for a live principal (from Checker.Live), so a
+// Allow decides right on e for a live principal (from [Checker.Live]), so a
 // caller checking many entities reads membership once. Order: reach
 // (NotFound), then scope (ScopeRequired), then role and credential
 // (Forbidden).

@@ -29,7 +29,7 @@ type Directory interface {
 }
 
 // MemoryDirectory is an in-memory Directory, for tests and the embedded
-// default. The zero value is not usable; call NewMemoryDirectory.
+// default. The zero value is not usable; call [NewMemoryDirectory].
 type MemoryDirectory struct {
 	mu       sync.RWMutex
 	members  map[[2]string]Membership // {team, user}

@@ -15,8 +15,8 @@
 // may withdraw a right from a role (CheckerOptions.Withdraw).
 //
 // The package also holds API keys (Keys, stored as a SHA-256 with a public
-// prefix; KeyStore proven by accesstest), and the one audit vocabulary and
-// recorder (AuditEntry, AuditSink, Auditor) every package writes through.
+// prefix; [KeyStore] proven by accesstest), and the one audit vocabulary and
+// recorder ([AuditEntry], [AuditSink], Auditor) every package writes through.
 //
 // # Quick start
 //

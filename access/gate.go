@@ -19,7 +19,7 @@ type Gate struct {
 
 // NewGate returns a gate reading membership through checker and spending
 // budgets of limiter. A nil limiter means NewMemoryRateLimiter(nil):
-// DefaultBurst (120) requests at once, then DefaultRate (10) per second,
+// [DefaultBurst] (120) requests at once, then [DefaultRate] (10) per second,
 // per principal.
 func NewGate(checker *Checker, limiter RateLimiter) *Gate {
 	if limiter == nil {
@@ -29,7 +29,7 @@ func NewGate(checker *Checker, limiter RateLimiter) *Gate {
 }
 
 // Begin starts one request for p and returns its live principal (see
-// Checker.Live), after spending one unit of p's rate budget (RateKey). A
+// [Checker.Live]), after spending one unit of p's rate budget ([RateKey]). A
 // principal that is already live passes through unchanged and uncharged,
 // so a nested call inside a request costs nothing; a live principal is
 // meant for the request it was made for, and must not be kept longer.
@@ -61,7 +61,7 @@ func RateKey(p Principal) string {
 }
 
 // Team returns the entity standing for team teamID as a whole, for
-// team-wide rights (RightManageConnections, RightUseAssistant, ...).
+// team-wide rights ([RightManageConnections], [RightUseAssistant], ...).
 func Team(teamID string) Entity {
 	return Entity{Type: TypeTeam, ID: teamID, TeamID: teamID}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/askbi/askbi/internal/memtable"
 )
 
-// MemoryKeyStore is an in-memory KeyStore, safe for concurrent use.
+// MemoryKeyStore is an in-memory [KeyStore], safe for concurrent use.
 type MemoryKeyStore struct {
 	mu   sync.Mutex
 	keys *memtable.Table[Key] // by ID
@@ -21,7 +21,7 @@ func NewMemoryKeyStore() *MemoryKeyStore {
 	return &MemoryKeyStore{keys: memtable.New("API key", cloneKey)}
 }
 
-// Create implements KeyStore.
+// Create implements [KeyStore].
 func (s *MemoryKeyStore) Create(_ context.Context, k Key) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -31,7 +31,7 @@ func (s *MemoryKeyStore) Create(_ context.Context, k Key) error {
 	return s.keys.Insert(k.ID, k)
 }
 
-// ByPrefix implements KeyStore.
+// ByPrefix implements [KeyStore].
 func (s *MemoryKeyStore) ByPrefix(_ context.Context, prefix string) (Key, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -41,14 +41,14 @@ func (s *MemoryKeyStore) ByPrefix(_ context.Context, prefix string) (Key, error)
 	return Key{}, askbi.Errorf(askbi.NotFound, "API key not found")
 }
 
-// List implements KeyStore.
+// List implements [KeyStore].
 func (s *MemoryKeyStore) List(_ context.Context, teamID, userID string) ([]Key, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.keys.Newest(func(k Key) bool { return k.TeamID == teamID && k.UserID == userID }, keyCreated), nil
 }
 
-// Revoke implements KeyStore.
+// Revoke implements [KeyStore].
 func (s *MemoryKeyStore) Revoke(_ context.Context, id string, t time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -59,7 +59,7 @@ func (s *MemoryKeyStore) Revoke(_ context.Context, id string, t time.Time) error
 	})
 }
 
-// Touch implements KeyStore.
+// Touch implements [KeyStore].
 func (s *MemoryKeyStore) Touch(_ context.Context, id string, t time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -137,7 +137,7 @@ func (p Projects) Intersect(q Projects) Projects {
 // and what their credential allows.
 //
 // A Principal built by an authenticator carries the credential's limits
-// (Projects, Scopes). Checker.Live turns it into a live principal whose Role
+// (Projects, Scopes). [Checker.Live] turns it into a live principal whose Role
 // and Projects come from the Directory at that moment; only a live principal
 // passes Allow.
 type Principal struct {
@@ -166,7 +166,7 @@ func (p Principal) HasScope(s Scope) bool {
 	return !p.Auth.token() || slices.Contains(p.Scopes, s)
 }
 
-// IsLive reports whether p came from Checker.Live.
+// IsLive reports whether p came from [Checker.Live].
 func (p Principal) IsLive() bool { return p.live }
 
 type principalKey struct{}
@@ -176,7 +176,7 @@ func NewContext(ctx context.Context, p Principal) context.Context {
 	return context.WithValue(ctx, principalKey{}, p)
 }
 
-// FromContext returns the principal stored by NewContext.
+// FromContext returns the principal stored by [NewContext].
 func FromContext(ctx context.Context) (Principal, bool) {
 	p, ok := ctx.Value(principalKey{}).(Principal)
 	return p, ok

@@ -21,7 +21,7 @@ type RateLimiter interface {
 	Allow(ctx context.Context, key string) error
 }
 
-// RateOptions configures a MemoryRateLimiter. The zero value is valid.
+// RateOptions configures a [MemoryRateLimiter]. The zero value is valid.
 type RateOptions struct {
 	// Rate is how many requests per second each key regains. Default
 	// DefaultRate (10).
@@ -50,7 +50,7 @@ const (
 	DefaultBurst = 120
 )
 
-// MemoryRateLimiter is an in-memory token-bucket RateLimiter for one
+// MemoryRateLimiter is an in-memory token-bucket [RateLimiter] for one
 // process, with a bounded number of keys. It is safe for concurrent use.
 type MemoryRateLimiter struct {
 	rate    float64
@@ -92,7 +92,7 @@ func NewMemoryRateLimiter(opts *RateOptions) *MemoryRateLimiter {
 	return m
 }
 
-// Allow implements RateLimiter.
+// Allow implements [RateLimiter].
 func (m *MemoryRateLimiter) Allow(_ context.Context, key string) error {
 	now := m.now()
 	m.mu.Lock()
@@ -138,7 +138,7 @@ type FallbackRateLimiter struct {
 	downAt time.Time // zero while the shared limiter answers
 }
 
-// FallbackOptions configures a FallbackRateLimiter. The zero value is
+// FallbackOptions configures a [FallbackRateLimiter]. The zero value is
 // valid.
 type FallbackOptions struct {
 	// Retry is how long the per-process limiter serves after the shared
@@ -168,7 +168,7 @@ func NewFallbackRateLimiter(shared, local RateLimiter, opts *FallbackOptions) *F
 	return f
 }
 
-// Allow implements RateLimiter. A request cancelled while the shared
+// Allow implements [RateLimiter]. A request cancelled while the shared
 // limiter answers is refused as cancelled, never passed to the local one.
 func (f *FallbackRateLimiter) Allow(ctx context.Context, key string) error {
 	f.mu.Lock()

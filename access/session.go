@@ -11,12 +11,12 @@ import (
 // TokenLookup returns the principal of a bearer token: Unauthenticated
 // for a token it does not accept, another code (Unavailable) when it
 // cannot be checked now. It is the one shape of every token check: a
-// host's product sessions (its login, which SessionAuth puts on HTTP),
-// API keys (Keys.Verify), the MCP authorization server's access tokens
-// (oauth.Server.Verify); mcpserver.New takes one, AnyToken joins several.
+// host's product sessions (its login, which [SessionAuth] puts on HTTP),
+// API keys ([Keys.Verify]), the MCP authorization server's access tokens
+// (oauth.Server.Verify); mcpserver.New takes one, [AnyToken] joins several.
 type TokenLookup func(ctx context.Context, token string) (Principal, error)
 
-// AnyToken returns a TokenLookup that accepts what any of lookups
+// AnyToken returns a [TokenLookup] that accepts what any of lookups
 // accepts, tried in order: API keys and OAuth access tokens verify into
 // the same principal. A failure other than Unauthenticated stops the
 // search, so a store that is down is never read as a wrong token.
@@ -37,7 +37,7 @@ func AnyToken(lookups ...TokenLookup) TokenLookup {
 	}
 }
 
-// SessionOptions configures SessionAuth. The zero value is valid: a
+// SessionOptions configures [SessionAuth]. The zero value is valid: a
 // bearer session token only.
 type SessionOptions struct {
 	// Cookie names the cookie holding a browser's session token, read
@@ -65,7 +65,7 @@ type SessionOptions struct {
 // the opts.Cookie cookie's session, for a request from the same site or
 // with a safe method (else Forbidden). Every refused credential is
 // Unauthenticated with opts.Message, so a caller cannot tell which kind
-// was tried; any other failure of lookup or of Keys.Verify (Unavailable)
+// was tried; any other failure of lookup or of [Keys.Verify] (Unavailable)
 // is returned as it is, so a transient failure is never a sign-out.
 func SessionAuth(lookup TokenLookup, opts *SessionOptions) Authenticate {
 	var o SessionOptions

@@ -121,7 +121,7 @@ type Assistant struct {
 // New returns an Assistant keeping its state in stores, every field of
 // which is required: New panics on a nil one. Every method is one request:
 // it passes gate once (a principal that is already live passes uncharged)
-// and needs access.RightUseAssistant. A nil provider makes an assistant
+// and needs [access.RightUseAssistant]. A nil provider makes an assistant
 // that is unavailable (see Options.Unavailable). opts may be nil.
 func New(provider Provider, gate *access.Gate, exec *dataexec.Executor, stores Stores, tools *Registry, opts *Options) *Assistant {
 	if f := stores.missing(); f != "" {
@@ -208,7 +208,7 @@ func (a *Assistant) RedactLogger(l *slog.Logger) *slog.Logger {
 
 // Begin starts one request of p against the assistant: the request gate
 // (live membership, then the rate limit; a principal that is already live
-// passes uncharged), then access.RightUseAssistant. It returns the live
+// passes uncharged), then [access.RightUseAssistant]. It returns the live
 // principal. Adapters call it once per request; every method below calls
 // it again at no cost.
 func (a *Assistant) Begin(ctx context.Context, p access.Principal) (access.Principal, error) {

@@ -21,7 +21,7 @@ import (
 
 // Attachment limits. They are the contract of the chat API
 // (docs/chat-api.md, "Attachments"); an adapter sizes its request
-// body from them (MaxAttachmentBodyBytes).
+// body from them ([MaxAttachmentBodyBytes]).
 const (
 	// MaxAttachments is how many files one message may carry.
 	MaxAttachments = 3
@@ -43,8 +43,8 @@ const (
 
 // MaxAttachmentBodyBytes is the JSON message body an adapter should
 // accept: what the largest valid message needs, two images of
-// MaxImageBytes as base64 (4/3 of MaxImageBytesTotal, 21.3 MiB) and a
-// text file of MaxTextFileBytes with room for JSON's escapes (twice its
+// [MaxImageBytes] as base64 (4/3 of [MaxImageBytesTotal], 21.3 MiB) and a
+// text file of [MaxTextFileBytes] with room for JSON's escapes (twice its
 // size), with 0.7 MiB to spare for the message, the names and the JSON
 // around them. 24 MiB. (A text file whose every character needs an
 // escape may need up to six times its size; beside two full images it
@@ -194,7 +194,7 @@ func checkAttachments(in []Attachment, redact func(string) string) ([]attachment
 }
 
 // TooLargeAttachment is the error Send answers for attachment i (from
-// 0), an image over MaxImageBytes or a text file over MaxTextFileBytes:
+// 0), an image over [MaxImageBytes] or a text file over [MaxTextFileBytes]:
 // an adapter that finds the size while it decodes the request answers
 // it before it holds the bytes.
 func TooLargeAttachment(i int, image bool) error {
@@ -319,7 +319,7 @@ func wholeImage(format string, b []byte) bool {
 // CleanFileName is name as askbi uses it: without quotes, angle
 // brackets, backslashes, control and format characters (bidirectional
 // overrides, zero-width characters) and any directory part, at most
-// MaxAttachmentNameChars characters; "attachment" when nothing is left.
+// [MaxAttachmentNameChars] characters; "attachment" when nothing is left.
 func CleanFileName(name string) string {
 	name = strings.Map(func(r rune) rune {
 		switch {

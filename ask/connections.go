@@ -11,7 +11,7 @@ import (
 	"github.com/askbi/askbi/dataexec"
 )
 
-// ConnectionSetupType is the Type of a ConnectionSetup result.
+// ConnectionSetupType is the Type of a [ConnectionSetup] result.
 const ConnectionSetupType = connresolve.SetupType
 
 // ConnectionSetup is the typed chat result of list_connections, the
@@ -19,7 +19,7 @@ const ConnectionSetupType = connresolve.SetupType
 // ToolRun.Result in the work summary): connresolve's Setup card.
 // Opening the conversation again resolves it afresh, so a card whose
 // connection was since set up shows it connected, and marks every card
-// but the latest Inert. ContinueRequest and AddedConnection answer the
+// but the latest Inert. [ContinueRequest] and [AddedConnection] answer the
 // latest card (Send).
 type ConnectionSetup = connresolve.Setup
 

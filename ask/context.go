@@ -163,7 +163,7 @@ type ContextGroup struct {
 const recentItems = 5
 
 // SearchContext finds the entities p may select, with the same search as
-// the MCP search_workspace tool (dataexec.Executor.Search), grouped for
+// the MCP search_workspace tool ([dataexec.Executor.Search]), grouped for
 // the picker: always the five groups Recent, Dashboards, Charts, Datasets
 // and Connections, in this order, each item once, with one info line.
 // With an empty query the first five results (the most recently updated)

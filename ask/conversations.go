@@ -201,7 +201,7 @@ const maxViewEntries = 200
 
 // Open returns one of p's conversations with its history (each user
 // message with the items it was sent with, linked while p can still open
-// them: MessageItem), its active context revalidated (unavailable items are removed, with Notice), its
+// them: [MessageItem]), its active context revalidated (unavailable items are removed, with Notice), its
 // work summary (chart results re-resolved: a chart placed on a dashboard
 // shows as saved everywhere, a deleted one as unavailable; setup cards
 // resolved afresh, every one but the latest inert) and pending

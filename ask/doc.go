@@ -3,12 +3,12 @@
 //
 // A turn saves the user's question, then loops model and tool calls until
 // an answer. Every tool the model may see is registered explicitly
-// (Registry): the product's own actions (ProductTools, thin calls into the
+// (Registry): the product's own actions ([ProductTools], thin calls into the
 // same dataexec.Executor the MCP server uses) and, per turn, the remote
-// MCP tools an admin approved (Options.Tools, RemoteTools), and
-// list_connections (ListConnections), which finds the shortest safe path
+// MCP tools an admin approved (Options.Tools, [RemoteTools]), and
+// list_connections ([ListConnections]), which finds the shortest safe path
 // to a provider the team has not connected and answers with a typed
-// ConnectionSetup card, resolved afresh when the conversation opens.
+// [ConnectionSetup] card, resolved afresh when the conversation opens.
 // Read-only calls run; mutating, destructive and unknown ones wait for a
 // single-use Approval bound to the user, conversation, tool (for a remote
 // tool also its connection and definition fingerprint, Tool.Target) and
@@ -19,14 +19,14 @@
 // model is decided per team (Sharing), live and again on every replay;
 // selected items, memory, tool data and attached files (SendRequest's
 // Attachments: text as <ATTACHED-FILE> blocks, images as image parts for a
-// Provider that is an ImageReader) reach it as untrusted data only, and
+// Provider that is an [ImageReader]) reach it as untrusted data only, and
 // secrets are masked everywhere.
 //
 // A host supplies a Provider (package ask/provider/mock, openai,
 // anthropic), the request gate (access.Gate), the executor, and its
-// Stores: small interfaces, one per job (ConversationStore, TurnStore,
-// ContextStore, ToolRunStore, ApprovalStore, ReceiptStore), with
-// in-memory ones here (NewMemoryStores), each proven by a suite of
+// Stores: small interfaces, one per job ([ConversationStore], [TurnStore],
+// [ContextStore], [ToolRunStore], [ApprovalStore], [ReceiptStore]), with
+// in-memory ones here ([NewMemoryStores]), each proven by a suite of
 // package asktest. Every method of Assistant is one request: it passes
 // the gate once and needs access.RightUseAssistant.
 //

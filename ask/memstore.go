@@ -13,9 +13,9 @@ import (
 	"github.com/askbi/askbi"
 )
 
-// MemoryConversationStore is an in-memory ConversationStore, TurnStore,
-// ContextStore and ToolRunStore, the embedded default and the fake for
-// tests (NewMemoryStores). It is safe for concurrent use: one mutex
+// MemoryConversationStore is an in-memory [ConversationStore], [TurnStore],
+// [ContextStore] and [ToolRunStore], the embedded default and the fake for
+// tests ([NewMemoryStores]). It is safe for concurrent use: one mutex
 // guards all state, so every call is atomic. It stores and returns copies,
 // so callers can neither change stored state through a value they passed
 // in nor through one they got back.
@@ -55,7 +55,7 @@ var (
 
 func errConversationNotFound() error { return askbi.Errorf(askbi.NotFound, "Conversation not found.") }
 
-// CreateConversation implements ConversationStore.
+// CreateConversation implements [ConversationStore].
 func (s *MemoryConversationStore) CreateConversation(_ context.Context, c Conversation) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -66,7 +66,7 @@ func (s *MemoryConversationStore) CreateConversation(_ context.Context, c Conver
 	return nil
 }
 
-// Conversation implements ConversationStore.
+// Conversation implements [ConversationStore].
 func (s *MemoryConversationStore) Conversation(_ context.Context, id string) (Conversation, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -77,7 +77,7 @@ func (s *MemoryConversationStore) Conversation(_ context.Context, id string) (Co
 	return mc.c, nil
 }
 
-// Conversations implements ConversationStore. Ties in UpdatedAt go to the
+// Conversations implements [ConversationStore]. Ties in UpdatedAt go to the
 // greater ID first.
 func (s *MemoryConversationStore) Conversations(_ context.Context, teamID, userID string, limit int) ([]Conversation, error) {
 	s.mu.Lock()
@@ -94,7 +94,7 @@ func (s *MemoryConversationStore) Conversations(_ context.Context, teamID, userI
 	return out[:min(len(out), max(limit, 0))], nil
 }
 
-// UpdateConversation implements ConversationStore.
+// UpdateConversation implements [ConversationStore].
 func (s *MemoryConversationStore) UpdateConversation(_ context.Context, c Conversation) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -106,7 +106,7 @@ func (s *MemoryConversationStore) UpdateConversation(_ context.Context, c Conver
 	return nil
 }
 
-// DeleteConversation implements ConversationStore.
+// DeleteConversation implements [ConversationStore].
 func (s *MemoryConversationStore) DeleteConversation(_ context.Context, id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -117,7 +117,7 @@ func (s *MemoryConversationStore) DeleteConversation(_ context.Context, id strin
 	return nil
 }
 
-// SaveTurn implements TurnStore.
+// SaveTurn implements [TurnStore].
 func (s *MemoryConversationStore) SaveTurn(_ context.Context, t Turn) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -135,7 +135,7 @@ func (s *MemoryConversationStore) SaveTurn(_ context.Context, t Turn) error {
 	return nil
 }
 
-// RenewTurn implements TurnStore.
+// RenewTurn implements [TurnStore].
 func (s *MemoryConversationStore) RenewTurn(_ context.Context, conversationID, id string, at time.Time) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -151,7 +151,7 @@ func (s *MemoryConversationStore) RenewTurn(_ context.Context, conversationID, i
 	return false, askbi.Errorf(askbi.NotFound, "turn not found")
 }
 
-// Turn implements TurnStore.
+// Turn implements [TurnStore].
 func (s *MemoryConversationStore) Turn(_ context.Context, conversationID, id string) (Turn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -163,7 +163,7 @@ func (s *MemoryConversationStore) Turn(_ context.Context, conversationID, id str
 	return Turn{}, askbi.Errorf(askbi.NotFound, "Turn not found.")
 }
 
-// Turns implements TurnStore. Turns created at the same time keep the
+// Turns implements [TurnStore]. Turns created at the same time keep the
 // order they were first saved in.
 func (s *MemoryConversationStore) Turns(_ context.Context, conversationID string) ([]Turn, error) {
 	s.mu.Lock()
@@ -177,7 +177,7 @@ func (s *MemoryConversationStore) Turns(_ context.Context, conversationID string
 	return out, nil
 }
 
-// AppendEntry implements TurnStore. Seqs start at 1.
+// AppendEntry implements [TurnStore]. Seqs start at 1.
 func (s *MemoryConversationStore) AppendEntry(_ context.Context, e Entry) (Entry, error) {
 	if err := validEntry(e); err != nil {
 		return Entry{}, err
@@ -195,7 +195,7 @@ func (s *MemoryConversationStore) AppendEntry(_ context.Context, e Entry) (Entry
 	return cloneEntry(e), nil
 }
 
-// Entries implements TurnStore.
+// Entries implements [TurnStore].
 func (s *MemoryConversationStore) Entries(_ context.Context, conversationID string, limit int) ([]Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -211,7 +211,7 @@ func (s *MemoryConversationStore) Entries(_ context.Context, conversationID stri
 	return out, nil
 }
 
-// SetContext implements ContextStore.
+// SetContext implements [ContextStore].
 func (s *MemoryConversationStore) SetContext(_ context.Context, conversationID string, refs []ContextRef) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -234,7 +234,7 @@ func uniqueRefs(refs []ContextRef) []ContextRef {
 	return out
 }
 
-// Context implements ContextStore.
+// Context implements [ContextStore].
 func (s *MemoryConversationStore) Context(_ context.Context, conversationID string) ([]ContextRef, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -245,7 +245,7 @@ func (s *MemoryConversationStore) Context(_ context.Context, conversationID stri
 	return slices.Clone(mc.context), nil
 }
 
-// SaveToolRun implements ToolRunStore.
+// SaveToolRun implements [ToolRunStore].
 func (s *MemoryConversationStore) SaveToolRun(_ context.Context, r ToolRun) error {
 	if !validJSON(r.Result) {
 		return errInvalidJSON("result")
@@ -267,7 +267,7 @@ func (s *MemoryConversationStore) SaveToolRun(_ context.Context, r ToolRun) erro
 	return nil
 }
 
-// ToolRuns implements ToolRunStore. Runs created at the same time
+// ToolRuns implements [ToolRunStore]. Runs created at the same time
 // keep the order they were first saved in.
 func (s *MemoryConversationStore) ToolRuns(_ context.Context, conversationID string) ([]ToolRun, error) {
 	s.mu.Lock()
@@ -319,8 +319,8 @@ func cloneEntry(e Entry) Entry {
 	return e
 }
 
-// MemoryApprovalStore is an in-memory ApprovalStore and ReceiptStore, the
-// embedded default and the fake for tests (NewMemoryStores). It is safe
+// MemoryApprovalStore is an in-memory [ApprovalStore] and [ReceiptStore], the
+// embedded default and the fake for tests ([NewMemoryStores]). It is safe
 // for concurrent use: one mutex guards all state, so Consume, Reject and
 // PutReceipt are atomic within the process (it is not shared across
 // processes). It stores and returns copies.
@@ -362,7 +362,7 @@ var (
 	_ ReceiptStore  = (*MemoryApprovalStore)(nil)
 )
 
-// CreateApproval implements ApprovalStore.
+// CreateApproval implements [ApprovalStore].
 func (s *MemoryApprovalStore) CreateApproval(_ context.Context, a Approval) error {
 	if !validJSON(a.Arguments) {
 		return errInvalidJSON("arguments")
@@ -379,7 +379,7 @@ func (s *MemoryApprovalStore) CreateApproval(_ context.Context, a Approval) erro
 	return nil
 }
 
-// Approval implements ApprovalStore.
+// Approval implements [ApprovalStore].
 func (s *MemoryApprovalStore) Approval(_ context.Context, id string) (Approval, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -390,7 +390,7 @@ func (s *MemoryApprovalStore) Approval(_ context.Context, id string) (Approval, 
 	return cloneApproval(ma.a), nil
 }
 
-// Pending implements ApprovalStore. Approvals created at the same time
+// Pending implements [ApprovalStore]. Approvals created at the same time
 // keep the order they were created in.
 func (s *MemoryApprovalStore) Pending(_ context.Context, conversationID string, now time.Time) ([]Approval, error) {
 	s.mu.Lock()
@@ -412,7 +412,7 @@ func (s *MemoryApprovalStore) Pending(_ context.Context, conversationID string, 
 	return out, nil
 }
 
-// Consume implements ApprovalStore.
+// Consume implements [ApprovalStore].
 func (s *MemoryApprovalStore) Consume(_ context.Context, id string, b Binding, now time.Time) (Approval, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -429,7 +429,7 @@ func (s *MemoryApprovalStore) Consume(_ context.Context, id string, b Binding, n
 	return cloneApproval(ma.a), nil
 }
 
-// Reject implements ApprovalStore.
+// Reject implements [ApprovalStore].
 func (s *MemoryApprovalStore) Reject(_ context.Context, id string, b Binding, now time.Time) (Approval, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -451,7 +451,7 @@ func (s *MemoryApprovalStore) usable(id string, b Binding, now time.Time) (*memA
 	return ma, nil
 }
 
-// Release implements ApprovalStore.
+// Release implements [ApprovalStore].
 func (s *MemoryApprovalStore) Release(_ context.Context, id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -467,7 +467,7 @@ func (s *MemoryApprovalStore) Release(_ context.Context, id string) error {
 	return nil
 }
 
-// PutReceipt implements ReceiptStore.
+// PutReceipt implements [ReceiptStore].
 func (s *MemoryApprovalStore) PutReceipt(_ context.Context, r Receipt) error {
 	if !validJSON(r.Result) {
 		return errInvalidJSON("result")
@@ -491,7 +491,7 @@ func (s *MemoryApprovalStore) PutReceipt(_ context.Context, r Receipt) error {
 	return nil
 }
 
-// DeleteConversation implements ApprovalStore.
+// DeleteConversation implements [ApprovalStore].
 func (s *MemoryApprovalStore) DeleteConversation(_ context.Context, conversationID string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -509,7 +509,7 @@ func (s *MemoryApprovalStore) DeleteConversation(_ context.Context, conversation
 	return nil
 }
 
-// Receipt implements ReceiptStore.
+// Receipt implements [ReceiptStore].
 func (s *MemoryApprovalStore) Receipt(_ context.Context, approvalID string) (Receipt, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

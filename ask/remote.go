@@ -17,7 +17,7 @@ import (
 // Options.MaxToolOutputChars of it (20,000 by default) on top.
 const remoteResultChars = 20000
 
-// RemoteTools is the ToolSource of the remote MCP tools an admin
+// RemoteTools is the [ToolSource] of the remote MCP tools an admin
 // approved for the principal's team: each an ask.Tool named
 // <connection>__<tool>, its class from the tool's annotations (untrusted
 // hints; missing means destructive), so mutating and destructive calls
@@ -31,7 +31,7 @@ const remoteResultChars = 20000
 func RemoteTools(r Remote) ToolSource { return remoteTools{r} }
 
 // Remote is what Ask needs of the team's remote MCP connections: the
-// tools an admin approved, and a call of one. remote.Tools is one.
+// tools an admin approved, and a call of one. [remote.Tools] is one.
 type Remote interface {
 	// ApprovedTools returns the usable tools of p's team and a channel
 	// closed at the next change of them.
@@ -94,10 +94,10 @@ func (r remoteTools) tool(at remote.ApprovedTool) Tool {
 	}
 }
 
-// RemoteResultType is the Type of a RemoteResult.
+// RemoteResultType is the Type of a [RemoteResult].
 const RemoteResultType = "remote_result"
 
-// Kinds of a RemoteResult.
+// Kinds of a [RemoteResult].
 const (
 	RemoteChart = "chart"
 	RemoteTable = "table"
@@ -107,10 +107,10 @@ const (
 // RemoteResult is the typed chat result of a remote MCP tool's call
 // (Output.Result, and ToolRun.Result in the work summary): what the page
 // or a host draws of the answer, the user's own data. Kind says which
-// field is set: RemoteChart when the structured content reads as rows
+// field is set: [RemoteChart] when the structured content reads as rows
 // that chart (a label column and a numeric one, built and checked by
-// dataexec.TableChart, the chart preview's building and sample
-// validation), RemoteTable when it reads as rows that do not, RemoteText
+// [dataexec.TableChart], the chart preview's building and sample
+// validation), [RemoteTable] when it reads as rows that do not, [RemoteText]
 // otherwise (the answer's text, to be shown as text, never as markup).
 // It is built from what the call kept (the text and structured content
 // within their caps); the model's view of the answer is the sharing
@@ -131,7 +131,7 @@ type RemoteResult struct {
 }
 
 // RemoteRows are the rows of a remote answer, as a dataset on the tool
-// reads them (remote.CallResult.Table).
+// reads them ([remote.CallResult.Table]).
 type RemoteRows struct {
 	Columns []string `json:"columns"`
 	Rows    [][]any  `json:"rows"`

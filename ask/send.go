@@ -29,7 +29,7 @@ type SendRequest struct {
 
 // Send runs one turn: it saves the question, then calls the model and
 // tools until an answer, an approval request, the iteration cap or the
-// deadline. ContinueRequest and AddedConnection, in a conversation that
+// deadline. [ContinueRequest] and [AddedConnection], in a conversation that
 // showed a connection setup card, check the connection again first and,
 // once it is ready, continue the question that led to the card (see
 // turn.resume); while it is not, the new card answers and nothing runs. Events go to emit in order. Cancelling ctx (the client left)

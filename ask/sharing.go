@@ -15,10 +15,10 @@ type SharingPolicy interface {
 	Sharing(ctx context.Context, teamID string) (Sharing, error)
 }
 
-// StaticSharing is a SharingPolicy with one level for every team.
+// StaticSharing is a [SharingPolicy] with one level for every team.
 type StaticSharing Sharing
 
-// Sharing implements SharingPolicy.
+// Sharing implements [SharingPolicy].
 func (s StaticSharing) Sharing(context.Context, string) (Sharing, error) { return Sharing(s), nil }
 
 // Sharing is how much of a tool's output may reach an external model. The
@@ -77,7 +77,7 @@ func dateRange(rows []any, i int) (first, last string, n int) {
 
 // ShowAll is the Filter of tools whose output holds no rows (references,
 // names, counts): the model sees it at every level. A tool must say so:
-// it is not the default (see ShapeOnly).
+// it is not the default (see [ShapeOnly]).
 func ShowAll(data json.RawMessage, _ Sharing) json.RawMessage { return data }
 
 // ShapeOnly is the Filter of a tool that declares none (seed 004: the

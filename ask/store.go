@@ -139,7 +139,7 @@ type ToolRun struct {
 // NotFound for a conversation it does not hold, and its
 // DeleteConversation deletes what they keep), and Receipts keeps the
 // receipts of the approvals that Approvals holds. So one value usually
-// fills several fields: NewMemoryStores fills all six with two in-memory
+// fills several fields: [NewMemoryStores] fills all six with two in-memory
 // stores, and a database adapter does the same with its own. Every field
 // is required. The suites of package asktest prove each one.
 type Stores struct {
@@ -152,8 +152,8 @@ type Stores struct {
 }
 
 // NewMemoryStores returns empty in-memory Stores: one
-// MemoryConversationStore for Conversations, Turns, Context and ToolRuns,
-// and one MemoryApprovalStore for Approvals and Receipts.
+// [MemoryConversationStore] for Conversations, Turns, Context and ToolRuns,
+// and one [MemoryApprovalStore] for Approvals and Receipts.
 func NewMemoryStores() Stores {
 	convs, approvals := NewMemoryConversationStore(), NewMemoryApprovalStore()
 	return Stores{Conversations: convs, Turns: convs, Context: convs, ToolRuns: convs, Approvals: approvals, Receipts: approvals}

@@ -13,7 +13,7 @@ import (
 
 // ToolSource supplies tools beyond the Registry's, per turn: for the
 // reference server, the remote MCP tools an admin approved for the live
-// principal's team (RemoteTools). The allowlist stays explicit: the
+// principal's team ([RemoteTools]). The allowlist stays explicit: the
 // model sees the Registry's tools and what the source returns for this
 // principal now, nothing else. Implementations must be safe for
 // concurrent use.

@@ -10,7 +10,7 @@
 // (import { draw } from "./chart-svg.js") or inlined in a page that may
 // load nothing else, and it sets every value from the data as text or as
 // an attribute, never as markup. Data of the wrong shape draws as an
-// error; more than MaxPoints points draw the first MaxPoints and say so.
+// error; more than [MaxPoints] points draw the first MaxPoints and say so.
 package chartview
 
 import _ "embed"

@@ -36,7 +36,7 @@ type Credentials interface {
 // best matches of the focus are kept, the rest counted
 // (Discovery.LeftOut, Unread).
 //
-// It needs access.RightManageConnections. On failure (an unreachable
+// It needs [access.RightManageConnections]. On failure (an unreachable
 // server, a bad token: distinct codes and messages; TooLarge for a
 // response over the cap; InvalidResult when no listed tool is usable)
 // the previous tool list and approvals stay, the failure is recorded on

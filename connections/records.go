@@ -42,7 +42,7 @@ func (r *Records) Store() Store { return r.store }
 // Client is the client of remote MCP servers under the outbound policy
 // of the service's [Options] (DenyLoopback, AllowPrivateNetworks,
 // Resolver), each HTTP exchange bounded by Options.DiscoveryTimeout
-// (mcpsource.Client.Bounded gives another bound on the same
+// ([mcpsource.Client.Bounded] gives another bound on the same
 // connections).
 func (r *Records) Client() *mcpsource.Client { return r.client }
 
@@ -75,7 +75,7 @@ func (f Found) Merge(st *State, now time.Time) (changed bool) {
 // with cred, within the bounds of the service's [Options]
 // (DiscoveryTimeout, MaxPages, MaxListBytes, the schema safety checks),
 // keeping at most MaxTools of them: those approved before, then the best
-// matches of focus. It changes nothing stored: Found.Merge does, under
+// matches of focus. It changes nothing stored: [Found.Merge] does, under
 // the connection's lock. Errors: the client's (an unreachable server, a
 // bad token, TooLarge for a response over the cap, Timeout), and
 // InvalidResult when no listed tool is usable.

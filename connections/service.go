@@ -92,9 +92,9 @@ type Options struct {
 }
 
 // Service manages a team's remote MCP connections for people: creating,
-// changing and deleting them (access.RightManageConnections),
+// changing and deleting them ([access.RightManageConnections]),
 // discovering their tools within bounds, and approving tools one by one
-// or all at once (access.RightApproveTools). Every method takes the
+// or all at once ([access.RightApproveTools]). Every method takes the
 // request's principal and passes it through the gate (a live principal
 // passes uncharged), and every change is audited. It holds no secret it
 // can read: it seals bearer tokens, and asks [Credentials] (package
@@ -245,7 +245,7 @@ func (s *Service) Load(ctx context.Context, p access.Principal, id string, right
 	return live, st, nil
 }
 
-// Ref is connection c as an access.Entity: team-wide.
+// Ref is connection c as an [access.Entity]: team-wide.
 func Ref(c Connection) access.Entity {
 	return access.Entity{Type: access.TypeConnection, ID: c.ID, TeamID: c.TeamID}
 }
@@ -253,7 +253,7 @@ func Ref(c Connection) access.Entity {
 func newID() string { return "conn_" + strings.ToLower(rand.Text()[:16]) }
 
 // Create stores a new connection, inactive until its first discovery. It
-// needs access.RightManageConnections. Errors: InvalidArgument (the
+// needs [access.RightManageConnections]. Errors: InvalidArgument (the
 // message names the field: a URL with user information, a non-HTTP scheme,
 // a metadata, link-local or private address, a credential in the query;
 // a bad name or token), Conflict for a name the team uses, Forbidden.
@@ -406,7 +406,7 @@ func (s *Service) apply(st *State, pt Patch) error {
 // A URL on another origin (scheme, host or port) drops a bearer token:
 // the same patch must carry the token again (InvalidArgument otherwise,
 // and nothing changes), so a stored token never reaches another server.
-// It needs access.RightManageConnections; errors as [Service.Create]'s,
+// It needs [access.RightManageConnections]; errors as [Service.Create]'s,
 // and NotFound. It stops the Ask turns that use the team's remote tools.
 func (s *Service) Update(ctx context.Context, p access.Principal, id string, pt Patch) (_ Connection, err error) {
 	o, err := s.open(ctx, p, ActionConnectionUpdate, id, access.RightManageConnections, nil)
@@ -434,7 +434,7 @@ func (s *Service) Update(ctx context.Context, p access.Principal, id string, pt 
 }
 
 // Delete removes a connection and its tools. Datasets on it stay and
-// answer Unavailable. It needs access.RightManageConnections; NotFound.
+// answer Unavailable. It needs [access.RightManageConnections]; NotFound.
 // It stops the Ask turns that use the team's remote tools.
 func (s *Service) Delete(ctx context.Context, p access.Principal, id string) (err error) {
 	o, err := s.open(ctx, p, ActionConnectionDelete, id, access.RightManageConnections, nil)
@@ -450,7 +450,7 @@ func (s *Service) Delete(ctx context.Context, p access.Principal, id string) (er
 	return nil
 }
 
-// Get returns one connection; any member may read it (access.RightRead).
+// Get returns one connection; any member may read it ([access.RightRead]).
 func (s *Service) Get(ctx context.Context, p access.Principal, id string) (Connection, error) {
 	_, st, err := s.Load(ctx, p, id, access.RightRead)
 	return st.Connection, err

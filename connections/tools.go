@@ -60,7 +60,7 @@ type ToolPage struct {
 	Unread  bool `json:"unread,omitempty"`
 }
 
-// Tools returns one page (PageSize) of a connection's shown tools, the
+// Tools returns one page ([PageSize]) of a connection's shown tools, the
 // search and hint filters applied to the whole list before paging. Any
 // member may read it; CanApprove says whether the viewer may change
 // access (others see "ask_admin").
@@ -130,7 +130,7 @@ func view(t Tool, canApprove bool) ToolView {
 
 // SetAccess turns one tool's access on or off, for Ask and datasets
 // together, under the connection's lock. It needs
-// access.RightApproveTools (a person: session principals, owner or
+// [access.RightApproveTools] (a person: session principals, owner or
 // admin; the model has no tool that reaches it). Allowing records what
 // was approved (class, schema, description). Errors: NotFound (also an
 // unknown tool), Forbidden, and Conflict for a tool that cannot be
@@ -191,7 +191,7 @@ type AllowAllResult struct {
 // AllowAll allows every shown tool across all pages and filters, except
 // those marked destructive or with unknown annotations (treated as
 // destructive) and those that cannot be allowed, in one change under the
-// connection's lock. It needs access.RightApproveTools.
+// connection's lock. It needs [access.RightApproveTools].
 func (s *Service) AllowAll(ctx context.Context, p access.Principal, id string) (_ AllowAllResult, err error) {
 	o, err := s.open(ctx, p, ActionToolAllowAll, id, access.RightApproveTools, map[string]string{})
 	defer o.end(&err)

@@ -170,7 +170,7 @@ func (r *Resolver) oauthReady(v Provider) bool {
 	return v.OAuth && (isHTTPS(v.MCPURL) || r.loopback && isLoopbackHTTP(v.MCPURL))
 }
 
-// Resolve returns at most MaxOptions ways to the data req needs, for live
+// Resolve returns at most [MaxOptions] ways to the data req needs, for live
 // principal p (see the package doc for the order).
 //
 // Errors: InvalidArgument for a provider name over 100 characters or not

@@ -275,7 +275,7 @@ const (
 	ExploreSave ExploreOp = "save"
 )
 
-// Exploration is the input of ExploreAction.
+// Exploration is the input of [ExploreAction].
 type Exploration struct {
 	Operation    ExploreOp       `json:"operation"`
 	ConnectionID string          `json:"connection_id,omitempty"`
@@ -310,7 +310,7 @@ type Explored struct {
 }
 
 // Explore runs one exploration operation, the one way into a workspace's
-// connections (see ExploreAction and ExploreOp):
+// connections (see [ExploreAction] and [ExploreOp]):
 //
 //   - inspect without ConnectionID lists the connections p may explore,
 //     most recently updated first, at most MaxSearchLimit, each with its
@@ -330,9 +330,9 @@ type Explored struct {
 //     later filters and charts can be checked before anything runs. The
 //     attempt is audited as ActionDatasetSave.
 //
-// Every operation needs access.RightExplore on the connection (on the team
-// for the list); save also needs access.RightSaveDataset and
-// access.RightEditDashboard on the dashboard, and a project connection must
+// Every operation needs [access.RightExplore] on the connection (on the team
+// for the list); save also needs [access.RightSaveDataset] and
+// [access.RightEditDashboard] on the dashboard, and a project connection must
 // belong to the dashboard's project.
 //
 // Errors: InvalidArgument for an unknown operation, a field the operation

@@ -15,7 +15,7 @@ import (
 const TruncatedPoints = "point_cap"
 
 // Defaults of Options.SampleRows and Options.MaxChartPoints, which
-// TableChart uses too.
+// [TableChart] uses too.
 const (
 	DefaultSampleRows     = 200
 	DefaultMaxChartPoints = 1000

@@ -13,7 +13,7 @@ const MaxDestinations = MaxSearchLimit
 
 // Destinations lists, by name, the dashboards p may place a preview of
 // project on: those in that project on which p has
-// access.RightEditDashboard, at most MaxDestinations of the most recently
+// [access.RightEditDashboard], at most [MaxDestinations] of the most recently
 // updated. It is empty for a user who may edit no such dashboard (a
 // viewer), so a client hides placement. The chat's chart results and the
 // preview page both offer these. Errors: those of Search.

@@ -12,7 +12,7 @@
 // workspace.CatalogWriter when the Executor may change them, else every
 // write answers Unsupported), its Sources (one Source per connection: the
 // PostgreSQL source in dataexec/pgsource, the remote MCP tool source of
-// dataexec/mcpsource, or the in-memory TableSource, each proven by
+// dataexec/mcpsource, or the in-memory [TableSource], each proven by
 // sourcetest.Run), and optionally an AuditSink.
 //
 // # Quick start
@@ -32,7 +32,7 @@
 // and the mapped rows are cached; see Fields for the path rules. Variables
 // are referenced as {{name}}; the Executor validates their values and puts
 // them into tool arguments itself, but leaves SQL to its source, the one
-// that knows the dialect (a VariableBinder: pgsource sends them as bind
+// that knows the dialect (a [VariableBinder]: pgsource sends them as bind
 // parameters). Package dataexec holds no SQL dialect. Filters apply to the mapped rows. Before a chart is created, a bounded
 // sample is built into chart data; empty results and value fields with no
 // finite number give InvalidResult with a correction, never a success.

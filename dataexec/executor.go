@@ -69,16 +69,16 @@ type Options struct {
 // Executor is the one data path of askbi: the chat assistant and the MCP
 // server both call it, and it is where access is checked for every data
 // read and workspace change. Every method takes the live principal of
-// the request (access.Gate.Begin) and decides each right with
-// access.Allow, then applies the limits in Options; it never reads
+// the request ([access.Gate.Begin]) and decides each right with
+// [access.Allow], then applies the limits in Options; it never reads
 // membership or charges the rate limit itself, so nested calls cost
 // nothing. A principal that is not live is refused (Internal). It is safe
 // for concurrent use.
 //
 // Each job has one method, the one its product Action runs: a chart change
-// is UpdateChart with a ChartChange, and every step of exploration
+// is UpdateChart with a [ChartChange], and every step of exploration
 // (listing connections, inspecting one, previewing a request, saving it as
-// a dataset) is Explore with its ExploreOp.
+// a dataset) is Explore with its [ExploreOp].
 //
 // Unknown IDs and IDs the principal cannot see (another team's, in a
 // project outside its access, or another member's chart preview) all
@@ -175,9 +175,9 @@ type Meta struct {
 }
 
 // Result is a dataset's or preview's data: mapped columns and rows (Rows,
-// and their JSON: AppendRowsJSON). Results may share their rows with the
+// and their JSON: [AppendRowsJSON]). Results may share their rows with the
 // cache and with other callers: read them, never change them. Make one
-// with NewResult; the zero Result has no rows.
+// with [NewResult]; the zero Result has no rows.
 type Result struct {
 	// Dataset is the dataset RunDataset ran; nil for a preview.
 	Dataset *Ref     `json:"dataset,omitempty"`
@@ -224,12 +224,12 @@ func (r ChartResult) WithoutData() ChartResult {
 // RunDataset runs one dataset with filters and variables, from the cache
 // when a fresh result is there (unless params.Refresh).
 //
-// It needs access.RightRead on the dataset, and access.RightRefresh for a
+// It needs [access.RightRead] on the dataset, and [access.RightRefresh] for a
 // refresh. Errors: TooLarge, Forbidden,
 // NotFound, ScopeRequired; InvalidArgument for a bad filter or variable,
 // or an SQL reference its source refuses or that is not declared;
 // Unsupported when the connection's type has no source, or its source
-// cannot bind the SQL's variables (it is not a VariableBinder);
+// cannot bind the SQL's variables (it is not a [VariableBinder]);
 // Unavailable when the connection is inactive or gone; and from the
 // source run (when no last good result can stand in): RateLimited past
 // a concurrency bound (Options.Concurrency), Timeout, Unavailable,
@@ -257,8 +257,8 @@ func (e *Executor) RunDataset(ctx context.Context, p access.Principal, datasetID
 // params. It does not validate the data as chart creation does: an empty
 // result gives empty chart data.
 //
-// It needs access.RightRead on the chart and on its dataset (and
-// access.RightRefresh on the dataset for a refresh). Errors are those of
+// It needs [access.RightRead] on the chart and on its dataset (and
+// [access.RightRefresh] on the dataset for a refresh). Errors are those of
 // RunDataset, and InvalidResult when a chart field is not in the result.
 func (e *Executor) ChartData(ctx context.Context, p access.Principal, chartID string, params Params) (_ *ChartResult, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.ChartData")
@@ -379,10 +379,10 @@ func (e *Executor) saveDataset(ctx context.Context, p access.Principal, name, da
 // only then creates a temporary preview chart, private to p's user until
 // it is placed (Chart). It never places the chart on a dashboard.
 //
-// It needs access.RightPreviewChart on the dataset. Errors: those of
+// It needs [access.RightPreviewChart] on the dataset. Errors: those of
 // RunDataset; InvalidArgument for a bad spec; InvalidResult with a
 // correction when the sample fails; Unsupported when the catalog is
-// read-only. The attempt is audited as ActionChartPreview.
+// read-only. The attempt is audited as [ActionChartPreview].
 func (e *Executor) CreateChartPreview(ctx context.Context, p access.Principal, spec ChartSpec) (_ *ChartResult, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.CreateChartPreview")
 	target := access.Entity{Type: access.TypeDataset, ID: spec.DatasetID}
@@ -422,10 +422,10 @@ func (e *Executor) CreateChartPreview(ctx context.Context, p access.Principal, s
 // sample check as CreateChartPreview. A preview stays a preview; a saved
 // chart stays on its dashboard.
 //
-// It needs access.RightRead on the chart, access.RightPreviewChart on its
-// dataset, and access.RightEditDashboard on the dashboard of a saved
+// It needs [access.RightRead] on the chart, [access.RightPreviewChart] on its
+// dataset, and [access.RightEditDashboard] on the dashboard of a saved
 // chart. Errors: those of CreateChartPreview. The attempt is audited as
-// ActionChartUpdate.
+// [ActionChartUpdate].
 func (e *Executor) UpdateChart(ctx context.Context, p access.Principal, in ChartChange) (_ *ChartResult, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.UpdateChart")
 	target := access.Entity{Type: access.TypeChart, ID: in.ChartID}
@@ -461,13 +461,13 @@ func (e *Executor) UpdateChart(ctx context.Context, p access.Principal, in Chart
 // same permission and validation path as any chart change. The chart's
 // dataset must be in the dashboard's project.
 //
-// It needs access.RightRead on the chart and its dataset and
-// access.RightEditDashboard on the dashboard. Errors: TooLarge,
+// It needs [access.RightRead] on the chart and its dataset and
+// [access.RightEditDashboard] on the dashboard. Errors: TooLarge,
 // Forbidden, ScopeRequired; NotFound when the
 // chart (for instance a deleted preview), its dataset or the dashboard is
 // gone or out of reach; Conflict when the chart is already on a dashboard;
 // InvalidArgument for a dashboard in another project; Unsupported when the
-// catalog is read-only. The attempt is audited as ActionChartPlace.
+// catalog is read-only. The attempt is audited as [ActionChartPlace].
 func (e *Executor) PlaceChart(ctx context.Context, p access.Principal, chartID, dashboardID string) (_ *ChartResult, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.PlaceChart")
 	target := access.Entity{Type: access.TypeChart, ID: chartID}
@@ -1052,7 +1052,7 @@ type Placed struct {
 //
 // It needs what PlaceChart needs on each chart. Errors: those of
 // PlaceChart, with Conflict for a chart on another dashboard, and
-// InvalidArgument for no charts or more than MaxPlacements.
+// InvalidArgument for no charts or more than [MaxPlacements].
 func (e *Executor) PlaceCharts(ctx context.Context, p access.Principal, chartIDs []string, dashboardID string) (_ *Placed, err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.PlaceCharts")
 	size := len(dashboardID)

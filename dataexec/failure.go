@@ -45,7 +45,7 @@ func (k FailureKind) Repair() Repair {
 }
 
 // Failure marks an error with its kind. Sources wrap their errors in it
-// (inside an askbi.Error, whose code stays what callers match on).
+// (inside an [askbi.Error], whose code stays what callers match on).
 type Failure struct {
 	Kind FailureKind
 	Err  error

@@ -106,9 +106,9 @@ func (e *Executor) chartCount(ctx context.Context, live access.Principal, d work
 }
 
 // DeleteDashboard deletes a dashboard and its charts. It needs
-// access.RightEditDashboard. Errors: Forbidden, ScopeRequired, NotFound;
+// [access.RightEditDashboard]. Errors: Forbidden, ScopeRequired, NotFound;
 // Unsupported when the catalog is read-only. The attempt is audited as
-// ActionDashboardDelete.
+// [ActionDashboardDelete].
 func (e *Executor) DeleteDashboard(ctx context.Context, p access.Principal, dashboardID string) (err error) {
 	defer askbi.Wrap(&err, "dataexec.Executor.DeleteDashboard")
 	target := access.Entity{Type: access.TypeDashboard, ID: dashboardID}

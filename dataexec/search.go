@@ -56,7 +56,7 @@ type SearchQuery struct {
 
 // Search finds the dashboards, charts, datasets and connections whose name
 // contains q.Text, most recently updated first, among those the principal
-// may read (access.RightRead on each: same team, a project it can reach
+// may read ([access.RightRead] on each: same team, a project it can reach
 // or team-wide, and a preview only when it created it). It serves both
 // the chat context picker and the MCP search_workspace tool.
 //

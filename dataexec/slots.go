@@ -29,7 +29,7 @@ const (
 
 // ConcurrencyOptions bound the source work (queries and inspections)
 // running at once. A call past any bound is refused at once with
-// RateLimited and a retry hint (askbi.RetryAfter), never queued: a queue
+// RateLimited and a retry hint ([askbi.RetryAfter]), never queued: a queue
 // would only hold the caller's connection and memory while the bound's
 // owner keeps the source busy. Results served from the cache take no
 // slot, and neither do calls that join an identical one already running

@@ -65,7 +65,7 @@ const (
 // before it runs (the message says what to change), Timeout when ctx's
 // deadline passed, TooLarge when a single row alone exceeds MaxBytes,
 // Unavailable when the backend cannot be reached, Unsupported for a query
-// with Variables when the source is not a VariableBinder. A cancelled ctx
+// with Variables when the source is not a [VariableBinder]. A cancelled ctx
 // stops the backend work at once, and Query returns an error that is not
 // Internal. Implementations are safe for concurrent use; sourcetest.Run
 // proves one.

@@ -32,7 +32,7 @@ func (m SourceMap) Source(_ context.Context, conn workspace.Connection) (Source,
 // TableSource is an in-memory Source that answers each query with a fixed
 // table, found by the query's SQL (surrounding space ignored) or, when SQL
 // is empty, by its Tool. It honours MaxRows and MaxBytes like a real
-// source. It cannot bind variables (it is not a VariableBinder). It is
+// source. It cannot bind variables (it is not a [VariableBinder]). It is
 // safe for concurrent use; do not change the tables while it is in use.
 type TableSource struct {
 	tables map[string]*Table

@@ -3,8 +3,8 @@
 // http.Server settings, a readiness check that follows the dependencies
 // and recovers by itself, a drain that refuses requests cleanly while
 // the server shuts down, the Go runtime's soft memory limit
-// (SetMemoryLimit), and the check of a sign-in page's return address
-// (LocalPath).
+// ([SetMemoryLimit]), and the check of a sign-in page's return address
+// ([LocalPath]).
 //
 // Quick start:
 //
@@ -35,7 +35,7 @@ import (
 	"github.com/askbi/askbi/internal/httpjson"
 )
 
-// ServerOptions are the limits of NewServer. The zero value is valid;
+// ServerOptions are the limits of [NewServer]. The zero value is valid;
 // each zero field means its default.
 type ServerOptions struct {
 	// ReadHeaderTimeout bounds reading a request's headers, so

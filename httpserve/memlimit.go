@@ -47,7 +47,7 @@ func CacheBytes() int64 {
 	return 0
 }
 
-// ParseMemoryLimit reads a limit as SetMemoryLimit takes it: bytes with
+// ParseMemoryLimit reads a limit as [SetMemoryLimit] takes it: bytes with
 // an optional unit B, KiB, MiB, GiB or TiB, or "off" (math.MaxInt64).
 func ParseMemoryLimit(s string) (int64, error) {
 	if s == "off" {

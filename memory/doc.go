@@ -10,9 +10,9 @@
 // audited without its text. It is never exposed through the MCP server and
 // never decides a team, access or an approval.
 //
-// A host supplies a Store (MemoryStore, or the PostgreSQL store of the
+// A host supplies a Store ([MemoryStore], or the PostgreSQL store of the
 // reference server; memorytest.Run proves either), a Keyring
-// (StaticKeyring) and its request gate (access.Gate).
+// ([StaticKeyring]) and its request gate (access.Gate).
 //
 // # Quick start
 //

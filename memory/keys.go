@@ -13,22 +13,22 @@ import (
 // KeySize is the length of a memory encryption key: AES-256.
 const KeySize = seal.KeySize
 
-// Keyring holds the keys that seal memories at rest; see seal.Keyring.
+// Keyring holds the keys that seal memories at rest; see [seal.Keyring].
 type Keyring = seal.Keyring
 
 // StaticKeyring is a Keyring over a fixed set of keys; see
-// seal.StaticKeyring.
+// [seal.StaticKeyring].
 type StaticKeyring = seal.StaticKeyring
 
-// NewStaticKeyring is seal.NewStaticKeyring.
+// NewStaticKeyring is [seal.NewStaticKeyring].
 func NewStaticKeyring(current string, keys map[string][]byte) (*StaticKeyring, error) {
 	return seal.NewStaticKeyring(current, keys)
 }
 
-// GenerateKey is seal.GenerateKey.
+// GenerateKey is [seal.GenerateKey].
 func GenerateKey() []byte { return seal.GenerateKey() }
 
-// ParseKey is seal.ParseKey.
+// ParseKey is [seal.ParseKey].
 func ParseKey(s string) ([]byte, error) { return seal.ParseKey(s) }
 
 // additionalData binds a ciphertext to its owner, memory ID and length, so

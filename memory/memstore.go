@@ -13,7 +13,7 @@ import (
 // One mutex guards every owner, which serializes each owner's limit checks
 // and writes within the process; it does not share state across processes.
 // It is safe for concurrent use. The zero value is not usable; call
-// NewMemoryStore.
+// [NewMemoryStore].
 type MemoryStore struct {
 	mu     sync.Mutex
 	owners map[Owner]map[string]Sealed

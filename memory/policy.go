@@ -3,7 +3,7 @@ package memory
 import "context"
 
 // Policy is the host's external-AI setting ("allow feedback and memory with
-// external AI"). Service.ForModel asks it on every call, so a change takes
+// external AI"). [Service.ForModel] asks it on every call, so a change takes
 // effect on the next turn. Implementations must be safe for concurrent use.
 type Policy interface {
 	// AllowExternalAI reports whether the memories of team members may be

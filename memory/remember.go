@@ -17,7 +17,7 @@ const SavedReply = "Saved to memory."
 // the text to save, trimmed of surrounding whitespace. The command is
 // case-sensitive, may follow leading whitespace, and must be followed by
 // whitespace or the end of the message: "/remember" alone gives ok with an
-// empty text, which Service.Add rejects as InvalidArgument, while
+// empty text, which [Service.Add] rejects as InvalidArgument, while
 // "/remembering" or "/Remember" is an ordinary message.
 func ParseRemember(message string) (text string, ok bool) {
 	rest, ok := strings.CutPrefix(strings.TrimLeftFunc(message, unicode.IsSpace), Command)

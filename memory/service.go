@@ -57,10 +57,10 @@ type Options struct {
 // Every method takes the calling principal and works only on the memories of
 // that user in that team; another user's or another team's memory ID
 // answers NotFound, just as an unknown one. Each call passes the request
-// gate (access.Gate.Begin: live membership, then the rate limit; a
+// gate ([access.Gate.Begin]: live membership, then the rate limit; a
 // principal that is already live passes uncharged), so a removed member
 // is Forbidden. Memory is managed in the product only
-// (access.RightManageMemory): a principal authenticated by API key or
+// ([access.RightManageMemory]): a principal authenticated by API key or
 // OAuth token (the MCP server) is Forbidden, and ForModel gives it no
 // memories.
 //
@@ -218,7 +218,7 @@ func (s *Service) DeleteAll(ctx context.Context, p access.Principal) (n int, err
 // deletions and policy changes apply to the next turn. The texts are
 // untrusted user data (see Service). It returns Unauthenticated, Forbidden
 // (not a member), the Policy's error (Internal unless it is an
-// *askbi.Error), and Internal; on any error the caller must send no memory.
+// *[askbi.Error]), and Internal; on any error the caller must send no memory.
 func (s *Service) ForModel(ctx context.Context, p access.Principal) (_ []string, err error) {
 	defer askbi.Wrap(&err, "memory.Service.ForModel")
 	if isToken(p) {

@@ -15,16 +15,16 @@ import (
 	"github.com/askbi/askbi/ask"
 )
 
-// NewAskStores returns the ask.Stores on a migrated database: one
-// ConversationStore for Conversations, Turns, Context and ToolRuns, and one
-// ApprovalStore for Approvals and Receipts.
+// NewAskStores returns the [ask.Stores] on a migrated database: one
+// [ConversationStore] for Conversations, Turns, Context and ToolRuns, and one
+// [ApprovalStore] for Approvals and Receipts.
 func NewAskStores(db *sqlx.DB) ask.Stores {
 	convs, approvals := NewConversationStore(db), NewApprovalStore(db)
 	return ask.Stores{Conversations: convs, Turns: convs, Context: convs, ToolRuns: convs, Approvals: approvals, Receipts: approvals}
 }
 
-// ConversationStore is an ask.ConversationStore, ask.TurnStore,
-// ask.ContextStore and ask.ToolRunStore in PostgreSQL. A
+// ConversationStore is an [ask.ConversationStore], [ask.TurnStore],
+// [ask.ContextStore] and [ask.ToolRunStore] in PostgreSQL. A
 // conversation's turns, entries, context and tool runs reference it with
 // ON DELETE CASCADE. AppendEntry and SetContext lock the conversation's row
 // for their transaction, so concurrent appends get distinct, increasing
@@ -32,7 +32,7 @@ func NewAskStores(db *sqlx.DB) ask.Stores {
 // processes sharing the database. It is safe for concurrent use.
 //
 // It decides what those interfaces leave open as
-// ask.MemoryConversationStore does: turns and tool runs are identified
+// [ask.MemoryConversationStore] does: turns and tool runs are identified
 // within their conversation, and saving one again keeps its first
 // CreatedAt; a limit below 1 lists nothing; an unknown conversation has
 // empty lists; SetContext drops repeated refs; a JSON field that is not
@@ -41,7 +41,7 @@ type ConversationStore struct {
 	db *sqlx.DB
 }
 
-// NewConversationStore returns a ConversationStore on a migrated database.
+// NewConversationStore returns a [ConversationStore] on a migrated database.
 func NewConversationStore(db *sqlx.DB) *ConversationStore { return &ConversationStore{db: db} }
 
 var (
@@ -69,14 +69,14 @@ func (r conversationRow) conversation() ask.Conversation {
 
 func errConversationNotFound() error { return askbi.Errorf(askbi.NotFound, "Conversation not found.") }
 
-// CreateConversation implements ask.ConversationStore.
+// CreateConversation implements [ask.ConversationStore].
 func (s *ConversationStore) CreateConversation(ctx context.Context, c ask.Conversation) error {
 	return write(ctx, s.db, "pgstore.ConversationStore.CreateConversation", askbi.Errorf(askbi.Conflict, "Conversation already exists."),
 		`INSERT INTO conversations (`+conversationColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
 		c.ID, c.TeamID, c.UserID, c.Title, c.CreatedAt, c.UpdatedAt)
 }
 
-// Conversation implements ask.ConversationStore.
+// Conversation implements [ask.ConversationStore].
 func (s *ConversationStore) Conversation(ctx context.Context, id string) (ask.Conversation, error) {
 	var r conversationRow
 	err := s.db.GetContext(ctx, &r, `SELECT `+conversationColumns+` FROM conversations WHERE id = $1`, id)
@@ -89,7 +89,7 @@ func (s *ConversationStore) Conversation(ctx context.Context, id string) (ask.Co
 	return r.conversation(), nil
 }
 
-// Conversations implements ask.ConversationStore. Ties in UpdatedAt go to
+// Conversations implements [ask.ConversationStore]. Ties in UpdatedAt go to
 // the greater ID first.
 func (s *ConversationStore) Conversations(ctx context.Context, teamID, userID string, limit int) ([]ask.Conversation, error) {
 	if limit < 1 {
@@ -108,19 +108,19 @@ func (s *ConversationStore) Conversations(ctx context.Context, teamID, userID st
 	return out, nil
 }
 
-// UpdateConversation implements ask.ConversationStore.
+// UpdateConversation implements [ask.ConversationStore].
 func (s *ConversationStore) UpdateConversation(ctx context.Context, c ask.Conversation) error {
 	return execOne(ctx, s.db, "pgstore.ConversationStore.UpdateConversation", errConversationNotFound(),
 		`UPDATE conversations SET title = $2, updated_at = $3 WHERE id = $1`, c.ID, c.Title, c.UpdatedAt)
 }
 
-// DeleteConversation implements ask.ConversationStore.
+// DeleteConversation implements [ask.ConversationStore].
 func (s *ConversationStore) DeleteConversation(ctx context.Context, id string) error {
 	return execOne(ctx, s.db, "pgstore.ConversationStore.DeleteConversation", errConversationNotFound(),
 		`DELETE FROM conversations WHERE id = $1`, id)
 }
 
-// SaveTurn implements ask.TurnStore.
+// SaveTurn implements [ask.TurnStore].
 func (s *ConversationStore) SaveTurn(ctx context.Context, t ask.Turn) error {
 	u := t.Usage
 	_, err := s.db.ExecContext(ctx, `INSERT INTO conversation_turns (conversation_id, id, state, error_code, created_at, updated_at,
@@ -134,7 +134,7 @@ func (s *ConversationStore) SaveTurn(ctx context.Context, t ask.Turn) error {
 	return childError("pgstore.ConversationStore.SaveTurn", err)
 }
 
-// RenewTurn implements ask.TurnStore.
+// RenewTurn implements [ask.TurnStore].
 func (s *ConversationStore) RenewTurn(ctx context.Context, conversationID, id string, at time.Time) (bool, error) {
 	var state string
 	err := s.db.GetContext(ctx, &state, `WITH u AS (UPDATE conversation_turns SET updated_at = $3
@@ -166,7 +166,7 @@ type turnRow struct {
 const turnColumns = `conversation_id, id, state, error_code, created_at, updated_at,
 	input_tokens, cached_input_tokens, cache_write_tokens, output_tokens`
 
-// Turns implements ask.TurnStore. Turns created at the same time
+// Turns implements [ask.TurnStore]. Turns created at the same time
 // keep the order they were first saved in.
 func (s *ConversationStore) Turns(ctx context.Context, conversationID string) ([]ask.Turn, error) {
 	var rows []turnRow
@@ -182,7 +182,7 @@ func (s *ConversationStore) Turns(ctx context.Context, conversationID string) ([
 	return out, nil
 }
 
-// Turn implements ask.TurnStore.
+// Turn implements [ask.TurnStore].
 func (s *ConversationStore) Turn(ctx context.Context, conversationID, id string) (ask.Turn, error) {
 	var r turnRow
 	err := s.db.GetContext(ctx, &r, `SELECT `+turnColumns+`
@@ -243,7 +243,7 @@ func (r entryRow) entry() (ask.Entry, error) {
 	return e, nil
 }
 
-// AppendEntry implements ask.TurnStore. Seqs start at 1.
+// AppendEntry implements [ask.TurnStore]. Seqs start at 1.
 func (s *ConversationStore) AppendEntry(ctx context.Context, e ask.Entry) (ask.Entry, error) {
 	calls, err := toolCallsJSON(e.ToolCalls)
 	if err != nil {
@@ -285,7 +285,7 @@ func (s *ConversationStore) AppendEntry(ctx context.Context, e ask.Entry) (ask.E
 	return e, nil
 }
 
-// Entries implements ask.TurnStore.
+// Entries implements [ask.TurnStore].
 func (s *ConversationStore) Entries(ctx context.Context, conversationID string, limit int) ([]ask.Entry, error) {
 	if limit < 1 {
 		return nil, nil
@@ -306,7 +306,7 @@ func (s *ConversationStore) Entries(ctx context.Context, conversationID string, 
 	return out, nil
 }
 
-// SetContext implements ask.ContextStore.
+// SetContext implements [ask.ContextStore].
 func (s *ConversationStore) SetContext(ctx context.Context, conversationID string, refs []ask.ContextRef) error {
 	var types, ids pq.StringArray
 	seen := map[ask.ContextRef]bool{}
@@ -344,7 +344,7 @@ func (s *ConversationStore) SetContext(ctx context.Context, conversationID strin
 	return nil
 }
 
-// Context implements ask.ContextStore.
+// Context implements [ask.ContextStore].
 func (s *ConversationStore) Context(ctx context.Context, conversationID string) ([]ask.ContextRef, error) {
 	var rows []struct {
 		Type string `db:"entity_type"`
@@ -381,7 +381,7 @@ type toolRunRow struct {
 	UpdatedAt      time.Time `db:"updated_at"`
 }
 
-// SaveToolRun implements ask.ToolRunStore.
+// SaveToolRun implements [ask.ToolRunStore].
 func (s *ConversationStore) SaveToolRun(ctx context.Context, r ask.ToolRun) error {
 	if !validJSON(r.Result) {
 		return errInvalidJSON("result")
@@ -397,7 +397,7 @@ func (s *ConversationStore) SaveToolRun(ctx context.Context, r ask.ToolRun) erro
 	return childError("pgstore.ConversationStore.SaveToolRun", err)
 }
 
-// ToolRuns implements ask.ToolRunStore. Runs created at the same time
+// ToolRuns implements [ask.ToolRunStore]. Runs created at the same time
 // keep the order they were first saved in.
 func (s *ConversationStore) ToolRuns(ctx context.Context, conversationID string) ([]ask.ToolRun, error) {
 	var rows []toolRunRow
@@ -415,14 +415,14 @@ func (s *ConversationStore) ToolRuns(ctx context.Context, conversationID string)
 	return out, nil
 }
 
-// ApprovalStore is an ask.ApprovalStore and ask.ReceiptStore in
+// ApprovalStore is an [ask.ApprovalStore] and [ask.ReceiptStore] in
 // PostgreSQL. Consume and Reject are each one conditional UPDATE of the
 // approval's row, and a partial unique index admits one consumed approval
 // per tool call, so of any number of concurrent calls, from any number of
 // processes sharing the database, at most one succeeds. It is safe for
 // concurrent use.
 //
-// It decides what those interfaces leave open as ask.MemoryApprovalStore
+// It decides what those interfaces leave open as [ask.MemoryApprovalStore]
 // does: a tool call is identified by its conversation and ToolCallID;
 // CreateApproval stores every approval as pending; Reject is never
 // Conflict; PutReceipt is Conflict for an approval that is not consumed or
@@ -432,7 +432,7 @@ type ApprovalStore struct {
 	db *sqlx.DB
 }
 
-// NewApprovalStore returns an ApprovalStore on a migrated database.
+// NewApprovalStore returns an [ApprovalStore] on a migrated database.
 func NewApprovalStore(db *sqlx.DB) *ApprovalStore { return &ApprovalStore{db: db} }
 
 var (
@@ -476,7 +476,7 @@ func errApprovalInvalid() error {
 	return askbi.Errorf(askbi.ApprovalInvalid, "The approval is invalid or has expired.")
 }
 
-// CreateApproval implements ask.ApprovalStore.
+// CreateApproval implements [ask.ApprovalStore].
 func (s *ApprovalStore) CreateApproval(ctx context.Context, a ask.Approval) error {
 	if !validJSON(a.Arguments) {
 		return errInvalidJSON("arguments")
@@ -494,7 +494,7 @@ func (s *ApprovalStore) CreateApproval(ctx context.Context, a ask.Approval) erro
 		a.CreatedAt, a.ExpiresAt, a.Target, jsonArg(targets))
 }
 
-// Approval implements ask.ApprovalStore.
+// Approval implements [ask.ApprovalStore].
 func (s *ApprovalStore) Approval(ctx context.Context, id string) (ask.Approval, error) {
 	var r approvalRow
 	err := s.db.GetContext(ctx, &r, `SELECT `+approvalColumns+` FROM approvals WHERE id = $1`, id)
@@ -507,7 +507,7 @@ func (s *ApprovalStore) Approval(ctx context.Context, id string) (ask.Approval, 
 	return r.approval()
 }
 
-// Pending implements ask.ApprovalStore. Approvals created at the same time
+// Pending implements [ask.ApprovalStore]. Approvals created at the same time
 // keep the order they were created in.
 func (s *ApprovalStore) Pending(ctx context.Context, conversationID string, now time.Time) ([]ask.Approval, error) {
 	var rows []approvalRow
@@ -528,7 +528,7 @@ func (s *ApprovalStore) Pending(ctx context.Context, conversationID string, now 
 	return out, nil
 }
 
-// Consume implements ask.ApprovalStore.
+// Consume implements [ask.ApprovalStore].
 func (s *ApprovalStore) Consume(ctx context.Context, id string, b ask.Binding, now time.Time) (ask.Approval, error) {
 	a, err := s.settle(ctx, ask.ApprovalConsumed, id, b, now)
 	switch {
@@ -540,7 +540,7 @@ func (s *ApprovalStore) Consume(ctx context.Context, id string, b ask.Binding, n
 	return a, nil
 }
 
-// Reject implements ask.ApprovalStore.
+// Reject implements [ask.ApprovalStore].
 func (s *ApprovalStore) Reject(ctx context.Context, id string, b ask.Binding, now time.Time) (ask.Approval, error) {
 	a, err := s.settle(ctx, ask.ApprovalRejected, id, b, now)
 	if err != nil {
@@ -579,7 +579,7 @@ func (s *ApprovalStore) settle(ctx context.Context, state ask.ApprovalState, id 
 	return a, nil
 }
 
-// Release implements ask.ApprovalStore.
+// Release implements [ask.ApprovalStore].
 func (s *ApprovalStore) Release(ctx context.Context, id string) error {
 	const op = "pgstore.ApprovalStore.Release"
 	res, err := s.db.ExecContext(ctx, `UPDATE approvals SET state = 'pending'
@@ -598,7 +598,7 @@ func (s *ApprovalStore) Release(ctx context.Context, id string) error {
 	return askbi.Errorf(askbi.Conflict, "Only a consumed approval without a result can be released.")
 }
 
-// PutReceipt implements ask.ReceiptStore.
+// PutReceipt implements [ask.ReceiptStore].
 func (s *ApprovalStore) PutReceipt(ctx context.Context, r ask.Receipt) error {
 	const op = "pgstore.ApprovalStore.PutReceipt"
 	if !validJSON(r.Result) {
@@ -624,7 +624,7 @@ func (s *ApprovalStore) PutReceipt(ctx context.Context, r ask.Receipt) error {
 		r.ApprovalID, a.ConversationID, r.ToolCallID, r.Summary, jsonArg(r.Result), r.ErrorCode, r.ErrorMessage, r.CreatedAt)
 }
 
-// DeleteConversation implements ask.ApprovalStore; receipts go with their
+// DeleteConversation implements [ask.ApprovalStore]; receipts go with their
 // approvals (ON DELETE CASCADE).
 func (s *ApprovalStore) DeleteConversation(ctx context.Context, conversationID string) error {
 	if _, err := s.db.ExecContext(ctx, `DELETE FROM approvals WHERE conversation_id = $1`, conversationID); err != nil {
@@ -633,7 +633,7 @@ func (s *ApprovalStore) DeleteConversation(ctx context.Context, conversationID s
 	return nil
 }
 
-// Receipt implements ask.ReceiptStore.
+// Receipt implements [ask.ReceiptStore].
 func (s *ApprovalStore) Receipt(ctx context.Context, approvalID string) (ask.Receipt, error) {
 	var r struct {
 		ApprovalID   string    `db:"approval_id"`

@@ -19,7 +19,7 @@ import (
 	"github.com/askbi/askbi/workspace"
 )
 
-// Catalog is the workspace catalog in PostgreSQL: a workspace.Catalog,
+// Catalog is the workspace catalog in PostgreSQL: a [workspace.Catalog],
 // CatalogWriter and ConnectionWriter that passes workspacetest.Run. Each
 // entity is one row of catalog_entities holding the whole value as JSON
 // (so fields dataexec adds later are kept) beside the columns search and
@@ -31,7 +31,7 @@ import (
 //
 // While the database cannot be reached, a single-entity read (Dashboard,
 // Chart, Dataset, Connection) answers with this value's last successful
-// read of that entity when it is at most StaleFor old, so a result the
+// read of that entity when it is at most [StaleFor] old, so a result the
 // executor still has cached is served, under the same access checks, on
 // the definitions of a moment ago. Any write through this value forgets
 // every last read at once, so nothing it deleted or changed comes back,
@@ -47,7 +47,7 @@ type Catalog struct {
 
 // StaleFor is how old a Catalog's last read of an entity may be to stand
 // in for a read while the database is unavailable: the API-key cache's
-// 30 s (access.DefaultKeyCacheTTL), the same bound on a change made by
+// 30 s ([access.DefaultKeyCacheTTL]), the same bound on a change made by
 // another instance.
 const StaleFor = access.DefaultKeyCacheTTL
 
@@ -215,27 +215,27 @@ func (c *Catalog) Forget() {
 	c.mu.Unlock()
 }
 
-// Dashboard implements workspace.Catalog.
+// Dashboard implements [workspace.Catalog].
 func (c *Catalog) Dashboard(ctx context.Context, id string) (workspace.Dashboard, error) {
 	return read[workspace.Dashboard](ctx, c, access.TypeDashboard, id)
 }
 
-// Chart implements workspace.Catalog.
+// Chart implements [workspace.Catalog].
 func (c *Catalog) Chart(ctx context.Context, id string) (workspace.Chart, error) {
 	return read[workspace.Chart](ctx, c, access.TypeChart, id)
 }
 
-// Dataset implements workspace.Catalog.
+// Dataset implements [workspace.Catalog].
 func (c *Catalog) Dataset(ctx context.Context, id string) (workspace.Dataset, error) {
 	return read[workspace.Dataset](ctx, c, access.TypeDataset, id)
 }
 
-// Connection implements workspace.Catalog.
+// Connection implements [workspace.Catalog].
 func (c *Catalog) Connection(ctx context.Context, id string) (workspace.Connection, error) {
 	return read[workspace.Connection](ctx, c, access.TypeConnection, id)
 }
 
-// Search implements workspace.Catalog, in one query: the text matches
+// Search implements [workspace.Catalog], in one query: the text matches
 // literally (strpos, not LIKE), ties in updated_at order by ID in byte
 // order, as Go compares strings, and a preview (a chart on no dashboard)
 // is left out unless q.UserID created it, before the limit. The creator
@@ -308,7 +308,7 @@ func (c *Catalog) Search(ctx context.Context, q workspace.CatalogQuery) ([]works
 	return out, nil
 }
 
-// CreateChart implements workspace.CatalogWriter.
+// CreateChart implements [workspace.CatalogWriter].
 func (c *Catalog) CreateChart(ctx context.Context, ch workspace.Chart) (workspace.Chart, error) {
 	defer c.wrote(ctx)()
 	if ch.ID == "" {
@@ -325,7 +325,7 @@ func (c *Catalog) CreateChart(ctx context.Context, ch workspace.Chart) (workspac
 	return ch, nil
 }
 
-// UpdateChart implements workspace.CatalogWriter, under the chart's row
+// UpdateChart implements [workspace.CatalogWriter], under the chart's row
 // lock.
 func (c *Catalog) UpdateChart(ctx context.Context, ch workspace.Chart) (workspace.Chart, error) {
 	defer c.wrote(ctx)()
@@ -347,7 +347,7 @@ func (c *Catalog) UpdateChart(ctx context.Context, ch workspace.Chart) (workspac
 	return out, err
 }
 
-// PlaceChart implements workspace.CatalogWriter. The chart row is locked
+// PlaceChart implements [workspace.CatalogWriter]. The chart row is locked
 // and the dashboard row share-locked: a concurrent placement waits and
 // then sees a saved chart (Conflict), and a concurrent DeleteDashboard
 // either runs first (NotFound here) or waits and deletes the placed chart
@@ -378,7 +378,7 @@ func (c *Catalog) PlaceChart(ctx context.Context, chartID, dashboardID string, a
 	return out, err
 }
 
-// CreateDataset implements workspace.CatalogWriter. The dataset and its
+// CreateDataset implements [workspace.CatalogWriter]. The dataset and its
 // request are one row, written by one statement: both or neither.
 func (c *Catalog) CreateDataset(ctx context.Context, d workspace.Dataset) (workspace.Dataset, error) {
 	defer c.wrote(ctx)()
@@ -395,7 +395,7 @@ func (c *Catalog) CreateDataset(ctx context.Context, d workspace.Dataset) (works
 	return d, nil
 }
 
-// DeleteDashboard implements workspace.CatalogWriter: the dashboard and its
+// DeleteDashboard implements [workspace.CatalogWriter]: the dashboard and its
 // charts go in one transaction.
 func (c *Catalog) DeleteDashboard(ctx context.Context, id string) error {
 	defer c.wrote(ctx)()
@@ -409,7 +409,7 @@ func (c *Catalog) DeleteDashboard(ctx context.Context, id string) error {
 	})
 }
 
-// SaveConnection implements workspace.ConnectionWriter.
+// SaveConnection implements [workspace.ConnectionWriter].
 func (c *Catalog) SaveConnection(ctx context.Context, conn workspace.Connection) error {
 	defer c.wrote(ctx)()
 	r, err := rowOf(conn)
@@ -419,7 +419,7 @@ func (c *Catalog) SaveConnection(ctx context.Context, conn workspace.Connection)
 	return insert(ctx, c.db, r, true)
 }
 
-// DeleteConnection implements workspace.ConnectionWriter.
+// DeleteConnection implements [workspace.ConnectionWriter].
 func (c *Catalog) DeleteConnection(ctx context.Context, id string) error {
 	defer c.wrote(ctx)()
 	if _, err := c.db.ExecContext(ctx, `DELETE FROM catalog_entities WHERE type = 'connection' AND id = $1`, id); err != nil {

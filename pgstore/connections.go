@@ -18,7 +18,7 @@ import (
 	"github.com/askbi/askbi/seal"
 )
 
-// ConnectionStore is a connections.Store in PostgreSQL. Update holds the
+// ConnectionStore is a [connections.Store] in PostgreSQL. Update holds the
 // connection row's lock (SELECT ... FOR UPDATE) from its read to its
 // write, in one transaction, so of concurrent updates of one connection,
 // across processes too, each sees the one before.
@@ -26,7 +26,7 @@ type ConnectionStore struct {
 	db *sqlx.DB
 }
 
-// NewConnectionStore returns a ConnectionStore on a migrated database.
+// NewConnectionStore returns a [ConnectionStore] on a migrated database.
 func NewConnectionStore(db *sqlx.DB) *ConnectionStore { return &ConnectionStore{db: db} }
 
 var _ connections.Store = (*ConnectionStore)(nil)
@@ -110,7 +110,7 @@ func errConnName() error {
 	return askbi.Errorf(askbi.Conflict, "name: the team already has a connection with this name")
 }
 
-// Create implements connections.Store.
+// Create implements [connections.Store].
 func (s *ConnectionStore) Create(ctx context.Context, st connections.State) error {
 	const op = "pgstore.ConnectionStore.Create"
 	args, err := connArgs(st)
@@ -226,7 +226,7 @@ func orNoTools(t []connections.Tool) []connections.Tool {
 	return t
 }
 
-// Get implements connections.Store.
+// Get implements [connections.Store].
 func (s *ConnectionStore) Get(ctx context.Context, id string) (connections.State, error) {
 	st, err := s.load(ctx, s.db, id, false)
 	if err != nil && askbi.ErrorCode(err) != askbi.NotFound {
@@ -235,7 +235,7 @@ func (s *ConnectionStore) Get(ctx context.Context, id string) (connections.State
 	return st, err
 }
 
-// List implements connections.Store.
+// List implements [connections.Store].
 func (s *ConnectionStore) List(ctx context.Context, teamID string) ([]connections.State, error) {
 	const op = "pgstore.ConnectionStore.List"
 	var rows []connRow
@@ -264,7 +264,7 @@ func (s *ConnectionStore) List(ctx context.Context, teamID string) ([]connection
 	return out, nil
 }
 
-// Update implements connections.Store.
+// Update implements [connections.Store].
 func (s *ConnectionStore) Update(ctx context.Context, id string, fn func(*connections.State) error) (connections.State, error) {
 	const op = "pgstore.ConnectionStore.Update"
 	var out connections.State
@@ -332,7 +332,7 @@ func normalize(st connections.State) connections.State {
 	return st
 }
 
-// Delete implements connections.Store.
+// Delete implements [connections.Store].
 func (s *ConnectionStore) Delete(ctx context.Context, id string) error {
 	return execOne(ctx, s.db, "pgstore.ConnectionStore.Delete", errConnNotFound(), `DELETE FROM mcp_connections WHERE id = $1`, id)
 }
@@ -345,13 +345,13 @@ func normalizeSignIn(si *connections.SignIn) *connections.SignIn {
 	return si
 }
 
-// FlowStore is a signin.FlowStore in PostgreSQL: TakeFlow is one
+// FlowStore is a [signin.FlowStore] in PostgreSQL: TakeFlow is one
 // DELETE ... RETURNING, so a flow is taken once across processes.
 type FlowStore struct {
 	db *sqlx.DB
 }
 
-// NewFlowStore returns a FlowStore on a migrated database.
+// NewFlowStore returns a [FlowStore] on a migrated database.
 func NewFlowStore(db *sqlx.DB) *FlowStore { return &FlowStore{db: db} }
 
 var _ signin.FlowStore = (*FlowStore)(nil)
@@ -371,7 +371,7 @@ type flowRow struct {
 	ExpiresAt      time.Time `db:"expires_at"`
 }
 
-// CreateFlow implements signin.FlowStore.
+// CreateFlow implements [signin.FlowStore].
 func (s *FlowStore) CreateFlow(ctx context.Context, f signin.Flow) error {
 	const op = "pgstore.FlowStore.CreateFlow"
 	return write(ctx, s.db, op, askbi.Errorf(askbi.Conflict, "flow already exists"), `INSERT INTO mcp_oauth_flows (`+flowColumns+`)
@@ -379,7 +379,7 @@ func (s *FlowStore) CreateFlow(ctx context.Context, f signin.Flow) error {
 		f.Secret.KeyID, f.Secret.Nonce, f.Secret.Ciphertext, f.CreatedAt, f.ExpiresAt)
 }
 
-// TakeFlow implements signin.FlowStore.
+// TakeFlow implements [signin.FlowStore].
 func (s *FlowStore) TakeFlow(ctx context.Context, id string) (signin.Flow, error) {
 	var r flowRow
 	err := s.db.GetContext(ctx, &r, `DELETE FROM mcp_oauth_flows WHERE id = $1 RETURNING `+flowColumns, id)
@@ -393,7 +393,7 @@ func (s *FlowStore) TakeFlow(ctx context.Context, id string) (signin.Flow, error
 		Secret: seal.Box{KeyID: r.KeyID, Nonce: r.Nonce, Ciphertext: r.Ciphertext}, CreatedAt: r.CreatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC()}, nil
 }
 
-// PurgeFlows implements signin.FlowStore.
+// PurgeFlows implements [signin.FlowStore].
 func (s *FlowStore) PurgeFlows(ctx context.Context, t time.Time) (int, error) {
 	res, err := s.db.ExecContext(ctx, `DELETE FROM mcp_oauth_flows WHERE expires_at < $1`, t)
 	if err != nil {

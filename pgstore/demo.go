@@ -18,7 +18,7 @@ type DemoStore struct {
 	db *sqlx.DB
 }
 
-// NewDemoStore returns a DemoStore on a migrated database.
+// NewDemoStore returns a [DemoStore] on a migrated database.
 func NewDemoStore(db *sqlx.DB) *DemoStore { return &DemoStore{db: db} }
 
 // CreateSession stores a session of user in team under hash, the SHA-256

@@ -14,13 +14,13 @@ import (
 	"github.com/askbi/askbi/access"
 )
 
-// Directory is an access.Directory in PostgreSQL: the reference server's
+// Directory is an [access.Directory] in PostgreSQL: the reference server's
 // stand-in for a host's team membership. Every Member read goes to the
 // database, so a role change or a removal made by any process takes
 // effect on every instance at the next request.
 //
 // While the database cannot be reached, Member answers with this value's
-// last successful read of that member when it is at most StaleFor old,
+// last successful read of that member when it is at most [StaleFor] old,
 // as the Catalog does, so a client whose key is cached keeps being served
 // through a short outage. SetMember and RemoveMember tell every instance
 // to forget its last read of the member (Listen, then Forget), so a
@@ -54,7 +54,7 @@ func (d *Directory) Forget() {
 
 var _ access.Directory = (*Directory)(nil)
 
-// Member implements access.Directory.
+// Member implements [access.Directory].
 func (d *Directory) Member(ctx context.Context, teamID, userID string) (access.Membership, error) {
 	key := [2]string{teamID, userID}
 	d.mu.Lock()
@@ -100,7 +100,7 @@ func (d *Directory) member(ctx context.Context, teamID, userID string) (access.M
 	return m, nil
 }
 
-// HasProject implements access.Directory.
+// HasProject implements [access.Directory].
 func (d *Directory) HasProject(ctx context.Context, teamID, projectID string) (bool, error) {
 	var ok bool
 	if err := d.db.GetContext(ctx, &ok, `SELECT EXISTS (SELECT 1 FROM team_projects WHERE team_id = $1 AND project_id = $2)`,
@@ -141,14 +141,14 @@ type DirectorySeed struct {
 	Members  []SeedMember
 }
 
-// SeedMember is one member of a DirectorySeed.
+// SeedMember is one member of a [DirectorySeed].
 type SeedMember struct {
 	Team, User string
 	Role       access.Role
 	Projects   access.Projects
 }
 
-// Seed stores s under name once (see Catalog.Seed): later calls, in any
+// Seed stores s under name once (see [Catalog.Seed]): later calls, in any
 // process, change nothing, so a role changed or a member removed since
 // stays as it is.
 func (d *Directory) Seed(ctx context.Context, name string, s DirectorySeed) (bool, error) {

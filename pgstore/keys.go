@@ -12,13 +12,13 @@ import (
 	"github.com/askbi/askbi/access"
 )
 
-// KeyStore is an access.KeyStore in PostgreSQL. The stored row holds the
+// KeyStore is an [access.KeyStore] in PostgreSQL. The stored row holds the
 // key's SHA-256, never the secret.
 type KeyStore struct {
 	db *sqlx.DB
 }
 
-// NewKeyStore returns a KeyStore on a migrated database.
+// NewKeyStore returns a [KeyStore] on a migrated database.
 func NewKeyStore(db *sqlx.DB) *KeyStore { return &KeyStore{db: db} }
 
 type keyRow struct {
@@ -56,7 +56,7 @@ func (r keyRow) key() access.Key {
 
 const keyColumns = `id, prefix, hash, name, user_id, team_id, scopes, all_projects, project_ids, created_at, last_used_at, revoked_at`
 
-// Create implements access.KeyStore.
+// Create implements [access.KeyStore].
 func (s *KeyStore) Create(ctx context.Context, k access.Key) error {
 	ids := k.Projects.IDs
 	if k.Projects.All {
@@ -68,19 +68,19 @@ func (s *KeyStore) Create(ctx context.Context, k access.Key) error {
 		k.Projects.All, orEmpty(ids), k.CreatedAt, nullTime(k.LastUsedAt), nullTime(k.RevokedAt))
 }
 
-// ByPrefix implements access.KeyStore.
+// ByPrefix implements [access.KeyStore].
 func (s *KeyStore) ByPrefix(ctx context.Context, prefix string) (access.Key, error) {
 	return getRow(ctx, s.db, "pgstore.KeyStore.ByPrefix", errKeyNotFound(), keyRow.key,
 		`SELECT `+keyColumns+` FROM api_keys WHERE prefix = $1`, prefix)
 }
 
-// List implements access.KeyStore.
+// List implements [access.KeyStore].
 func (s *KeyStore) List(ctx context.Context, teamID, userID string) ([]access.Key, error) {
 	return selectRows(ctx, s.db, "pgstore.KeyStore.List", keyRow.key, `SELECT `+keyColumns+` FROM api_keys
 		WHERE team_id = $1 AND user_id = $2 ORDER BY created_at DESC, id DESC`, teamID, userID)
 }
 
-// Revoke implements access.KeyStore.
+// Revoke implements [access.KeyStore].
 func (s *KeyStore) Revoke(ctx context.Context, id string, t time.Time) error {
 	// The notification reaches every instance's key cache (Listen) when
 	// the revocation commits.
@@ -89,7 +89,7 @@ func (s *KeyStore) Revoke(ctx context.Context, id string, t time.Time) error {
 		 SELECT pg_notify('`+ChangesChannel+`', 'key:' || id) FROM r`, id, t)
 }
 
-// Touch implements access.KeyStore.
+// Touch implements [access.KeyStore].
 func (s *KeyStore) Touch(ctx context.Context, id string, t time.Time) error {
 	return execOne(ctx, s.db, "pgstore.KeyStore.Touch", errKeyNotFound(), `UPDATE api_keys SET last_used_at = $2 WHERE id = $1`, id, t)
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/askbi/askbi/dataexec"
 )
 
-// Leases is a dataexec.Leases in PostgreSQL: concurrency slots in one
+// Leases is a [dataexec.Leases] in PostgreSQL: concurrency slots in one
 // table for every instance on the database, a row per slot of each key,
 // taken in one statement under the keys' advisory locks and held under a
 // lease, so the slots of an instance that died expire. Releasing frees
@@ -30,7 +30,7 @@ func NewLeases(db *sqlx.DB) *Leases { return &Leases{db: db} }
 
 var _ dataexec.Leases = (*Leases)(nil)
 
-// Acquire implements dataexec.Leases.
+// Acquire implements [dataexec.Leases].
 func (l *Leases) Acquire(ctx context.Context, slots []dataexec.Slot, ttl time.Duration) (func(), error) {
 	slots = slices.Clone(slots)
 	slices.SortFunc(slots, func(a, b dataexec.Slot) int { return strings.Compare(a.Key, b.Key) })

@@ -13,7 +13,7 @@ import (
 	"github.com/askbi/askbi/memory"
 )
 
-// MemoryStore is a memory.Store in PostgreSQL. Rows hold only what package
+// MemoryStore is a [memory.Store] in PostgreSQL. Rows hold only what package
 // memory seals: key ID, nonce, ciphertext and the character count. Every
 // query is scoped by (team, user); Add and Update take a transaction-scoped
 // advisory lock per (team, user) before counting and summing, so the limits
@@ -23,7 +23,7 @@ type MemoryStore struct {
 	db *sqlx.DB
 }
 
-// NewMemoryStore returns a MemoryStore on a migrated database.
+// NewMemoryStore returns a [MemoryStore] on a migrated database.
 func NewMemoryStore(db *sqlx.DB) *MemoryStore { return &MemoryStore{db: db} }
 
 type memoryRow struct {
@@ -43,7 +43,7 @@ func (r memoryRow) sealed() memory.Sealed {
 
 const memoryColumns = `id, key_id, nonce, ciphertext, chars, created_at, updated_at`
 
-// List implements memory.Store.
+// List implements [memory.Store].
 func (s *MemoryStore) List(ctx context.Context, o memory.Owner) ([]memory.Sealed, error) {
 	var rows []memoryRow
 	err := s.db.SelectContext(ctx, &rows, `SELECT `+memoryColumns+` FROM memories
@@ -58,7 +58,7 @@ func (s *MemoryStore) List(ctx context.Context, o memory.Owner) ([]memory.Sealed
 	return out, nil
 }
 
-// Add implements memory.Store.
+// Add implements [memory.Store].
 func (s *MemoryStore) Add(ctx context.Context, o memory.Owner, item memory.Sealed, limits memory.Limits) error {
 	return s.locked(ctx, "pgstore.MemoryStore.Add", o, func(tx *sqlx.Tx) error {
 		var usage struct {
@@ -78,7 +78,7 @@ func (s *MemoryStore) Add(ctx context.Context, o memory.Owner, item memory.Seale
 	})
 }
 
-// Update implements memory.Store.
+// Update implements [memory.Store].
 func (s *MemoryStore) Update(ctx context.Context, o memory.Owner, item memory.Sealed, limits memory.Limits) (memory.Sealed, error) {
 	var out memoryRow
 	err := s.locked(ctx, "pgstore.MemoryStore.Update", o, func(tx *sqlx.Tx) error {
@@ -111,13 +111,13 @@ func (s *MemoryStore) Update(ctx context.Context, o memory.Owner, item memory.Se
 	return out.sealed(), nil
 }
 
-// Delete implements memory.Store.
+// Delete implements [memory.Store].
 func (s *MemoryStore) Delete(ctx context.Context, o memory.Owner, id string) error {
 	return execOne(ctx, s.db, "pgstore.MemoryStore.Delete", memoryNotFound(),
 		`DELETE FROM memories WHERE id = $1 AND team_id = $2 AND user_id = $3`, id, o.TeamID, o.UserID)
 }
 
-// DeleteAll implements memory.Store.
+// DeleteAll implements [memory.Store].
 func (s *MemoryStore) DeleteAll(ctx context.Context, o memory.Owner) (int, error) {
 	const op = "pgstore.MemoryStore.DeleteAll"
 	res, err := s.db.ExecContext(ctx, `DELETE FROM memories WHERE team_id = $1 AND user_id = $2`, o.TeamID, o.UserID)

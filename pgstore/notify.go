@@ -17,12 +17,12 @@ import (
 // the changes other instances may hold in memory: a key revoked
 // ("key:<id>"), the workspace catalog written ("catalog"), a member
 // changed ("member"), a team's remote connections changed
-// ("connection:<origin>:<team>", see ConnectionChanges). A store sends
+// ("connection:<origin>:<team>", see [ConnectionChanges]). A store sends
 // its notification in the statement or transaction of the change, so it
 // is delivered when, and only when, the change commits.
 const ChangesChannel = "askbi_changes"
 
-// Change is one notification on ChangesChannel. Missed is true instead
+// Change is one notification on [ChangesChannel]. Missed is true instead
 // when notifications may have been lost (the listening connection was
 // down): a receiver then forgets everything it keeps.
 type Change struct {
@@ -33,7 +33,7 @@ type Change struct {
 	Missed bool
 }
 
-// Listen receives the changes on ChangesChannel of the database at url,
+// Listen receives the changes on [ChangesChannel] of the database at url,
 // through a connection of its own (lib/pq's Listener, which reconnects),
 // and passes each to handle, in order, until ctx ends. Every reconnect is
 // one Change with Missed set, logged once handled. A receiver keeps its

@@ -14,14 +14,14 @@ import (
 	"github.com/askbi/askbi/mcpserver/oauth"
 )
 
-// OAuthStore is an oauth.Store in PostgreSQL (migration 0005). Codes and
+// OAuthStore is an [oauth.Store] in PostgreSQL (migration 0005). Codes and
 // tokens are rows keyed by the SHA-256 of their signature; single use is
 // one conditional UPDATE, so it holds across processes.
 type OAuthStore struct {
 	db *sqlx.DB
 }
 
-// NewOAuthStore returns an OAuthStore on a migrated database.
+// NewOAuthStore returns an [OAuthStore] on a migrated database.
 func NewOAuthStore(db *sqlx.DB) *OAuthStore { return &OAuthStore{db: db} }
 
 var _ oauth.Store = (*OAuthStore)(nil)
@@ -49,14 +49,14 @@ func orEmpty(a []string) pq.StringArray {
 	return a
 }
 
-// CreateClient implements oauth.Store.
+// CreateClient implements [oauth.Store].
 func (s *OAuthStore) CreateClient(ctx context.Context, c oauth.Client) error {
 	return write(ctx, s.db, "pgstore.OAuthStore.CreateClient", askbi.Errorf(askbi.Conflict, "client already exists"),
 		`INSERT INTO oauth_clients (id, secret_hash, auth_method, name, redirect_uris, scopes, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 		c.ID, c.SecretHash, c.AuthMethod, c.Name, orEmpty(c.RedirectURIs), scopeStrings(c.Scopes), c.CreatedAt)
 }
 
-// Client implements oauth.Store.
+// Client implements [oauth.Store].
 func (s *OAuthStore) Client(ctx context.Context, id string) (oauth.Client, error) {
 	var r struct {
 		ID           string         `db:"id"`
@@ -78,7 +78,7 @@ func (s *OAuthStore) Client(ctx context.Context, id string) (oauth.Client, error
 		RedirectURIs: r.RedirectURIs, Scopes: scopesFrom(r.Scopes), CreatedAt: r.CreatedAt.UTC()}, nil
 }
 
-// CreateRequest implements oauth.Store.
+// CreateRequest implements [oauth.Store].
 func (s *OAuthStore) CreateRequest(ctx context.Context, r oauth.Request) error {
 	return write(ctx, s.db, "pgstore.OAuthStore.CreateRequest", askbi.Errorf(askbi.Conflict, "request already exists"),
 		`INSERT INTO oauth_requests (id, client_id, user_id, csrf_hash, query, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`,
@@ -92,7 +92,7 @@ func orBytes(b []byte) []byte {
 	return b
 }
 
-// TakeRequest implements oauth.Store: one DELETE ... RETURNING, so two
+// TakeRequest implements [oauth.Store]: one DELETE ... RETURNING, so two
 // takes cannot both succeed.
 func (s *OAuthStore) TakeRequest(ctx context.Context, id string, now time.Time) (oauth.Request, error) {
 	var r struct {
@@ -139,7 +139,7 @@ func (r grantRow) grant() oauth.Grant {
 
 const grantColumns = `id, client_id, user_id, team_id, scopes, all_projects, project_ids, created_at, revoked_at`
 
-// CreateGrant implements oauth.Store.
+// CreateGrant implements [oauth.Store].
 func (s *OAuthStore) CreateGrant(ctx context.Context, g oauth.Grant) error {
 	ids := g.Projects.IDs
 	if g.Projects.All {
@@ -150,19 +150,19 @@ func (s *OAuthStore) CreateGrant(ctx context.Context, g oauth.Grant) error {
 		g.ID, g.ClientID, g.UserID, g.TeamID, scopeStrings(g.Scopes), g.Projects.All, orEmpty(ids), g.CreatedAt, nullTime(g.RevokedAt))
 }
 
-// Grant implements oauth.Store.
+// Grant implements [oauth.Store].
 func (s *OAuthStore) Grant(ctx context.Context, id string) (oauth.Grant, error) {
 	return getRow(ctx, s.db, "pgstore.OAuthStore.Grant", errGrantNotFound(), grantRow.grant,
 		`SELECT `+grantColumns+` FROM oauth_grants WHERE id = $1`, id)
 }
 
-// Grants implements oauth.Store.
+// Grants implements [oauth.Store].
 func (s *OAuthStore) Grants(ctx context.Context, userID string) ([]oauth.Grant, error) {
 	return selectRows(ctx, s.db, "pgstore.OAuthStore.Grants", grantRow.grant, `SELECT `+grantColumns+` FROM oauth_grants
 		WHERE user_id = $1 AND revoked_at IS NULL ORDER BY created_at DESC, id DESC`, userID)
 }
 
-// RevokeGrant implements oauth.Store, in one transaction.
+// RevokeGrant implements [oauth.Store], in one transaction.
 func (s *OAuthStore) RevokeGrant(ctx context.Context, id string, t time.Time) error {
 	err := Transact(ctx, s.db, func(tx *sqlx.Tx) error {
 		if err := execOne(ctx, tx, "pgstore.OAuthStore.RevokeGrant", errGrantNotFound(),
@@ -177,7 +177,7 @@ func (s *OAuthStore) RevokeGrant(ctx context.Context, id string, t time.Time) er
 	return err
 }
 
-// CreateToken implements oauth.Store.
+// CreateToken implements [oauth.Store].
 func (s *OAuthStore) CreateToken(ctx context.Context, t oauth.Token) error {
 	return write(ctx, s.db, "pgstore.OAuthStore.CreateToken", askbi.Errorf(askbi.Conflict, "token already exists"),
 		`INSERT INTO oauth_tokens (token_hash, kind, grant_id, client_id, scopes, audience, redirect_uri, challenge, challenge_method,
@@ -186,7 +186,7 @@ func (s *OAuthStore) CreateToken(ctx context.Context, t oauth.Token) error {
 		t.ChallengeMethod, t.RequestedAt, t.ExpiresAt, nullTime(t.UsedAt))
 }
 
-// Token implements oauth.Store.
+// Token implements [oauth.Store].
 func (s *OAuthStore) Token(ctx context.Context, hash []byte) (oauth.Token, error) {
 	var r struct {
 		Hash            []byte         `db:"token_hash"`
@@ -215,7 +215,7 @@ func (s *OAuthStore) Token(ctx context.Context, hash []byte) (oauth.Token, error
 		ChallengeMethod: r.ChallengeMethod, RequestedAt: r.RequestedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC(), UsedAt: r.UsedAt.Time.UTC()}, nil
 }
 
-// UseToken implements oauth.Store: the UPDATE only matches an unused
+// UseToken implements [oauth.Store]: the UPDATE only matches an unused
 // row, so of concurrent uses one wins.
 func (s *OAuthStore) UseToken(ctx context.Context, hash []byte, t time.Time) error {
 	res, err := s.db.ExecContext(ctx, `UPDATE oauth_tokens SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL`, hash, t)
@@ -231,7 +231,7 @@ func (s *OAuthStore) UseToken(ctx context.Context, hash []byte, t time.Time) err
 	return askbi.Errorf(askbi.Conflict, "token already used")
 }
 
-// DeleteTokens implements oauth.Store.
+// DeleteTokens implements [oauth.Store].
 func (s *OAuthStore) DeleteTokens(ctx context.Context, grantID string, kind oauth.TokenKind) error {
 	if _, err := s.db.ExecContext(ctx, `DELETE FROM oauth_tokens WHERE grant_id = $1 AND kind = $2`, grantID, string(kind)); err != nil {
 		return internal("pgstore.OAuthStore.DeleteTokens", err)
@@ -239,7 +239,7 @@ func (s *OAuthStore) DeleteTokens(ctx context.Context, grantID string, kind oaut
 	return nil
 }
 
-// Purge implements oauth.Store: the retention step, in one transaction.
+// Purge implements [oauth.Store]: the retention step, in one transaction.
 func (s *OAuthStore) Purge(ctx context.Context, now time.Time) (int, error) {
 	n := 0
 	err := Transact(ctx, s.db, func(tx *sqlx.Tx) error {

@@ -104,7 +104,7 @@ func (db *DB) Close() error { return db.SQL.Close() }
 // instances on the database change, until ctx ends: a revoked key leaves
 // keys' cache, a catalog or member change makes db's Catalog and
 // Directory read again, and a connection changed elsewhere stops the
-// chat turns that use it (ConnectionChanges.Forward to conns: a
+// chat turns that use it ([ConnectionChanges.Forward] to conns: a
 // service's connections.Records); a lost listening connection forgets
 // all of it on the reconnect. keys and conns may be nil. It returns once
 // listening has started.

@@ -11,12 +11,12 @@ import (
 	"github.com/askbi/askbi/access"
 )
 
-// RateLimiter is an access.RateLimiter in PostgreSQL: one token bucket a
+// RateLimiter is an [access.RateLimiter] in PostgreSQL: one token bucket a
 // key, shared by every instance on the database, so a principal's budget
 // is one budget however many instances serve it. Each Allow is one
 // statement (one round trip) that refills the bucket on the database's
 // clock and spends a token when there is one. It returns Unavailable when
-// the database cannot be reached; wrap it in access.FallbackRateLimiter to
+// the database cannot be reached; wrap it in [access.FallbackRateLimiter] to
 // keep a per-process limit through an outage. It is safe for concurrent
 // use.
 type RateLimiter struct {
@@ -26,7 +26,7 @@ type RateLimiter struct {
 }
 
 // NewRateLimiter returns a limiter on a migrated database with the budget
-// of opts (nil: access.DefaultRate per second, access.DefaultBurst at
+// of opts (nil: [access.DefaultRate] per second, [access.DefaultBurst] at
 // once). opts.MaxKeys and opts.Now do not apply: idle buckets are deleted
 // by Purge, and time is the database's.
 func NewRateLimiter(db *sqlx.DB, opts *access.RateOptions) *RateLimiter {
@@ -53,7 +53,7 @@ ON CONFLICT (key) DO UPDATE SET
     updated_at = now()
 RETURNING tokens, allowed`
 
-// Allow implements access.RateLimiter.
+// Allow implements [access.RateLimiter].
 func (l *RateLimiter) Allow(ctx context.Context, key string) error {
 	var row struct {
 		Tokens  float64 `db:"tokens"`

@@ -57,7 +57,7 @@ type StaticKeyring struct {
 
 // NewStaticKeyring returns a keyring sealing with keys[current] and opening
 // with any of keys. It returns InvalidArgument when current is not in keys,
-// a key is not KeySize bytes, or a key ID is empty or longer than 64 bytes.
+// a key is not [KeySize] bytes, or a key ID is empty or longer than 64 bytes.
 // It copies keys.
 func NewStaticKeyring(current string, keys map[string][]byte) (*StaticKeyring, error) {
 	if _, ok := keys[current]; !ok {
@@ -107,7 +107,7 @@ func GenerateKey() []byte {
 }
 
 // ParseKey decodes a base64 key (standard or URL alphabet, padded or not)
-// of KeySize bytes, as a host reads it from its configuration. It returns
+// of [KeySize] bytes, as a host reads it from its configuration. It returns
 // InvalidArgument, without echoing s, when s is not such a key.
 func ParseKey(s string) ([]byte, error) {
 	s = strings.TrimRight(strings.TrimSpace(s), "=")

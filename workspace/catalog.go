@@ -44,7 +44,7 @@ const (
 // ChartTypes lists every chart type in documented order.
 var ChartTypes = []ChartType{ChartLine, ChartBar, ChartArea, ChartPie, ChartDoughnut, ChartTable, ChartKPI}
 
-// Valid reports whether t is one of ChartTypes.
+// Valid reports whether t is one of [ChartTypes].
 func (t ChartType) Valid() bool { return slices.Contains(ChartTypes, t) }
 
 // ChartStatus says whether a chart is a temporary preview or placed on a
@@ -100,8 +100,8 @@ func (c Chart) Ref() access.Entity {
 	return e
 }
 
-// Status returns StatusPreview for a chart on no dashboard, else
-// StatusSaved.
+// Status returns [StatusPreview] for a chart on no dashboard, else
+// [StatusSaved].
 func (c Chart) Status() ChartStatus {
 	if c.DashboardID == "" {
 		return StatusPreview
@@ -312,7 +312,7 @@ func (c Connection) Ref() access.Entity {
 // Catalog need not know principals. Implementations must be safe for
 // concurrent use; workspacetest.Run proves one.
 //
-// A Catalog that may also be changed implements CatalogWriter. The split
+// A Catalog that may also be changed implements [CatalogWriter]. The split
 // lets a host expose a workspace it cannot (or will not) let the assistant
 // change, such as a read-only replica or a remote BI product's API, with
 // five methods instead of ten stubs.
@@ -372,7 +372,7 @@ type CatalogWriter interface {
 // askbi itself manages (remote MCP connections, which package
 // dataexec/mcpsource creates, changes and deletes), so that search, the
 // context picker and the Executor see them like the host's own. It is
-// separate from CatalogWriter: a host can take askbi's connections into a
+// separate from [CatalogWriter]: a host can take askbi's connections into a
 // catalog the assistant may not otherwise change. Its changes must be
 // visible to the same value's Catalog reads at once.
 type ConnectionWriter interface {

@@ -13,10 +13,10 @@ import (
 	"github.com/askbi/askbi/access"
 )
 
-// MemoryCatalog is an in-memory Catalog and CatalogWriter for tests,
+// MemoryCatalog is an in-memory Catalog and [CatalogWriter] for tests,
 // examples and the embedded default. It is safe for concurrent use and returns copies, so
 // callers may change what they get. The zero value is not usable; call
-// NewMemoryCatalog.
+// [NewMemoryCatalog].
 type MemoryCatalog struct {
 	mu          sync.RWMutex
 	dashboards  map[string]Dashboard
@@ -167,7 +167,7 @@ func (m *MemoryCatalog) Search(_ context.Context, q CatalogQuery) ([]SearchRow, 
 	return rows, nil
 }
 
-// CreateChart implements CatalogWriter.
+// CreateChart implements [CatalogWriter].
 func (m *MemoryCatalog) CreateChart(_ context.Context, c Chart) (Chart, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -180,7 +180,7 @@ func (m *MemoryCatalog) CreateChart(_ context.Context, c Chart) (Chart, error) {
 	return cloneChart(c), nil
 }
 
-// UpdateChart implements CatalogWriter.
+// UpdateChart implements [CatalogWriter].
 func (m *MemoryCatalog) UpdateChart(_ context.Context, c Chart) (Chart, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -194,7 +194,7 @@ func (m *MemoryCatalog) UpdateChart(_ context.Context, c Chart) (Chart, error) {
 	return cloneChart(old), nil
 }
 
-// PlaceChart implements CatalogWriter.
+// PlaceChart implements [CatalogWriter].
 func (m *MemoryCatalog) PlaceChart(_ context.Context, chartID, dashboardID string, at time.Time) (Chart, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -214,7 +214,7 @@ func (m *MemoryCatalog) PlaceChart(_ context.Context, chartID, dashboardID strin
 	return cloneChart(c), nil
 }
 
-// CreateDataset implements CatalogWriter. The dataset and its request are
+// CreateDataset implements [CatalogWriter]. The dataset and its request are
 // one value here, so the save is atomic by construction.
 func (m *MemoryCatalog) CreateDataset(_ context.Context, d Dataset) (Dataset, error) {
 	m.mu.Lock()
@@ -228,7 +228,7 @@ func (m *MemoryCatalog) CreateDataset(_ context.Context, d Dataset) (Dataset, er
 	return cloneDataset(d), nil
 }
 
-// DeleteDashboard implements CatalogWriter.
+// DeleteDashboard implements [CatalogWriter].
 func (m *MemoryCatalog) DeleteDashboard(_ context.Context, id string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -299,13 +299,13 @@ func (r Request) Clone() Request {
 	return r
 }
 
-// SaveConnection implements ConnectionWriter.
+// SaveConnection implements [ConnectionWriter].
 func (m *MemoryCatalog) SaveConnection(_ context.Context, c Connection) error {
 	m.PutConnection(c)
 	return nil
 }
 
-// DeleteConnection implements ConnectionWriter. Deleting an unknown
+// DeleteConnection implements [ConnectionWriter]. Deleting an unknown
 // connection does nothing; datasets on it stay and report it gone.
 func (m *MemoryCatalog) DeleteConnection(_ context.Context, id string) error {
 	m.mu.Lock()

@@ -20,7 +20,7 @@ import (
 )
 
 // RunKeyStore proves that the stores made by newStore behave as
-// access.KeyStore documents. Each subtest gets a fresh, empty store.
+// [access.KeyStore] documents. Each subtest gets a fresh, empty store.
 func RunKeyStore(t *testing.T, newStore func(t *testing.T) access.KeyStore) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
@@ -169,7 +169,7 @@ func RunKeyStore(t *testing.T, newStore func(t *testing.T) access.KeyStore) {
 
 // RunRateLimiter proves that the limiters made by newLimiter, each with a
 // budget of burst requests at once and rate per second after that, behave
-// as access.RateLimiter documents: a key's burst is spent once, however
+// as [access.RateLimiter] documents: a key's burst is spent once, however
 // many goroutines (or, for a shared limiter, instances: newLimiter may
 // return a second view of one store) spend it at once; the refusal is
 // RateLimited with a retry hint; keys do not share budgets. A test of

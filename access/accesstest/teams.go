@@ -39,7 +39,7 @@ var Sessions = map[string]access.Principal{
 func Token(name string) string { return "test-session-" + name }
 
 // Login is the tests' stand-in for a host's product login, an
-// access.Authenticate: "Authorization: Bearer <Token(name)>" is the
+// [access.Authenticate]: "Authorization: Bearer <Token(name)>" is the
 // session of Sessions[name]; anything else is Unauthenticated.
 func Login(r *http.Request) (access.Principal, error) {
 	bad := askbi.Errorf(askbi.Unauthenticated, "sign in: send Authorization: Bearer <token>")

@@ -16,7 +16,7 @@
 //
 // Every route authenticates the request, passes it through the
 // assistant's request gate once (live membership, the rate limit and
-// access.RightUseAssistant; GET /ai/status reports instead of refusing),
+// [access.RightUseAssistant]; GET /ai/status reports instead of refusing),
 // and answers errors as {"error": {"code", "message"}} with the code's
 // status, also for unknown paths (404) and methods (405 with Allow).
 package askhttp

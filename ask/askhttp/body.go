@@ -14,7 +14,7 @@ import (
 
 // DefaultMessageBytesInFlight is the default bound on the bytes of
 // message bodies one handler holds at once: two messages of the largest
-// size (ask.MaxAttachmentBodyBytes).
+// size ([ask.MaxAttachmentBodyBytes]).
 const DefaultMessageBytesInFlight = 2 * ask.MaxAttachmentBodyBytes
 
 // budget counts the bytes of message bodies in flight, in all and per

@@ -2,7 +2,7 @@
 // package ask, one suite per interface. The in-memory stores and the
 // PostgreSQL stores of the reference server run them, and a host runs them
 // against its own adapter. Every suite takes a function making fresh,
-// empty ask.Stores and proves one field, using the others to set up what
+// empty [ask.Stores] and proves one field, using the others to set up what
 // it needs (the conversations of a TurnStore, the approvals of a
 // ReceiptStore), since the stores of one ask.Stores share state:
 //
@@ -187,7 +187,7 @@ func deleteDrops(t *testing.T, s ask.Stores, what string, put func(t *testing.T,
 }
 
 // RunConversationStore proves that the Conversations of the stores made
-// by newStores behave as ask.ConversationStore documents. Each subtest
+// by newStores behave as [ask.ConversationStore] documents. Each subtest
 // gets fresh, empty stores.
 //
 // Beyond the interface's comments it expects a limit of 0 to list nothing.
@@ -291,7 +291,7 @@ func RunConversationStore(t *testing.T, newStores func(t *testing.T) ask.Stores)
 }
 
 // RunTurnStore proves that the Turns of the stores made by newStores
-// behave as ask.TurnStore documents, their conversations kept by
+// behave as [ask.TurnStore] documents, their conversations kept by
 // Conversations. Each subtest gets fresh, empty stores.
 //
 // Beyond the interface's comments it expects that saving a turn again
@@ -517,7 +517,7 @@ func RunTurnStore(t *testing.T, newStores func(t *testing.T) ask.Stores) {
 }
 
 // RunContextStore proves that the Context of the stores made by newStores
-// behaves as ask.ContextStore documents, its conversations kept by
+// behaves as [ask.ContextStore] documents, its conversations kept by
 // Conversations. Each subtest gets fresh, empty stores.
 //
 // Beyond the interface's comments it expects what SPEC.md asks of the
@@ -617,7 +617,7 @@ func RunContextStore(t *testing.T, newStores func(t *testing.T) ask.Stores) {
 }
 
 // RunToolRunStore proves that the ToolRuns of the stores made by newStores
-// behave as ask.ToolRunStore documents, their conversations kept by
+// behave as [ask.ToolRunStore] documents, their conversations kept by
 // Conversations. Each subtest gets fresh, empty stores.
 //
 // Beyond the interface's comments it expects that saving a run again keeps
@@ -752,7 +752,7 @@ func wantArgs(t *testing.T, got ask.Approval) {
 }
 
 // RunApprovalStore proves that the Approvals of the stores made by
-// newStores behave as ask.ApprovalStore documents, their receipts kept by
+// newStores behave as [ask.ApprovalStore] documents, their receipts kept by
 // Receipts. Each subtest gets fresh, empty stores.
 //
 // Beyond the interface's comments it expects CreateApproval to store every
@@ -1123,7 +1123,7 @@ func RunApprovalStore(t *testing.T, newStores func(t *testing.T) ask.Stores) {
 }
 
 // RunReceiptStore proves that the Receipts of the stores made by newStores
-// behave as ask.ReceiptStore documents, their approvals kept by Approvals.
+// behave as [ask.ReceiptStore] documents, their approvals kept by Approvals.
 // Each subtest gets fresh, empty stores.
 //
 // Beyond the interface's comments it expects PutReceipt to be Conflict for

@@ -1,5 +1,5 @@
 // Package connectionstest holds the conformance suite of
-// connections.Store (Run). A host runs it against its own store:
+// [connections.Store] (Run). A host runs it against its own store:
 //
 //	func TestStore(t *testing.T) {
 //		connectionstest.Run(t, func(t *testing.T) connections.Store { return newStore(t) })
@@ -29,7 +29,7 @@ import (
 	"github.com/askbi/askbi/seal"
 )
 
-// Run proves that the stores newStore makes behave as connections.Store
+// Run proves that the stores newStore makes behave as [connections.Store]
 // documents. Each case calls newStore for an empty store.
 func Run(t *testing.T, newStore func(t *testing.T) connections.Store) {
 	t.Run("RoundTrip", func(t *testing.T) {

@@ -17,7 +17,7 @@
 // prefix), given when the sign-in is made.
 //
 // Every route authenticates the request with the host's
-// access.Authenticate (the product session), passes the request gate once
+// [access.Authenticate] (the product session), passes the request gate once
 // in the service (live membership, then the rate limit; managing
 // connections is not using Ask), and answers errors as {"error": {"code",
 // "message"}} with the code's status (internal/httpjson), also for

@@ -19,7 +19,7 @@ import (
 type CallResult = mcpsource.CallResult
 
 // Call implements ask.Remote: it runs tool of connection connID for p
-// (access.RightRead on the connection), when the tool is still usable and
+// ([access.RightRead] on the connection), when the tool is still usable and
 // its Fingerprint is still fp (what the caller offered, and an approval
 // of the call bound): a tool turned off, removed, or changed in what it
 // may do since is Unavailable, and nothing is sent. The tool's
@@ -183,7 +183,7 @@ func (r *Tools) markStale(ctx context.Context, id string) {
 	}
 }
 
-// RunReadOnly implements mcpsource.Tools: a dataset's call of connection
+// RunReadOnly implements [mcpsource.Tools]: a dataset's call of connection
 // connID's tool. InvalidArgument for a tool that is not read-only or
 // arguments that do not match its input schema; Unavailable (failure kind
 // unavailable_tool) for a connection or tool that is gone, not approved,
@@ -230,7 +230,7 @@ func (r *Tools) RunReadOnly(ctx context.Context, connID, tool string, args json.
 	return r.call(ctx, st, t.Name, args, r.o.MaxResultBytes)
 }
 
-// ReadOnlyTools implements mcpsource.Tools: connection connID's usable
+// ReadOnlyTools implements [mcpsource.Tools]: connection connID's usable
 // read-only tools, in discovery order.
 func (r *Tools) ReadOnlyTools(ctx context.Context, connID string) ([]mcpsource.ToolSpec, error) {
 	st, err := r.store.Get(ctx, connID)

@@ -51,10 +51,10 @@ type Options struct {
 // the two consumers of remote tools see them: Ask ([Tools.ApprovedTools]
 // and [Tools.Call], its ask.Remote; [Tools.Usable] for the resolver's
 // connected sources) and datasets ([Tools.RunReadOnly] and
-// [Tools.ReadOnlyTools], their mcpsource.Tools). They are the only code
+// [Tools.ReadOnlyTools], their [mcpsource.Tools]). They are the only code
 // that calls a remote tool: each call re-reads the approval, checks the
 // tool's definition against a fresh listing, and reaches the server with
-// the connection's own credential (connections.Credentials: package
+// the connection's own credential ([connections.Credentials]: package
 // signin). It is safe for concurrent use.
 type Tools struct {
 	conns  *connections.Service
@@ -111,7 +111,7 @@ type ApprovedTool struct {
 // ApprovedTools implements ask.Remote: the usable tools of the ready
 // connections of p's team, with their model-facing names, and a channel
 // that is closed at the next change of the team's connections or
-// approvals (connections.Records.Changes: this instance's, and the other
+// approvals ([connections.Records.Changes]: this instance's, and the other
 // instances' when the service publishes them). A turn that offers these
 // tools stops when it closes; a call it makes re-reads the approval from
 // the store in any case ([Tools.Call]).
@@ -142,7 +142,7 @@ func (r *Tools) ApprovedTools(ctx context.Context, p access.Principal) ([]Approv
 }
 
 // Usable returns the connections of p's team that Ask can use now:
-// ready (connections.State.Ready), with at least one approved usable
+// ready ([connections.State.Ready]), with at least one approved usable
 // tool. Inactive and unapproved connections are left out. It is what
 // the resolver counts as connected (connresolve.MCPConnections).
 func (r *Tools) Usable(ctx context.Context, p access.Principal) ([]connections.Connection, error) {

@@ -60,7 +60,7 @@ type OAuthResult struct {
 // unreachable or busy) uses nothing up and sets OAuthResult.Retry: the
 // same callback can be tried again. From the exchange on, the request's
 // cancellation no longer stops the sign-in. It is audited as
-// ActionOAuthComplete.
+// [ActionOAuthComplete].
 //
 // Errors: InvalidArgument (a forged state, no code), Timeout (an expired
 // state), Conflict (a used state; the connection's URL changed since the

@@ -20,7 +20,7 @@ import (
 	"github.com/askbi/askbi/seal"
 )
 
-// Credential implements connections.Credentials: how a session to st's
+// Credential implements [connections.Credentials]: how a session to st's
 // server authenticates. Its bearer token, opened here; none; or for
 // OAuth a session handler with its access token, renewed first when it
 // has expired and again when the server refuses it (Forbidden, failure
@@ -153,17 +153,17 @@ func (o *oauthSession) Authorize(ctx context.Context, _ *http.Request, resp *htt
 	return nil
 }
 
-// Watch implements mcpsource.OAuth.
+// Watch implements [mcpsource.OAuth].
 func (o *oauthSession) Watch(p *mcpsource.Probe) { o.probe = p }
 
-// Failure implements mcpsource.OAuth.
+// Failure implements [mcpsource.OAuth].
 func (o *oauthSession) Failure() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.failure
 }
 
-// Rejected implements mcpsource.OAuth: the failure of a token the server
+// Rejected implements [mcpsource.OAuth]: the failure of a token the server
 // refused for good (a 401 after a refresh, or with nothing to refresh):
 // the connection needs sign-in again.
 func (o *oauthSession) Rejected(ctx context.Context) error {

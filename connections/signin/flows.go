@@ -47,7 +47,7 @@ type FlowStore interface {
 	PurgeFlows(ctx context.Context, t time.Time) (int, error)
 }
 
-// MemoryFlowStore is an in-memory FlowStore for tests and the embedded
+// MemoryFlowStore is an in-memory [FlowStore] for tests and the embedded
 // default: one process only. It is safe for concurrent use.
 type MemoryFlowStore struct {
 	mu    sync.Mutex
@@ -59,7 +59,7 @@ func NewMemoryFlowStore() *MemoryFlowStore { return &MemoryFlowStore{flows: map[
 
 var _ FlowStore = (*MemoryFlowStore)(nil)
 
-// CreateFlow implements FlowStore.
+// CreateFlow implements [FlowStore].
 func (m *MemoryFlowStore) CreateFlow(_ context.Context, f Flow) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -70,7 +70,7 @@ func (m *MemoryFlowStore) CreateFlow(_ context.Context, f Flow) error {
 	return nil
 }
 
-// TakeFlow implements FlowStore.
+// TakeFlow implements [FlowStore].
 func (m *MemoryFlowStore) TakeFlow(_ context.Context, id string) (Flow, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -82,7 +82,7 @@ func (m *MemoryFlowStore) TakeFlow(_ context.Context, id string) (Flow, error) {
 	return cloneFlow(f), nil
 }
 
-// PurgeFlows implements FlowStore.
+// PurgeFlows implements [FlowStore].
 func (m *MemoryFlowStore) PurgeFlows(_ context.Context, t time.Time) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

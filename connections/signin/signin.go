@@ -83,7 +83,7 @@ type OAuthClient struct {
 // only holder of their secrets: it alone opens the sealed tokens (a
 // bearer token, an OAuth grant), and it alone talks to authorization
 // servers. It gives the connections core and the calls the credential
-// of a session ([Service.Credential], a connections.Credentials), renews
+// of a session ([Service.Credential], a [connections.Credentials]), renews
 // OAuth tokens with rotation, one refresh of a connection at a time
 // (Options.Leases across instances), and runs the OAuth sign-in: save
 // and connect ([Service.Connect]), [Service.StartOAuth] and

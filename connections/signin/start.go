@@ -132,7 +132,7 @@ type OAuthStart struct {
 }
 
 // StartOAuth starts the sign-in of OAuth connection id, for a person
-// (access.RightManageConnections): it asks the MCP server for its
+// ([access.RightManageConnections]): it asks the MCP server for its
 // challenge, discovers its protected resource metadata and authorization
 // server (RFC 9728, RFC 8414), registers askbi there (a client ID
 // metadata document, a pre-registered client, or dynamic registration),

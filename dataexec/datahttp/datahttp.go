@@ -1,7 +1,7 @@
 // Package datahttp is the HTTP adapter of the product's data: the Data
 // API (a dataset's rows, a chart's series) and the reads and the one
 // action behind the pages that chat results and MCP tools link to
-// (dataexec.Links): a preview with the dashboards it may go on, its
+// ([dataexec.Links]): a preview with the dashboards it may go on, its
 // placement, a dashboard. It sits beside package askhttp rather than in
 // it because none of it is the assistant: it needs no model, no
 // conversation and not the right to use Ask, only the executor and the
@@ -30,7 +30,7 @@
 // same; the answer is the executor's result, bounded by its caps, with no
 // further budget.
 //
-// Every request is authenticated by the host's access.Authenticate, passes the
+// Every request is authenticated by the host's [access.Authenticate], passes the
 // gate once (live membership, the rate limit), and is decided by the
 // executor's access checks: an entity of another team, or in a project
 // (or on a dataset) the user cannot reach, is 404 like an unknown one.
@@ -223,7 +223,7 @@ func (h *handler) chartData(w http.ResponseWriter, r *http.Request, p access.Pri
 }
 
 // View is a chart as its page draws it: the chart result with its data,
-// the dashboards p may place a preview on (dataexec.Destinations; empty
+// the dashboards p may place a preview on ([dataexec.Destinations]; empty
 // for a saved chart and for a user who may edit none, so the page shows
 // no placement control), and the links of its parts.
 type View struct {

@@ -188,7 +188,7 @@ type OAuth interface {
 }
 
 // Credential is how a session authenticates: a bearer token ("" for
-// none), or an OAuth connection's handler.
+// none), or an [OAuth] connection's handler.
 type Credential struct {
 	Bearer string
 	OAuth  OAuth

@@ -66,7 +66,7 @@ type ToolSpec struct {
 	InputSchema json.RawMessage
 }
 
-// Sources returns a dataexec.Sources that serves MCP connections
+// Sources returns a [dataexec.Sources] that serves MCP connections
 // (workspace.Connection.Type "mcp") from tools and hands every other
 // connection to next (nil: Unsupported).
 func Sources(tools Tools, next dataexec.Sources) dataexec.Sources { return sources{tools, next} }
@@ -86,11 +86,11 @@ func (ss sources) Source(ctx context.Context, conn workspace.Connection) (dataex
 	return ss.next.Source(ctx, conn)
 }
 
-// Source is the dataexec.Source of one MCP connection: a dataset's
+// Source is the [dataexec.Source] of one MCP connection: a dataset's
 // request names an approved read-only tool and its arguments, and the
 // tool's structured content (or text that is JSON) becomes rows. It is
-// also a dataexec.Inspector listing the approved read-only tools. It is
-// not a dataexec.VariableBinder: the executor puts variables into the
+// also a [dataexec.Inspector] listing the approved read-only tools. It is
+// not a [dataexec.VariableBinder]: the executor puts variables into the
 // arguments. It is safe for concurrent use.
 type Source struct {
 	tools  Tools
@@ -106,7 +106,7 @@ var (
 	_ dataexec.Inspector = (*Source)(nil)
 )
 
-// Query implements dataexec.Source. Before anything is sent it answers
+// Query implements [dataexec.Source]. Before anything is sent it answers
 // InvalidArgument for SQL or a missing or malformed tool name, and
 // Unsupported for variables; then the Tools' checks (remote.Tools: a tool
 // that is not approved, removed or changed is Unavailable, one that is
@@ -302,7 +302,7 @@ func firstColumns(rows []any) []string {
 	return []string{"value"}
 }
 
-// Inspect implements dataexec.Inspector: the connection's usable
+// Inspect implements [dataexec.Inspector]: the connection's usable
 // read-only tools, kind "mcp_tool", with their arguments (input schema
 // properties) as columns; with table set, that one tool or NotFound.
 func (src *Source) Inspect(ctx context.Context, table string, limit int) ([]dataexec.Relation, error) {

@@ -72,7 +72,7 @@
 //
 // # A SELECT-only role
 //
-// Connect as a role that can read and nothing else. SQLForReadOnlyRole
+// Connect as a role that can read and nothing else. [SQLForReadOnlyRole]
 // returns these statements with the names quoted; in outline, as a
 // superuser:
 //

@@ -43,7 +43,7 @@ type Options struct {
 }
 
 // Source runs bounded, read-only SQL on PostgreSQL. It implements
-// dataexec.Source, dataexec.Inspector and dataexec.VariableBinder, and is
+// [dataexec.Source], [dataexec.Inspector] and [dataexec.VariableBinder], and is
 // safe for concurrent use.
 type Source struct {
 	db             *sqlx.DB
@@ -58,9 +58,9 @@ var (
 )
 
 // New returns a Source over db, which should connect as a SELECT-only role
-// (see SQLForReadOnlyRole) and be used by this Source alone: every
+// (see [SQLForReadOnlyRole]) and be used by this Source alone: every
 // connection is reset with DISCARD ALL when it goes back to the pool, which
-// would drop prepared statements of other users. Open db with OpenDB (or
+// would drop prepared statements of other users. Open db with [OpenDB] (or
 // binary_parameters=yes in its DSN), or each query takes two more round
 // trips. New sizes db's pool (see Options.MaxConns). opts may be nil.
 func New(db *sqlx.DB, opts *Options) (*Source, error) {
@@ -105,8 +105,8 @@ func connector(dsn string) (*pq.Connector, error) {
 // Query runs q.SQL, which must be one read-only SELECT (or EXPLAIN without
 // ANALYZE), with its {{name}} references bound to q.Variables as
 // parameters, and returns at most q.MaxRows rows whose cells' estimated
-// JSON size stays within q.MaxBytes. It returns the codes dataexec.Source
-// and dataexec.VariableBinder document.
+// JSON size stays within q.MaxBytes. It returns the codes [dataexec.Source]
+// and [dataexec.VariableBinder] document.
 func (s *Source) Query(ctx context.Context, q dataexec.Query) (_ *dataexec.Table, err error) {
 	defer askbi.Wrap(&err, "pgsource.Source.Query")
 	// The limit is on the SQL as written: the parameters bind puts in place

@@ -22,7 +22,7 @@ var (
 	placeholderRe = regexp.MustCompile(`\$[0-9]+\b`)
 )
 
-// References implements dataexec.VariableBinder: it returns the {{name}}
+// References implements [dataexec.VariableBinder]: it returns the {{name}}
 // references of sql, or InvalidArgument for one inside quotes or a comment
 // and for a $n parameter written by hand. It runs nothing.
 func (s *Source) References(sql string) (_ []string, err error) {

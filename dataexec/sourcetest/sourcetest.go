@@ -1,4 +1,4 @@
-// Package sourcetest holds the conformance suite for dataexec.Source. A
+// Package sourcetest holds the conformance suite for [dataexec.Source]. A
 // host runs it against its own source, with a Fixture that says how to ask
 // that kind of source for what the suite needs:
 //
@@ -14,9 +14,9 @@
 //
 // The suite proves what the dataexec.Source documentation promises: the
 // row and byte caps, TooLarge, Timeout, cancellation, the cell types of
-// dataexec.Table, InvalidArgument before anything runs, and safety for
+// [dataexec.Table], InvalidArgument before anything runs, and safety for
 // concurrent use (run it with -race). A source that is a
-// dataexec.VariableBinder must also bind variables as that documents; one
+// [dataexec.VariableBinder] must also bind variables as that documents; one
 // that is not must refuse them.
 //
 // A few cases need a capability not every source has (a query that blocks,
@@ -45,7 +45,7 @@ import (
 )
 
 // The cases a Fixture may declare not applicable in NotApplicable. Every
-// other case is what dataexec.Source requires of every source.
+// other case is what [dataexec.Source] requires of every source.
 const (
 	// CaseDeadlineWhileRunning: a deadline that passes while the backend
 	// works gives Timeout and stops the work. Needs Fixture.Block.
@@ -116,7 +116,7 @@ const (
 	startBound = time.Minute
 )
 
-// Run proves that the sources newSource makes behave as dataexec.Source
+// Run proves that the sources newSource makes behave as [dataexec.Source]
 // documents. Each case calls newSource for a fresh source.
 func Run(t *testing.T, newSource func(t *testing.T) (dataexec.Source, Fixture)) {
 	start := func(t *testing.T) (dataexec.Source, Fixture) {

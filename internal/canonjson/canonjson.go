@@ -14,8 +14,8 @@
 // mean the same to some reader, is rejected rather than repaired: duplicate
 // member names at any depth (also when they differ only by escapes), invalid
 // UTF-8, lone surrogates in \u escapes, numbers beyond the float64 range,
-// anything after the value, nesting deeper than MaxDepth and input longer
-// than MaxSize.
+// anything after the value, nesting deeper than [MaxDepth] and input longer
+// than [MaxSize].
 package canonjson
 
 import (
@@ -41,8 +41,8 @@ const (
 
 // Canonical returns the RFC 8785 canonical form of the JSON text raw.
 //
-// Errors are *askbi.Error: TooLarge when raw is longer than MaxSize or
-// nested deeper than MaxDepth, InvalidArgument for anything that is not
+// Errors are *[askbi.Error]: TooLarge when raw is longer than [MaxSize] or
+// nested deeper than [MaxDepth], InvalidArgument for anything that is not
 // one JSON value JCS can represent. Messages give a byte offset, never the
 // input's content.
 func Canonical(raw []byte) ([]byte, error) {

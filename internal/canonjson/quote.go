@@ -9,7 +9,7 @@ import "unicode/utf8"
 func AppendString(b []byte, s string) []byte { return appendQuoted(b, s, &jcsSafe) }
 
 // AppendMarshaledString appends s to b exactly as json.Marshal(s) writes
-// it, with HTML escaping on: the escapes of AppendString, \u00xx for < >
+// it, with HTML escaping on: the escapes of [AppendString], \u00xx for < >
 // and &, \ufffd for each invalid UTF-8 byte, and \u2028, \u2029.
 func AppendMarshaledString(b []byte, s string) []byte { return appendQuoted(b, s, &marshalSafe) }
 

@@ -3,7 +3,7 @@
 // built on them: the three over in-memory state for one team acme
 // (alice owner, eve editor, vic viewer, ada admin) and another, globex
 // (carol owner); a remote MCP server whose tools a test changes
-// (Remote); and an OAuth provider in front of one (OAuthEnv).
+// (Remote); and an OAuth provider in front of one ([OAuthEnv]).
 package conntest
 
 import (
@@ -227,7 +227,7 @@ func (r *Remote) Set(tools ...RemoteTool) {
 	r.tools, r.server = tools, nil
 }
 
-// Tool is a RemoteTool named name: schema nil is an object with an
+// Tool is a [RemoteTool] named name: schema nil is an object with an
 // integer "days", handler nil answers one row of pages and visitors.
 func Tool(name, desc string, ann *mcp.ToolAnnotations, schema json.RawMessage, h mcp.ToolHandler) RemoteTool {
 	if schema == nil {
@@ -315,7 +315,7 @@ func Contains(s string, subs ...string) bool {
 	return false
 }
 
-// CallbackURL is the OAuth redirect URL of an OAuthEnv (nothing listens
+// CallbackURL is the OAuth redirect URL of an [OAuthEnv] (nothing listens
 // there: the tests play the browser).
 const CallbackURL = "http://127.0.0.1:9/ai/connections/oauth/callback"
 
@@ -340,7 +340,7 @@ func (c *Clock) Add(d time.Duration) {
 }
 
 // OAuthEnv is an Env with OAuth sign-in on (its redirect URL
-// CallbackURL), a fake provider whose MCP server has two read-only
+// [CallbackURL]), a fake provider whose MCP server has two read-only
 // tools, and a settable clock.
 type OAuthEnv struct {
 	*Env
@@ -348,13 +348,13 @@ type OAuthEnv struct {
 	Clock *Clock
 }
 
-// NewOAuthEnv returns an OAuthEnv whose provider behaves as fo says.
+// NewOAuthEnv returns an [OAuthEnv] whose provider behaves as fo says.
 func NewOAuthEnv(t *testing.T, fo *oauthfake.Options) *OAuthEnv {
 	t.Helper()
 	return NewOAuthEnvWrapped(t, fo, nil)
 }
 
-// NewOAuthEnvWrapped is NewOAuthEnv with the MCP server's handler
+// NewOAuthEnvWrapped is [NewOAuthEnv] with the MCP server's handler
 // wrapped (nil: as it is), behind the fake's token check.
 func NewOAuthEnvWrapped(t *testing.T, fo *oauthfake.Options, wrap func(http.Handler) http.Handler) *OAuthEnv {
 	t.Helper()
@@ -377,7 +377,7 @@ func NewOAuthEnvWrapped(t *testing.T, fo *oauthfake.Options, wrap func(http.Hand
 	return &OAuthEnv{Env: e, Fake: fake, Clock: c}
 }
 
-// Instance is Env.Instance with the OAuthEnv's clock and redirect URL.
+// Instance is [Env.Instance] with the OAuthEnv's clock and redirect URL.
 func (e *OAuthEnv) Instance(store connections.Store, opts *Options) (*connections.Service, *signin.Service, *remote.Tools) {
 	var o Options
 	if opts != nil {

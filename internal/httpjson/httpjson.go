@@ -88,7 +88,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 
 // Body is err's code and safe message, for an answer that carries an
 // error beside other fields; an internal error is logged as in
-// WriteError.
+// [WriteError].
 func Body(r *http.Request, log *slog.Logger, err error) ErrorBody {
 	LogInternal(r, log, err)
 	b := ErrorBody{Code: askbi.ErrorCode(err), Message: askbi.ErrorMessage(err)}
@@ -104,7 +104,7 @@ func LogInternal(r *http.Request, log *slog.Logger, err error) {
 }
 
 // Reply answers v as JSON with status, or err when it is not nil
-// (WriteError). v is built before err is known: it must not read a
+// ([WriteError]). v is built before err is known: it must not read a
 // result that is only valid without an error.
 func Reply(w http.ResponseWriter, r *http.Request, log *slog.Logger, status int, v any, err error) {
 	if err != nil {
@@ -117,7 +117,7 @@ func Reply(w http.ResponseWriter, r *http.Request, log *slog.Logger, status int,
 // Route is the one way the SDK's HTTP adapters begin a request: authn
 // reads the request's principal, begin (nil: none) passes it through the
 // adapter's gate once, and fn runs with the live principal; an error of
-// either is answered as JSON (WriteError, which logs an internal one on
+// either is answered as JSON ([WriteError], which logs an internal one on
 // log).
 func Route(log *slog.Logger, authn access.Authenticate, begin func(context.Context, access.Principal) (access.Principal, error),
 	fn func(http.ResponseWriter, *http.Request, access.Principal)) http.HandlerFunc {
@@ -168,7 +168,7 @@ const (
 // data, and validates v's struct tags (github.com/go-playground/validator:
 // a failure is InvalidArgument naming the field as clients spell it). An
 // empty body is allowed only when emptyOK (then v keeps its zero value and
-// is still validated). A body over MaxBodyBytes is TooLarge. The body is
+// is still validated). A body over [MaxBodyBytes] is TooLarge. The body is
 // read through [NewReader], with its checks.
 func Decode(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) error {
 	return DecodeMax(w, r, v, emptyOK, MaxBodyBytes, nil)
@@ -211,12 +211,12 @@ func DecodeMax(w http.ResponseWriter, r *http.Request, v any, emptyOK bool, max 
 // it is read, an error ends it at the first byte past max (TooLarge),
 // the first duplicate key in an object (InvalidArgument naming it; keys
 // that differ only in case count as one, as encoding/json matches them
-// to one field), nesting past MaxDepth, more than MaxItems members and
-// elements, or a key over MaxKeyBytes. A duplicate key is refused
+// to one field), nesting past [MaxDepth], more than [MaxItems] members and
+// elements, or a key over [MaxKeyBytes]. A duplicate key is refused
 // because decoders disagree on which one wins: a body must mean one
 // thing to every reader. The Content-Type rule keeps a cross-site HTML
 // form (which can send text/plain, never application/json) from posting
-// JSON. charge is as for DecodeMax. Every error is an *askbi.Error.
+// JSON. charge is as for [DecodeMax]. Every error is an *[askbi.Error].
 func NewReader(w http.ResponseWriter, r *http.Request, max int64, charge func(n int) error) (io.Reader, error) {
 	if r.ContentLength > max {
 		return nil, tooLarge(max)

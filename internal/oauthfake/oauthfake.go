@@ -27,7 +27,7 @@ import (
 )
 
 // Options are the server's behaviour; every field can also be changed
-// while it runs (Server.Set).
+// while it runs ([Server.Set]).
 type Options struct {
 	// TokenTTL is the access token lifetime. Default 10 minutes.
 	TokenTTL time.Duration

@@ -154,7 +154,7 @@ func (o *Options) defaults() {
 }
 
 // CheckAddr reports whether the policy allows dialling ip. It returns
-// nil, or an error wrapping ErrRefused that says why.
+// nil, or an error wrapping [ErrRefused] that says why.
 func CheckAddr(ip netip.Addr, o *Options) error {
 	var opts Options
 	if o != nil {
@@ -211,7 +211,7 @@ func LoopbackHost(host string) bool {
 // sealed, not in a URL that is shown and logged). A host that stands for
 // an address without asking a resolver (a literal IP address in any of
 // the forms URL parsers and resolvers read, localhost and the names
-// under it) is checked with CheckAddr too, so the refusal comes when the
+// under it) is checked with [CheckAddr] too, so the refusal comes when the
 // URL is saved; other names are checked when dialled, which stays the
 // wall. Errors are InvalidArgument naming the problem, never echoing the
 // URL.

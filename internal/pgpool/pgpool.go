@@ -22,7 +22,7 @@ const (
 	maxLifetime = 30 * time.Minute
 )
 
-// Size caps db at n open connections (DefaultMaxConns when n <= 0) and
+// Size caps db at n open connections ([DefaultMaxConns] when n <= 0) and
 // keeps as many idle: database/sql's default of two idle connections makes a
 // busy pool open a new connection, with its SCRAM handshake, for most calls
 // beyond the second at a time.

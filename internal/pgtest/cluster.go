@@ -66,7 +66,7 @@ type Cluster struct {
 // must be able to reach dir.
 //
 // The server stops when Stop is called, and also when the process that
-// started it dies. Start wraps ErrNotInstalled when the binaries are
+// started it dies. Start wraps [ErrNotInstalled] when the binaries are
 // missing; other errors include the server's log output.
 //
 // A postmaster.pid left by a postmaster that died (killed, or the machine

@@ -2,7 +2,7 @@
 // server its private cluster.
 //
 // A test package calls Main from TestMain; each test that needs a database
-// calls MustDatabase or MustDB and gets a fresh, empty database of its own,
+// calls [MustDatabase] or [MustDB] and gets a fresh, empty database of its own,
 // dropped when the test ends:
 //
 //	func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -22,7 +22,7 @@
 // Where PostgreSQL is not installed, the tests that need it are skipped with
 // a loud "SKIPPING" message, or fail when ASKBI_REQUIRE_POSTGRES=1 (for CI).
 //
-// MustProxy puts a proxy in front of a database that a test cuts and
+// [MustProxy] puts a proxy in front of a database that a test cuts and
 // restores, to take the database away from one client (a process under
 // test) while the others keep it.
 package pgtest
@@ -77,7 +77,7 @@ func Main(m *testing.M) {
 }
 
 // MainExamples is Main for a package whose runnable Examples use
-// ExampleDatabase: it starts the server first, and where PostgreSQL is not
+// [ExampleDatabase]: it starts the server first, and where PostgreSQL is not
 // installed and not required it skips the Examples (their output needs a
 // database) with the loud SKIPPING line the tests print.
 func MainExamples(m *testing.M) {
@@ -94,8 +94,8 @@ func MainExamples(m *testing.M) {
 	Main(m)
 }
 
-// ExampleDatabase is MustDatabase for a runnable Example, which has no
-// testing.TB: it panics when the database cannot be made (MainExamples
+// ExampleDatabase is [MustDatabase] for a runnable Example, which has no
+// testing.TB: it panics when the database cannot be made ([MainExamples]
 // skips the Examples where PostgreSQL is missing), and the database lives
 // until Main stops the cluster.
 func ExampleDatabase() string {
@@ -134,7 +134,7 @@ func MustDatabase(tb testing.TB) string {
 	return dsn
 }
 
-// MustDB opens a fresh database from MustDatabase with the "postgres"
+// MustDB opens a fresh database from [MustDatabase] with the "postgres"
 // driver and closes it when tb ends.
 func MustDB(tb testing.TB) *sqlx.DB {
 	tb.Helper()

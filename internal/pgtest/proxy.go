@@ -25,7 +25,7 @@ type Proxy struct {
 }
 
 // MustProxy starts a Proxy on a free loopback port in front of the server
-// of dbURL (a postgres:// URL, as MustDatabase returns) and returns it with
+// of dbURL (a postgres:// URL, as [MustDatabase] returns) and returns it with
 // dbURL rewritten to reach that server through it. The proxy stops when tb
 // ends.
 func MustProxy(tb testing.TB, dbURL string) (*Proxy, string) {

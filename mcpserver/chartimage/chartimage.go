@@ -1,4 +1,4 @@
-// Package chartimage draws the optional PNG of mcpserver's
+// Package chartimage draws the optional [PNG] of mcpserver's
 // create_chart_preview with gonum/plot. It is a package of its own so that a
 // host that offers no chart images does not link gonum: a host opts in with
 // mcpserver.Options.ChartImage.
@@ -19,7 +19,7 @@ import (
 	"github.com/askbi/askbi/workspace"
 )
 
-// MaxBytes caps a PNG that PNG returns.
+// MaxBytes caps a [PNG] that PNG returns.
 const MaxBytes = 256 << 10
 
 var palette = []color.Color{
@@ -28,7 +28,7 @@ var palette = []color.Color{
 	color.RGBA{0xdc, 0x26, 0x26, 0xff},
 }
 
-// PNG draws chart data as a PNG of at most MaxBytes, smaller when a large
+// PNG draws chart data as a PNG of at most [MaxBytes], smaller when a large
 // one would pass it. Line and area charts are drawn as lines, every other
 // type as grouped bars. It fails for chart data with no labels or no series.
 // It has the shape of mcpserver.Options.ChartImage and is safe for

@@ -10,7 +10,7 @@
 // fosite's types out of its API.
 //
 // Every grant is for one client, one user and one team, and its access
-// tokens verify (Server.Verify) into the same access.Principal an API key
+// tokens verify ([Server.Verify]) into the same [access.Principal] an API key
 // does, so the MCP server checks them the same way.
 //
 // Quick start:
@@ -273,10 +273,10 @@ func (s *Server) Purge(ctx context.Context) (int, error) {
 
 // Verify authenticates an access token and returns its principal: the
 // grant's user in the grant's team, with the grant's projects and the
-// token's scopes (Auth access.AuthOAuth, CredentialID the grant ID).
+// token's scopes (Auth [access.AuthOAuth], CredentialID the grant ID).
 // Every failure (malformed, unknown, expired, for another resource,
 // revoked, owner no longer a member) is Unauthenticated with the same
-// message. It is an access.TokenLookup.
+// message. It is an [access.TokenLookup].
 func (s *Server) Verify(ctx context.Context, token string) (_ access.Principal, err error) {
 	defer askbi.Wrap(&err, "oauth.Server.Verify")
 	bad := askbi.Errorf(askbi.Unauthenticated, "invalid, expired or revoked access token")

@@ -1,4 +1,4 @@
-// Package memorytest holds the conformance suite for memory.Store. A host
+// Package memorytest holds the conformance suite for [memory.Store]. A host
 // runs it against its own adapter:
 //
 //	func TestStore(t *testing.T) {
@@ -19,7 +19,7 @@ import (
 	"github.com/askbi/askbi/memory"
 )
 
-// Run proves that the stores made by newStore behave as memory.Store
+// Run proves that the stores made by newStore behave as [memory.Store]
 // documents: scoping by owner, ordering, Conflict and NotFound, and the
 // limits checked under the owner's lock, also under concurrent calls. Each
 // subtest gets a fresh, empty store.

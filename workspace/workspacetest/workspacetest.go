@@ -1,5 +1,5 @@
-// Package workspacetest holds the conformance suite for workspace.Catalog and
-// workspace.CatalogWriter. A host runs it against its own catalog adapter:
+// Package workspacetest holds the conformance suite for [workspace.Catalog] and
+// [workspace.CatalogWriter]. A host runs it against its own catalog adapter:
 //
 //	func TestCatalog(t *testing.T) {
 //		workspacetest.Run(t, func(t *testing.T, f workspacetest.Fixture) workspace.Catalog {
@@ -43,7 +43,7 @@ type Fixture struct {
 }
 
 // Memory returns an in-memory catalog holding f and nothing else: the
-// suite's catalog for workspace.MemoryCatalog itself, and a ready
+// suite's catalog for [workspace.MemoryCatalog] itself, and a ready
 // workspace for the tests of a layer above.
 func (f Fixture) Memory() *workspace.MemoryCatalog {
 	c := workspace.NewMemoryCatalog()
@@ -158,8 +158,8 @@ var CmpOptions = cmp.Options{
 	}),
 }
 
-// Run proves that the catalogs newCatalog makes behave as workspace.Catalog
-// documents and, when they are also a workspace.CatalogWriter, as that
+// Run proves that the catalogs newCatalog makes behave as [workspace.Catalog]
+// documents and, when they are also a [workspace.CatalogWriter], as that
 // documents (the Writer subtests). Each subtest gets a fresh catalog
 // holding NewFixture().
 func Run(t *testing.T, newCatalog func(t *testing.T, f Fixture) workspace.Catalog) {

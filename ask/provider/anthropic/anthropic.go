@@ -1,4 +1,4 @@
-// Package anthropic is an ask.Provider for Anthropic's Messages API. It
+// Package anthropic is an [ask.Provider] for Anthropic's Messages API. It
 // calls POST {BaseURL}/v1/messages through the official SDK
 // (github.com/anthropics/anthropic-sdk-go) and streams every reply.
 //
@@ -85,7 +85,7 @@ type Options struct {
 	HTTPClient *http.Client
 }
 
-// Provider is an ask.Provider over Anthropic's Messages API. It is safe for
+// Provider is an [ask.Provider] over Anthropic's Messages API. It is safe for
 // concurrent use.
 type Provider struct {
 	messages  sdk.MessageService
@@ -138,7 +138,7 @@ func New(model string, opts *Options) (*Provider, error) {
 	}, nil
 }
 
-// ReadsImages implements ask.ImageReader: every current Claude model
+// ReadsImages implements [ask.ImageReader]: every current Claude model
 // reads images.
 func (p *Provider) ReadsImages() bool { return true }
 

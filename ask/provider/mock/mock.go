@@ -1,4 +1,4 @@
-// Package mock is a deterministic, scripted ask.Provider for tests and the
+// Package mock is a deterministic, scripted [ask.Provider] for tests and the
 // demo. It needs no credentials and never calls the network.
 //
 // It recognises a few requests and drives the product tools the way a
@@ -93,7 +93,7 @@
 // it zero).
 //
 // Like a reasoning model, it returns private reasoning with every reply
-// (ask.ModelReply.Reasoning): a line that starts with ReasoningMarker and
+// (ask.ModelReply.Reasoning): a line that starts with [ReasoningMarker] and
 // names the question and what it does next. The assistant must drop it;
 // tests look for the marker in events, history and the page.
 package mock
@@ -142,7 +142,7 @@ type Provider struct {
 // New returns a mock provider.
 func New() *Provider { return &Provider{} }
 
-// ReadsImages implements ask.ImageReader.
+// ReadsImages implements [ask.ImageReader].
 func (p *Provider) ReadsImages() bool { return !p.TextOnly }
 
 // Requests returns every request the provider received, for tests that
@@ -410,7 +410,7 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-// Complete implements ask.Provider.
+// Complete implements [ask.Provider].
 func (p *Provider) Complete(ctx context.Context, req ask.ModelRequest, onText func(string)) (ask.ModelReply, error) {
 	p.mu.Lock()
 	p.requests = append(p.requests, req)

@@ -1,4 +1,4 @@
-// Package openai is an ask.Provider for OpenAI-compatible chat completion
+// Package openai is an [ask.Provider] for OpenAI-compatible chat completion
 // APIs: OpenAI itself and the servers and gateways that speak its wire
 // format, such as vLLM and llama.cpp's llama-server. It calls
 // POST {BaseURL}/chat/completions through the official SDK
@@ -115,7 +115,7 @@ type Options struct {
 	Images bool
 }
 
-// Provider is an ask.Provider over an OpenAI-compatible chat completions
+// Provider is an [ask.Provider] over an OpenAI-compatible chat completions
 // API. It is safe for concurrent use.
 type Provider struct {
 	chat      sdk.ChatCompletionService
@@ -169,7 +169,7 @@ func New(model string, opts *Options) (*Provider, error) {
 	}, nil
 }
 
-// ReadsImages implements ask.ImageReader: Options.Images.
+// ReadsImages implements [ask.ImageReader]: Options.Images.
 func (p *Provider) ReadsImages() bool { return p.images }
 
 // Complete sends req as one streamed chat completion. Text deltas go to

@@ -1,6 +1,6 @@
 // Package signintest holds the conformance suites of package signin:
-// signin.FlowStore (Run), and the refresh of a connection's tokens by
-// instances sharing a connection store and leases (RunRefresh). A host
+// [signin.FlowStore] (Run), and the refresh of a connection's tokens by
+// instances sharing a connection store and leases ([RunRefresh]). A host
 // runs them against its own stores:
 //
 //	func TestFlowStore(t *testing.T) {
@@ -29,7 +29,7 @@ import (
 var at = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
 // Run proves that the flow stores newStore makes behave as
-// signin.FlowStore documents: round trips, Conflict on a taken ID,
+// [signin.FlowStore] documents: round trips, Conflict on a taken ID,
 // single use (of concurrent takes of one flow exactly one wins), a taken
 // flow put back, and purging expired flows only.
 func Run(t *testing.T, newStore func(t *testing.T) signin.FlowStore) {

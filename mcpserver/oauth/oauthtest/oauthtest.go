@@ -1,4 +1,4 @@
-// Package oauthtest holds the conformance suite of oauth.Store. A host
+// Package oauthtest holds the conformance suite of [oauth.Store]. A host
 // runs it against its own adapter:
 //
 //	func TestOAuthStore(t *testing.T) {
@@ -21,7 +21,7 @@ import (
 	"github.com/askbi/askbi/mcpserver/oauth"
 )
 
-// RunStore proves that the stores made by newStore behave as oauth.Store
+// RunStore proves that the stores made by newStore behave as [oauth.Store]
 // documents. Each subtest gets a fresh, empty store.
 func RunStore(t *testing.T, newStore func(t *testing.T) oauth.Store) {
 	ctx := context.Background()

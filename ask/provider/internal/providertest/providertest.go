@@ -9,7 +9,7 @@
 //	func TestProvider(t *testing.T) { providertest.Run(t, wire) }
 //
 // Its own tests (its options, the events only its API has) stay beside it
-// and build the provider with MustProvider.
+// and build the provider with [MustProvider].
 package providertest
 
 import (
@@ -163,7 +163,7 @@ func Complete(t *testing.T, ctx context.Context, p ask.Provider, req ask.ModelRe
 	}
 }
 
-// AssertSafe checks that err shows Key nowhere and SecretBody not in its
+// AssertSafe checks that err shows Key nowhere and [SecretBody] not in its
 // message.
 func AssertSafe(t *testing.T, err error) {
 	t.Helper()

@@ -102,7 +102,7 @@ func Call(i int, id, name string) Step { return Step{Kind: CallStep, Call: i, ID
 func Args(i int, part string) Step { return Step{Kind: ArgsStep, Call: i, Text: part} }
 
 // MustProvider starts a Server with handler and returns a provider for
-// it, built by w from o and then more, with the key in KeyEnv.
+// it, built by w from o and then more, with the key in [KeyEnv].
 func MustProvider[O any, P ask.Provider](t *testing.T, w Wire[O, P], handler http.HandlerFunc, o Options, more ...func(*O)) (P, *Server) {
 	t.Helper()
 	srv := NewServer(t, handler)

@@ -105,7 +105,7 @@ type Errors struct {
 // maxCause caps the text of a cause, which may hold a provider's body.
 const maxCause = 2048
 
-// Fail returns an *askbi.Error whose cause is safe to log: the context
+// Fail returns an *[askbi.Error] whose cause is safe to log: the context
 // sentinels as they are, anything else as text with the API key removed.
 // No SDK error stays reachable through errors.As, since one holds the
 // request with its credential header.
