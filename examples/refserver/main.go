@@ -17,6 +17,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -102,7 +103,8 @@ type config struct {
 	modelOverride ask.Provider
 	// limiterOverride, when set, replaces the rate limiter (tests).
 	limiterOverride access.RateLimiter
-	extraTools      []ask.Tool // offered besides the product's own tools (tests)
+	documentRoots   *x509.CertPool // trusted for client ID metadata documents (tests)
+	extraTools      []ask.Tool     // offered besides the product's own tools (tests)
 }
 
 // defaultMemoryLimit is -memory-limit's default (docs/operations.md).
@@ -131,7 +133,7 @@ func main() {
 	flag.StringVar(&cfg.credentialsFile, "credentials-file", "", "write evaluator credentials (JSON) to this file")
 	flag.StringVar(&cfg.assistantRoles, "assistant-roles", "owner,admin,editor,viewer", "the team roles that may use the assistant")
 	flag.DurationVar(&cfg.turnTimeout, "turn-timeout", defaultTurnTimeout, "deadline of one chat turn (model and tools)")
-	flag.BoolVar(&cfg.demoSignIn, "demo-sign-in", true, "let the page sign in as a demo user without a token (turn off when the server is reachable by others)")
+	flag.BoolVar(&cfg.demoSignIn, "demo-sign-in", true, "let the page sign in as a demo user without a token, and OAuth clients describe themselves with client ID metadata documents on this machine (turn off when the server is reachable by others)")
 	flag.StringVar(&cfg.mcpOrigins, "mcp-allowed-origins", "", "comma-separated origins, besides the public URL's, whose browser pages may call /mcp, e.g. http://localhost:6274 for the MCP Inspector's web UI (another Origin gets 403)")
 	flag.IntVar(&cfg.mcpResultBytes, "mcp-result-bytes", mcpserver.DefaultResultBytes, "response budget of the MCP data tools, in bytes of serialized tool result (callers may lower it with max_bytes)")
 	flag.StringVar(&cfg.debugAddr, "debug-addr", "", "serve /debug/pprof/ on this loopback address (off by default)")
@@ -430,7 +432,8 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		return nil, err
 	}
 	a.oauth, err = oauth.New(base, grants, oauthUsers{s: a.sessions, dir: dir}, checker, &oauth.Options{
-		Secret: secret, Audit: a.audit, Logger: log,
+		Secret: secret, Audit: a.audit, Logger: log, // documents on loopback: in the demo only
+		ClientDocuments: oauth.DocumentOptions{AllowLoopback: cfg.demoSignIn, RootCAs: cfg.documentRoots},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w (set -public-url to the https URL clients reach)", err)
