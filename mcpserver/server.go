@@ -600,7 +600,9 @@ func (s *Server) callTool(ctx context.Context, method string, call *mcp.CallTool
 	if r, ok := res.(*mcp.CallToolResult); ok && err == nil && r.IsError {
 		if r.StructuredContent == nil {
 			// The SDK's own input-schema failures come as text only.
-			*r = *errorResult(askbi.Errorf(askbi.InvalidArgument, "%s", s.inputMessage(name, call.Params.Arguments, r.Content)))
+			// (Field by field: r keeps the resultType the SDK set.)
+			e := errorResult(askbi.Errorf(askbi.InvalidArgument, "%s", s.inputMessage(name, call.Params.Arguments, r.Content)))
+			r.Content, r.StructuredContent, r.IsError = e.Content, e.StructuredContent, e.IsError
 		}
 		if te, ok := r.StructuredContent.(toolError); ok {
 			outcome = askbi.E(askbi.Code(te.Code))
@@ -709,11 +711,32 @@ type encodedResult struct {
 
 func (r *encodedResult) MarshalJSON() ([]byte, error) { return r.json, nil }
 
+// withResultType returns wire, r's JSON made by toolResult, with the
+// resultType the go-sdk set on r after the tool answered ("complete",
+// for a request of revision 2026-07-28, SEP-2322), which the SDK's own
+// encoding would carry and a 2026-07-28 client requires; wire itself
+// when r has none.
+func withResultType(r *mcp.CallToolResult, wire []byte) []byte {
+	probe := *r
+	probe.Content, probe.StructuredContent, probe.Meta = []mcp.Content{}, nil, nil
+	b, err := probe.MarshalJSON()
+	var rt struct {
+		ResultType string `json:"resultType"`
+	}
+	if err != nil || json.Unmarshal(b, &rt) != nil || rt.ResultType == "" || len(wire) < 2 || wire[0] != '{' {
+		return wire
+	}
+	q, _ := json.Marshal(rt.ResultType)
+	out := make([]byte, 0, len(wire)+len(q)+16)
+	out = append(append(append(out, `{"resultType":`...), q...), ',')
+	return append(out, wire[1:]...)
+}
+
 // preEncode returns r as an encodedResult when its structured content is
 // already encoded, and r itself otherwise.
 func preEncode(r *mcp.CallToolResult) mcp.Result {
 	if enc, ok := r.StructuredContent.(encodedData); ok {
-		return &encodedResult{r, enc.wire}
+		return &encodedResult{r, withResultType(r, enc.wire)}
 	}
 	raw, ok := r.StructuredContent.(json.RawMessage)
 	if !ok || len(raw) == 0 {

@@ -127,11 +127,13 @@ func (s *Server) PurgeTasks(ctx context.Context) (int, error) {
 	return s.tasks.o.Store.Purge(ctx, s.opts.Now().UTC())
 }
 
-// taskOwner is the owner of p's tasks: its team, user and credential. A
-// task's result was made under that credential's scopes and projects,
-// so another credential of the same user does not see it.
+// taskOwner is the owner of p's tasks: its team, user and credential,
+// as a JSON array (text, unambiguous whatever the IDs hold). A task's
+// result was made under that credential's scopes and projects, so
+// another credential of the same user does not see it.
 func taskOwner(p access.Principal) string {
-	return strings.Join([]string{p.TeamID, p.UserID, string(p.Auth), p.CredentialID}, "\x00")
+	b, _ := json.Marshal([]string{p.TeamID, p.UserID, string(p.Auth), p.CredentialID})
+	return string(b)
 }
 
 // tasksDeclared reports whether req declares the Tasks extension in its

@@ -38,11 +38,14 @@ func RunStore(t *testing.T, newStore func(t *testing.T) mcpserver.TaskStore) {
 
 	t.Run("CreateGet", func(t *testing.T) {
 		s := newStore(t)
-		want := task("t1", "acme/alice/key1")
+		// An owner as mcpserver writes one: a JSON array of IDs, which
+		// may hold any text.
+		owner := `["acme","al\"ice ü","api_key","key:1"]`
+		want := task("t1", owner)
 		if err := s.Create(ctx, want, 4); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.Get(ctx, "t1", "acme/alice/key1", t0)
+		got, err := s.Get(ctx, "t1", owner, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
