@@ -728,3 +728,98 @@ func TestRateLimitThroughOutage(t *testing.T) {
 		t.Errorf("the instance logged %q %d times and %q %d times, want once each", down, n, up, m)
 	}
 }
+
+// mcp26 sends a 2026-07-28 request of method with params to p's /mcp,
+// declaring the Tasks extension, with the standard headers; it returns
+// the result, or fails t on an error.
+func (p *proc) mcp26(t *testing.T, token, method string, params map[string]any) map[string]any {
+	t.Helper()
+	params["_meta"] = map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	req, _ := http.NewRequest("POST", p.URL+"/mcp", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	name, _ := params["name"].(string)
+	if id, ok := params["taskId"].(string); ok {
+		name = id
+	}
+	req.Header.Set("Mcp-Name", name)
+	resp, err := p.HTTP.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var msg struct {
+		Result map[string]any
+		Error  any
+	}
+	if b, _ := io.ReadAll(resp.Body); json.Unmarshal(b, &msg) != nil || msg.Error != nil {
+		t.Fatalf("%s on %s: %d %.400s", method, p.URL, resp.StatusCode, b)
+	}
+	return msg.Result
+}
+
+// TestTasksAcrossInstances: two instances on one database share their
+// MCP tasks (pgstore's TaskStore): a slow preview that became a task on
+// one is polled to its result through the other; another, cancelled
+// through the other, has its query end in the warehouse (the instance
+// running it finds the cancel at its next heartbeat, 5 s) well before the
+// executor's 15 s deadline would end it.
+func TestTasksAcrossInstances(t *testing.T) {
+	dbURL := pgtest.MustDatabase(t)
+	args := []string{"-database-url", dbURL, "-data-dir", t.TempDir(), "-mcp-task-after", "50ms"}
+	bin := MustBinary(t)
+	a, b := MustStart(t, bin, nil, args...), MustStart(t, bin, nil, args...)
+	key := a.apiKey(t, "alice")
+	owner, err := sqlx.Open("postgres", a.creds.WarehouseDatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close()
+	const marker = "generate_series(1, 100004) a"
+	running := func() int {
+		var n int
+		if err := owner.Get(&n, `SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid()`, marker); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	preview := func(sql string) string {
+		t.Helper()
+		r := a.mcp26(t, key, "tools/call", map[string]any{"name": "explore_data", "arguments": map[string]any{
+			"operation": "preview", "connection_id": "conn_acme_wh", "sql": sql}})
+		if r["resultType"] != "task" {
+			t.Fatalf("a slow preview = %v; want a task", r)
+		}
+		return r["taskId"].(string)
+	}
+	get := func(p *proc, id string) map[string]any { return p.mcp26(t, key, "tasks/get", map[string]any{"taskId": id}) }
+
+	done := preview("SELECT count(*) AS n FROM generate_series(1, 3000) a, generate_series(1, 4000) b")
+	var got map[string]any
+	pollUntil(t, 30*time.Second, "the task is done, seen through the other instance", func() bool {
+		got = get(b, done)
+		return got["status"] != "working"
+	})
+	res, _ := got["result"].(map[string]any)
+	sc, _ := res["structuredContent"].(map[string]any)
+	if got["status"] != "completed" || fmt.Sprint(sc["rows"]) != fmt.Sprint([]any{[]any{12000000.0}}) {
+		t.Errorf("the task through the other instance = %v", got)
+	}
+
+	cancelled := preview("SELECT count(*) AS n FROM " + marker + ", generate_series(1, 100000) b")
+	pollUntil(t, 10*time.Second, "the second preview's query runs", func() bool { return running() > 0 })
+	if s := get(b, cancelled)["status"]; s != "working" {
+		t.Errorf("the running task through the other instance = %v", s)
+	}
+	b.mcp26(t, key, "tasks/cancel", map[string]any{"taskId": cancelled})
+	took := pollUntil(t, 9*time.Second, "the query of a task cancelled through the other instance ends", func() bool { return running() == 0 })
+	t.Logf("the query ended %s after the cancel through the other instance", took.Round(10*time.Millisecond))
+	if s := get(a, cancelled); s["status"] != "cancelled" || s["result"] != nil {
+		t.Errorf("the cancelled task = %v", s)
+	}
+}

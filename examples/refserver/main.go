@@ -75,6 +75,7 @@ type config struct {
 	assistantRoles  string
 	demoSignIn      bool
 	mcpResultBytes  int
+	mcpTaskAfter    time.Duration
 	// mcpOrigins are the origins, besides the public URL's, whose browser
 	// pages may call /mcp (comma-separated).
 	mcpOrigins   string
@@ -135,6 +136,7 @@ func main() {
 	flag.DurationVar(&cfg.turnTimeout, "turn-timeout", defaultTurnTimeout, "deadline of one chat turn (model and tools)")
 	flag.BoolVar(&cfg.demoSignIn, "demo-sign-in", true, "let the page sign in as a demo user without a token, and OAuth clients describe themselves with client ID metadata documents on this machine (turn off when the server is reachable by others)")
 	flag.StringVar(&cfg.mcpOrigins, "mcp-allowed-origins", "", "comma-separated origins, besides the public URL's, whose browser pages may call /mcp, e.g. http://localhost:6274 for the MCP Inspector's web UI (another Origin gets 403)")
+	flag.DurationVar(&cfg.mcpTaskAfter, "mcp-task-after", mcpserver.DefaultTaskAfter, "how long an MCP data call of a client that declares the Tasks extension runs before it becomes a task the client polls")
 	flag.IntVar(&cfg.mcpResultBytes, "mcp-result-bytes", mcpserver.DefaultResultBytes, "response budget of the MCP data tools, in bytes of serialized tool result (callers may lower it with max_bytes)")
 	flag.StringVar(&cfg.debugAddr, "debug-addr", "", "serve /debug/pprof/ on this loopback address (off by default)")
 	flag.BoolVar(&cfg.denyLoopback, "deny-loopback", false, "refuse remote MCP servers on this machine (loopback addresses, localhost), for a server others use; the demo's own MCP servers run on loopback, so the demo connection is then not set up")
@@ -198,9 +200,9 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer) error
 	pctx, stopPurge := context.WithCancel(context.Background())
 	defer stopPurge()
 	// Retention: OAuth grants and tokens, connection sign-ins started and
-	// never completed, and a.purges.
+	// never completed, MCP tasks past their TTL, and a.purges.
 	go httpserve.Retain(pctx, append([]httpserve.Purge{{Name: "OAuth retention", Func: app.oauth.Purge},
-		{Name: "connection sign-in retention", Func: app.signin.PurgeOAuth}}, app.purges...), &httpserve.RetentionOptions{Logger: log})
+		{Name: "connection sign-in retention", Func: app.signin.PurgeOAuth}, {Name: "MCP task retention", Func: app.mcp.PurgeTasks}}, app.purges...), &httpserve.RetentionOptions{Logger: log})
 	if err := app.announce(out, cfg); err != nil {
 		return err
 	}
@@ -318,6 +320,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	var connStore connections.Store = connections.NewMemoryStore()
 	var flows signin.FlowStore = signin.NewMemoryFlowStore()
 	var demo demoStore = &memDemoStore{}
+	var tasks mcpserver.TaskStore = mcpserver.NewMemoryTaskStore(0)
 	// With the state in PostgreSQL: the team, source and turn bounds, and
 	// the connection changes that stop turns, hold across instances.
 	var leases dataexec.Leases
@@ -342,7 +345,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 			}
 			a.closers = append(a.closers, state.Close)
 			keyStore, chats, memories, grants = state.Keys, state.Ask, state.Memory, state.OAuth
-			connStore, flows, demo = state.Connections, state.Flows, state.Demo
+			connStore, flows, demo, tasks = state.Connections, state.Flows, state.Demo, state.Tasks
 			leases, publish = state.Leases, state.ConnectionChanges.Publish
 		}
 	}
@@ -440,7 +443,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	}
 	a.mcp = mcpserver.New(a.executor, gate, access.AnyToken(a.oauth.Verify, a.keys.Verify), &mcpserver.Options{
 		BaseURL: base, Activity: activity, Audit: a.audit, Logger: log, MaxInFlight: cfg.mcpMaxInFlight,
-		MaxResultBytes:       cfg.mcpResultBytes,
+		MaxResultBytes: cfg.mcpResultBytes, Tasks: mcpserver.TaskOptions{Store: tasks, After: cfg.mcpTaskAfter},
 		ChartImage:           chartimage.PNG,
 		AllowedOrigins:       strings.FieldsFunc(cfg.mcpOrigins, func(r rune) bool { return r == ',' || r == ' ' }),
 		AuthorizationServers: []string{a.oauth.Issuer()},
