@@ -797,7 +797,9 @@ func TestTasksAcrossInstances(t *testing.T) {
 		}
 		return r["taskId"].(string)
 	}
-	get := func(p *proc, id string) map[string]any { return p.mcp26(t, key, "tasks/get", map[string]any{"taskId": id}) }
+	get := func(p *proc, id string) map[string]any {
+		return p.mcp26(t, key, "tasks/get", map[string]any{"taskId": id})
+	}
 
 	done := preview("SELECT count(*) AS n FROM generate_series(1, 3000) a, generate_series(1, 4000) b")
 	var got map[string]any
