@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
-	"strings"
 	"sync"
 	"time"
 
@@ -492,7 +491,11 @@ func checkTaskHeaders(r *http.Request, body []byte) (json.RawMessage, error) {
 			TaskID *string `json:"taskId"`
 		} `json:"params"`
 	}
-	if json.Unmarshal(body, &msg) != nil || !strings.HasPrefix(msg.Method, "tasks/") || msg.Params.TaskID == nil {
+	// Only the extension's methods: another (tasks/result, tasks/list,
+	// removed with SEP-2663) is answered Method not found, as any
+	// unknown method, before anything else is checked.
+	if json.Unmarshal(body, &msg) != nil || msg.Params.TaskID == nil ||
+		msg.Method != methodGetTask && msg.Method != methodUpdateTask && msg.Method != methodCancelTask {
 		return nil, nil
 	}
 	switch name := r.Header.Get("Mcp-Name"); {

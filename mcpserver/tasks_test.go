@@ -529,6 +529,19 @@ func TestTaskRoutingHeader(t *testing.T) {
 	if a := getTask(t, url, alice, "task_x"); a.Error == nil || a.Error.Code != -32602 {
 		t.Errorf("with the header: %s; want task not found", a.raw)
 	}
+	// A method the extension removed is unknown, whatever its headers.
+	req := mcpRequest(t.Context(), url, alice, `{"jsonrpc":"2.0","id":4,"method":"tasks/result","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":`+tasksCaps+`},"taskId":"task_x"}}`)
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tasks/result")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `"code":-32601`) {
+		t.Errorf("tasks/result without Mcp-Name: %d %s; want -32601", resp.StatusCode, b)
+	}
 }
 
 // clockedServer serves e's workspace with task options to on clock clk.
