@@ -255,14 +255,17 @@ func (tk *tasks) start(t Task, done <-chan callOutcome, cancel context.CancelFun
 		}()
 		beat := time.NewTicker(tk.o.Heartbeat)
 		defer beat.Stop()
-		ctx := context.Background()
 		for {
 			select {
 			case o := <-done:
-				tk.finish(ctx, t, o)
+				tk.finish(t, o)
 				return
 			case <-beat.C:
+				// A store that does not answer within a heartbeat is asked
+				// again at the next.
+				ctx, stop := context.WithTimeout(context.Background(), tk.o.Heartbeat)
 				st, err := tk.o.Store.Beat(ctx, t.ID, tk.now().UTC())
+				stop()
 				if err == nil && st != TaskWorking || askbi.ErrorCode(err) == askbi.NotFound {
 					cancel()
 				}
@@ -274,7 +277,7 @@ func (tk *tasks) start(t Task, done <-chan callOutcome, cancel context.CancelFun
 // finish records the outcome o of task t: completed with the tool
 // result (an error result too), or failed with a JSON-RPC error. A task
 // cancelled meanwhile stays cancelled (Conflict).
-func (tk *tasks) finish(ctx context.Context, t Task, o callOutcome) {
+func (tk *tasks) finish(t Task, o callOutcome) {
 	t.UpdatedAt = tk.now().UTC()
 	t.Status, t.Message = TaskCompleted, "The query finished."
 	if o.err == nil {
@@ -287,9 +290,14 @@ func (tk *tasks) finish(ctx context.Context, t Task, o callOutcome) {
 		t.Status, t.Message, t.Result = TaskFailed, "The call failed.", nil
 		t.Error = rpcErrorJSON(o.err)
 	}
+	// A store that cannot be reached now is tried twice more; a task
+	// whose outcome is lost reads failed once its heartbeats are stale.
 	var err error
 	for try := range 3 {
-		if err = tk.o.Store.Finish(ctx, t); askbi.ErrorCode(err) != askbi.Unavailable {
+		ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+		err = tk.o.Store.Finish(ctx, t)
+		stop()
+		if askbi.ErrorCode(err) != askbi.Unavailable {
 			break
 		}
 		time.Sleep(time.Duration(try+1) * time.Second)
