@@ -54,6 +54,9 @@
 //     configuration names, and ask/provider/mock,
 //     ask/provider/openai and ask/provider/anthropic are the models.
 //   - ask/askhttp: the chat HTTP API (JSON and Server-Sent Events).
+//   - ask/askeval: the evaluation harness: cases as files, runs against
+//     any model, scoring on the rows the tools returned, reports; the
+//     golden set of the demo workspace.
 //   - memory: explicit, encrypted, personal memory; memory/memorytest
 //     proves its store.
 //   - httpserve: server limits, readiness and drain around the handlers.
@@ -62,6 +65,8 @@
 //   - examples/refserver: the reference server that wires them together;
 //     examples/oauthclient runs the outbound OAuth headlessly.
 //   - cmd/mcpload: the load and fault benchmark of the MCP endpoint.
+//   - cmd/askeval: the evaluation command: a set of cases against the
+//     demo workspace on any provider, a report as Markdown and JSON.
 //
 // Example (below) mounts the chat API and the MCP server on in-memory
 // stores in one host.

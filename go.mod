@@ -13,6 +13,7 @@ require (
 	github.com/openai/openai-go/v3 v3.98.0
 	github.com/ory/fosite v0.49.0
 	github.com/pganalyze/pg_query_go/v6 v6.2.2
+	go.yaml.in/yaml/v4 v4.0.0-rc.2
 	golang.org/x/image v0.30.0
 	golang.org/x/net v0.60.0
 	golang.org/x/oauth2 v0.35.0
@@ -102,7 +103,6 @@ require (
 	go.opentelemetry.io/otel/sdk v1.33.0 // indirect
 	go.opentelemetry.io/otel/trace v1.33.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.0.0 // indirect
-	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/mod v0.41.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect

@@ -88,6 +88,11 @@ var layers = []layer{
 	{pkg: "ask", may: []string{"", "access", "workspace", "seal", "dataexec", "memory", "connections", "connresolve", "internal"}},
 	// The chat routes: the assistant over HTTP.
 	{pkg: "ask/askhttp", may: []string{"", "access", "workspace", "ask", "dataexec", "memory", "connresolve", "internal"}},
+	// The evaluation harness: it drives the assistant as a host does (the
+	// catalog, executor and gate a host passes, list_connections over the
+	// resolver for the demo workspace) and reads no adapter: a host runs
+	// it in process against its own catalog.
+	{pkg: "ask/askeval", may: []string{"", "access", "workspace", "dataexec", "ask", "connections", "connresolve"}},
 	// The model providers' shared test suite (a recording server and the
 	// tests of ask.Provider), which only the providers' tests import.
 	{pkg: "ask/provider/internal/providertest", may: []string{"", "ask"}},
@@ -98,6 +103,9 @@ var layers = []layer{
 	// process, such as the load benchmark cmd/mcpload: internal helpers
 	// only.
 	{pkg: "cmd", may: []string{"internal"}},
+	// The evaluation command: flags around ask/askeval on the demo
+	// workspace, and the provider its flags name (ask/provider).
+	{pkg: "cmd/askeval", may: []string{"", "ask", "ask/askeval", "ask/provider"}},
 	// The PostgreSQL stores of every SDK interface, the shared limits and
 	// the change feed: an adapter of its own, which a host imports beside
 	// the packages whose interfaces it implements. Its tests run those
@@ -219,6 +227,9 @@ func TestMayImport(t *testing.T) {
 		{"connections", "connresolve", false},
 		{"connresolve", "connections/connhttp", false},
 		{"examples/refserver", "dataexec/pgsource", true},
+		// The evaluation harness drives the assistant in process, not
+		// over its HTTP adapter.
+		{"ask/askeval", "ask/askhttp", false},
 		// Nothing outside examples/ imports it.
 		{"dataexec", "examples/refserver", false},
 	} {
