@@ -32,9 +32,9 @@ type RunResult struct {
 	Usage ask.Usage `json:"usage"`
 	// Cost is Usage in US dollars, when prices are known.
 	Cost *float64 `json:"cost_usd,omitempty"`
-	// Latency is how long the question took, its approvals included.
-	Latency   time.Duration `json:"-"`
-	LatencyMS float64       `json:"latency_ms"`
+	// LatencyMS is how long the question took, in milliseconds, its
+	// approvals included.
+	LatencyMS float64 `json:"latency_ms"`
 }
 
 // Tally counts runs.
@@ -165,7 +165,6 @@ func newReport(cases []Case, results [][]RunResult, m reportMeta) *Report {
 		}
 		cats[c.Category].Cases++
 		for _, run := range results[i] {
-			run.LatencyMS = ms(run.Latency)
 			if m.prices != nil {
 				cost := m.prices.Cost(run.Usage)
 				run.Cost = &cost

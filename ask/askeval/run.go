@@ -249,7 +249,7 @@ func (r *Runner) runOnce(ctx context.Context, c Case, run int) (RunResult, ask.S
 	}
 	began := r.o.Now()
 	turnErr := d.send(ctx, c.Question, c.Context)
-	res.Latency = r.o.Now().Sub(began)
+	res.LatencyMS = ms(r.o.Now().Sub(began))
 
 	out, err := collect(ctx, ws, live, stores, reg, &d, level)
 	if err != nil {
