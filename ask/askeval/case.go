@@ -30,7 +30,7 @@ type Case struct {
 	// Question is the user's message that is scored.
 	Question string `json:"question"`
 	// As names the principal who asks, one of [Workspace.Principals];
-	// "" is Workspace.Default.
+	// "" is [Workspace].Default.
 	As string `json:"as,omitempty"`
 	// Context is what the user selected with the question: dashboards,
 	// charts, datasets, connections. Empty keeps what earlier turns
@@ -46,7 +46,7 @@ type Case struct {
 	// Expect is what the answer must do.
 	Expect Expect `json:"expect"`
 	// Judge, when set, tells an LLM judge what a good answer says, for
-	// runs with Options.Judge; the judge only ever adds a failure to the
+	// runs with [Options].Judge; the judge only ever adds a failure to the
 	// checks of Expect, of which a case needs at least one.
 	Judge string `json:"judge,omitempty"`
 	// File is the file the case was read from, for messages.
@@ -231,7 +231,7 @@ func ParseCases(name string, data []byte) ([]Case, error) {
 }
 
 // LoadCases reads every .json, .yaml and .yml file in dir of fsys (not
-// its subdirectories), in name order, as ParseCases does, and checks
+// its subdirectories), in name order, as [ParseCases] does, and checks
 // that case IDs are unique. Use os.DirFS for a directory on disk, or
 // [Golden] for the demo workspace's set.
 func LoadCases(fsys fs.FS, dir string) ([]Case, error) {

@@ -31,7 +31,7 @@ const (
 // PostgreSQL (examples/refserver, demo.go: its catalog and built-in
 // rows), built afresh on every call, so that what one run's approved
 // change did (a deleted dashboard) never reaches the next. It is what
-// the golden set (Golden) asks its questions of.
+// the golden set ([Golden]) asks its questions of.
 //
 // Team Acme (projects Growth and Finance: datasets Weekly signups,
 // Signups by country, EU signups by country, which is scoped to DE and
@@ -41,7 +41,7 @@ const (
 // (Acme editor, Growth only), vic (Acme viewer) and carol (Globex owner).
 // The assistant has the product's tools and list_connections, over the
 // installed PostgreSQL and MySQL source types and the verified provider
-// catalog (connresolve.Verified), with no remote MCP connection; tool
+// catalog ([connresolve.Verified]), with no remote MCP connection; tool
 // output reaches the model at [ask.SharingAggregates], the reference
 // server's default, and its clock is [DemoNow].
 //

@@ -8,7 +8,7 @@
 // filters and breakdown, the numbers it states, the tools that must or
 // must not run, whether an approval is asked. A [Runner] asks the real
 // [ask.Assistant] each question, on a fresh [Workspace] each time, with
-// any ask.Provider (the mock, an OpenAI-compatible server, Anthropic),
+// any [ask.Provider] (the mock, an OpenAI-compatible server, Anthropic),
 // answers approvals as the case says, runs each case several times, and
 // scores every run on the rows the tools really returned, compared with
 // a gold dataset run or query, with a [Reason] for each failure

@@ -37,7 +37,7 @@ type TranscriptTurn struct {
 	Replies []ask.ModelReply `json:"replies"`
 }
 
-// Replay is an ask.Provider that answers a Runner's model calls from
+// Replay is an [ask.Provider] that answers a [Runner]'s model calls from
 // transcripts: the reply of the call's case, run (run 0's when the run
 // has none), message, and step in the turn. A call outside a run, or
 // one the transcripts do not cover, is InvalidResult, so that a run
@@ -74,7 +74,7 @@ func (r *Replay) Complete(ctx context.Context, req ask.ModelRequest, onText func
 		}
 		if step >= len(turn.Replies) {
 			return ask.ModelReply{}, askbi.Errorf(askbi.InvalidResult, "replay: the transcript of case %s has %d replies to %s, not a reply %d",
-				caseID, len(turn.Replies), quote(msg), step+1)
+				caseID, len(turn.Replies), quote(msg, 60), step+1)
 		}
 		reply := turn.Replies[step]
 		if onText != nil && reply.Text != "" {
@@ -82,7 +82,7 @@ func (r *Replay) Complete(ctx context.Context, req ask.ModelRequest, onText func
 		}
 		return reply, nil
 	}
-	return ask.ModelReply{}, askbi.Errorf(askbi.InvalidResult, "replay: the transcript of case %s has no turn for %s", caseID, quote(msg))
+	return ask.ModelReply{}, askbi.Errorf(askbi.InvalidResult, "replay: the transcript of case %s has no turn for %s", caseID, quote(msg, 60))
 }
 
 // stepOf is how many model replies the request's turn holds already:
@@ -100,8 +100,8 @@ func stepOf(req ask.ModelRequest) int {
 	return n
 }
 
-// Recorder is an ask.Provider that passes each call to a model and
-// keeps its replies as transcripts of a Runner's runs, for Replay. It
+// Recorder is an [ask.Provider] that passes each call to a model and
+// keeps its replies as transcripts of a [Runner]'s runs, for [Replay]. It
 // keeps the replies, never the requests (which hold the tool output the
 // model was shown). It is safe for concurrent use.
 type Recorder struct {
@@ -118,7 +118,7 @@ func NewRecorder(p ask.Provider, source string) *Recorder {
 	return &Recorder{p: p, source: source, ts: map[string]*Transcript{}}
 }
 
-// ReadsImages implements ask.ImageReader as the recorded model does.
+// ReadsImages implements [ask.ImageReader] as the recorded model does.
 func (r *Recorder) ReadsImages() bool {
 	ir, ok := r.p.(ask.ImageReader)
 	return ok && ir.ReadsImages()

@@ -95,9 +95,9 @@ func (p Prices) Cost(u ask.Usage) float64 {
 }
 
 // Report is a scored evaluation: its pass rate by category and case,
-// why runs failed, their cost and latency, and (CompareWith) how it
+// why runs failed, their cost and latency, and ([Report.CompareWith]) how it
 // differs from an earlier one. It marshals as the JSON a later run
-// compares with; Markdown writes it for people.
+// compares with; [Report.Markdown] writes it for people.
 type Report struct {
 	Provider    string      `json:"provider,omitempty"`
 	Sharing     ask.Sharing `json:"sharing,omitempty"`
@@ -115,7 +115,7 @@ type Report struct {
 	Prices  *Prices        `json:"prices,omitempty"`
 	Cost    *float64       `json:"cost_usd,omitempty"`
 	Latency Latency        `json:"latency"`
-	// Compared is set by CompareWith.
+	// Compared is set by [Report.CompareWith].
 	Compared *Comparison `json:"compared,omitempty"`
 }
 
@@ -258,7 +258,7 @@ func reasonsOf(cr CaseResult) []Reason {
 	return out
 }
 
-// JSON writes r as indented JSON: what ReadReport reads back, for a
+// JSON writes r as indented JSON: what [ReadReport] reads back, for a
 // later run to compare with.
 func (r *Report) JSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
@@ -356,7 +356,7 @@ func (r *Report) Markdown(w io.Writer) error {
 			}
 			line := fmt.Sprintf("- **%s** run %d: %s. Tools: %s.", c.ID, run.Run+1, strings.Join(parts, "; "), cmp.Or(strings.Join(run.Tools, ", "), "none"))
 			if run.Answer != "" {
-				line += " Answer: " + quote(oneLine(run.Answer))
+				line += " Answer: " + quote(oneLine(run.Answer), 200)
 			}
 			failed = append(failed, line)
 		}

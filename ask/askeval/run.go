@@ -24,7 +24,7 @@ type Workspace struct {
 	Catalog workspace.Catalog
 	// Executor runs the assistant's tools and the gold dataset runs.
 	Executor *dataexec.Executor
-	// Sources answer gold queries (Gold.SQL), by connection ID. They are
+	// Sources answer gold queries ([Gold].SQL), by connection ID. They are
 	// queried directly, as the host's own code would: the gold is ground
 	// truth, not a tool call. Optional when no case has a gold query.
 	Sources dataexec.SourceMap
@@ -34,10 +34,10 @@ type Workspace struct {
 	Principals map[string]access.Principal
 	// Default names the principal of a case without As.
 	Default string
-	// Tools are the assistant's tools, as its registry holds them.
-	// Default ask.ProductTools(Executor).
+	// Tools are the assistant's tools, as its [ask.Registry] holds them.
+	// Default [ask.ProductTools](Executor).
 	Tools []ask.Tool
-	// Options configure the assistant as in production: Sharing above
+	// Options configure the assistant as in production ([ask.Options]): Sharing above
 	// all (the model sees tool output at that level, and so does a
 	// judge), Tools (remote MCP tools), Memory, Now.
 	Options ask.Options
@@ -60,7 +60,7 @@ type Options struct {
 	// Parallel is how many runs go at once. Default 1.
 	Parallel int
 	// Judge, when set, is asked about each run's answer after the checks
-	// (ModelJudge). Default none: the checks alone decide.
+	// ([ModelJudge]). Default none: the checks alone decide.
 	Judge Judge
 	// Prices turn tokens into money in the report. Default none: the
 	// report gives tokens only, as providers report no prices.
@@ -100,7 +100,7 @@ func New(provider ask.Provider, open Open, opts *Options) *Runner {
 	return r
 }
 
-// Run runs each case Options.Runs times and scores every run. A run
+// Run runs each case [Options].Runs times and scores every run. A run
 // that goes wrong in the assistant or the model is a failed run
 // ([Error]), never an error of Run; Run fails only when a workspace
 // cannot be opened, a case names a principal the workspace lacks, or
@@ -184,7 +184,7 @@ func messageOf(ctx context.Context) string {
 
 // RunOf returns the case and run (from 0) that ctx's model call belongs
 // to, when it is one of a Runner's: what a provider that replays or
-// records answers per case (Replay, Recorder) reads.
+// records answers per case ([Replay], [Recorder]) reads.
 func RunOf(ctx context.Context) (caseID string, run int, ok bool) {
 	id, ok := ctx.Value(runKey{}).(runID)
 	return id.caseID, id.run, ok
@@ -243,7 +243,7 @@ func (r *Runner) runOnce(ctx context.Context, c Case, run int) (RunResult, ask.S
 	d.conv = conv.ID
 	for _, h := range c.History {
 		if err := d.send(ctx, h.Message, h.Context); err != nil {
-			res.Failures = []Failure{{Reason: Error, Detail: "history turn " + quote(h.Message) + ": " + errText(err)}}
+			res.Failures = []Failure{{Reason: Error, Detail: "history turn " + quote(h.Message, 60) + ": " + errText(err)}}
 			return res, level, nil
 		}
 	}
@@ -365,9 +365,10 @@ func errText(err error) string {
 	return string(askbi.ErrorCode(err)) + ": " + askbi.ErrorMessage(err)
 }
 
-func quote(s string) string {
-	if r := []rune(s); len(r) > 60 {
-		s = string(r[:59]) + "…"
+// quote is s quoted, cut at n characters.
+func quote(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n-1]) + "…"
 	}
 	b, _ := json.Marshal(s)
 	return string(b)

@@ -9,6 +9,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/ask/askeval"
+	"github.com/askbi/askbi/ask/provider/mock"
 )
 
 // keep is an Open of the demo workspace that keeps the workspaces it
@@ -183,5 +184,28 @@ func TestRunNeedsItsPrincipal(t *testing.T) {
 	_, err := askeval.New(scripted{}, askeval.Demo, nil).Run(t.Context(), []askeval.Case{c})
 	if askbi.ErrorCode(err) != askbi.InvalidArgument || !strings.Contains(askbi.ErrorMessage(err), "mallory") {
 		t.Errorf("Run = %v; want invalid_argument naming mallory", err)
+	}
+}
+
+// TestParallel: runs at once score as runs one after the other.
+func TestParallel(t *testing.T) {
+	cases, err := askeval.LoadCases(askeval.Golden, "golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := askeval.New(mock.New(), askeval.Demo, nil).Run(t.Context(), cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	many, err := askeval.New(mock.New(), askeval.Demo, &askeval.Options{Runs: 2, Parallel: 4}).Run(t.Context(), cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range one.Cases {
+		for _, run := range many.Cases[i].Runs {
+			if !sameReasons(reasons(run), reasons(c.Runs[0])) {
+				t.Errorf("%s run %d: %v; one at a time %v", c.ID, run.Run, reasons(run), reasons(c.Runs[0]))
+			}
+		}
 	}
 }

@@ -103,7 +103,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 				kept = append(kept, c)
 			}
 		}
-		cases = kept
+		if cases = kept; len(cases) == 0 {
+			return fmt.Errorf("-case %q matches no case", *only)
+		}
 	}
 
 	cfg := provider.Config{Name: *name, Model: *model, BaseURL: *baseURL, APIKeyEnv: *keyEnv}
