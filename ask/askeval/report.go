@@ -356,7 +356,7 @@ func (r *Report) Markdown(w io.Writer) error {
 			}
 			line := fmt.Sprintf("- **%s** run %d: %s. Tools: %s.", c.ID, run.Run+1, strings.Join(parts, "; "), cmp.Or(strings.Join(run.Tools, ", "), "none"))
 			if run.Answer != "" {
-				line += " Answer: " + quote(oneLine(run.Answer), 200)
+				line += " Answer: “" + strings.Trim(quote(oneLine(run.Answer), 200), `"`) + "”"
 			}
 			failed = append(failed, line)
 		}
