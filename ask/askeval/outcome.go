@@ -198,8 +198,14 @@ func readResult(ctx context.Context, ws *Workspace, live access.Principal, c cal
 	for _, ds := range o.Datasets {
 		r.datasets = append(r.datasets, ds.ID)
 	}
+	var chartID string
 	if o.Chart != nil {
-		r.chart = o.Chart.ID
+		chartID = o.Chart.ID
+		// A preview the turn made is a new chart, which no case names:
+		// its datasets are what it read.
+		if c.tool != dataexec.ChartPreviewAction.Name {
+			r.chart = chartID
+		}
 	}
 	r.filters = filtersOf(c.args)
 	r.xField, _ = c.args["x_field"].(string)
@@ -214,8 +220,8 @@ func readResult(ctx context.Context, ws *Workspace, live access.Principal, c cal
 		if o.RowCount != nil && *o.RowCount > len(o.Rows) {
 			r.t.count = *o.RowCount
 		}
-	case r.chart != "":
-		cr, err := dataexec.ChartDataAction.Run(ws.Executor, ctx, live, dataexec.ChartRun{ChartID: r.chart})
+	case chartID != "":
+		cr, err := dataexec.ChartDataAction.Run(ws.Executor, ctx, live, dataexec.ChartRun{ChartID: chartID})
 		if err != nil || cr.Data == nil {
 			break
 		}
@@ -227,7 +233,7 @@ func readResult(ctx context.Context, ws *Workspace, live access.Principal, c cal
 			r.chartType = cr.ChartType
 		}
 	}
-	if r.t == nil && r.chart == "" && len(r.datasets) == 0 {
+	if r.t == nil && chartID == "" && len(r.datasets) == 0 {
 		return result{}, false
 	}
 	return r, true

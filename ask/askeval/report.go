@@ -356,7 +356,7 @@ func (r *Report) Markdown(w io.Writer) error {
 			}
 			line := fmt.Sprintf("- **%s** run %d: %s. Tools: %s.", c.ID, run.Run+1, strings.Join(parts, "; "), cmp.Or(strings.Join(run.Tools, ", "), "none"))
 			if run.Answer != "" {
-				line += " Answer: “" + strings.Trim(quote(oneLine(run.Answer), 200), `"`) + "”"
+				line += " Answer: “" + cut(oneLine(run.Answer), 200) + "”"
 			}
 			failed = append(failed, line)
 		}
@@ -398,3 +398,11 @@ func cell(s string) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// cut is s cut at n characters.
+func cut(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -367,10 +367,7 @@ func errText(err error) string {
 
 // quote is s quoted, cut at n characters.
 func quote(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		s = string(r[:n-1]) + "…"
-	}
-	b, _ := json.Marshal(s)
+	b, _ := json.Marshal(cut(s, n))
 	return string(b)
 }
 
