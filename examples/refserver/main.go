@@ -341,7 +341,9 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 			a.closers = append(a.closers, state.Close)
 			keyStore, chats, memories, grants = state.Keys, state.Ask, state.Memory, state.OAuth
 			connStore, flows, demo = state.Connections, state.Flows, state.Demo
-			leases, publish = state.Leases, state.ConnectionChanges.Publish
+			pool := dataexec.NewLeasePool(state.Leases, nil) // slots kept for the next call, not taken and released each time
+			leases, publish = pool, state.ConnectionChanges.Publish
+			a.closers = append(a.closers, func() error { pool.Close(); return nil })
 		}
 	}
 	catalog, dir, checks, err := a.demoWorkspace(ctx, cfg, state, activity, sources)
@@ -362,7 +364,8 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		// One budget a principal across every instance on the database;
 		// this instance's own while the database cannot be reached.
 		a.purges = append(a.purges, httpserve.Purge{Name: "rate limit buckets", Func: state.RateLimiter.Purge})
-		limiter = access.NewFallbackRateLimiter(state.RateLimiter, limiter, &access.FallbackOptions{Logger: log})
+		shared := access.NewLeasingRateLimiter(state.RateLimiter, &access.LeasingOptions{Rate: cfg.rate}) // tokens taken in batches
+		limiter = access.NewFallbackRateLimiter(shared, limiter, &access.FallbackOptions{Logger: log})
 	}
 	if cfg.limiterOverride != nil {
 		limiter = cfg.limiterOverride

@@ -231,7 +231,7 @@ func newServer(ctx context.Context, serverURL string) (_ *server, err error) {
 		if s.tmp, err = os.MkdirTemp("", tmpPrefix); err != nil {
 			return s, err
 		}
-		if s.cluster, err = Start(ctx, s.tmp, &Options{NoSync: true}); err != nil {
+		if s.cluster, err = Start(ctx, s.tmp, &Options{NoSync: true, Statements: true}); err != nil {
 			return s, err
 		}
 		serverURL = s.cluster.URL("postgres")
