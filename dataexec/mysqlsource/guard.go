@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser"
@@ -76,14 +75,11 @@ func parseSQLMode(s string) (sqlMode, error) {
 	return sqlMode{text: strings.Join(flags, ","), tidb: m}, nil
 }
 
-// parsers are the parsers of every Source: a parser is not safe for
-// concurrent use, and costs some allocation to make.
-var parsers = sync.Pool{New: func() any { return parser.New() }}
-
-// parse parses sql under mode with TiDB's MySQL parser.
+// parse parses sql under mode with TiDB's MySQL parser. A parser is not
+// safe for concurrent use, and reuses the slice it returns on its next
+// parse, so each call has one of its own.
 func parse(sql string, mode sqlMode) ([]ast.StmtNode, error) {
-	p := parsers.Get().(*parser.Parser)
-	defer parsers.Put(p)
+	p := parser.New()
 	p.SetSQLMode(mode.tidb)
 	stmts, _, err := p.Parse(sql, "utf8mb4", "utf8mb4_general_ci")
 	if err != nil {
