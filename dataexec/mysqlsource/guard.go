@@ -278,16 +278,11 @@ func walkTree(sql string, mode sqlMode, params []int) (ast.StmtNode, error) {
 		return nil, askbi.Errorf(askbi.InvalidArgument, "only one read-only SELECT statement is allowed; remove the second statement")
 	}
 	top := stmts[0]
-	switch n := top.(type) {
-	case *ast.SelectStmt, *ast.SetOprStmt:
-	case *ast.UpdateStmt, *ast.DeleteStmt:
-		if withOf(n) != nil {
-			return nil, askbi.Errorf(askbi.InvalidArgument, "data-modifying statements with WITH are not allowed; only one read-only SELECT statement is")
-		}
-		return nil, statementError(top)
-	default:
-		return nil, statementError(top)
+	if withOf(top) != nil {
+		return nil, askbi.Errorf(askbi.InvalidArgument, "data-modifying statements with WITH are not allowed; only one read-only SELECT statement is")
 	}
+	// The walker refuses every statement but a SELECT or a set operation
+	// of them, the top one included.
 	w := &walker{}
 	top.Accept(w)
 	if w.err != nil {
@@ -379,7 +374,7 @@ func (w *walker) check(n ast.Node) error {
 	case *test_driver.ParamMarkerExpr:
 		w.params = append(w.params, n.Offset)
 	case ast.StmtNode:
-		// Nothing but a SELECT may stand inside one.
+		// Nothing but a SELECT may stand at the top, or inside one.
 		return statementError(n)
 	}
 	return nil
