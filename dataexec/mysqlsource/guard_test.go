@@ -277,6 +277,7 @@ var attacks = []struct {
 	{"wait_until_sql_thread_after_gtids", "SELECT WAIT_UNTIL_SQL_THREAD_AFTER_GTIDS('x')", "function WAIT_UNTIL_SQL_THREAD_AFTER_GTIDS is not allowed"},
 	{"nextval", "SELECT NEXTVAL(s)", "function NEXTVAL is not allowed"},
 	{"next value for", "SELECT NEXT VALUE FOR s", "function NEXTVAL is not allowed"},
+	{"previous value for", "SELECT PREVIOUS VALUE FOR s", "sequences (NEXT VALUE FOR, PREVIOUS VALUE FOR) are not allowed"},
 	{"setval", "SELECT SETVAL(s, 100)", "function SETVAL is not allowed"},
 	{"lastval", "SELECT LASTVAL(s)", "function LASTVAL is not allowed"},
 	{"locking service", "SELECT SERVICE_GET_WRITE_LOCKS('ns', 'x', 10)", "function SERVICE_GET_WRITE_LOCKS is not allowed"},
