@@ -361,8 +361,6 @@ func (w *walker) check(n ast.Node) error {
 			return askbi.Errorf(askbi.InvalidArgument, "SELECT ... %s is not allowed in read-only queries; remove it", lockName(n.LockInfo.LockType))
 		}
 	case *ast.SetOprStmt, *ast.SetOprSelectList, *ast.WithClause, *ast.CommonTableExpression:
-	case *ast.TableOptimizerHint:
-		return askbi.Errorf(askbi.InvalidArgument, "optimizer hints are not allowed; remove them")
 	case *ast.FuncCallExpr:
 		if name := n.FnName.L; deniedFunction(name) {
 			return askbi.Errorf(askbi.InvalidArgument, "function %s is not allowed in read-only queries", strings.ToUpper(name))

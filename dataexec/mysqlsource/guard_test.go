@@ -450,13 +450,13 @@ func TestSettings(t *testing.T) {
 		want    string
 	}{
 		{"10.11.19-MariaDB-0+deb12u1", 2500 * time.Millisecond,
-			"SET NAMES utf8mb4, SESSION sql_mode = 'ANSI_QUOTES,STRICT_TRANS_TABLES', SESSION max_statement_time = 2.500, SESSION lock_wait_timeout = 3"},
+			"SET NAMES utf8mb4, SESSION sql_mode = 'ANSI_QUOTES,STRICT_TRANS_TABLES', SESSION time_zone = '+00:00', SESSION max_statement_time = 2.500, SESSION lock_wait_timeout = 3"},
 		{"8.0.36", 2500 * time.Millisecond,
-			"SET NAMES utf8mb4, SESSION sql_mode = 'ANSI_QUOTES,STRICT_TRANS_TABLES', SESSION max_execution_time = 2500, SESSION lock_wait_timeout = 3"},
+			"SET NAMES utf8mb4, SESSION sql_mode = 'ANSI_QUOTES,STRICT_TRANS_TABLES', SESSION time_zone = '+00:00', SESSION max_execution_time = 2500, SESSION lock_wait_timeout = 3"},
 		{"8.4.0", 0, // a floor, never 0 (no limit)
-			"SET NAMES utf8mb4, SESSION sql_mode = 'ANSI_QUOTES,STRICT_TRANS_TABLES', SESSION max_execution_time = 100, SESSION lock_wait_timeout = 1"},
+			"SET NAMES utf8mb4, SESSION sql_mode = 'ANSI_QUOTES,STRICT_TRANS_TABLES', SESSION time_zone = '+00:00', SESSION max_execution_time = 100, SESSION lock_wait_timeout = 1"},
 		{"11.4.2-MariaDB", 0,
-			"SET NAMES utf8mb4, SESSION sql_mode = 'ANSI_QUOTES,STRICT_TRANS_TABLES', SESSION max_statement_time = 0.100, SESSION lock_wait_timeout = 1"},
+			"SET NAMES utf8mb4, SESSION sql_mode = 'ANSI_QUOTES,STRICT_TRANS_TABLES', SESSION time_zone = '+00:00', SESSION max_statement_time = 0.100, SESSION lock_wait_timeout = 1"},
 	}
 	for _, tc := range tests {
 		if got := settings(mode, tc.version, tc.left); got != tc.want {

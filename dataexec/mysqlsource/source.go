@@ -385,7 +385,9 @@ func settings(mode sqlMode, version string, left time.Duration) string {
 		timeout = fmt.Sprintf("max_statement_time = %.3f", float64(ms)/1000)
 	}
 	locks := int64(math.Ceil(max(left, time.Second).Seconds())) // whole seconds, at least 1
-	return fmt.Sprintf("SET NAMES utf8mb4, SESSION sql_mode = '%s', SESSION %s, SESSION lock_wait_timeout = %d",
+	// The time zone is UTC, as the driver reads TIMESTAMP values (which
+	// the server writes in the session's zone).
+	return fmt.Sprintf("SET NAMES utf8mb4, SESSION sql_mode = '%s', SESSION time_zone = '+00:00', SESSION %s, SESSION lock_wait_timeout = %d",
 		mode.text, timeout, locks)
 }
 

@@ -135,11 +135,11 @@ func TestSQLModePinned(t *testing.T) {
 	// Options.SQLMode wins over the server's, on the session too.
 	setGlobal(original)
 	pinned, _ := w.source(t, &Options{SQLMode: "NO_BACKSLASH_ESCAPES"})
-	got, err = query(t.Context(), pinned, `SELECT 'a\\b' AS s, @@SESSION.sql_mode AS m`)
+	got, err = query(t.Context(), pinned, `SELECT 'a\\b' AS s, @@SESSION.sql_mode AS m, @@SESSION.time_zone AS tz`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(table([]string{"s", "m"}, []any{`a\\b`, "NO_BACKSLASH_ESCAPES"}), got); diff != "" {
+	if diff := cmp.Diff(table([]string{"s", "m", "tz"}, []any{`a\\b`, "NO_BACKSLASH_ESCAPES", "+00:00"}), got); diff != "" {
 		t.Errorf("the pinned session (-want +got):\n%s", diff)
 	}
 
