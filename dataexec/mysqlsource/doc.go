@@ -55,8 +55,8 @@
 //     (...) AS askbi_q LIMIT ?), which keeps its ORDER BY but needs unique
 //     column names. The result is parsed and checked once more, with the
 //     cap where it was put.
-//  5. A connection of its own, with sql_mode, utf8mb4, the statement
-//     timeout (MariaDB's max_statement_time, MySQL's max_execution_time)
+//  5. A connection of its own, with sql_mode, utf8mb4, the UTC time
+//     zone, the statement timeout (MariaDB's max_statement_time, MySQL's max_execution_time)
 //     and lock_wait_timeout set for the time left before ctx's deadline
 //     (Options.DefaultTimeout without one), and START TRANSACTION READ
 //     ONLY. The statement is prepared on the server (which accepts one
