@@ -25,6 +25,8 @@
 //     search and the product actions; dataexec/sourcetest proves a
 //     source.
 //   - dataexec/pgsource: the PostgreSQL source with its read-only guard.
+//   - dataexec/mysqlsource: the MySQL and MariaDB source, with a guard on
+//     TiDB's MySQL parser as strict as PostgreSQL's.
 //   - dataexec/mcpsource: the go-sdk client of remote MCP servers and the
 //     dataset Source on a remote tool.
 //   - dataexec/datahttp: the Data API and the routes of the pages that

@@ -76,6 +76,8 @@ var layers = []layer{
 	// MCP-backed datasets: the go-sdk client and a dataexec.Source.
 	{pkg: "dataexec/mcpsource", may: []string{"", "access", "workspace", "dataexec", "internal"}},
 	{pkg: "dataexec/pgsource", may: []string{"", "access", "workspace", "dataexec", "internal"}},
+	// MySQL and MariaDB: go-sql-driver/mysql and TiDB's parser.
+	{pkg: "dataexec/mysqlsource", may: []string{"", "access", "workspace", "dataexec", "internal"}},
 	// The MCP path never calls a model, never creates a conversation and
 	// never reads memory: it cannot reach the packages that do.
 	{pkg: "mcpserver", may: []string{"", "access", "workspace", "dataexec", "chartview", "internal"},
@@ -112,18 +114,25 @@ var layers = []layer{
 	// packages' conformance suites.
 	{pkg: "pgstore", may: []string{"", "access", "workspace", "seal", "dataexec", "dataexec/pgsource", "memory", "connections", "ask", "mcpserver", "internal"}},
 	{pkg: "examples", may: []string{"", "access", "workspace", "seal", "chartview", "dataexec", "memory", "connections", "connresolve", "ask", "mcpserver", "internal", "httpserve", "examples",
-		"dataexec/pgsource", "dataexec/mcpsource", "dataexec/datahttp", "connections/connhttp", "ask/askhttp", "pgstore"}},
+		"dataexec/pgsource", "dataexec/mysqlsource", "dataexec/mcpsource", "dataexec/datahttp", "connections/connhttp", "ask/askhttp", "pgstore"}},
 }
 
 // adapters are the packages that put a part on a transport or a store
 // (HTTP, PostgreSQL, MCP): layers of their own, which no package imports
 // unless its entry names them.
-var adapters = []string{"dataexec/pgsource", "dataexec/mcpsource", "dataexec/datahttp", "connections/connhttp", "ask/askhttp", "pgstore"}
+var adapters = []string{"dataexec/pgsource", "dataexec/mysqlsource", "dataexec/mcpsource", "dataexec/datahttp", "connections/connhttp", "ask/askhttp", "pgstore"}
 
-// drivers are the database drivers; only the PostgreSQL adapters use them.
-var drivers = []string{"github.com/lib/pq", "github.com/jmoiron/sqlx"}
+// drivers are the database drivers; only the SQL adapters (and their
+// test harnesses) use them.
+var drivers = []string{"github.com/lib/pq", "github.com/go-sql-driver/mysql", "github.com/jmoiron/sqlx"}
 
-var driverUsers = []string{"dataexec/pgsource", "pgstore", "examples/refserver", "internal/pgtest", "cmd/mcpload"}
+var driverUsers = []string{"dataexec/pgsource", "dataexec/mysqlsource", "pgstore", "examples/refserver", "internal/pgtest", "internal/mysqltest", "cmd/mcpload"}
+
+// parsers are the SQL parsers of the guards, each in its source alone.
+var parsers = map[string]string{
+	"github.com/pganalyze/pg_query_go": "dataexec/pgsource",
+	"github.com/pingcap/tidb":          "dataexec/mysqlsource",
+}
 
 // providerSDKs are the model providers' SDKs; only ask/provider uses them.
 var providerSDKs = []string{"github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go"}
@@ -171,6 +180,11 @@ func TestLayering(t *testing.T) {
 			if hasPrefix(imp, drivers) && !hasPrefix(pkg, driverUsers) {
 				t.Errorf("%s imports the database driver %s", orRoot(pkg), imp)
 			}
+			for p, user := range parsers {
+				if strings.HasPrefix(imp, p) && !within(pkg, user) {
+					t.Errorf("%s imports the SQL parser %s, which only %s uses", orRoot(pkg), imp, user)
+				}
+			}
 			if hasPrefix(imp, providerSDKs) && !within(pkg, "ask/provider") {
 				t.Errorf("%s imports the model SDK %s", orRoot(pkg), imp)
 			}
@@ -211,6 +225,8 @@ func TestMayImport(t *testing.T) {
 		{"workspace/workspacetest", "dataexec/pgsource", false},
 		// Adapters do not import each other.
 		{"dataexec/pgsource", "dataexec/mcpsource", false},
+		{"dataexec/mysqlsource", "dataexec/pgsource", false},
+		{"dataexec", "dataexec/mysqlsource", false},
 		// What stays allowed: an adapter's own packages, the package it
 		// adapts, a layer's own subpackages that are not adapters, an
 		// adapter where the entry names it.
@@ -230,6 +246,7 @@ func TestMayImport(t *testing.T) {
 		// The evaluation harness drives the assistant in process, not
 		// over its HTTP adapter.
 		{"ask/askeval", "ask/askhttp", false},
+		{"examples/refserver", "dataexec/mysqlsource", true},
 		// Nothing outside examples/ imports it.
 		{"dataexec", "examples/refserver", false},
 	} {

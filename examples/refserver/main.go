@@ -60,6 +60,7 @@ type config struct {
 	addr            string
 	publicURL       string
 	databaseURL     string
+	mysqlURL        string // a MySQL warehouse for Acme (demo_mysql.go)
 	dataDir         string
 	inMemory        bool
 	provider        string
@@ -118,6 +119,7 @@ func main() {
 	flag.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "listen address")
 	flag.StringVar(&cfg.publicURL, "public-url", "", "public base URL (default http://ADDR)")
 	flag.StringVar(&cfg.databaseURL, "database-url", "", "use this PostgreSQL (a lib/pq URL) instead of the private cluster")
+	flag.StringVar(&cfg.mysqlURL, "mysql-url", "", "add a MySQL or MariaDB warehouse to Acme, with demo datasets: a mysql:// URL (or go-sql-driver DSN) of a user that may create tables and users in its database")
 	flag.StringVar(&cfg.dataDir, "data-dir", defaultDataDir(), "folder for the private PostgreSQL cluster and the development memory key")
 	flag.BoolVar(&cfg.inMemory, "in-memory", false, "keep all state in memory, even where PostgreSQL is installed")
 	flag.StringVar(&cfg.provider, "provider", "mock", "chat model provider: mock, openai (and OpenAI-compatible servers) or anthropic")
