@@ -346,16 +346,24 @@ func periodWords(n int, unit string) string {
 	return fmt.Sprintf("%d %ss", n, unit)
 }
 
-// failed says in words why a call did not work: the message without
-// the field it names or the product's note that it was not proposed.
+// failed says in words why a call did not work, for people: the
+// message without the field it names or the product's note to the model
+// that it was not proposed; a refusal for the user's role says so.
 func failed(e map[string]any) ask.ModelReply {
 	msg := strings.TrimSpace(fmt.Sprint(e["message"]))
+	if _, rest, ok := strings.Cut(msg, "so it was not proposed: "); ok {
+		msg = rest
+	}
 	msg = strings.TrimPrefix(msg, "Not proposed: ")
 	if i := strings.Index(msg, ": "); i > 0 && fieldPath.MatchString(msg[:i]) {
 		msg = msg[i+2:]
 	}
-	msg = strings.TrimSuffix(title(msg), ".") + "."
-	return say("That did not work: %s", msg)
+	msg = strings.TrimSuffix(msg, ".")
+	switch e["code"] {
+	case "forbidden", "scope_required":
+		return say("I did not propose that, because your role cannot do it here: %s. An owner or admin of the team can.", msg)
+	}
+	return say("That did not work: %s.", title(msg))
 }
 
 // lastChart is the chart the conversation last made (a preview, then
