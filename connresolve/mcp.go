@@ -11,16 +11,21 @@ import (
 // MCPConnections is the remote half of a host's Connections: the remote
 // MCP connections of p's team that Ask can use now (Service.
 // Usable: active, signed in when they use OAuth, with an approved tool),
-// each with the capabilities of the verified provider it was set up for
-// (one of verified). The host adds its native connections.
+// and those that lack only an approved tool (Connected.NoTools), each
+// with the capabilities of the verified provider it was set up for (one
+// of verified). The host adds its native connections.
 func MCPConnections(ctx context.Context, svc *Service, p access.Principal, verified []Provider) ([]Connected, error) {
 	usable, err := svc.Usable(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Connected, 0, len(usable))
-	for _, m := range usable {
-		c := Connected{ID: m.ID, Name: m.Name, Type: mcpsource.TypeMCP, TeamID: m.TeamID, Ready: true,
+	waiting, err := svc.AwaitingTools(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Connected, 0, len(usable)+len(waiting))
+	for i, m := range append(usable, waiting...) {
+		c := Connected{ID: m.ID, Name: m.Name, Type: mcpsource.TypeMCP, TeamID: m.TeamID, Ready: i < len(usable), NoTools: i >= len(usable),
 			Provider: strings.ToLower(m.Provider)}
 		for _, v := range verified {
 			if v.Name == m.Provider {

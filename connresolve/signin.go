@@ -1180,6 +1180,28 @@ func (s *Service) Usable(ctx context.Context, p access.Principal) ([]Connection,
 	return out, nil
 }
 
+// AwaitingTools returns the connections of live principal p's team that
+// are ready (active, signed in when they use OAuth) but have no tool Ask
+// may use yet: one step, allowing a tool, is left. Errors: those of
+// Usable.
+func (s *Service) AwaitingTools(ctx context.Context, p access.Principal) ([]Connection, error) {
+	live, err := s.begin(ctx, p, access.RightRead, access.Team(p.TeamID))
+	if err != nil {
+		return nil, err
+	}
+	sts, err := s.store.List(ctx, live.TeamID)
+	if err != nil {
+		return nil, err
+	}
+	var out []Connection
+	for _, st := range sts {
+		if st.ready() && !slices.ContainsFunc(st.Tools, Tool.Usable) {
+			out = append(out, st.Connection)
+		}
+	}
+	return out, nil
+}
+
 // PurgeOAuth removes the sign-ins that were started and never completed
 // and have expired; a host runs it with its other retention steps.
 func (s *Service) PurgeOAuth(ctx context.Context) (int, error) {
