@@ -39,6 +39,10 @@ func withDemoData(e *env) {
 		Request: dataexec.Request{ConnectionID: "wh", SQL: sqlCountry, Fields: fields("country", "signups"),
 			Filters: []dataexec.Filter{{Field: "country", Op: dataexec.OpIn, Value: []any{"DE", "FR"}}}},
 		Scope: &dataexec.Scope{UnscopedID: "ds-country"}})
+	const sqlCountries = "SELECT country, first_signup FROM countries"
+	e.tables[sqlCountries] = &dataexec.Table{Columns: []string{"country", "first_signup"}, Rows: [][]any{{"DE", "2026-09-07"}, {"US", "2026-09-08"}}}
+	e.cat.PutDataset(dataexec.Dataset{ID: "ds-countries", TeamID: "acme", ProjectID: "growth", Name: "Signup countries", Version: 1, UpdatedAt: at,
+		Request: dataexec.Request{ConnectionID: "wh", SQL: sqlCountries, Fields: fields("country", "first_signup")}})
 	e.cat.PutDataset(dataexec.Dataset{ID: "ds-plans", TeamID: "acme", ProjectID: "growth", Name: "Plans", Version: 1, UpdatedAt: at,
 		Request: dataexec.Request{ConnectionID: "wh", SQL: sqlPlans, Fields: fields("plan", "tier")}})
 }
@@ -108,6 +112,9 @@ func TestDemoModelAnswersQuestions(t *testing.T) {
 		{name: "the scoped dataset by its name", question: "EU signups by country",
 			tools: []string{"search_workspace", "run_dataset", "create_chart_preview"}, dataset: "ds-eu",
 			says: []string{"I used EU signups by country", "It holds only the rows where country in (DE, FR).", "DE has the most signups: 3,322 of 6,573 (51%)"}},
+		{name: "the very word beats its plural", question: "show the signup countries",
+			tools: []string{"search_workspace", "run_dataset"}, dataset: "ds-countries", table: true,
+			says: []string{"I used Signup countries because it matches “signup” and “countries”."}},
 		{name: "no numeric field", question: "show the plans",
 			tools: []string{"search_workspace", "run_dataset"}, dataset: "ds-plans", table: true,
 			says: []string{"Plans has no numeric field to chart, so here it is as a table: 2 rows of plan and tier; the first is Starter, self-serve."}},

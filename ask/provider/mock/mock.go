@@ -351,7 +351,10 @@ func answered(tool string, out map[string]any) string {
 }
 
 // rowsLine describes structured content: rows of objects (in a "rows"
-// array or alone), or the sharing filter's summary (columns, row_count).
+// array or alone), or the sharing filter's summary (columns, row_count,
+// aggregates): how many rows of which measure by which label, and its
+// range ("8 rows of pageviews by week, from 7 Sep to 26 Oct: pageviews
+// between 4,200 and 6,490").
 func rowsLine(s any) string {
 	var rows []any
 	switch x := s.(type) {
@@ -360,18 +363,41 @@ func rowsLine(s any) string {
 	case map[string]any:
 		if cols, ok := x["columns"].([]any); ok {
 			if n, ok := x["row_count"].(float64); ok {
-				var names []string
-				for _, c := range cols {
-					names = append(names, fmt.Sprint(c))
-				}
-				line := fmt.Sprintf("%d rows with the columns %s", int(n), strings.Join(names, ", "))
 				aggs, _ := x["aggregates"].(map[string]any)
-				for _, k := range sortedKeys(aggs) {
-					if a, ok := aggs[k].(map[string]any); ok && a["min"] != nil && a["max"] != nil {
-						line += fmt.Sprintf(", %s from %s to %s", k, num(a["min"]), num(a["max"]))
+				label, measure := "", ""
+				for _, c := range cols {
+					name := fmt.Sprint(c)
+					a, _ := aggs[name].(map[string]any)
+					switch {
+					case a["min"] != nil && measure == "":
+						measure = name
+					case a["min"] == nil && label == "" || a["earliest"] != nil:
+						label = name
 					}
 				}
-				return line + " (the rows themselves are not shared with me here)"
+				line := count(int(n), "row")
+				if measure != "" && label != "" {
+					line += " of " + measure + " by " + label
+				} else {
+					var names []string
+					for _, c := range cols {
+						names = append(names, fmt.Sprint(c))
+					}
+					line += " with the columns " + andList(names)
+				}
+				if a, _ := aggs[label].(map[string]any); a["earliest"] != nil {
+					span := dateLabels(fmt.Sprint(a["earliest"]), fmt.Sprint(a["latest"]))
+					line += ", from " + span[0] + " to " + span[1]
+				}
+				if a, _ := aggs[measure].(map[string]any); a["min"] != nil {
+					lo, _ := a["min"].(float64)
+					hi, _ := a["max"].(float64)
+					line += fmt.Sprintf(": %s between %s and %s", measure, fmtNum(lo), fmtNum(hi))
+				}
+				if aggs == nil {
+					return line + " (I see only the columns here, not the values)"
+				}
+				return line + " (I see totals and ranges here, not the rows)"
 			}
 		}
 		rows, _ = x["rows"].([]any)
@@ -405,8 +431,10 @@ func rowsLine(s any) string {
 	if label == "" || measure == "" {
 		return count(len(rows), "row")
 	}
-	return fmt.Sprintf("%s of %s by %s, from %v on %v to %v on %v", count(len(rows), "row"), measure, label,
-		num(first[measure]), first[label], num(last[measure]), last[label])
+	at := dateLabels(fmt.Sprint(first[label]), fmt.Sprint(last[label]))
+	lo, _ := first[measure].(float64)
+	hi, _ := last[measure].(float64)
+	return fmt.Sprintf("%s of %s by %s, from %s on %s to %s on %s", count(len(rows), "row"), measure, label, fmtNum(lo), at[0], fmtNum(hi), at[1])
 }
 
 func sortedKeys(m map[string]any) []string {
@@ -671,15 +699,16 @@ func script(req ask.ModelRequest, n int, now func() time.Time) ask.ModelReply {
 	case changeChart.MatchString(st.question):
 		typ := strings.ToLower(changeChart.FindStringSubmatch(st.question)[1])
 		charts := st.handles["chart"]
-		switch {
-		case tool != "":
-			return say("Done: the chart is now a %s chart.", typ)
-		case len(charts) == 0:
+		if len(charts) == 0 {
 			// "This" is the chart of the last answer.
 			if reply, ok := followUp(st, parse(st.question), previousChart(req), n, now); ok {
 				return reply
 			}
 			return say("Which chart? Select one with Add context, or ask a question about your data first.")
+		}
+		switch {
+		case tool != "":
+			return say("Done: the chart is now a %s chart.", typ)
 		case len(charts) > 1:
 			return say("Which chart do you mean?")
 		}

@@ -172,6 +172,18 @@ func chartQuestion(st turnState, handle string, n int, now func() time.Time) ask
 	if id != "" && asksMore(st.question, out) {
 		return dataAnswer(st, q, target{id: id, scoped: true}, n, now)
 	}
+	name := fmt.Sprint(asMap(out["chart"])["name"])
+	var cols []string
+	for _, c := range asSlice(out["columns"]) {
+		cols = append(cols, fmt.Sprint(c))
+	}
+	other, r := otherDataset(st, q, id, name, cols, n)
+	if r != nil {
+		return *r
+	}
+	if other != "" {
+		return say("%s", sentences(fmt.Sprintf("Your question names %s, but I read %s, the chart you selected; to use %s, select it instead.", other, name, other), chartLine(out, q)))
+	}
 	return say("%s", chartLine(out, q))
 }
 

@@ -141,7 +141,7 @@ var synonyms = map[string][]string{
 	"signup": {"signups"}, "sign": {"signups"}, "registrations": {"signups"}, "registration": {"signups"}, "joins": {"signups"},
 	"pageviews": {"pages", "pageviews"}, "views": {"pages", "pageviews"}, "visits": {"pages", "visitors"},
 	"visitors": {"pages"}, "traffic": {"pages", "visitors"}, "page": {"pages"},
-	"countries": {"country"}, "nations": {"country"}, "geography": {"country"}, "geo": {"country"},
+	"nations": {"country"}, "geography": {"country"}, "geo": {"country"},
 	"support": {"tickets"}, "issues": {"tickets"},
 }
 
@@ -173,7 +173,7 @@ const (
 // (a plural, or one the start of the other: "week" and "weekly"), a
 // synonym ("revenue" for "mrr"), or a typo of it ("sigups").
 func match(word, token string) matchKind {
-	w, t := strings.TrimSuffix(word, "s"), strings.TrimSuffix(token, "s")
+	w, t := singular(word), singular(token)
 	switch {
 	case w == t:
 		return exactMatch
@@ -186,6 +186,29 @@ func match(word, token string) matchKind {
 		return typoMatch
 	}
 	return noMatch
+}
+
+// singular is a word without its plural ending: "countries" → "country",
+// "signups" → "signup".
+func singular(w string) string {
+	if strings.HasSuffix(w, "ies") && len(w) > 4 {
+		return w[:len(w)-3] + "y"
+	}
+	if strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
+		return w[:len(w)-1]
+	}
+	return w
+}
+
+// stem is what a word is searched by, so that a name's singular and
+// plural both hold it: "countries" and "country" → "countr", "signups"
+// → "signup".
+func stem(w string) string {
+	w = singular(w)
+	if strings.HasSuffix(w, "y") && len(w) > 4 {
+		return w[:len(w)-1]
+	}
+	return w
 }
 
 // distance is the edit distance between a and b (insertions, deletions,
@@ -273,6 +296,11 @@ func rank(results []any, q query) []candidate {
 			continue
 		}
 		c.score += 2 * len(c.hits)
+		for _, h := range c.hits {
+			if h.word == h.token {
+				c.score++ // the very word beats its plural
+			}
+		}
 		c.whole = true
 		for _, t := range tokens {
 			if !used[t] {
@@ -315,7 +343,8 @@ func andList(parts []string) string {
 }
 
 // searchWord is the word a question is searched for first: its longest
-// content word (a synonym's first name when it has one), "" for none.
+// content word, as its stem ("countr" finds "country" and "countries")
+// or a synonym's first name ("revenue" → "mrr"), "" for none.
 func searchWord(q query) string {
 	best := ""
 	for _, w := range q.content {
@@ -329,7 +358,7 @@ func searchWord(q query) string {
 	if s := synonyms[best]; len(s) > 0 {
 		return s[0]
 	}
-	return best
+	return stem(best)
 }
 
 // namesScope reports whether the question named c's scope: it matched a
