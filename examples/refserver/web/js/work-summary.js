@@ -5,6 +5,7 @@
 // arguments, queries or data.
 
 import { h, icon } from "./dom.js";
+import { sentence } from "./api.js";
 
 const stateText = {
   running: "Working",
@@ -36,7 +37,9 @@ export class WorkSummary {
       label: call.label || prev.label,
       title: title || call.title || prev.title || "",
       state: call.state,
-      error: call.error_message || (call.error && call.error.message) || "",
+      // The server's safe message, as a sentence for people (no field
+      // path, no code).
+      error: stepError(call),
       retry: !!call.retry,
     });
     this.render();
@@ -69,4 +72,10 @@ export class WorkSummary {
     this.el.replaceChildren(h("details", { class: this.waiting ? "work-waiting" : "work-completed", open: this.waiting }, summary,
       h("ol", { class: "steps" }, items)));
   }
+}
+
+// stepError is a failed step's reason as a sentence, "" for none.
+function stepError(call) {
+  const message = call.error_message || (call.error && call.error.message) || "";
+  return message ? sentence(call.error_code || (call.error && call.error.code), message) : "";
 }
