@@ -107,7 +107,7 @@ type config struct {
 }
 
 // defaultMemoryLimit is -memory-limit's default (docs/operations.md).
-const defaultMemoryLimit = "32MiB"
+const defaultMemoryLimit = "48MiB"
 
 // defaultTurnTimeout bounds one chat turn's model and tool work. A turn
 // still running twice that long after it started was abandoned by a
