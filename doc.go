@@ -25,6 +25,8 @@
 //     search and the product actions; dataexec/sourcetest proves a
 //     source.
 //   - dataexec/pgsource: the PostgreSQL source with its read-only guard.
+//   - dataexec/mysqlsource: the MySQL and MariaDB source, with a guard on
+//     TiDB's MySQL parser as strict as PostgreSQL's.
 //   - dataexec/mcpsource: the go-sdk client of remote MCP servers and the
 //     dataset Source on a remote tool.
 //   - dataexec/datahttp: the Data API and the routes of the pages that
@@ -56,6 +58,9 @@
 //     configuration names, and ask/provider/mock,
 //     ask/provider/openai and ask/provider/anthropic are the models.
 //   - ask/askhttp: the chat HTTP API (JSON and Server-Sent Events).
+//   - ask/askeval: the evaluation harness: cases as files, runs against
+//     any model, scoring on the rows the tools returned, reports; the
+//     golden set of the demo workspace.
 //   - memory: explicit, encrypted, personal memory; memory/memorytest
 //     proves its store.
 //   - httpserve: server limits, readiness and drain around the handlers.
@@ -64,6 +69,8 @@
 //   - examples/refserver: the reference server that wires them together;
 //     examples/oauthclient runs the outbound OAuth headlessly.
 //   - cmd/mcpload: the load and fault benchmark of the MCP endpoint.
+//   - cmd/askeval: the evaluation command: a set of cases against the
+//     demo workspace on any provider, a report as Markdown and JSON.
 //
 // Example (below) mounts the chat API and the MCP server on in-memory
 // stores in one host.

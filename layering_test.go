@@ -76,6 +76,8 @@ var layers = []layer{
 	// MCP-backed datasets: the go-sdk client and a dataexec.Source.
 	{pkg: "dataexec/mcpsource", may: []string{"", "access", "workspace", "dataexec", "internal"}},
 	{pkg: "dataexec/pgsource", may: []string{"", "access", "workspace", "dataexec", "internal"}},
+	// MySQL and MariaDB: go-sql-driver/mysql and TiDB's parser.
+	{pkg: "dataexec/mysqlsource", may: []string{"", "access", "workspace", "dataexec", "internal"}},
 	// The MCP path never calls a model, never creates a conversation and
 	// never reads memory: it cannot reach the packages that do.
 	{pkg: "mcpserver", may: []string{"", "access", "workspace", "dataexec", "chartview", "internal"},
@@ -88,6 +90,11 @@ var layers = []layer{
 	{pkg: "ask", may: []string{"", "access", "workspace", "seal", "dataexec", "memory", "connections", "connresolve", "internal"}},
 	// The chat routes: the assistant over HTTP.
 	{pkg: "ask/askhttp", may: []string{"", "access", "workspace", "ask", "dataexec", "memory", "connresolve", "internal"}},
+	// The evaluation harness: it drives the assistant as a host does (the
+	// catalog, executor and gate a host passes, list_connections over the
+	// resolver for the demo workspace) and reads no adapter: a host runs
+	// it in process against its own catalog.
+	{pkg: "ask/askeval", may: []string{"", "access", "workspace", "dataexec", "ask", "connections", "connresolve"}},
 	// The model providers' shared test suite (a recording server and the
 	// tests of ask.Provider), which only the providers' tests import.
 	{pkg: "ask/provider/internal/providertest", may: []string{"", "ask"}},
@@ -98,24 +105,34 @@ var layers = []layer{
 	// process, such as the load benchmark cmd/mcpload: internal helpers
 	// only.
 	{pkg: "cmd", may: []string{"internal"}},
+	// The evaluation command: flags around ask/askeval on the demo
+	// workspace, and the provider its flags name (ask/provider).
+	{pkg: "cmd/askeval", may: []string{"", "ask", "ask/askeval", "ask/provider"}},
 	// The PostgreSQL stores of every SDK interface, the shared limits and
 	// the change feed: an adapter of its own, which a host imports beside
 	// the packages whose interfaces it implements. Its tests run those
 	// packages' conformance suites.
 	{pkg: "pgstore", may: []string{"", "access", "workspace", "seal", "dataexec", "dataexec/pgsource", "memory", "connections", "ask", "mcpserver", "internal"}},
 	{pkg: "examples", may: []string{"", "access", "workspace", "seal", "chartview", "dataexec", "memory", "connections", "connresolve", "ask", "mcpserver", "internal", "httpserve", "examples",
-		"dataexec/pgsource", "dataexec/mcpsource", "dataexec/datahttp", "connections/connhttp", "ask/askhttp", "pgstore"}},
+		"dataexec/pgsource", "dataexec/mysqlsource", "dataexec/mcpsource", "dataexec/datahttp", "connections/connhttp", "ask/askhttp", "pgstore"}},
 }
 
 // adapters are the packages that put a part on a transport or a store
 // (HTTP, PostgreSQL, MCP): layers of their own, which no package imports
 // unless its entry names them.
-var adapters = []string{"dataexec/pgsource", "dataexec/mcpsource", "dataexec/datahttp", "connections/connhttp", "ask/askhttp", "pgstore"}
+var adapters = []string{"dataexec/pgsource", "dataexec/mysqlsource", "dataexec/mcpsource", "dataexec/datahttp", "connections/connhttp", "ask/askhttp", "pgstore"}
 
-// drivers are the database drivers; only the PostgreSQL adapters use them.
-var drivers = []string{"github.com/lib/pq", "github.com/jmoiron/sqlx"}
+// drivers are the database drivers; only the SQL adapters (and their
+// test harnesses) use them.
+var drivers = []string{"github.com/lib/pq", "github.com/go-sql-driver/mysql", "github.com/jmoiron/sqlx"}
 
-var driverUsers = []string{"dataexec/pgsource", "pgstore", "examples/refserver", "internal/pgtest", "cmd/mcpload"}
+var driverUsers = []string{"dataexec/pgsource", "dataexec/mysqlsource", "pgstore", "examples/refserver", "internal/pgtest", "internal/mysqltest", "cmd/mcpload"}
+
+// parsers are the SQL parsers of the guards, each in its source alone.
+var parsers = map[string]string{
+	"github.com/pganalyze/pg_query_go": "dataexec/pgsource",
+	"github.com/pingcap/tidb":          "dataexec/mysqlsource",
+}
 
 // providerSDKs are the model providers' SDKs; only ask/provider uses them.
 var providerSDKs = []string{"github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go"}
@@ -163,6 +180,11 @@ func TestLayering(t *testing.T) {
 			if hasPrefix(imp, drivers) && !hasPrefix(pkg, driverUsers) {
 				t.Errorf("%s imports the database driver %s", orRoot(pkg), imp)
 			}
+			for p, user := range parsers {
+				if strings.HasPrefix(imp, p) && !within(pkg, user) {
+					t.Errorf("%s imports the SQL parser %s, which only %s uses", orRoot(pkg), imp, user)
+				}
+			}
 			if hasPrefix(imp, providerSDKs) && !within(pkg, "ask/provider") {
 				t.Errorf("%s imports the model SDK %s", orRoot(pkg), imp)
 			}
@@ -203,6 +225,8 @@ func TestMayImport(t *testing.T) {
 		{"workspace/workspacetest", "dataexec/pgsource", false},
 		// Adapters do not import each other.
 		{"dataexec/pgsource", "dataexec/mcpsource", false},
+		{"dataexec/mysqlsource", "dataexec/pgsource", false},
+		{"dataexec", "dataexec/mysqlsource", false},
 		// What stays allowed: an adapter's own packages, the package it
 		// adapts, a layer's own subpackages that are not adapters, an
 		// adapter where the entry names it.
@@ -219,6 +243,10 @@ func TestMayImport(t *testing.T) {
 		{"connections", "connresolve", false},
 		{"connresolve", "connections/connhttp", false},
 		{"examples/refserver", "dataexec/pgsource", true},
+		// The evaluation harness drives the assistant in process, not
+		// over its HTTP adapter.
+		{"ask/askeval", "ask/askhttp", false},
+		{"examples/refserver", "dataexec/mysqlsource", true},
 		// Nothing outside examples/ imports it.
 		{"dataexec", "examples/refserver", false},
 	} {

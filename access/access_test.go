@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
@@ -224,7 +226,7 @@ func TestKeys(t *testing.T) {
 		t.Fatalf("Verify: %v", err)
 	}
 	want := access.Principal{UserID: "owner", TeamID: "acme", Role: access.RoleOwner, Projects: access.ProjectSet("growth"), Scopes: []access.Scope{access.ScopeDataRead}, Auth: access.AuthAPIKey, CredentialID: k.ID}
-	if diff := cmp.Diff(want, p, cmp.AllowUnexported(access.Principal{})); diff != "" {
+	if diff := cmp.Diff(want, p, cmp.AllowUnexported(access.Principal{}), cmpopts.IgnoreFields(access.Principal{}, "read")); diff != "" {
 		t.Errorf("Verify mismatch (-want +got):\n%s", diff)
 	}
 	if got, _ := store.ByPrefix(ctx, k.Prefix); !got.LastUsedAt.Equal(clk.t) {
@@ -473,5 +475,64 @@ func TestWithdraw(t *testing.T) {
 		if got := askbi.ErrorCode(c.Can(ctx, p, access.RightRead, dashGrowth)); got != "" {
 			t.Errorf("%s: read = %q, want allowed", user, got)
 		}
+	}
+}
+
+// countingDir counts the membership reads of a directory.
+type countingDir struct {
+	access.Directory
+	mu    sync.Mutex
+	reads int
+}
+
+func (d *countingDir) Member(ctx context.Context, team, user string) (access.Membership, error) {
+	d.mu.Lock()
+	d.reads++
+	d.mu.Unlock()
+	return d.Directory.Member(ctx, team, user)
+}
+
+// TestOneMembershipReadPerRequest: an API-key request reads the
+// membership once, in Verify; the gate takes that read instead of reading
+// again, once: the same principal passed again reads the directory.
+func TestOneMembershipReadPerRequest(t *testing.T) {
+	ctx := context.Background()
+	mem := access.NewMemoryDirectory()
+	mem.AddProject("acme", "growth")
+	mem.SetMember("acme", "owner", access.RoleOwner, access.AllProjects())
+	dir := &countingDir{Directory: mem}
+	c := access.NewChecker(dir, nil)
+	gate := access.NewGate(c, nil)
+	keys := access.NewKeys(access.NewMemoryKeyStore(), dir, nil)
+	owner, err := c.Live(ctx, access.Principal{UserID: "owner", TeamID: "acme", Auth: access.AuthSession})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, _, err := keys.Create(ctx, owner, access.KeyRequest{Name: "k", Scopes: []string{"data:read"}, Projects: access.AllProjects()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir.reads = 0
+	p, err := keys.Verify(ctx, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := gate.Begin(ctx, p)
+	if err != nil || live.Role != access.RoleOwner {
+		t.Fatalf("Begin = %+v, %v", live, err)
+	}
+	if dir.reads != 1 {
+		t.Errorf("Verify and Begin read the membership %d times; want once", dir.reads)
+	}
+	if _, err := gate.Begin(ctx, p); err != nil || dir.reads != 2 {
+		t.Errorf("the principal passed again: %v, %d reads; want a read of its own", err, dir.reads)
+	}
+	// A checker on another directory reads its own: a change there
+	// since Verify shows.
+	other := access.NewGate(access.NewChecker(mem, nil), nil)
+	p, _ = keys.Verify(ctx, secret)
+	mem.SetMember("acme", "owner", access.RoleViewer, access.AllProjects())
+	if live, err := other.Begin(ctx, p); err != nil || live.Role != access.RoleViewer {
+		t.Errorf("another directory's gate: %v, %v; want the role it reads, viewer", live.Role, err)
 	}
 }

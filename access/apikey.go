@@ -233,8 +233,9 @@ func (k *Keys) Verify(ctx context.Context, secret string) (_ Principal, err erro
 			return Principal{}, bad
 		}
 	}
-	m, err := k.dir.Member(ctx, key.TeamID, key.UserID)
-	if askbi.ErrorCode(err) == askbi.NotFound {
+	p, err := readMember(ctx, k.dir, Principal{UserID: key.UserID, TeamID: key.TeamID, Projects: key.Projects,
+		Scopes: key.Scopes, Auth: AuthAPIKey, CredentialID: key.ID})
+	if askbi.ErrorCode(err) == askbi.Forbidden {
 		return Principal{}, bad
 	}
 	if err != nil {
@@ -250,15 +251,7 @@ func (k *Keys) Verify(ctx context.Context, secret string) (_ Principal, err erro
 		}
 		k.remember(sum, key, gen, now)
 	}
-	return Principal{
-		UserID:       key.UserID,
-		TeamID:       key.TeamID,
-		Role:         m.Role,
-		Projects:     key.Projects,
-		Scopes:       key.Scopes,
-		Auth:         AuthAPIKey,
-		CredentialID: key.ID,
-	}, nil
+	return p, nil
 }
 
 // remember caches key for its hash sum, unless the cache is off or a

@@ -2,6 +2,7 @@ package access
 
 import (
 	"context"
+	"reflect"
 	"slices"
 
 	"github.com/askbi/askbi"
@@ -155,13 +156,15 @@ func (c *Checker) Live(ctx context.Context, p Principal) (_ Principal, err error
 	if p.Auth.token() && p.CredentialID == "" {
 		return Principal{}, askbi.Errorf(askbi.Unauthenticated, "token principal without a credential")
 	}
-	m, err := c.dir.Member(ctx, p.TeamID, p.UserID)
-	if askbi.ErrorCode(err) == askbi.NotFound {
+	var m Membership
+	if r := p.read; r != nil && sameDirectory(r.dir, c.dir) && r.taken.CompareAndSwap(false, true) {
+		m = r.m // read by the request's authenticator a moment ago: once
+	} else if m, err = c.dir.Member(ctx, p.TeamID, p.UserID); askbi.ErrorCode(err) == askbi.NotFound {
 		return Principal{}, askbi.Errorf(askbi.Forbidden, "you are not a member of this team")
-	}
-	if err != nil {
+	} else if err != nil {
 		return Principal{}, err
 	}
+	p.read = nil
 	grants := m.Projects
 	if m.Role.AtLeast(RoleAdmin) {
 		grants = AllProjects()
@@ -175,6 +178,35 @@ func (c *Checker) Live(ctx context.Context, p Principal) (_ Principal, err error
 	p.live = true
 	p.withdrawn = c.withdraw
 	return p, nil
+}
+
+// Authenticated is what an authenticator returns for token principal p
+// (an API key's, an OAuth grant's): p with its owner's role read now,
+// and Forbidden when the owner is no longer a member. It is not live: the
+// request's [Gate.Begin] still passes it (and charges its rate budget),
+// taking this read instead of reading the membership again; any later
+// Live of the same principal reads the directory.
+func (c *Checker) Authenticated(ctx context.Context, p Principal) (Principal, error) {
+	return readMember(ctx, c.dir, p)
+}
+
+// readMember is Authenticated on dir.
+func readMember(ctx context.Context, dir Directory, p Principal) (Principal, error) {
+	m, err := dir.Member(ctx, p.TeamID, p.UserID)
+	if askbi.ErrorCode(err) == askbi.NotFound {
+		return Principal{}, askbi.Errorf(askbi.Forbidden, "you are not a member of this team")
+	}
+	if err != nil {
+		return Principal{}, err
+	}
+	p.Role, p.read = m.Role, &memberRead{dir: dir, m: m}
+	return p, nil
+}
+
+// sameDirectory reports whether a and b are one Directory value.
+func sameDirectory(a, b Directory) bool {
+	t := reflect.TypeOf(a)
+	return t == reflect.TypeOf(b) && t != nil && t.Comparable() && a == b
 }
 
 // Can reports whether p may exercise right on e, reading live membership.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/askbi/askbi"
 )
@@ -158,6 +159,16 @@ type Principal struct {
 
 	live      bool
 	withdrawn map[Right][]Role // the Checker's CheckerOptions.Withdraw
+	// read is the membership the authenticator read for this request,
+	// for the first Checker.Live to take rather than read again.
+	read *memberRead
+}
+
+// memberRead is a membership read from dir, taken once.
+type memberRead struct {
+	dir   Directory
+	m     Membership
+	taken atomic.Bool
 }
 
 // HasScope reports whether p may use s: always for sessions, and for tokens

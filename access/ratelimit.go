@@ -97,28 +97,49 @@ func (m *MemoryRateLimiter) Allow(_ context.Context, key string) error {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var b *bucket
-	if el, ok := m.buckets[key]; ok {
-		m.lru.MoveToFront(el)
-		b = el.Value.(*bucket)
-		if elapsed := now.Sub(b.last).Seconds(); elapsed > 0 {
-			b.tokens = min(m.burst, b.tokens+elapsed*m.rate)
-		}
-		b.last = now
-	} else {
-		if m.lru.Len() >= m.maxKeys {
-			old := m.lru.Remove(m.lru.Back()).(*bucket)
-			delete(m.buckets, old.key)
-		}
-		b = &bucket{key: key, tokens: m.burst, last: now}
-		m.buckets[key] = m.lru.PushFront(b)
-	}
+	b := m.bucket(key, now)
 	if b.tokens < 1 {
 		wait := math.Ceil((1 - b.tokens) / m.rate)
 		return askbi.Retry(askbi.RateLimited, time.Duration(wait)*time.Second, "too many requests; try again in %.0f s", wait)
 	}
 	b.tokens--
 	return nil
+}
+
+// Take implements [TokenSource] on this process's buckets, for tests and
+// for a [LeasingRateLimiter] in one process.
+func (m *MemoryRateLimiter) Take(_ context.Context, key string, n int) (int, time.Duration, error) {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b := m.bucket(key, now)
+	taken := min(n, int(b.tokens))
+	if taken <= 0 {
+		return 0, time.Duration((1 - b.tokens) / m.rate * float64(time.Second)), nil
+	}
+	b.tokens -= float64(taken)
+	return taken, 0, nil
+}
+
+// bucket returns key's bucket refilled to now, made full when new; m.mu
+// is held.
+func (m *MemoryRateLimiter) bucket(key string, now time.Time) *bucket {
+	if el, ok := m.buckets[key]; ok {
+		m.lru.MoveToFront(el)
+		b := el.Value.(*bucket)
+		if elapsed := now.Sub(b.last).Seconds(); elapsed > 0 {
+			b.tokens = min(m.burst, b.tokens+elapsed*m.rate)
+		}
+		b.last = now
+		return b
+	}
+	if m.lru.Len() >= m.maxKeys {
+		old := m.lru.Remove(m.lru.Back()).(*bucket)
+		delete(m.buckets, old.key)
+	}
+	b := &bucket{key: key, tokens: m.burst, last: now}
+	m.buckets[key] = m.lru.PushFront(b)
+	return b
 }
 
 // FallbackRateLimiter spends budgets of a shared limiter (one across

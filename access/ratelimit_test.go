@@ -3,6 +3,7 @@ package access_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -18,6 +19,74 @@ func TestMemoryRateLimiter(t *testing.T) {
 	accesstest.RunRateLimiter(t, func(t *testing.T, rate float64, burst int) access.RateLimiter {
 		return access.NewMemoryRateLimiter(&access.RateOptions{Rate: rate, Burst: burst})
 	})
+	accesstest.RunTokenSource(t, func(t *testing.T, rate float64, burst int) access.TokenSource {
+		return access.NewMemoryRateLimiter(&access.RateOptions{Rate: rate, Burst: burst})
+	})
+}
+
+// TestLeasingRateLimiter: taking tokens in batches keeps the limit (the
+// same suite as any limiter, with batches of 1 and of 3).
+func TestLeasingRateLimiter(t *testing.T) {
+	for _, batch := range []int{1, 3} {
+		t.Run(fmt.Sprint("batch ", batch), func(t *testing.T) {
+			accesstest.RunRateLimiter(t, func(t *testing.T, rate float64, burst int) access.RateLimiter {
+				src := access.NewMemoryRateLimiter(&access.RateOptions{Rate: rate, Burst: burst})
+				return access.NewLeasingRateLimiter(src, &access.LeasingOptions{Rate: rate, Batch: batch})
+			})
+		})
+	}
+}
+
+// counted is a TokenSource that counts its Takes.
+type counted struct {
+	access.TokenSource
+	mu    sync.Mutex
+	takes int
+}
+
+func (c *counted) Take(ctx context.Context, key string, n int) (int, time.Duration, error) {
+	c.mu.Lock()
+	c.takes++
+	c.mu.Unlock()
+	return c.TokenSource.Take(ctx, key, n)
+}
+
+// TestLeasingRoundTrips: a batch of 10 costs one Take per 10 requests;
+// tokens left unused past Hold are dropped, not spent later; a source
+// that fails passes its error through.
+func TestLeasingRoundTrips(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	src := &counted{TokenSource: access.NewMemoryRateLimiter(&access.RateOptions{Rate: 0.001, Burst: 1000, Now: clock})}
+	l := access.NewLeasingRateLimiter(src, &access.LeasingOptions{Batch: 10, Hold: time.Second, Now: clock})
+	for i := range 100 {
+		if err := l.Allow(ctx, "k"); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+	}
+	if src.takes != 10 {
+		t.Errorf("100 requests made %d Takes; want 10", src.takes)
+	}
+	l.Allow(ctx, "k") // takes 10, spends 1
+	now = now.Add(2 * time.Second)
+	l.Allow(ctx, "k") // the 9 left expired: takes again
+	if src.takes != 12 {
+		t.Errorf("after Hold, %d Takes; want a new one (12)", src.takes)
+	}
+	if left, _, _ := src.TokenSource.Take(ctx, "k", 1000); left != 1000-120 {
+		t.Errorf("the source has %d tokens left; want 880: 12 batches taken, none given back", left)
+	}
+	down := access.NewLeasingRateLimiter(failing{}, nil)
+	if err := down.Allow(ctx, "k"); askbi.ErrorCode(err) != askbi.Unavailable {
+		t.Errorf("a failing source: %v; want unavailable", err)
+	}
+}
+
+type failing struct{}
+
+func (failing) Take(context.Context, string, int) (int, time.Duration, error) {
+	return 0, 0, askbi.Errorf(askbi.Unavailable, "down")
 }
 
 // switchable is a shared limiter whose store can be taken down.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -39,11 +40,24 @@ import (
 // Listen and Forget). Search and writes are never served stale.
 type Catalog struct {
 	db *sqlx.DB
+	// followed is set while change notifications reach this value
+	// (DB.Listen): its last reads then stand for reads (see Follow).
+	followed atomic.Bool
 
 	mu   sync.Mutex
 	gen  uint64              // bumped by every write, before and after
 	last map[string]lastRead // by type and ID
 }
+
+// Follow says whether the catalog writes of every instance reach this
+// value as change notifications (Listen with [ForgetCaches], which
+// DB.Listen sets up). While they do, a single-entity read is answered
+// from this value's last read of that entity when it is at most
+// [StaleFor] old, with no round trip: a write anywhere forgets it within
+// a moment, a write through this value at once, and a lost listening
+// connection forgets everything on the reconnect. Off (the default),
+// every read goes to the database.
+func (c *Catalog) Follow(on bool) { c.followed.Store(on) }
 
 // StaleFor is how old a Catalog's last read of an entity may be to stand
 // in for a read while the database is unavailable: the API-key cache's
@@ -167,7 +181,14 @@ func read[T any](ctx context.Context, c *Catalog, typ access.EntityType, id stri
 	key := string(typ) + "/" + id
 	c.mu.Lock()
 	gen := c.gen
+	l, kept := c.last[key]
 	c.mu.Unlock()
+	if kept && c.followed.Load() && time.Since(l.at) <= StaleFor {
+		if err := json.Unmarshal([]byte(l.doc), &v); err != nil {
+			return v, internal("pgstore.Catalog.get", err)
+		}
+		return v, nil
+	}
 	doc, err := getDoc(ctx, c.db, typ, id, "")
 	c.mu.Lock()
 	switch {

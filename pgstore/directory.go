@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -27,6 +28,9 @@ import (
 // removed member is never served from one. It is safe for concurrent use.
 type Directory struct {
 	db *sqlx.DB
+	// followed is set while change notifications reach this value (see
+	// Follow).
+	followed atomic.Bool
 
 	mu   sync.Mutex
 	gen  uint64
@@ -42,6 +46,16 @@ type lastMember struct {
 func NewDirectory(db *sqlx.DB) *Directory {
 	return &Directory{db: db, last: map[[2]string]lastMember{}}
 }
+
+// Follow says whether the member changes of every instance reach this
+// value as change notifications (Listen with [ForgetCaches], which
+// DB.Listen sets up). While they do, Member answers from this value's
+// last read of that member when it is at most [StaleFor] old, with no
+// round trip: a change anywhere forgets it within a moment, one through
+// this value at once, and a lost listening connection forgets every
+// member on the reconnect. Off (the default), every read goes to the
+// database.
+func (d *Directory) Follow(on bool) { d.followed.Store(on) }
 
 // Forget drops the last reads of every member: another instance changed
 // the directory (a "member" Change), or changes may have been missed.
@@ -59,7 +73,11 @@ func (d *Directory) Member(ctx context.Context, teamID, userID string) (access.M
 	key := [2]string{teamID, userID}
 	d.mu.Lock()
 	gen := d.gen
+	l, kept := d.last[key]
 	d.mu.Unlock()
+	if kept && d.followed.Load() && time.Since(l.at) <= StaleFor {
+		return l.m, nil
+	}
 	m, err := d.member(ctx, teamID, userID)
 	d.mu.Lock()
 	defer d.mu.Unlock()

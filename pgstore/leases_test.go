@@ -137,3 +137,85 @@ func BenchmarkLeases(b *testing.B) {
 	}
 	wg.Wait()
 }
+
+// countedLeases counts the takes that reach the shared store.
+type countedLeases struct {
+	dataexec.Leases
+	n atomic.Int64
+}
+
+func (c *countedLeases) Acquire(ctx context.Context, slots []dataexec.Slot, ttl time.Duration) (func(), error) {
+	c.n.Add(1)
+	return c.Leases.Acquire(ctx, slots, ttl)
+}
+
+// TestLeasePool: two instances, each keeping its slots in a
+// dataexec.LeasePool, still share one bound (of 20 concurrent takes on a
+// bound of 3, exactly 3 succeed); an instance that takes and releases
+// over and over keeps its slot, with one take in the shared store for
+// 100 calls; an idle slot goes back to the shared store after Idle, so
+// the other instance can take it.
+func TestLeasePool(t *testing.T) {
+	ctx := context.Background()
+	dbs := mustPools(t, 2)
+	shared := []*countedLeases{{Leases: pgstore.NewLeases(dbs[0])}, {Leases: pgstore.NewLeases(dbs[1])}}
+	pools := []*dataexec.LeasePool{
+		dataexec.NewLeasePool(shared[0], &dataexec.LeasePoolOptions{Idle: 100 * time.Millisecond}),
+		dataexec.NewLeasePool(shared[1], &dataexec.LeasePoolOptions{Idle: 100 * time.Millisecond}),
+	}
+	t.Cleanup(func() { pools[0].Close(); pools[1].Close() })
+	slots := []dataexec.Slot{{Key: "team:acme", Max: 3}, {Key: "connection:wh", Max: 5}}
+	held := func(key string) (n int) {
+		t.Helper()
+		if err := dbs[0].Get(&n, `SELECT count(*) FROM concurrency_slots WHERE key = $1 AND holder IS NOT NULL AND expires_at >= now()`, key); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	var mu sync.Mutex
+	var releases []func()
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			rel, err := pools[i%2].Acquire(ctx, slots, time.Minute)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				releases = append(releases, rel)
+			case askbi.ErrorCode(err) != askbi.RateLimited:
+				t.Errorf("Acquire = %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if len(releases) != 3 || held("team:acme") != 3 {
+		t.Fatalf("20 takes on a bound of 3 across two pools: %d taken, %d held; want 3 and 3", len(releases), held("team:acme"))
+	}
+	for _, rel := range releases {
+		rel()
+	}
+
+	before := shared[0].n.Load()
+	for i := range 100 {
+		rel, err := pools[0].Acquire(ctx, slots, time.Minute)
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		rel()
+	}
+	if n := shared[0].n.Load() - before; n > 2 {
+		t.Errorf("100 calls one after another took %d slots from the shared store; want at most the 2 keys' first", n)
+	}
+	for deadline := time.Now().Add(10 * time.Second); held("team:acme") != 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("idle slots were not given back: %d held", held("team:acme"))
+		}
+	}
+	if rel, err := pools[1].Acquire(ctx, []dataexec.Slot{{Key: "team:acme", Max: 3}}, time.Minute); err != nil {
+		t.Errorf("the other instance after the idle slots went back: %v", err)
+	} else {
+		rel()
+	}
+}

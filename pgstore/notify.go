@@ -31,17 +31,26 @@ type Change struct {
 	// Origin is the instance a "connection" change came from.
 	Origin string
 	Missed bool
+	// Down is set instead when the listening connection was lost:
+	// notifications may be lost until the Missed change of its
+	// reconnect.
+	Down bool
 }
 
 // Listen receives the changes on [ChangesChannel] of the database at url,
 // through a connection of its own (lib/pq's Listener, which reconnects),
-// and passes each to handle, in order, until ctx ends. Every reconnect is
-// one Change with Missed set, logged once handled. A receiver keeps its
+// and passes each to handle, in order, until ctx ends. A lost listening
+// connection is one Change with Down set, and its reconnect one with
+// Missed set, logged once handled; handle must be safe for concurrent
+// use, as Down comes from the listener's own goroutine. A receiver keeps its
 // own expiry (the key cache's 30 s, say) as the bound for a notification
 // that is lost anyway. Listen returns once listening has started, or the
 // first error.
 func Listen(ctx context.Context, url string, log *slog.Logger, handle func(Change)) error {
-	l := pq.NewListener(url, 100*time.Millisecond, 5*time.Second, func(_ pq.ListenerEventType, err error) {
+	l := pq.NewListener(url, 100*time.Millisecond, 5*time.Second, func(ev pq.ListenerEventType, err error) {
+		if ev == pq.ListenerEventDisconnected {
+			handle(Change{Down: true})
+		}
 		if err != nil {
 			log.Warn("pgstore: change notifications: the listening connection failed; caches expire on their own meanwhile", "err", err)
 		}

@@ -123,6 +123,7 @@ func TestListen(t *testing.T) {
 		WHERE datname = current_database() AND application_name = 'test_listener_b'`); err != nil || n != 1 {
 		t.Fatalf("terminated %d listening backends, %v; want 1", n, err)
 	}
+	next(pgstore.Change{Down: true}) // then, on the reconnect:
 	next(pgstore.Change{Missed: true})
 	check("after the listening connection was lost", secrets[0], map[string]askbi.Code{"catalog": un, "directory": un, "key": un})
 

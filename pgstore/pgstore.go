@@ -115,12 +115,31 @@ func (db *DB) Listen(ctx context.Context, log *slog.Logger, keys *access.Keys, c
 	if conns != nil {
 		forward = db.ConnectionChanges.Forward(conns)
 	}
-	return Listen(ctx, db.url, log, func(c Change) {
+	// While changes arrive, the catalog and the directory answer from
+	// what they read last (Catalog.Follow): no round trip a request for
+	// what did not change.
+	follow := func(on bool) {
+		db.Catalog.Follow(on)
+		db.Directory.Follow(on)
+	}
+	err := Listen(ctx, db.url, log, func(c Change) {
+		if c.Down {
+			follow(false)
+			return
+		}
 		forget(c)
 		if forward != nil {
 			forward(c)
 		}
+		if c.Missed {
+			follow(true)
+		}
 	})
+	if err == nil {
+		follow(true)
+		context.AfterFunc(ctx, func() { follow(false) })
+	}
+	return err
 }
 
 // Migrate applies the embedded migrations that have not run yet, each in its

@@ -72,6 +72,39 @@ func (l *RateLimiter) Allow(ctx context.Context, key string) error {
 	return nil
 }
 
+// takeSQL is allowSQL for up to $4 tokens at once: it refills the
+// bucket and takes as many whole tokens as it holds, up to $4.
+const takeSQL = `
+INSERT INTO rate_buckets AS b (key, tokens, allowed, granted, updated_at)
+    VALUES ($1, $2 - LEAST($4, floor($2)), true, LEAST($4, floor($2)), now())
+ON CONFLICT (key) DO UPDATE SET
+    granted = LEAST($4, floor(LEAST($2, b.tokens + GREATEST(EXTRACT(EPOCH FROM now() - b.updated_at), 0) * $3))),
+    tokens = LEAST($2, b.tokens + GREATEST(EXTRACT(EPOCH FROM now() - b.updated_at), 0) * $3)
+        - LEAST($4, floor(LEAST($2, b.tokens + GREATEST(EXTRACT(EPOCH FROM now() - b.updated_at), 0) * $3))),
+    allowed = true,
+    updated_at = now()
+RETURNING tokens, granted`
+
+// Take implements [access.TokenSource]: one statement takes up to n of
+// key's tokens, for an [access.LeasingRateLimiter] to spend n requests
+// with one round trip.
+func (l *RateLimiter) Take(ctx context.Context, key string, n int) (int, time.Duration, error) {
+	var row struct {
+		Tokens  float64 `db:"tokens"`
+		Granted int     `db:"granted"`
+	}
+	if err := l.db.GetContext(ctx, &row, takeSQL, key, l.burst, l.rate, n); err != nil {
+		if ctx.Err() != nil {
+			return 0, 0, askbi.Errorf(askbi.Unavailable, "the request was cancelled")
+		}
+		return 0, 0, &askbi.Error{Code: askbi.Unavailable, Op: "pgstore.RateLimiter.Take", Message: "the rate limit cannot be checked right now", Err: err}
+	}
+	if row.Granted == 0 {
+		return 0, time.Duration((1 - row.Tokens) / l.rate * float64(time.Second)), nil
+	}
+	return row.Granted, 0, nil
+}
+
 // Purge deletes the buckets that have been idle long enough to be full
 // again: a key that comes back starts full, as it would have been. Hosts
 // run it periodically.

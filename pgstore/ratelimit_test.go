@@ -54,6 +54,35 @@ func TestRateLimiter(t *testing.T) {
 		}
 		return s
 	})
+	accesstest.RunTokenSource(t, func(t *testing.T, rate float64, burst int) access.TokenSource {
+		var s sharedLimiter
+		for _, db := range mustPools(t, 3) {
+			s = append(s, pgstore.NewRateLimiter(db, &access.RateOptions{Rate: rate, Burst: burst}))
+		}
+		return s
+	})
+	// Three instances, each leasing in batches of 2, share one burst.
+	accesstest.RunRateLimiter(t, func(t *testing.T, rate float64, burst int) access.RateLimiter {
+		var s leasingLimiters
+		for _, db := range mustPools(t, 3) {
+			src := pgstore.NewRateLimiter(db, &access.RateOptions{Rate: rate, Burst: burst})
+			s = append(s, access.NewLeasingRateLimiter(src, &access.LeasingOptions{Rate: rate, Batch: 2}))
+		}
+		return s
+	})
+}
+
+func (s sharedLimiter) Take(ctx context.Context, key string, n int) (int, time.Duration, error) {
+	i := int(counter.Add(1)) % len(s)
+	return s[i].Take(ctx, key, n)
+}
+
+// leasingLimiters spreads calls over three instances' leasing limiters.
+type leasingLimiters []*access.LeasingRateLimiter
+
+func (s leasingLimiters) Allow(ctx context.Context, key string) error {
+	i := int(counter.Add(1)) % len(s)
+	return s[i].Allow(ctx, key)
 }
 
 // TestRateLimiterRefill: a spent bucket refills on the database's clock

@@ -222,3 +222,50 @@ func RunRateLimiter(t *testing.T, newLimiter func(t *testing.T, rate float64, bu
 		}
 	})
 }
+
+// RunTokenSource proves that the sources made by newSource, each with a
+// budget of burst tokens at once and rate per second after that, behave
+// as [access.TokenSource] documents: Take gives as many whole tokens as
+// the bucket holds up to what was asked, none (with a wait) once it is
+// empty, never more than the burst however many goroutines (or, for a
+// shared source, instances) take at once, and a key's tokens are its
+// own.
+func RunTokenSource(t *testing.T, newSource func(t *testing.T, rate float64, burst int) access.TokenSource) {
+	ctx := context.Background()
+	t.Run("Batches", func(t *testing.T) {
+		s := newSource(t, 0.001, 5)
+		for i, want := range []int{3, 2, 0} {
+			got, wait, err := s.Take(ctx, "k", 3)
+			if err != nil || got != want {
+				t.Fatalf("take %d of 3 = %d, %v; want %d", i+1, got, err, want)
+			}
+			if want == 0 && wait <= 0 {
+				t.Errorf("an empty bucket gave no wait")
+			}
+		}
+		if got, _, err := s.Take(ctx, "other", 10); err != nil || got != 5 {
+			t.Errorf("another key took %d, %v; want its own 5", got, err)
+		}
+	})
+	t.Run("Concurrent", func(t *testing.T) {
+		s := newSource(t, 0.001, 15)
+		var mu sync.Mutex
+		total := 0
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Go(func() {
+				got, _, err := s.Take(ctx, "k", 2)
+				if err != nil {
+					t.Errorf("Take = %v", err)
+				}
+				mu.Lock()
+				total += got
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		if total != 15 {
+			t.Errorf("20 concurrent takes of 2 on a burst of 15 took %d; want 15", total)
+		}
+	})
+}

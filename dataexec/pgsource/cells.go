@@ -8,7 +8,8 @@ import (
 	"math"
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"github.com/askbi/askbi/internal/sqlcell"
 )
 
 // normalize turns a value scanned from lib/pq into a JSON-friendly cell
@@ -71,37 +72,9 @@ func normalize(cell any, typ string) (any, int64, error) {
 		// Text, and the text form of every other type: uuid, interval,
 		// arrays, enums, ranges...
 		s := string(v)
-		return s, stringSize(s), nil
+		return s, sqlcell.StringSize(s), nil
 	case string:
-		return cell, stringSize(v), nil
+		return cell, sqlcell.StringSize(v), nil
 	}
 	return nil, 0, fmt.Errorf("pgsource: unexpected %T value for a %s column", cell, typ)
-}
-
-// stringSize estimates the length of s as a JSON string, as encoding/json
-// writes it (quotes, escapes, HTML-safe).
-func stringSize(s string) int64 {
-	n := int64(len(s)) + 2
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"', c == '\\', c == '\n', c == '\r', c == '\t':
-				n++
-			case c < 0x20, c == '<', c == '>', c == '&':
-				n += 5
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			n += 5 // one byte becomes \ufffd
-		case r == '\u2028', r == '\u2029':
-			n += 3
-		}
-		i += size
-	}
-	return n
 }

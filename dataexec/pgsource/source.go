@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"slices"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/internal/pgpool"
+	"github.com/askbi/askbi/internal/sqlcell"
 )
 
 // Limits used when a Query leaves MaxRows or MaxBytes zero.
@@ -391,7 +391,7 @@ func isRowTooLarge(err error) bool {
 }
 
 func errRowTooLarge(maxBytes int64) error {
-	return askbi.Errorf(askbi.TooLarge, "a single row is larger than the %s result cap; select fewer or smaller columns", formatBytes(maxBytes))
+	return askbi.Errorf(askbi.TooLarge, "a single row is larger than the %s result cap; select fewer or smaller columns", sqlcell.Bytes(maxBytes))
 }
 
 // session runs f in a READ ONLY transaction on a connection of its own, with
@@ -564,7 +564,7 @@ func classify(ctx context.Context, err error, budget time.Duration) error {
 	switch {
 	case code == "57014" || code == "55P03" || ctx.Err() != nil || // query_canceled, lock_not_available
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
-		msg := fmt.Sprintf("the query took longer than the %s limit", formatDuration(budget))
+		msg := fmt.Sprintf("the query took longer than the %s limit", sqlcell.Duration(budget))
 		if errors.Is(ctx.Err(), context.Canceled) {
 			msg = "the query was cancelled" // the caller went away
 		}
@@ -607,20 +607,4 @@ var unavailableClasses = map[string]bool{
 	"40": true, // transaction_rollback (serialization failure, deadlock)
 	"53": true, // insufficient_resources
 	"57": true, // operator_intervention (shutdown); 57014 is handled before
-}
-
-// formatDuration writes d in seconds for users: "15s", "1.5s".
-func formatDuration(d time.Duration) string {
-	return strconv.FormatFloat(math.Round(d.Seconds()*10)/10, 'f', -1, 64) + "s"
-}
-
-// formatBytes writes n for users: "1 MiB", "512 KiB", "300 bytes".
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

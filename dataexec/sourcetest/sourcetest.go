@@ -93,9 +93,21 @@ type Fixture struct {
 	// stand for, each ref a {{name}} reference. Required when the source
 	// is a dataexec.VariableBinder, unused otherwise.
 	Echo func(refs ...string) dataexec.Query
+	// True is the cell Echo gives for a true boolean variable: nil means
+	// true; a source whose SQL has no boolean type says what stands for
+	// one (MySQL's int64(1)).
+	True any
 	// NotApplicable gives the reason for each optional case (the Case
 	// constants) that does not apply to the source.
 	NotApplicable map[string]string
+}
+
+// trueValue is the cell a true boolean variable comes back as.
+func (fx Fixture) trueValue() any {
+	if fx.True == nil {
+		return true
+	}
+	return fx.True
 }
 
 // RowCounts returns the values of n the suite passes to Fixture.Rows, for
@@ -393,8 +405,8 @@ func runVariables(t *testing.T, src dataexec.Source, binder dataexec.VariableBin
 		if v, ok := number(row[2]); !ok || v != -2.5 {
 			t.Errorf("number = %#v, want -2.5", row[2])
 		}
-		if row[3] != true {
-			t.Errorf("boolean = %#v, want true", row[3])
+		if want := fx.trueValue(); row[3] != want {
+			t.Errorf("boolean = %#v, want %#v", row[3], want)
 		}
 		if d := dateOf(row[4]); d != "2026-02-28" {
 			t.Errorf("date = %#v, want 2026-02-28", row[4])

@@ -144,9 +144,23 @@ func startCluster(ctx context.Context, dir string) (*pgtest.Cluster, error) {
 // demoWorkspace seeds the demo workspace (its catalog and directory) and
 // serves the two demo warehouses in sources: in memory with the built-in
 // demo rows, or once per database with the PostgreSQL warehouse
-// (whatever users saved, placed or deleted since stays as they left it).
-// It returns the readiness checks of the databases it uses.
+// (whatever users saved, placed or deleted since stays as they left it);
+// with -mysql-url, the MySQL warehouse too (demo_mysql.go). It returns
+// the readiness checks of the databases it uses.
 func (a *app) demoWorkspace(ctx context.Context, cfg config, state *pgstore.DB, activity *mcpserver.MemoryActivity, sources dataexec.SourceMap) (catalogStore, access.Directory, []httpserve.Check, error) {
+	catalog, dir, checks, err := a.baseWorkspace(ctx, cfg, state, activity, sources)
+	if err != nil || cfg.mysqlURL == "" {
+		return catalog, dir, checks, err
+	}
+	check, err := a.demoMySQL(ctx, cfg, catalog, state, sources)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return catalog, dir, append(checks, check), nil
+}
+
+// baseWorkspace is demoWorkspace without the MySQL warehouse.
+func (a *app) baseWorkspace(ctx context.Context, cfg config, state *pgstore.DB, activity *mcpserver.MemoryActivity, sources dataexec.SourceMap) (catalogStore, access.Directory, []httpserve.Check, error) {
 	if state == nil {
 		mem := workspace.NewMemoryCatalog()
 		putSeed(mem, seedWorkspace(activity, "demo", time.Now()))

@@ -560,7 +560,8 @@ func TestRevocationEverywhere(t *testing.T) {
 // (-max-queries-per-team 2) holds across two instances: of four slow
 // previews started at once, two through each, two run (each answers its
 // one row) and two are refused with rate_limited and a retry hint; once
-// they finish the slots are free again.
+// they finish, the slots are free again on either instance within the
+// lease pool's Idle.
 func TestTeamBoundAcrossInstances(t *testing.T) {
 	dbURL := pgtest.MustDatabase(t)
 	args := []string{"-database-url", dbURL, "-data-dir", t.TempDir(), "-max-queries-per-team", "2"}
@@ -597,8 +598,21 @@ func TestTeamBoundAcrossInstances(t *testing.T) {
 	if diff := cmp.Diff([]string{"ran", "ran", "refused", "refused"}, outcomes); diff != "" {
 		t.Errorf("4 slow previews at once across two instances, team bound 2 (-want +got):\n%s", diff)
 	}
-	if got := outcome(preview(b, 9)); got != "ran" {
-		t.Errorf("a preview after the others finished = %s, want it run (the slots were freed)", got)
+	// An instance keeps a slot its work freed for the pool's Idle (1 s)
+	// before it goes back to the shared store, so the other instance may
+	// find the bound full for that long: both runs may have been on a.
+	// Within Idle and a sweep, a preview through b runs.
+	start := time.Now()
+	for i := 9; ; i++ {
+		got := outcome(preview(b, i))
+		if got == "ran" {
+			t.Logf("a preview through b ran %s after the others finished", time.Since(start).Round(time.Millisecond))
+			break
+		}
+		if got != "refused" || time.Since(start) > 5*time.Second {
+			t.Fatalf("a preview through b %s after the others finished = %s, want it run (the slots go back within the pool's Idle of 1 s; 5 s allowed for a loaded machine)", time.Since(start).Round(time.Millisecond), got)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 

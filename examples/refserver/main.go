@@ -61,6 +61,7 @@ type config struct {
 	addr            string
 	publicURL       string
 	databaseURL     string
+	mysqlURL        string // a MySQL warehouse for Acme (demo_mysql.go)
 	dataDir         string
 	inMemory        bool
 	provider        string
@@ -109,7 +110,7 @@ type config struct {
 }
 
 // defaultMemoryLimit is -memory-limit's default (docs/operations.md).
-const defaultMemoryLimit = "32MiB"
+const defaultMemoryLimit = "48MiB"
 
 // defaultTurnTimeout bounds one chat turn's model and tool work. A turn
 // still running twice that long after it started was abandoned by a
@@ -121,6 +122,7 @@ func main() {
 	flag.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "listen address")
 	flag.StringVar(&cfg.publicURL, "public-url", "", "public base URL (default http://ADDR)")
 	flag.StringVar(&cfg.databaseURL, "database-url", "", "use this PostgreSQL (a lib/pq URL) instead of the private cluster")
+	flag.StringVar(&cfg.mysqlURL, "mysql-url", "", "add a MySQL or MariaDB warehouse to Acme, with demo datasets: a mysql:// URL (or go-sql-driver DSN) of a user that may create tables and users in its database")
 	flag.StringVar(&cfg.dataDir, "data-dir", defaultDataDir(), "folder for the private PostgreSQL cluster and the development memory key")
 	flag.BoolVar(&cfg.inMemory, "in-memory", false, "keep all state in memory, even where PostgreSQL is installed")
 	flag.StringVar(&cfg.provider, "provider", "mock", "chat model provider: mock, openai (and OpenAI-compatible servers) or anthropic")
@@ -346,7 +348,9 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 			a.closers = append(a.closers, state.Close)
 			keyStore, chats, memories, grants = state.Keys, state.Ask, state.Memory, state.OAuth
 			connStore, flows, demo, tasks = state.Connections, state.Flows, state.Demo, state.Tasks
-			leases, publish = state.Leases, state.ConnectionChanges.Publish
+			pool := dataexec.NewLeasePool(state.Leases, nil) // slots kept for the next call, not taken and released each time
+			leases, publish = pool, state.ConnectionChanges.Publish
+			a.closers = append(a.closers, func() error { pool.Close(); return nil })
 		}
 	}
 	catalog, dir, checks, err := a.demoWorkspace(ctx, cfg, state, activity, sources)
@@ -367,7 +371,8 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		// One budget a principal across every instance on the database;
 		// this instance's own while the database cannot be reached.
 		a.purges = append(a.purges, httpserve.Purge{Name: "rate limit buckets", Func: state.RateLimiter.Purge})
-		limiter = access.NewFallbackRateLimiter(state.RateLimiter, limiter, &access.FallbackOptions{Logger: log})
+		shared := access.NewLeasingRateLimiter(state.RateLimiter, &access.LeasingOptions{Rate: cfg.rate}) // tokens taken in batches
+		limiter = access.NewFallbackRateLimiter(shared, limiter, &access.FallbackOptions{Logger: log})
 	}
 	if cfg.limiterOverride != nil {
 		limiter = cfg.limiterOverride
@@ -486,7 +491,7 @@ func parsePolicies(cfg config) (ask.SharingPolicy, memory.Policy, error) {
 
 // demoModelNote says, in the mock model's first answer and on the page,
 // what answers and how to configure a real model.
-const demoModelNote = "You are talking to the built-in demo model: it follows a few phrases and charts what you select, with no AI behind it. " +
+const demoModelNote = "You are talking to the built-in demo model: it looks for your question's words in this workspace, charts the best match and says what it shows, with no AI behind it (it reads English only). " +
 	"For a real model, start the server with -provider openai or -provider anthropic and -model NAME (the key from OPENAI_API_KEY or ANTHROPIC_API_KEY)."
 
 // newProvider builds the chat model from -provider, -model,

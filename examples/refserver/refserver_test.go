@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/askbi/askbi/internal/chattest"
+	"github.com/askbi/askbi/internal/mysqltest"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jmoiron/sqlx"
@@ -32,7 +33,7 @@ import (
 	"github.com/askbi/askbi/memory"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { pgtest.Main(mysqltest.Wrap(m)) }
 
 // testApp is the app served over real HTTP.
 type testApp struct {
@@ -308,13 +309,15 @@ func TestFlags(t *testing.T) {
 		{"memory policy", func(c *config) { c.memoryPolicy = "maybe" }, "-memory-policy"},
 		{"provider", func(c *config) { c.provider = "gemini"; c.model = "x" }, "-provider"},
 		{"assistant roles", func(c *config) { c.assistantRoles = "owner,guest" }, "-assistant-roles"},
+		{"mysql url", func(c *config) { c.mysqlURL = "mysql://nobody:secret@127.0.0.1:1/none?timeout=2s" }, "-mysql-url"},
+		{"mysql url without a database", func(c *config) { c.mysqlURL = "mysql://nobody@127.0.0.1:1/" }, "-mysql-url: the URL names no database"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := config{inMemory: true, provider: "mock", sharing: "aggregates", memoryPolicy: "allow", dataDir: t.TempDir()}
 			tc.edit(&cfg)
 			_, err := newApp(t.Context(), cfg, "http://127.0.0.1:1", slog.New(slog.NewTextHandler(io.Discard, nil)))
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("err = %v, want one naming %s", err, tc.want)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "secret") {
+				t.Errorf("err = %v, want one naming %s (and no password)", err, tc.want)
 			}
 		})
 	}

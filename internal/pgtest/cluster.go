@@ -45,6 +45,10 @@ type Options struct {
 	// NoSync turns off fsync, synchronous_commit and full_page_writes. It
 	// makes tests fast; a machine crash may then corrupt the cluster.
 	NoSync bool
+	// Statements loads pg_stat_statements where the installation has it,
+	// so tests can count the statements a call costs (a database then
+	// runs CREATE EXTENSION pg_stat_statements to read them).
+	Statements bool
 }
 
 // Cluster is a PostgreSQL server started by Start. It listens only on
@@ -124,7 +128,7 @@ func Start(ctx context.Context, dir string, opts *Options) (*Cluster, error) {
 				return nil, err
 			}
 		}
-		err = c.start(ctx, binDir, port, cred, opts.NoSync)
+		err = c.start(ctx, binDir, port, cred, opts.NoSync, opts.Statements)
 		switch {
 		case err == nil:
 			return c, nil
@@ -203,7 +207,7 @@ func (c *Cluster) Stop() error {
 }
 
 // start runs the postmaster and waits until it accepts connections.
-func (c *Cluster) start(ctx context.Context, binDir string, port int, cred *syscall.Credential, noSync bool) error {
+func (c *Cluster) start(ctx context.Context, binDir string, port int, cred *syscall.Credential, noSync, statements bool) error {
 	args := []string{
 		"-D", filepath.Join(c.dir, "data"),
 		"-c", "listen_addresses=127.0.0.1",
@@ -213,6 +217,9 @@ func (c *Cluster) start(ctx context.Context, binDir string, port int, cred *sysc
 	}
 	if noSync {
 		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	}
+	if _, err := os.Stat(filepath.Join(binDir, "..", "lib", "pg_stat_statements.so")); statements && err == nil {
+		args = append(args, "-c", "shared_preload_libraries=pg_stat_statements")
 	}
 	logf, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {

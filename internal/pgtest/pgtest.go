@@ -62,8 +62,9 @@ var (
 )
 
 // Main runs the tests of m, stops the cluster if one was started, and exits
-// with the tests' status. Call it from TestMain.
-func Main(m *testing.M) {
+// with the tests' status. Call it from TestMain. m is a *testing.M, or
+// another harness's wrapper of one (mysqltest.Wrap).
+func Main(m interface{ Run() int }) {
 	code := m.Run()
 	if shared != nil {
 		if err := shared.close(); err != nil {
@@ -231,7 +232,7 @@ func newServer(ctx context.Context, serverURL string) (_ *server, err error) {
 		if s.tmp, err = os.MkdirTemp("", tmpPrefix); err != nil {
 			return s, err
 		}
-		if s.cluster, err = Start(ctx, s.tmp, &Options{NoSync: true}); err != nil {
+		if s.cluster, err = Start(ctx, s.tmp, &Options{NoSync: true, Statements: true}); err != nil {
 			return s, err
 		}
 		serverURL = s.cluster.URL("postgres")

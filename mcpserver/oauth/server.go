@@ -316,15 +316,13 @@ func (s *Server) Verify(ctx context.Context, token string) (_ access.Principal, 
 	if !g.RevokedAt.IsZero() {
 		return access.Principal{}, bad
 	}
-	p := GrantPrincipal(g, t.Scopes)
-	live, err := s.checker.Live(ctx, p)
+	p, err := s.checker.Authenticated(ctx, GrantPrincipal(g, t.Scopes))
 	if c := askbi.ErrorCode(err); c == askbi.Forbidden || c == askbi.Unauthenticated {
 		return access.Principal{}, bad
 	}
 	if err != nil {
 		return access.Principal{}, err
 	}
-	p.Role = live.Role
 	return p, nil
 }
 
