@@ -189,7 +189,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer) error
 	}
 	defer app.close()
 
-	srv := newServer(app.routes())
+	srv := httpserve.NewServer(app.routes(), nil) // the SDK's recommended limits; chat turns move their deadlines (askhttp)
 	if cfg.debugAddr != "" {
 		dsrv, dln, err := httpserve.ListenDebug(cfg.debugAddr)
 		if err != nil {
@@ -226,12 +226,6 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer) error
 	defer cancel()
 	return srv.Shutdown(sctx)
 }
-
-// newServer returns the HTTP server with the SDK's recommended limits: no
-// slow-loris on headers or bodies, and no response held open forever.
-// Chat turns outlive WriteTimeout and ReadTimeout: their handlers move
-// the deadlines per request (see package askhttp).
-func newServer(h http.Handler) *http.Server { return httpserve.NewServer(h, nil) }
 
 // catalogStore is the catalog the server seeds and serves: in memory, or in
 // PostgreSQL (pgstore.Catalog) whenever the state is, so saved datasets,

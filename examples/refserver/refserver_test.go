@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbi/askbi/httpserve"
 	"github.com/askbi/askbi/internal/chattest"
 	"github.com/askbi/askbi/internal/mysqltest"
 
@@ -58,7 +59,7 @@ func MustApp(tb testing.TB, edit func(*config)) *testApp {
 		ts.Close()
 		tb.Fatalf("newApp: %v", err)
 	}
-	ts.Config = newServer(a.routes())
+	ts.Config = httpserve.NewServer(a.routes(), nil)
 	ts.Start()
 	tb.Cleanup(func() {
 		ts.Close()
