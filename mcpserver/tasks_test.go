@@ -299,14 +299,7 @@ func TestTaskCancelEndsQuery(t *testing.T) {
 	if a := call26(t, t.Context(), url, alice, "tasks/cancel", `{"taskId":"`+tk.TaskID+`"}`, tasksCaps); a.Error != nil || string(a.Result) == "" {
 		t.Fatalf("tasks/cancel = %s", a.raw)
 	}
-	select {
-	case err := <-src.ended:
-		if err == nil {
-			t.Fatal("the query finished instead of being cancelled")
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the query still runs 10 s after tasks/cancel")
-	}
+	src.mustCancel(t, 10*time.Second, "tasks/cancel")
 	if g := waitTask(t, url, alice, tk.TaskID); g.Status != "cancelled" || g.Result != nil || g.Error != nil {
 		t.Errorf("the cancelled task = %+v", g)
 	}
@@ -333,14 +326,7 @@ func TestTaskAcrossInstances(t *testing.T) {
 		t.Fatalf("tasks/cancel through the other instance = %s", c.raw)
 	}
 	<-src.ended // the first task's
-	select {
-	case err := <-src.ended:
-		if err == nil {
-			t.Fatal("the query finished instead of being cancelled")
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the query still runs 10 s after a cancel through the other instance")
-	}
+	src.mustCancel(t, 10*time.Second, "a cancel through the other instance")
 	if g := getTask(t, a, alice, second.TaskID).task(t); g.Status != "cancelled" {
 		t.Errorf("the cancelled task = %+v", g)
 	}
@@ -365,14 +351,7 @@ func TestTaskHangUpBeforeTask(t *testing.T) {
 	}()
 	<-src.started
 	hangUp()
-	select {
-	case err := <-src.ended:
-		if err == nil {
-			t.Fatal("the query finished instead of being cancelled")
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the query still runs 10 s after the client hung up")
-	}
+	src.mustCancel(t, 10*time.Second, "the client hung up")
 }
 
 // TestTaskCountsAgainstBounds: a task's work holds the executor's
