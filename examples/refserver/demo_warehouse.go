@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
@@ -67,12 +68,31 @@ func seedWarehouse(ctx context.Context, ownerURL string, shared bool) (string, e
 		role = role[:len(role)-1]
 	}
 	role = append(role, readerSearchPath...)
+	// A role is the cluster's, and the lock above only this database's:
+	// servers seeding other databases of one cluster at once (the tests')
+	// may change the role's catalog row together, and PostgreSQL refuses
+	// the second with "tuple concurrently updated". Each statement sets
+	// the role to the same end, so one that lost runs again.
 	for _, q := range role {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return "", fmt.Errorf("create the read-only role: %w", err)
+		for try := 1; ; try++ {
+			_, err := conn.ExecContext(ctx, q)
+			if err == nil {
+				break
+			}
+			if !concurrentlyUpdated(err) || try == 5 {
+				return "", fmt.Errorf("create the read-only role: %w", err)
+			}
+			time.Sleep(time.Duration(try) * 50 * time.Millisecond)
 		}
 	}
 	return urlWithUser(ownerURL, readerRole, password)
+}
+
+// concurrentlyUpdated reports whether err is PostgreSQL's refusal of a
+// change to a catalog row another transaction changed at the same time.
+func concurrentlyUpdated(err error) bool {
+	pqErr, ok := errors.AsType[*pq.Error](err)
+	return ok && pqErr.Code == "XX000" && strings.Contains(pqErr.Message, "tuple concurrently updated")
 }
 
 // warehouseLock is the advisory-lock key serializing seedWarehouse.

@@ -839,3 +839,28 @@ func TestTasksAcrossInstances(t *testing.T) {
 		t.Errorf("the cancelled task = %v", s)
 	}
 }
+
+// TestWarehousesSeededAtOnce: servers seeding the demo warehouse in
+// other databases of one cluster at the same moment (as the tests'
+// instances do) all start: the read-only role is the cluster's, and the
+// statements that set it up collide ("tuple concurrently updated")
+// unless the one that lost runs again.
+func TestWarehousesSeededAtOnce(t *testing.T) {
+	urls := make([]string, 4)
+	for i := range urls {
+		urls[i] = pgtest.MustDatabase(t)
+	}
+	for round := range 3 {
+		errs := make([]error, len(urls))
+		var wg sync.WaitGroup
+		for i, u := range urls {
+			wg.Go(func() { _, errs[i] = seedWarehouse(t.Context(), u, true) })
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("round %d, database %d: %v", round, i, err)
+			}
+		}
+	}
+}
