@@ -16,7 +16,7 @@
 //	go run ./cmd/mcpload -fault slow-loris     # 200 connections trickle their headers
 //	go run ./cmd/mcpload -instances 3 -fault kill-instance   # three behind HAProxy, one killed (-9) at half time
 //	go run ./cmd/mcpload -workload misses -clients 8           # every call a cache miss of 1,000 rows: the peak RSS
-//	go run ./cmd/mcpload -workload misses -clients 8 -plain    # then paired with plain SQL in this process: the throughput
+//	go run ./cmd/mcpload -workload misses -clients 8 -plain    # then paired with plain SQL in this process: the throughput of misses and hits
 //
 // -workload misses saves a dataset of 1,000 rows of a 100,000-row table
 // (warehouse.bench) and has each client post run_dataset as raw
@@ -27,8 +27,9 @@
 // server's peak RSS at start (VmHWM before the load) and during the load
 // (VmHWM reset before it). -plain then alternates batches of plain SQL
 // reads of the same rows (lib/pq and encoding/json in this process)
-// with batches of misses, for -duration, and prints the misses'
-// throughput and CPU a call against plain's: the black-box measure.
+// with batches of misses and batches of hits (one call repeated, from
+// the result cache), for -duration, and prints the throughput and CPU a
+// call of each against plain's: the black-box measure.
 //
 // With -instances above 1 the servers share the cluster, run behind
 // HAProxy (Debian's haproxy) and the figures are the first instance's;
@@ -75,7 +76,7 @@ func main() {
 	settle := flag.Duration("settle", 5*time.Second, "wait after the run before the after figures")
 	bin := flag.String("refserver", "", "a built reference server (default: go build ./examples/refserver)")
 	workload := flag.String("workload", "mixed", "what the clients call: mixed (tools across the demo's principals) or misses (1,000-row cache misses)")
-	plain := flag.Bool("plain", false, "with -workload misses, then compare the misses with plain SQL in this process, for -duration")
+	plain := flag.Bool("plain", false, "with -workload misses, then compare the misses and hits with plain SQL in this process, for -duration")
 	serverFlags := flag.String("server-flags", "", "more flags for the reference server, space-separated (e.g. \"-memory-limit 80MiB\")")
 	flag.BoolVar(&pgStatements, "statements", false, "print the PostgreSQL statements the load ran (pg_stat_statements), per tool call")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write the server's CPU profile over the middle half of the load to this file")
