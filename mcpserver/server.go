@@ -435,7 +435,7 @@ func (s *Server) ResourceMetadataHandler() http.Handler {
 
 // ActionToolCall is the audit action of an MCP tool call; its details
 // name the tool, never argument values.
-const ActionToolCall = "mcp.tool_call"
+const ActionToolCall = access.ActionMCPToolCall
 
 const principalKey = "askbi.principal"
 
