@@ -69,6 +69,7 @@ const (
 	CacheMiss    CacheResult = "miss"    // not cached (or expired): the source ran
 	CacheRefresh CacheResult = "refresh" // the caller asked for fresh data: the source ran
 	CacheStale   CacheResult = "stale"   // the source failed; the last good result was served
+	CacheNone    CacheResult = "none"    // never cached: an exploration preview
 )
 
 // Attribute keys: the OpenTelemetry semantic conventions' where one
