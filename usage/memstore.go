@@ -183,6 +183,9 @@ func summarize(teamID string, q Query, entries []access.AuditEntry, charges []Ch
 				if e.Time.After(c.LastUsed) {
 					c.LastUsed = e.Time
 				}
+				if name := e.Details["client"]; name != "" && later(e.Time, clientSeen[ck], name, c.Client) {
+					c.Client, clientSeen[ck] = name, e.Time
+				}
 			}
 			t := tools[k]
 			if t == nil {
@@ -204,7 +207,7 @@ func summarize(teamID string, q Query, entries []access.AuditEntry, charges []Ch
 			if e.Time.After(c.LastUsed) {
 				c.LastUsed = e.Time
 			}
-			if name := e.Details["client"]; later(e.Time, clientSeen[ck], name, c.Client) {
+			if name := e.Details["client"]; name != "" && later(e.Time, clientSeen[ck], name, c.Client) {
 				c.Client, clientSeen[ck] = name, e.Time
 			}
 		case access.ActionRemoteCall:

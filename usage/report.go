@@ -93,8 +93,10 @@ type ClientRow struct {
 	UserID       string            `json:"user_id"`
 	Auth         access.AuthMethod `json:"auth"`
 	CredentialID string            `json:"credential_id"`
-	// Client is what the client called itself on its latest initialize
-	// in the period (unverified); "" when it did not initialize then.
+	// Client is the latest name the client gave itself in the period
+	// (unverified): on initialize (access.ActionMCPInitialize), or in a
+	// call's _meta (a 2026-07-28 client's; Details["client"] of the
+	// call). "" when it gave none.
 	Client   string    `json:"client"`
 	Calls    int64     `json:"calls"`
 	Errors   int64     `json:"errors"`

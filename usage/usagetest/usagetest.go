@@ -202,18 +202,21 @@ func fixture() records {
 		}
 		add(mcpCall("bob", "k-bob", 5*time.Hour+time.Duration(i)*time.Second, time.Duration(i+1)*ms, "run_dataset", out))
 	}
-	add(mcpCall("alice", "k-alice", 6*time.Hour, 1500*time.Microsecond, "search_workspace", ok),
-		mcpCall("alice", "k-alice", 7*time.Hour, 1500*time.Microsecond, "search_workspace", ok))
+	// The later one names its client in its _meta (a 2026-07-28 client).
+	named := mcpCall("alice", "k-alice", 7*time.Hour, 1500*time.Microsecond, "search_workspace", ok)
+	named.Details["client"] = "Cursor"
+	add(mcpCall("alice", "k-alice", 6*time.Hour, 1500*time.Microsecond, "search_workspace", ok), named)
 	// bob's key initialized twice (the latest name wins); alice's grant
 	// initialized and never called.
-	init := func(user, cred string, auth access.AuthMethod, at time.Duration, client string) access.AuditEntry {
+	initialize := func(user, cred string, auth access.AuthMethod, at time.Duration, client string) access.AuditEntry {
 		e := entry(access.ActionMCPInitialize, user, at, ms, ok, map[string]string{"client": client, "client_version": "1"})
 		e.Auth, e.CredentialID = auth, cred
 		return e
 	}
-	add(init("bob", "k-bob", access.AuthAPIKey, 5*time.Hour-time.Minute, "Cursor"),
-		init("bob", "k-bob", access.AuthAPIKey, 5*time.Hour+time.Minute, "Claude Code"),
-		init("alice", "g-alice", access.AuthOAuth, 8*time.Hour, "MCP Inspector"))
+	add(initialize("bob", "k-bob", access.AuthAPIKey, 5*time.Hour-time.Minute, "Cursor"),
+		initialize("bob", "k-bob", access.AuthAPIKey, 5*time.Hour+time.Minute, "Claude Code"),
+		initialize("bob", "k-bob", access.AuthAPIKey, 5*time.Hour+2*time.Minute, ""), // a client that gave no name
+		initialize("alice", "g-alice", access.AuthOAuth, 8*time.Hour, "MCP Inspector"))
 	// Remote calls from Ask: two to conn-1 (renamed in between), one
 	// failed to conn-2.
 	remote := func(user string, at time.Duration, conn, name, outcome string, took time.Duration) access.AuditEntry {
@@ -266,9 +269,9 @@ func wantTeam(q usage.Query) usage.Report {
 			{Provider: "anthropic", Model: "claude-sonnet-4-5", Calls: 1, Tokens: tok(1000, 0, 50), CostUSD: 0.0015},
 		},
 		Clients: []usage.ClientRow{
-			{UserID: "alice", Auth: access.AuthAPIKey, CredentialID: "k-alice", Calls: 2, LastUsed: at(7 * time.Hour)},
+			{UserID: "alice", Auth: access.AuthAPIKey, CredentialID: "k-alice", Client: "Cursor", Calls: 2, LastUsed: at(7 * time.Hour)},
 			{UserID: "alice", Auth: access.AuthOAuth, CredentialID: "g-alice", Client: "MCP Inspector", LastUsed: at(8 * time.Hour)},
-			{UserID: "bob", Auth: access.AuthAPIKey, CredentialID: "k-bob", Client: "Claude Code", Calls: 20, Errors: 5, LastUsed: at(5*time.Hour + time.Minute)},
+			{UserID: "bob", Auth: access.AuthAPIKey, CredentialID: "k-bob", Client: "Claude Code", Calls: 20, Errors: 5, LastUsed: at(5*time.Hour + 2*time.Minute)},
 		},
 		Connections: []usage.ConnectionRow{
 			{ConnectionID: "conn-1", Name: "Acme analytics", Calls: 2, P50MS: 100, P95MS: 300, LastUsed: at(10 * time.Hour)},
