@@ -133,7 +133,7 @@ var layers = []layer{
 	{pkg: "pgstore", may: []string{"", "access", "workspace", "seal", "dataexec", "dataexec/pgsource", "memory", "connections", "ask", "mcpserver", "usage", "internal"}},
 	{pkg: "examples", may: []string{"", "access", "workspace", "seal", "chartview", "dataexec", "memory", "connections", "connresolve", "ask", "mcpserver", "internal", "httpserve", "examples",
 		"dataexec/pgsource", "dataexec/mysqlsource", "dataexec/mcpsource", "dataexec/datahttp", "connections/connhttp", "ask/askhttp", "pgstore",
-		"telemetry", "usage", "usage/usagehttp"}},
+		"telemetry", "telemetry/otelexport", "usage", "usage/usagehttp"}},
 }
 
 // adapters are the packages that put a part on a transport or a store
