@@ -190,6 +190,13 @@ type Flusher interface {
 	Flush(ctx context.Context) error
 }
 
+// Store is a [Ledger] and [Budgets] in one, as [MemoryStore] and
+// pgstore's UsageStore are.
+type Store interface {
+	Ledger
+	Budgets
+}
+
 // Budgets keeps the token budgets. Implementations must be safe for
 // concurrent use. Package usagetest proves one:
 // usagetest.RunBudgets(t, newBudgets).

@@ -13,6 +13,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/connections"
+	"github.com/askbi/askbi/httpserve"
 	"github.com/askbi/askbi/workspace"
 )
 
@@ -105,7 +106,7 @@ func startDemoMCP(token string) (*demoMCP, error) {
 		}
 		h.ServeHTTP(w, r)
 	}))
-	d.srv = newServer(mux)
+	d.srv = httpserve.NewServer(mux, nil)
 	go d.srv.Serve(ln)
 	return d, nil
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/chartview"
+	"github.com/askbi/askbi/httpserve"
 	"github.com/askbi/askbi/internal/pgtest"
 	"github.com/askbi/askbi/memory"
 )
@@ -58,7 +59,7 @@ func MustApp(tb testing.TB, edit func(*config)) *testApp {
 		ts.Close()
 		tb.Fatalf("newApp: %v", err)
 	}
-	ts.Config = newServer(a.routes())
+	ts.Config = httpserve.NewServer(a.routes(), nil)
 	ts.Start()
 	tb.Cleanup(func() {
 		ts.Close()
