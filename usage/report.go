@@ -14,9 +14,12 @@ import (
 // arguments or data. A Ledger builds it from the audit entries and the
 // charges of the period.
 type Report struct {
-	TeamID string    `json:"team_id"`
-	From   time.Time `json:"from"`
-	To     time.Time `json:"to"`
+	TeamID string `json:"team_id"`
+	// TeamName is the team's name for people (Options.TeamName), set by
+	// [Service.Report]; "" when the host names none. Ledgers leave it.
+	TeamName string    `json:"team_name,omitempty"`
+	From     time.Time `json:"from"`
+	To       time.Time `json:"to"`
 	// UserID is set when the report holds one member's use only (a
 	// member who is not an owner or admin sees their own).
 	UserID string `json:"user_id,omitempty"`

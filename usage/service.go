@@ -36,7 +36,8 @@ type Options struct {
 	// days).
 	MaxRange time.Duration
 	// TeamName names a team in a refusal's message ("Acme's daily token
-	// budget"). Default: "This team's".
+	// budget"; default "This team's") and in a report (Report.TeamName;
+	// default none).
 	TeamName func(ctx context.Context, teamID string) string
 	// Audit records budget changes. Default none.
 	Audit access.AuditSink
@@ -105,10 +106,10 @@ func seesTeam(p access.Principal) bool {
 
 // Report is the usage view of p's team over [from, to): for an owner or
 // admin the whole team's, for any other member their own alone
-// (Report.UserID set). Models are marked Priced by Options.Prices. It
-// needs [access.RightViewUsage]. Errors: InvalidArgument (to not after
-// from, a period longer than Options.MaxRange), the gate's, Forbidden,
-// and the ledger's Unavailable.
+// (Report.UserID set). Models are marked Priced by Options.Prices and
+// the team named by Options.TeamName. It needs [access.RightViewUsage].
+// Errors: InvalidArgument (to not after from, a period longer than
+// Options.MaxRange), the gate's, Forbidden, and the ledger's Unavailable.
 func (s *Service) Report(ctx context.Context, p access.Principal, from, to time.Time) (_ Report, err error) {
 	defer askbi.Wrap(&err, "usage.Service.Report")
 	switch {
@@ -131,6 +132,9 @@ func (s *Service) Report(ctx context.Context, p access.Principal, from, to time.
 	}
 	for i, m := range r.Models {
 		_, r.Models[i].Priced = s.o.Prices[m.Model]
+	}
+	if s.o.TeamName != nil {
+		r.TeamName = s.o.TeamName(ctx, live.TeamID)
 	}
 	return r, nil
 }

@@ -59,6 +59,7 @@ func (e *env) live(t *testing.T, p access.Principal) access.Principal {
 // an editor or a viewer sees their own row alone, and nothing of another
 // member's tools, clients or connections. (Broken once by leaving the
 // member's UserID out of the query: vic then saw alice's row and tools.)
+// Each report names the team for people (Options.TeamName).
 func TestReportOwnRowOnly(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
@@ -88,6 +89,9 @@ func TestReportOwnRowOnly(t *testing.T) {
 		}
 		if diff := cmp.Diff(tc.users, users); diff != "" {
 			t.Errorf("%s sees users (-want +got):\n%s", tc.user, diff)
+		}
+		if r.TeamName != "Acme" {
+			t.Errorf("%s's report names the team %q, want Acme", tc.user, r.TeamName)
 		}
 		if len(tc.users) == 1 && (!cmp.Equal(tc.users, tools) || !cmp.Equal(tc.users, creds) || r.UserID != tc.user || r.Total.Tokens.InputTokens != 10) {
 			t.Errorf("%s sees tools %v, clients %v, total %+v (report of %q); want their own only", tc.user, tools, creds, r.Total, r.UserID)
