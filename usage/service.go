@@ -136,7 +136,17 @@ func (s *Service) Report(ctx context.Context, p access.Principal, from, to time.
 	if s.o.TeamName != nil {
 		r.TeamName = s.o.TeamName(ctx, live.TeamID)
 	}
+	// Lists answer [] rather than null in JSON.
+	r.Users, r.Tools, r.Models = nonNil(r.Users), nonNil(r.Tools), nonNil(r.Models)
+	r.Clients, r.Connections = nonNil(r.Clients), nonNil(r.Connections)
 	return r, nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 // BudgetStatus is a budget and where it stands now.

@@ -2,6 +2,7 @@ package usage_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -101,6 +102,9 @@ func TestReportOwnRowOnly(t *testing.T) {
 	r, err := e.svc.Report(ctx, session("carol", "globex"), from, to)
 	if err != nil || len(r.Users) != 0 || r.TeamID != "globex" {
 		t.Errorf("carol's report: %+v, %v; want globex's, empty", r, err)
+	}
+	if b, _ := json.Marshal(r); strings.Contains(string(b), "null") {
+		t.Errorf("an empty report has null lists: %s", b)
 	}
 	// A token cannot read usage: it is for people signed in.
 	key := access.Principal{UserID: "alice", TeamID: "acme", Auth: access.AuthAPIKey, CredentialID: "k", Scopes: access.AllScopes, Projects: access.AllProjects()}
