@@ -294,8 +294,9 @@ func (t *Telemetry) StartTool(ctx context.Context, tool string) (context.Context
 // StartQuery starts the span of one data query of the executor
 // ("askbi.data.run postgres"), a cache hit included. Set how it was
 // served with [Span.SetQuery] before End, which records
-// askbi.data.requests (by cache result: the hit ratio) and, when a source
-// ran, askbi.data.query.duration.
+// askbi.data.requests (by cache result: the hit ratio) and
+// askbi.data.query.duration (by cache result too: a hit's is the cache's
+// time alone).
 func (t *Telemetry) StartQuery(ctx context.Context, sourceKind string) (context.Context, *Span) {
 	if t == nil {
 		return ctx, nil
