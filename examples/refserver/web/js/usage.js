@@ -27,7 +27,7 @@ export function range(period, now = new Date()) {
   const midnight = new Date(now.getFullYear(), now.getMonth(), now.getDate());
   switch (period) {
     case "today": return [midnight, now];
-    case "week": return [new Date(midnight.getTime() - ((midnight.getDay() + 6) % 7) * DAY), now];
+    case "week": return [new Date(now.getFullYear(), now.getMonth(), now.getDate() - (now.getDay() + 6) % 7), now]; // a date, not 24 h steps: DST-safe
     case "month": return [new Date(now.getFullYear(), now.getMonth(), 1), now];
     case "30d": return [new Date(now.getTime() - 30 * DAY), now];
     case "90d": return [new Date(now.getTime() - 90 * DAY), now];
