@@ -7,7 +7,7 @@
 // (TestBrowser passes them in).
 
 import { test, before, after } from "node:test";
-import { launch, close, done, shot, signIn, send, lastTurn, base, phone, desktop, assert } from "./lib.mjs";
+import { launch, close, done, a11y, shot, signIn, send, lastTurn, base, phone, desktop, assert } from "./lib.mjs";
 import { as, overflow, unlabelled, open } from "./settings-lib.mjs";
 
 const keys = { alice: process.env.ASKBI_MCP_KEY, bob: process.env.ASKBI_MCP_KEY_BOB };
@@ -55,6 +55,16 @@ const cells = (page, id) => page.locator(`#${id} tbody tr`).evaluateAll((rows) =
 const cramped = (page) => page.locator("#usage-page .usage-table :is(th, td)").evaluateAll((cells) =>
   cells.filter((c) => c.getClientRects().length && !c.closest("thead") && c.getBoundingClientRect().width < innerWidth / 2).map((c) => c.innerText));
 
+// a11yThrough runs axe with each part of the usage page on screen in
+// turn: axe judges the contrast of what is in view of the page's scroll
+// container, and the tables are below the fold.
+async function a11yThrough(page, view) {
+  for (const part of ["#usage-totals", "#budget-list", "#usage-people", "#usage-tools", "#usage-models", "#usage-clients", "#usage-connections"]) {
+    await page.locator(part).scrollIntoViewIfNeeded();
+    await a11y(page, `${view}, at ${part}`);
+  }
+}
+
 // usage opens the usage page from the header and waits for it to load.
 async function usage(page) {
   await page.getByRole("link", { name: "Usage", exact: true }).click();
@@ -97,6 +107,7 @@ test("An owner sees what the team's assistant cost this week and which tool fail
   const text = await page.locator("#usage-page").innerText();
   for (const secret of ["show signups by week", "ds_gone", "signups\"", "mrr"]) assert.ok(!text.includes(secret), "the page shows " + secret);
   await shot(page, "usage-owner");
+  await a11yThrough(page, "the owner's usage page");
   await done(page);
 });
 
@@ -205,6 +216,7 @@ test("At 375 px by keyboard alone: a member reaches Usage from the header and se
   assert.deepEqual(await cramped(page), [], "each table row reads as a card: no cell squeezed into a column");
   assert.deepEqual(await unlabelled(page), [], "every control has a name");
   await shot(page, "phone-usage-member");
+  await a11yThrough(page, "a member's usage page at 375 px");
   await done(page);
 
   const owner = await open({ viewport: phone, reducedMotion: "reduce" });
@@ -232,4 +244,17 @@ test("At 375 px by keyboard alone: a member reaches Usage from the header and se
   await owner.locator("#confirm").getByRole("button", { name: "Remove" }).press("Enter");
   await owner.locator("#usage-status", { hasText: "Removed the team's monthly budget." }).waitFor({ state: "attached" });
   await done(owner);
+});
+
+test("In the dark theme too, a used-up budget and a failing tool read without contrast problems", async () => {
+  await as("alice", "PUT", "/ai/usage/budgets", { period: "day", tokens: 1 });
+  const page = await open({ viewport: desktop, colorScheme: "dark" });
+  await signIn(page, "alice");
+  await usage(page);
+  await page.locator("#budget-list .budget.exceeded").waitFor();
+  assert.ok(await page.locator("#usage-tools .bad").count() > 0, "a failing tool's error rate is marked");
+  await shot(page, "usage-dark");
+  await a11yThrough(page, "the usage page, dark");
+  await done(page);
+  await as("alice", "DELETE", "/ai/usage/budgets?period=day");
 });
