@@ -39,6 +39,10 @@ type Options struct {
 	// budget"; default "This team's") and in a report (Report.TeamName;
 	// default none).
 	TeamName func(ctx context.Context, teamID string) string
+	// Members, when set, is read to refuse a budget for a user who is
+	// not a member of the team (a mistyped user ID would otherwise set a
+	// budget that limits nobody). Default none: any user ID is taken.
+	Members access.Directory
 	// Audit records budget changes. Default none.
 	Audit access.AuditSink
 	// Telemetry counts the estimated cost of model calls by team and
@@ -209,7 +213,8 @@ type BudgetChange struct {
 // SetBudget sets the budget of p's team (or of one of its members) for
 // a period, recorded as set by p now; it replaces one of the same user
 // and period. It needs [access.RightSetBudgets] (owners and admins).
-// Errors: InvalidArgument, the gate's, Forbidden, the store's.
+// Errors: InvalidArgument (also a user who is not a member, with
+// Options.Members), the gate's, Forbidden, the store's.
 func (s *Service) SetBudget(ctx context.Context, p access.Principal, c BudgetChange) (_ BudgetStatus, err error) {
 	defer askbi.Wrap(&err, "usage.Service.SetBudget")
 	switch {
@@ -223,6 +228,15 @@ func (s *Service) SetBudget(ctx context.Context, p access.Principal, c BudgetCha
 	live, err := s.begin(ctx, p, access.RightSetBudgets)
 	if err != nil {
 		return BudgetStatus{}, err
+	}
+	if c.UserID != "" && s.o.Members != nil {
+		_, err := s.o.Members.Member(ctx, live.TeamID, c.UserID)
+		switch {
+		case askbi.ErrorCode(err) == askbi.NotFound:
+			return BudgetStatus{}, askbi.Errorf(askbi.InvalidArgument, "user_id: %s is not a member of this team", c.UserID)
+		case err != nil:
+			return BudgetStatus{}, err
+		}
 	}
 	b := Budget{TeamID: live.TeamID, UserID: c.UserID, Period: c.Period, Tokens: c.Tokens, SetBy: live.UserID, SetAt: s.o.Now().UTC().Truncate(time.Microsecond)}
 	target := access.Team(live.TeamID)

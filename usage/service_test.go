@@ -34,7 +34,7 @@ func newEnv(t *testing.T, prices usage.Prices) *env {
 	dir.SetMember("globex", "carol", access.RoleOwner, access.AllProjects())
 	e := &env{store: usage.NewMemoryStore(nil), now: time.Date(2026, 12, 9, 15, 0, 0, 0, time.UTC)}
 	e.svc = usage.NewService(e.store, e.store, access.NewGate(access.NewChecker(dir, nil), nil), &usage.Options{
-		Prices: prices, Now: func() time.Time { return e.now },
+		Prices: prices, Now: func() time.Time { return e.now }, Members: dir,
 		TeamName: func(_ context.Context, id string) string { return map[string]string{"acme": "Acme"}[id] },
 	})
 	return e
@@ -119,9 +119,11 @@ func TestReportOwnRowOnly(t *testing.T) {
 }
 
 // TestSetBudgetOwnersAndAdmins: owners and admins set and remove
-// budgets; an editor or viewer is refused, and nothing changes.
-// (Broken once by giving RightSetBudgets to editors: bob's budget then
-// stood.)
+// budgets; an editor or viewer is refused, and nothing changes; a
+// budget for someone who is not a member of the team (another team's
+// carol, a mistyped zed) is refused. (Broken once by giving
+// RightSetBudgets to editors: bob's budget then stood; and by skipping
+// the member check: zed's budget was set.)
 func TestSetBudgetOwnersAndAdmins(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
@@ -153,7 +155,8 @@ func TestSetBudgetOwnersAndAdmins(t *testing.T) {
 		}
 	}
 	for _, bad := range []usage.BudgetChange{{Period: "week", Tokens: 1}, {Period: usage.Day}, {Period: usage.Day, Tokens: -5},
-		{Period: usage.Day, Tokens: usage.MaxBudgetTokens + 1}, {UserID: " bob", Period: usage.Day, Tokens: 1}} {
+		{Period: usage.Day, Tokens: usage.MaxBudgetTokens + 1}, {UserID: " bob", Period: usage.Day, Tokens: 1},
+		{UserID: "carol", Period: usage.Day, Tokens: 1}, {UserID: "zed", Period: usage.Day, Tokens: 1}} {
 		if _, err := e.svc.SetBudget(ctx, session("alice", "acme"), bad); askbi.ErrorCode(err) != askbi.InvalidArgument {
 			t.Errorf("SetBudget(%+v): %v, want invalid_argument", bad, err)
 		}

@@ -462,7 +462,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		TeamName:             demoTeamName,
 	})
 	a.memory = memory.NewService(memories, keyring, gate, &memory.Options{Policy: policy, Audit: audit, Logger: log})
-	a.usage = usage.NewService(usageStore, usageStore, gate, &usage.Options{Prices: demoPrices(cfg), TeamName: demoTeamName, Audit: audit, Telemetry: tel, Logger: log})
+	a.usage = usage.NewService(usageStore, usageStore, gate, &usage.Options{Prices: demoPrices(cfg), TeamName: demoTeamName, Members: dir, Audit: audit, Telemetry: tel, Logger: log})
 	tools, err := ask.NewRegistry(append(append(ask.ProductTools(a.executor), ask.ListConnections(a.resolver)), cfg.extraTools...)...)
 	if err != nil {
 		return nil, err

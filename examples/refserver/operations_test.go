@@ -157,7 +157,7 @@ func TestPrometheusScrapes(t *testing.T) {
 // budget below what it used; a member's next message is refused 429
 // budget_exceeded with a sentence that names the budget, who set it and
 // when it resets, no turn is saved and the model is not called; a
-// member cannot raise it; the usage view counts the refusal, and a
+// member cannot raise it, nor can a budget be set for a non-member; the usage view counts the refusal, and a
 // viewer sees only his own row. When the day's charges are a day old
 // (moved back in the database: the clock of a day later) the budget has
 // reset and the next message runs.
@@ -180,6 +180,9 @@ func TestBudgetOverHTTP(t *testing.T) {
 	}
 	if status, _, b := ta.Do(t, "PUT", "/ai/usage/budgets", bob, map[string]any{"period": "day", "tokens": 1 << 30}); status != http.StatusForbidden {
 		t.Errorf("bob raises the budget: %d %s, want 403", status, b)
+	}
+	if status, _, b := ta.Do(t, "PUT", "/ai/usage/budgets", alice, map[string]any{"user_id": "carol", "period": "day", "tokens": 1}); status != http.StatusBadRequest {
+		t.Errorf("a budget for Globex's carol in Acme: %d %s, want 400", status, b)
 	}
 	calls := len(model.Requests())
 	status, _, b := ta.Do(t, "POST", path, bob, map[string]any{"message": "show MRR by month"})
