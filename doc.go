@@ -44,13 +44,15 @@
 //   - connresolve: the resolution of a question into a connection or its
 //     setup, and the verified MCP provider catalog.
 //   - mcpserver: the inbound MCP server (six tools, Streamable HTTP, the
-//     chart app of MCP Apps); mcpserver/chartimage draws
-//     create_chart_preview's optional PNG (gonum/plot, linked only by a
-//     host that opts in).
+//     chart app of MCP Apps, long data calls as tasks);
+//     mcpserver/tasktest proves its task store; mcpserver/chartimage
+//     draws create_chart_preview's optional PNG (gonum/plot, linked only
+//     by a host that opts in).
+//   - mcpserver/oauth: the OAuth 2.1 authorization server of the MCP
+//     server (client ID metadata documents, dynamic registration);
+//     mcpserver/oauth/oauthtest proves its store.
 //   - chartview: the chart component (embedded JavaScript and CSS) that
 //     the page and the MCP chart app both draw with.
-//   - mcpserver/oauth: the OAuth 2.1 authorization server of the MCP
-//     server; mcpserver/oauth/oauthtest proves its store.
 //   - ask: the Ask orchestrator (turns, context, tools, approvals, events);
 //     ask/asktest proves its stores; ask/provider picks the model a
 //     configuration names, and ask/provider/mock,

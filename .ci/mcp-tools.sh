@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the pinned MCP test tools (Node 22, MCP conformance suite, MCP
-# Inspector, server-everything, the TypeScript MCP SDK) into a tools folder, from the committed
+# Inspector, server-everything, the TypeScript MCP SDK: 1.x, and 2.x's client
+# with its Tasks support) into a tools folder, from the committed
 # package.json + package-lock.json in .ci/mcp-tools/.
 #
 # Usage: bash .ci/mcp-tools.sh [TOOLS_DIR]     (default: $PWD/.tools)
@@ -56,4 +57,6 @@ echo "  @modelcontextprotocol/conformance       $(pkgver @modelcontextprotocol/c
 echo "  @modelcontextprotocol/inspector         $(pkgver @modelcontextprotocol/inspector)"
 echo "  @modelcontextprotocol/server-everything $(pkgver @modelcontextprotocol/server-everything)"
 echo "  @modelcontextprotocol/sdk               $(pkgver @modelcontextprotocol/sdk)"
+echo "  @modelcontextprotocol/client            $(pkgver @modelcontextprotocol/client)"
+echo "  @modelcontextprotocol/ext-tasks         $(pkgver @modelcontextprotocol/ext-tasks)"
 echo "  PATH: export PATH=\"$bin:\$PATH\""

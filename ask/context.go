@@ -180,13 +180,26 @@ func (a *Assistant) SearchContext(ctx context.Context, p access.Principal, q Con
 	if q.TeamID != live.TeamID {
 		return nil, askbi.Errorf(askbi.NotFound, "team not found")
 	}
-	refs, err := a.exec.Search(ctx, live, dataexec.SearchQuery{Text: q.Text, Types: q.Types, Limit: q.Limit})
+	limit := q.Limit
+	switch {
+	case limit == 0:
+		limit = dataexec.DefaultSearchLimit
+	case limit < 0 || limit > dataexec.MaxSearchLimit:
+		return nil, askbi.Errorf(askbi.InvalidArgument, "limit must be between 1 and %d", dataexec.MaxSearchLimit)
+	}
+	// Read as many as search gives, so that previews (asked for again in
+	// chat after chat, each a chart of the same name) do not crowd out
+	// the saved items: those are listed first, and the previews of one
+	// name and kind become one item, the newest.
+	refs, err := a.exec.Search(ctx, live, dataexec.SearchQuery{Text: q.Text, Types: q.Types, Limit: dataexec.MaxSearchLimit})
 	if err != nil {
 		return nil, err
 	}
+	recent := strings.TrimSpace(q.Text) == ""
+	refs = rankSaved(foldPreviews(refs), recent)
+	refs = refs[:min(len(refs), limit)]
 	groups := []ContextGroup{{Name: "Recent"}, {Name: "Dashboards"}, {Name: "Charts"}, {Name: "Datasets"}, {Name: "Connections"}}
 	byType := map[access.EntityType]int{access.TypeDashboard: 1, access.TypeChart: 2, access.TypeDataset: 3, access.TypeConnection: 4}
-	recent := strings.TrimSpace(q.Text) == ""
 	for i, ref := range refs {
 		g, ok := byType[ref.Type]
 		if !ok {
@@ -203,4 +216,63 @@ func (a *Assistant) SearchContext(ctx context.Context, p access.Principal, q Con
 		}
 	}
 	return groups, nil
+}
+
+// isPreview reports whether ref is a preview chart: its info line, as
+// dataexec's search writes it, starts with "Preview".
+func isPreview(ref dataexec.Ref) bool {
+	return ref.Type == access.TypeChart && strings.HasPrefix(ref.Info, "Preview ·")
+}
+
+// foldPreviews keeps, of the previews of one name and kind, the first
+// (the newest: search lists the most recently updated first), its info
+// line saying how many there are ("Preview · line chart · 12 previews
+// of this name").
+func foldPreviews(refs []dataexec.Ref) []dataexec.Ref {
+	n := map[string]int{}
+	key := func(r dataexec.Ref) string { return r.Name + "\x00" + r.Info }
+	for _, r := range refs {
+		if isPreview(r) {
+			n[key(r)]++
+		}
+	}
+	var out []dataexec.Ref
+	seen := map[string]bool{}
+	for _, r := range refs {
+		if !isPreview(r) {
+			out = append(out, r)
+			continue
+		}
+		k := key(r)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if n[k] > 1 {
+			r.Info += fmt.Sprintf(" · %d previews of this name", n[k])
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// rankSaved lists saved items before previews, each in search's order.
+// With recent set (an empty query) the first recentItems keep their
+// place: Recent is the most recently updated, previews or not.
+func rankSaved(refs []dataexec.Ref, recent bool) []dataexec.Ref {
+	head := 0
+	if recent {
+		head = min(recentItems, len(refs))
+	}
+	rest := slices.Clone(refs[head:])
+	slices.SortStableFunc(rest, func(a, b dataexec.Ref) int {
+		switch pa, pb := isPreview(a), isPreview(b); {
+		case pa == pb:
+			return 0
+		case pb:
+			return -1
+		}
+		return 1
+	})
+	return append(slices.Clone(refs[:head]), rest...)
 }

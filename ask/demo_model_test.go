@@ -107,9 +107,9 @@ func TestDemoModelReadsSelectedChart(t *testing.T) {
 		preview  map[string]any // create_chart_preview's arguments, without name
 	}{
 		{"rows", ask.SharingRows, "how is this doing?",
-			"Weekly signups is a line chart of signups by week with 3 points: signups was 1201 on 2026-11-02 and 1450 on 2026-11-16.", nil},
+			"Weekly signups is a line chart of signups by week with 3 points. Signups rose from 1,201 to 1,450 over 3 weeks (+21%); the best week was 16 Nov, with 1,450.", nil},
 		{"aggregates", ask.SharingAggregates, "what does it show?",
-			"Weekly signups is a line chart of signups by week with 3 points, from 2026-11-02 to 2026-11-16; signups ranges from 1201 to 1450 (the rows themselves are not shared with me here).", nil},
+			"Weekly signups is a line chart of signups by week with 3 points. Signups ran from 1,201 to 1,450 a week over 3 weeks (2 Nov to 16 Nov), 3,993 in all. At this team's sharing level I see totals and ranges, not the rows, so the chart shows the rest.", nil},
 		{"a period", ask.SharingAggregates, "and the last 2 weeks?", "",
 			map[string]any{"dataset_id": "ds-weekly", "chart_type": "line", "x_field": "week", "y_fields": []any{"signups"},
 				"filters": []any{map[string]any{"field": "week", "op": "gte", "value": "2026-11-09"}}}},

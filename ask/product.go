@@ -8,6 +8,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/workspace"
 )
 
 // previewRows caps the rows run_dataset keeps for the model.
@@ -29,13 +30,13 @@ func ProductTools(exec *dataexec.Executor) []Tool {
 					Data: map[string]any{"dataset": res.Dataset, "fields": res.Columns, "row_count": res.RowCount}}
 			}),
 		// The model sees at most previewRows rows of a preview.
-		scopeChecked(exec, fromAction(exec, dataexec.RunDatasetAction, "Run a dataset and preview its rows, optionally filtered.", "Previewed data",
+		tabled(exec, scopeChecked(exec, fromAction(exec, dataexec.RunDatasetAction, "Run a dataset and preview its rows, optionally filtered.", "Previewed data",
 			TableFilter, func(res *dataexec.Result) Output {
 				head := res.Head(previewRows) // of a cached result, only these rows are decoded
 				return Output{Summary: count(res.RowCount, "row"),
 					Data: map[string]any{"dataset": res.Dataset, "columns": res.Columns, "rows": head.Rows(),
 						"row_count": res.RowCount, "truncated": res.Truncated || head.RowCount < res.RowCount}}
-			})),
+			}))),
 		// The model sees a chart's data as the table it draws, under the
 		// same filter as a dataset's rows; the client shows the chart.
 		fromAction(exec, dataexec.ChartDataAction, "Read a chart's data: the table it draws (its labels and series) and its datasets. Use it to answer about a selected chart.",
@@ -55,6 +56,41 @@ func ProductTools(exec *dataexec.Executor) []Tool {
 				return Output{Summary: "Dashboard deleted", Data: map[string]any{"deleted": d.Deleted.ID}}
 			})),
 	}
+}
+
+// DatasetResultType is the Type of a DatasetResult.
+const DatasetResultType = "dataset_result"
+
+// DatasetResult is the chat result of a dataset run (run_dataset):
+// references only, like a chart result: the dataset, the filters it ran
+// with and the dataset's page. A client that shows the rows reads them
+// from the Data API (GET /datasets/{id}/data with the same filters, see
+// package datahttp); the reference server's page does so, as a table,
+// for an answer that charts nothing (a dataset with no numeric field).
+type DatasetResult struct {
+	Type    string             `json:"type"` // DatasetResultType
+	Dataset dataexec.Ref       `json:"dataset"`
+	Filters []workspace.Filter `json:"filters,omitempty"`
+	URL     string             `json:"url,omitempty"`
+}
+
+// tabled gives a dataset run the client result that names what ran
+// (DatasetResult).
+func tabled(exec *dataexec.Executor, t Tool) Tool {
+	run := t.Run
+	t.Run = func(ctx context.Context, call Call) (Output, error) {
+		out, err := run(ctx, call)
+		data, _ := out.Data.(map[string]any)
+		ds, _ := data["dataset"].(*dataexec.Ref)
+		if err != nil || out.Result != nil || ds == nil {
+			return out, err
+		}
+		var in dataexec.DatasetRun
+		json.Unmarshal(call.Arguments, &in)
+		out.Result = DatasetResult{Type: DatasetResultType, Dataset: *ds, Filters: in.Filters, URL: exec.Links()(dataexec.PageDataset, ds.ID)}
+		return out, nil
+	}
+	return t
 }
 
 // previewing marks a tool that creates previews (Tool.Preview).

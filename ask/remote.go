@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/askbi/askbi/access"
@@ -88,8 +89,9 @@ func (r remoteTools) tool(at remote.ApprovedTool) Tool {
 					data["structured_truncated"] = true
 				}
 			}
-			return Output{Summary: "Answer from " + capChars(conn, 60), Data: data,
-				Result: remoteResultOf(conn, name, kept, data["text"])}, nil
+			result := remoteResultOf(conn, name, kept, data["text"])
+			result.Title = titleOf(call.Message)
+			return Output{Summary: "Answer from " + capChars(conn, 60), Data: data, Result: result}, nil
 		},
 	}
 }
@@ -120,6 +122,10 @@ type RemoteResult struct {
 	Connection string `json:"connection"`
 	Tool       string `json:"tool"`
 	Kind       string `json:"kind"`
+	// Title names the answer for people, from the question it answers
+	// ("Pageviews from Demo Analytics by week"); "" when the call ran
+	// without one (on an approval): a client then names the tool.
+	Title string `json:"title,omitempty"`
 	// Chart is the chart data of a RemoteChart, drawn like a chart
 	// result's data.
 	Chart *dataexec.ChartData `json:"chart_data,omitempty"`
@@ -135,6 +141,25 @@ type RemoteResult struct {
 type RemoteRows struct {
 	Columns []string `json:"columns"`
 	Rows    [][]any  `json:"rows"`
+}
+
+// titleOf is a question as a title: one line, its first letter upper
+// case, without the question mark and a leading "show me", at most 80
+// characters.
+func titleOf(question string) string {
+	t := strings.Join(strings.Fields(question), " ")
+	for _, lead := range []string{"show me the ", "show me ", "show the ", "show "} {
+		if len(t) > len(lead) && strings.EqualFold(t[:len(lead)], lead) {
+			t = t[len(lead):]
+			break
+		}
+	}
+	t = strings.TrimRight(t, "?!. ")
+	if t == "" {
+		return ""
+	}
+	r := []rune(capChars(t, 80))
+	return strings.ToUpper(string(r[:1])) + string(r[1:])
 }
 
 // remoteResultOf is the typed result of an answer: kept is its

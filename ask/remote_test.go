@@ -520,10 +520,10 @@ func TestRemoteSharing(t *testing.T) {
 		said  string         // the mock's answer: what it was shown
 	}{
 		{ask.SharingSchema, withheld("schema", nil),
-			"visits on Analytics returned 2 rows with the columns page, visitors (the rows themselves are not shared with me here)."},
+			"visits on Analytics returned 2 rows with the columns page and visitors (I see only the columns here, not the values)."},
 		{ask.SharingAggregates, withheld("aggregates", map[string]any{
 			"aggregates": map[string]any{"visitors": map[string]any{"count": 2.0, "min": 80.0, "max": 120.0, "sum": 200.0}}}),
-			"visits on Analytics returned 2 rows with the columns page, visitors, visitors from 80 to 120 (the rows themselves are not shared with me here)."},
+			"visits on Analytics returned 2 rows of visitors by page: visitors between 80 and 120 (I see totals and ranges here, not the rows)."},
 		{ask.SharingRows, nil, "visits on Analytics returned 2 rows of visitors by page, from 120 on /pricing to 80 on /docs."},
 	} {
 		t.Run(string(tc.level), func(t *testing.T) {
@@ -668,7 +668,8 @@ func TestRemoteResultKinds(t *testing.T) {
 			if done == nil {
 				t.Fatalf("events %v; want the tool completed", types(events))
 			}
-			tc.want.Type, tc.want.Connection, tc.want.Tool = ask.RemoteResultType, "Analytics", tc.tool
+			// Titled after the question it answers.
+			tc.want.Type, tc.want.Connection, tc.want.Tool, tc.want.Title = ask.RemoteResultType, "Analytics", tc.tool, "Use the "+tc.tool+" tool"
 			check := func(when string, raw json.RawMessage) {
 				t.Helper()
 				var got ask.RemoteResult

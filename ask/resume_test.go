@@ -145,7 +145,7 @@ func TestContinueRequestResumes(t *testing.T) {
 	if r.called("pageviews_by_week") != 1 || r.called("top_referrers") != 0 {
 		t.Errorf("pageviews_by_week ran %d times, top_referrers %d; want the fitting tool once", r.called("pageviews_by_week"), r.called("top_referrers"))
 	}
-	const answer = "pageviews_by_week on Demo Analytics returned 3 rows of pageviews by week, from 4200 on 2026-09-07 to 5060 on 2026-09-21."
+	const answer = "pageviews_by_week on Demo Analytics returned 3 rows of pageviews by week, from 4,200 on 7 Sep to 5,060 on 21 Sep."
 	if done := find(events, ask.EventMessageCompleted); done == nil || done.Text != answer {
 		t.Errorf("answer %v; want %q", done, answer)
 	}

@@ -21,9 +21,11 @@ type Call struct {
 	Principal      access.Principal
 	ConversationID string
 	Arguments      json.RawMessage
-	// Message is the user's message of the turn (redacted), or "" when
-	// the call runs on an approval: what a scoped dataset's request is
-	// checked against (dataexec.Uncovered).
+	// Message is the user's message of the turn (redacted), or for a
+	// continued request the question it continues, or "" when the call
+	// runs on an approval: what a scoped dataset's request is checked
+	// against (dataexec.Uncovered), and what a remote answer is titled
+	// after (RemoteResult.Title).
 	Message string
 }
 

@@ -49,6 +49,15 @@ type turn struct {
 	stored TurnState
 }
 
+// asked is the question this turn answers: the user's message, or for
+// a continued request the question it continues.
+func (tr *turn) asked() string {
+	if tr.resumed != nil && tr.resumed.question != "" {
+		return tr.resumed.question
+	}
+	return tr.question
+}
+
 // errLeaseLost ends a turn that another instance recorded abandoned: its
 // lease could not be renewed in time.
 var errLeaseLost = errors.New("ask: the turn's lease was lost")
@@ -401,7 +410,7 @@ func (tr *turn) run(ctx context.Context, tool Tool, c ToolCall, approval string)
 	}
 	tr.send(Event{Type: EventToolRunning, Tool: toolEvent(tool, run)})
 	out, err := tr.measureTool(ctx, tool, func(ctx context.Context) (Output, error) {
-		return tr.runTool(ctx, tool, Call{Principal: tr.p, ConversationID: tr.conv.ID, Arguments: c.Arguments, Message: tr.question})
+		return tr.runTool(ctx, tool, Call{Principal: tr.p, ConversationID: tr.conv.ID, Arguments: c.Arguments, Message: tr.asked()})
 	})
 	var data, result json.RawMessage
 	if err == nil {

@@ -52,8 +52,9 @@ func TestTurnsInFlightBounded(t *testing.T) {
 	e.MustSend(t, alice, e.MustConversation(t, alice), "and now?", nil)
 }
 
-// gated answers a message with "wait" in it only once release is closed,
-// and any other with the mock.
+// gated answers a message with "wait" in it only once release is closed
+// (the turn's first model call: the mock may call tools after it), and
+// any other with the mock.
 type gated struct {
 	mock    ask.Provider
 	arrived chan struct{}
@@ -61,7 +62,7 @@ type gated struct {
 }
 
 func (g *gated) Complete(ctx context.Context, req ask.ModelRequest, onText func(string)) (ask.ModelReply, error) {
-	if strings.Contains(lastUser(req), "wait") {
+	if strings.Contains(lastUser(req), "wait") && req.Messages[len(req.Messages)-1].Role == ask.RoleUser {
 		g.arrived <- struct{}{}
 		select {
 		case <-g.release:

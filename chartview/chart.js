@@ -261,7 +261,10 @@ function pieChart(labels, s, doughnut, described) {
 function table(labels, series, xField) {
   const rows = labels.length ? labels : (series[0] ? series[0].values.map((_, i) => String(i + 1)) : []);
   const shown = rows.slice(0, 100);
-  return el("div", { class: "table-wrap" }, el("table", { class: "data" },
+  // The table scrolls in a region the keyboard reaches (axe
+  // scrollable-region-focusable).
+  const label = `${series.map((s) => s.name).join(", ")} by ${fieldTitle(xField) || "row"}, as a table`;
+  return el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": label }, el("table", { class: "data" },
     el("thead", {}, el("tr", {}, el("th", { scope: "col" }, fieldTitle(xField)), series.map((s) => el("th", { scope: "col" }, s.name)))),
     el("tbody", {}, shown.map((l, i) => el("tr", {}, el("th", { scope: "row" }, l),
       series.map((s) => el("td", {}, finite(s.values[i]) ? fmt.format(s.values[i]) : "—")))))),

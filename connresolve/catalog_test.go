@@ -20,6 +20,10 @@ func (u usable) Usable(context.Context, access.Principal) ([]connections.Connect
 	return u, nil
 }
 
+func (usable) AwaitingTools(context.Context, access.Principal) ([]connections.Connection, error) {
+	return nil, nil
+}
+
 // TestCatalogConnections: the catalog's native connections of the
 // principal's team come with their native source's provider and
 // capabilities (ready when active, none for an unknown type), and the

@@ -67,6 +67,11 @@ type Connected struct {
 	// remote MCP connection signed in with at least one approved tool.
 	// Inactive and unapproved connections are never offered as connected.
 	Ready bool
+	// NoTools is true for a remote MCP connection that is active and
+	// signed in but has no tool approved for Ask yet: the resolver names
+	// it and the step left (allow a tool) instead of offering to connect
+	// it again.
+	NoTools bool
 }
 
 // Connections lists a team's connections. Implementations must be safe for
@@ -216,6 +221,22 @@ func (r *Resolver) Resolve(ctx context.Context, p access.Principal, req Request)
 	}
 
 	canConfigure := access.Allow(p, access.RightManageConnections, access.Team(p.TeamID)) == nil
+
+	// A connection set up but with no tool allowed yet: one step is left,
+	// on its page. Connecting it again would only make a second one.
+	for _, c := range all {
+		ent := access.Entity{Type: access.TypeConnection, ID: c.ID, TeamID: c.TeamID, ProjectID: c.ProjectID}
+		if !c.NoTools || access.Allow(p, access.RightRead, ent) != nil || !matches(c.Provider, c.Capabilities, normalize(c.Name)) {
+			continue
+		}
+		if !canConfigure {
+			return []Option{{State: StateAdminRequired, Provider: c.Name,
+				Message: c.Name + " is connected, but Ask may use none of its tools yet. A team owner or admin can allow them on the connection's page."}}, nil
+		}
+		return []Option{{State: StateMCPOAuthSetup, Provider: c.Name, ConnectionID: c.ID, ConnectionName: c.Name,
+			Message: c.Name + " is connected, but Ask may use none of its tools yet. Allow at least one tool on its page, then continue."}}, nil
+	}
+
 	adminRequired := func(name string) []Option {
 		return []Option{{State: StateAdminRequired, Provider: name,
 			Message: "Connecting " + name + " needs a team owner or admin. Ask one of them to set it up; nothing was changed."}}

@@ -53,6 +53,8 @@ func TestResolve(t *testing.T) {
 		Capabilities: []connresolve.Capability{connresolve.ProductAnalytics}, Ready: true}
 	notReady := posthog
 	notReady.Ready = false
+	noTools := posthog
+	noTools.Ready, noTools.NoTools = false, true
 	otherTeam := posthog
 	otherTeam.TeamID, otherTeam.ID = "globex", "gx-ph"
 	otherProject := warehouse
@@ -81,6 +83,10 @@ func TestResolve(t *testing.T) {
 			connresolve.Request{Capability: connresolve.WebAnalytics}, []string{"mcp_oauth_setup PostHog"}},
 		{"an inactive or unapproved MCP connection is never connected", "alice", conns{notReady}, nil,
 			connresolve.Request{Provider: "PostHog"}, []string{"mcp_oauth_setup PostHog"}},
+		{"a connection with no tool allowed yet is named, not set up again", "alice", conns{noTools}, nil,
+			connresolve.Request{Provider: "PostHog"}, []string{"mcp_oauth_setup PostHog"}},
+		{"a viewer is told an admin allows its tools", "vic", conns{noTools}, nil,
+			connresolve.Request{Provider: "PostHog"}, []string{"admin_required PostHog"}},
 		{"another team's connection is never offered", "alice", conns{otherTeam}, nil,
 			connresolve.Request{Provider: "PostHog"}, []string{"mcp_oauth_setup PostHog"}},
 		{"a connection out of the user's projects is never offered", "vic", conns{otherProject}, nil,
@@ -219,5 +225,23 @@ func TestResolveBadInput(t *testing.T) {
 		connresolve.Request{Provider: "posthog"})
 	if askbi.ErrorCode(err) != askbi.Internal {
 		t.Errorf("unresolved principal: %v, want internal", err)
+	}
+}
+
+// TestNoToolsNamesTheStep: a remote connection that is signed in but has
+// no tool allowed is not offered for connecting again (a second one
+// would be made): the option names it, and the card says the step left.
+func TestNoToolsNamesTheStep(t *testing.T) {
+	c := connresolve.Connected{ID: "ph", TeamID: "acme", Name: "PostHog", Type: "mcp", Provider: "posthog",
+		Capabilities: []connresolve.Capability{connresolve.ProductAnalytics}, NoTools: true}
+	s, err := connresolve.NewResolver(conns{c}, nil, nil).Setup(context.Background(), live(t, "alice"), "PostHog", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Options) != 1 || s.Options[0].ConnectionID != "ph" || !strings.Contains(s.Options[0].Message, "Allow at least one tool") {
+		t.Errorf("options %+v; want the connection, and the step left", s.Options)
+	}
+	if !s.NeedsSetup || !strings.Contains(s.Missing, "PostHog is connected, but Ask may use none of its tools yet") {
+		t.Errorf("missing %q; want the step left", s.Missing)
 	}
 }

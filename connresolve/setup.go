@@ -66,6 +66,12 @@ func setupOf(provider string, capability Capability, opts []Option) Setup {
 		}
 	}
 	s.Missing = "Your team has no connection to " + what + " that Ask can use yet, so this question cannot be answered now."
+	if len(opts) > 0 && opts[0].ConnectionID != "" {
+		// Connected, with no tool allowed: the step left is on its page.
+		s.Missing = opts[0].ConnectionName + " is connected, but Ask may use none of its tools yet, so this question cannot be answered now. " +
+			"Allow at least one tool on its connection page, then continue the request."
+		return s
+	}
 	if len(opts) > 0 {
 		switch opts[0].State {
 		case StateAdminRequired:

@@ -105,6 +105,48 @@ func (e *Executor) chartCount(ctx context.Context, live access.Principal, d work
 	return 0, nil
 }
 
+// MaxDashboardCharts is the most charts DashboardCharts returns.
+const MaxDashboardCharts = MaxSearchLimit
+
+// DashboardCharts returns the charts on dashboard dashboardID that p may
+// read, most recently updated first, at most MaxDashboardCharts, each a
+// reference with its info line. It reads them through the catalog's
+// search (a dashboard's charts carry its name there), checking each
+// chart's dashboard, so the Catalog interface needs nothing more.
+// Errors: NotFound for a dashboard p cannot read, ScopeRequired,
+// Forbidden; those of the catalog.
+func (e *Executor) DashboardCharts(ctx context.Context, p access.Principal, dashboardID string) (_ []Ref, err error) {
+	defer askbi.Wrap(&err, "dataexec.Executor.DashboardCharts")
+	live, err := e.begin(p, len(dashboardID))
+	if err != nil {
+		return nil, err
+	}
+	d, err := load(ctx, live, access.TypeDashboard, e.catalog.Dashboard, dashboardID, access.RightRead)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := e.catalog.Search(ctx, workspace.CatalogQuery{TeamID: d.TeamID, Types: []access.EntityType{access.TypeChart},
+		Projects: live.Projects, UserID: live.UserID, Limit: 10 * MaxDashboardCharts})
+	if err != nil {
+		return nil, err
+	}
+	refs := []Ref{}
+	for _, row := range rows {
+		if len(refs) == MaxDashboardCharts {
+			break
+		}
+		if row.Entity.Type != access.TypeChart || row.DashboardName != d.Name {
+			continue
+		}
+		c, err := e.catalog.Chart(ctx, row.Entity.ID)
+		if err != nil || c.DashboardID != d.ID || access.Allow(live, access.RightRead, c.Ref()) != nil {
+			continue
+		}
+		refs = append(refs, Ref{Type: access.TypeChart, ID: c.ID, Name: row.Name, ProjectID: c.ProjectID, Info: infoLine(row)})
+	}
+	return refs, nil
+}
+
 // DeleteDashboard deletes a dashboard and its charts. It needs
 // [access.RightEditDashboard]. Errors: Forbidden, ScopeRequired, NotFound;
 // Unsupported when the catalog is read-only. The attempt is audited as

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,4 +150,34 @@ func decodeJSON(t *testing.T, b []byte) any {
 		t.Fatalf("%s: %v", b, err)
 	}
 	return v
+}
+
+// TestPreEncodeResultType: a result the go-sdk marked with a resultType
+// (a 2026-07-28 request's "complete") is sent with it, as the SDK's own
+// encoding would; one without is sent without.
+func TestPreEncodeResultType(t *testing.T) {
+	for _, rt := range []string{"", "complete"} {
+		res, err := toolResult(reply{summary: "2 rows.", data: json.RawMessage(`{"rows":[[1]]}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r mcp.CallToolResult
+		if rt != "" {
+			json.Unmarshal([]byte(`{"content":[],"resultType":"`+rt+`"}`), &r) // the unexported field the SDK sets
+		}
+		r.Content, r.StructuredContent = res.Content, res.StructuredContent
+		sdk := r
+		sdk.StructuredContent = json.RawMessage(res.StructuredContent.(encodedData).data)
+		want, err := json.Marshal(&sdk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := json.Marshal(preEncode(&r))
+		if diff := cmp.Diff(decodeJSON(t, want), decodeJSON(t, got)); diff != "" || err != nil {
+			t.Errorf("resultType %q: preEncode mismatch (-SDK +got), %v:\n%s", rt, err, diff)
+		}
+		if rt != "" && !strings.Contains(string(got), `"resultType":"complete"`) {
+			t.Errorf("resultType %q: sent %s", rt, got)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -49,4 +50,25 @@ func Example() {
 	// run_dataset
 	// get_chart_data
 	// explore_data
+}
+
+// ExampleMemoryTaskStore keeps a task of one owner, which another owner
+// does not see, and cancels it.
+func ExampleMemoryTaskStore() {
+	ctx := context.Background()
+	store := mcpserver.NewMemoryTaskStore(0)
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	t := mcpserver.Task{ID: "task_1", Owner: "alice's key", Tool: "run_dataset", Status: mcpserver.TaskWorking,
+		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(mcpserver.DefaultTaskTTL), Heartbeat: now}
+	if err := store.Create(ctx, t, mcpserver.DefaultTasksPerOwner); err != nil {
+		panic(err)
+	}
+	_, err := store.Get(ctx, "task_1", "bob's key", now)
+	fmt.Println("bob:", err)
+	store.Cancel(ctx, "task_1", "alice's key", now)
+	got, _ := store.Get(ctx, "task_1", "alice's key", now)
+	fmt.Println("alice:", got.Status)
+	// Output:
+	// bob: not_found: task not found
+	// alice: cancelled
 }

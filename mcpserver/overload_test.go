@@ -33,6 +33,20 @@ func newBlockingSource() *blockingSource {
 	return &blockingSource{started: make(chan struct{}, 64), ended: make(chan error, 64), release: make(chan struct{})}
 }
 
+// mustCancel fails t unless the next query to end ends cancelled within
+// d of what (the cause it names).
+func (s *blockingSource) mustCancel(t *testing.T, d time.Duration, what string) {
+	t.Helper()
+	select {
+	case err := <-s.ended:
+		if err == nil {
+			t.Fatal("the query finished instead of being cancelled")
+		}
+	case <-time.After(d):
+		t.Fatalf("the query still runs %s after %s", d, what)
+	}
+}
+
 func (b *blockingSource) Query(ctx context.Context, q dataexec.Query) (*dataexec.Table, error) {
 	b.started <- struct{}{}
 	select {
@@ -237,14 +251,7 @@ func TestClientHangUpCancelsTheQuery(t *testing.T) {
 	}()
 	<-src.started
 	hangUp()
-	select {
-	case err := <-src.ended:
-		if err == nil {
-			t.Fatal("the query finished instead of being cancelled")
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the query still runs 5 s after the client hung up")
-	}
+	src.mustCancel(t, 5*time.Second, "the client hung up")
 }
 
 // TestInFlightBound: past MaxInFlight requests of one principal, the next

@@ -112,6 +112,10 @@ type Options struct {
 	// links only when it imports that package. Default none: the chart
 	// comes without an image, and image_error says why.
 	ChartImage func(title string, cd *dataexec.ChartData) ([]byte, error)
+	// Tasks makes long data calls tasks for clients that declare the
+	// Tasks extension (TaskOptions); on by default, in this process's
+	// memory.
+	Tasks TaskOptions
 	// TeamName names a team in OAuth tool results. Default the team ID.
 	TeamName func(ctx context.Context, teamID string) string
 	// Logger logs internal errors with detail. Default slog.Default().
@@ -132,6 +136,7 @@ type Server struct {
 	metadata string // protected resource metadata URL
 	inFlight *inFlight
 	health   *authHealth                   // whether authentication reaches its store
+	tasks    *tasks                        // nil when Options.Tasks.Disabled
 	origins  map[string]struct{}           // the allowed Origin values (originOf)
 	inputs   map[string]*jsonschema.Schema // each tool's input schema, by name
 	// rawInputs are the same as JSON, for dataexec.ExplainArguments.
@@ -197,6 +202,10 @@ func New(exec *dataexec.Executor, gate *access.Gate, authn access.TokenLookup, o
 	})
 	s.addTools()
 	s.addApp()
+	if !o.Tasks.Disabled {
+		s.tasks = newTasks(o.Tasks, o.Now, o.Logger)
+		s.addTaskMethods()
+	}
 	s.mcp.AddReceivingMiddleware(s.measure, s.middleware)
 
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
@@ -349,6 +358,10 @@ func (s *Server) oneMessage(next http.Handler) http.Handler {
 			writeRPC(w, http.StatusBadRequest, e, err)
 			return
 		}
+		if id, err := checkTaskHeaders(r, body); err != nil {
+			writeHeaderMismatch(w, id, err)
+			return
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		next.ServeHTTP(w, r)
 	})
@@ -488,7 +501,8 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "initialize", "server/discover":
-			// The extension is declared to a client that declares it.
+			// The extensions (MCP Apps, Tasks) are declared to a client
+			// that declares them.
 			res, err := next(ctx, method, req)
 			s.auditInitialize(ctx, method, req, err)
 			var caps *mcp.ClientCapabilities
@@ -499,13 +513,21 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}); ok {
 				caps = cr.ClientCapabilities()
 			}
-			if _, declared := uiSupport(caps); declared && err == nil {
-				switch r := res.(type) {
-				case *mcp.InitializeResult:
-					withUIExtension(r.Capabilities)
-				case *mcp.DiscoverResult:
-					withUIExtension(r.Capabilities)
-				}
+			if err != nil {
+				return res, err
+			}
+			var rc *mcp.ServerCapabilities
+			switch r := res.(type) {
+			case *mcp.InitializeResult:
+				rc = r.Capabilities
+			case *mcp.DiscoverResult:
+				rc = r.Capabilities
+			}
+			if _, declared := uiSupport(caps); declared {
+				withUIExtension(rc)
+			}
+			if s.tasks != nil && tasksDeclared(req) {
+				withTasksExtension(rc)
 			}
 			return res, err
 		case "resources/list", "resources/read", "resources/templates/list":
@@ -537,59 +559,82 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return lr, nil
 		case "tools/call":
+			call := req.(*mcp.CallToolRequest)
+			if s.tasks != nil && tasksDeclared(req) && taskable(call) {
+				return s.callAsTask(ctx, method, call, next)
+			}
 			ctx, stop := withRequest(ctx)
 			defer stop()
-			call := req.(*mcp.CallToolRequest)
-			p, _ := principalOf(call.Extra)
-			name := call.Params.Name
-			d, ok := toolByName(name)
-			if !ok || p.UserID == "" {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
+			return s.callTool(ctx, method, call, next)
+		case methodGetTask, methodUpdateTask, methodCancelTask:
+			if s.tasks == nil || !tasksDeclared(req) {
+				return nil, errTasksUndeclared()
 			}
-			target := access.Team(p.TeamID)
-			var outcome error // the call's outcome, for the audit log
-			details := map[string]string{"tool": name}
-			if client, _ := clientInfo(method, req); client != "" {
-				details["client"] = client
-			}
-			defer s.audit.Track(ctx, p, ActionToolCall, &target, details)(&outcome)
-			var res mcp.Result
+			p, _ := principalOf(req.GetExtra())
 			live, err := s.gate.Begin(ctx, p)
 			if err != nil {
-				res, err = errorResult(err), nil
-			} else if missing := d.missingScopes(live, call.Params.Arguments); len(missing) > 0 {
-				res = errorResult(askbi.Errorf(askbi.ScopeRequired, "this call needs the %s scope, which this credential does not have",
-					strings.Join(scopeNames(missing), " and ")))
-			} else {
-				res, err = next(access.NewContext(ctx, live), method, req)
+				noteRetry(ctx, err)
+				return nil, rpcError(err)
 			}
-			if r, ok := res.(*mcp.CallToolResult); ok && err == nil && r.IsError {
-				if r.StructuredContent == nil {
-					// The SDK's own input-schema failures come as text only.
-					*r = *errorResult(askbi.Errorf(askbi.InvalidArgument, "%s", s.inputMessage(name, call.Params.Arguments, r.Content)))
-				}
-				if te, ok := r.StructuredContent.(toolError); ok {
-					outcome = askbi.E(askbi.Code(te.Code))
-					if te.RetryAfter > 0 {
-						noteRetry(ctx, askbi.Retry(askbi.Code(te.Code), time.Duration(te.RetryAfter)*time.Second, ""))
-					}
-				}
-			} else if err != nil {
-				outcome = err
-			}
-			if r, ok := res.(*mcp.CallToolResult); ok && err == nil {
-				if known, declared := uiSupport(clientCaps(req)); known && !declared {
-					r.Meta = nil // the app's reading of the rows
-				}
-				res = preEncode(r)
-			}
-			return res, err
+			return next(access.NewContext(ctx, live), method, req)
 		}
 		if undeclared(method) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q is not offered: this server declares only the tools capability", method)}
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// callTool is a tools/call: the gate, the scopes the call needs, the
+// tool, the answer's shape for the client, and the audit record. ctx
+// ends when the call must (the request's end, or a task's cancel).
+func (s *Server) callTool(ctx context.Context, method string, call *mcp.CallToolRequest, next mcp.MethodHandler) (mcp.Result, error) {
+	p, _ := principalOf(call.Extra)
+	name := call.Params.Name
+	d, ok := toolByName(name)
+	if !ok || p.UserID == "" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
+	}
+	target := access.Team(p.TeamID)
+	var outcome error // the call's outcome, for the audit log
+	details := map[string]string{"tool": name}
+	if client, _ := clientInfo(method, call); client != "" {
+		details["client"] = client
+	}
+	defer s.audit.Track(ctx, p, ActionToolCall, &target, details)(&outcome)
+	var res mcp.Result
+	live, err := s.gate.Begin(ctx, p)
+	if err != nil {
+		res, err = errorResult(err), nil
+	} else if missing := d.missingScopes(live, call.Params.Arguments); len(missing) > 0 {
+		res = errorResult(askbi.Errorf(askbi.ScopeRequired, "this call needs the %s scope, which this credential does not have",
+			strings.Join(scopeNames(missing), " and ")))
+	} else {
+		res, err = next(access.NewContext(ctx, live), method, call)
+	}
+	if r, ok := res.(*mcp.CallToolResult); ok && err == nil && r.IsError {
+		if r.StructuredContent == nil {
+			// The SDK's own input-schema failures come as text only.
+			// (Field by field: r keeps the resultType the SDK set.)
+			e := errorResult(askbi.Errorf(askbi.InvalidArgument, "%s", s.inputMessage(name, call.Params.Arguments, r.Content)))
+			r.Content, r.StructuredContent, r.IsError = e.Content, e.StructuredContent, e.IsError
+		}
+		if te, ok := r.StructuredContent.(toolError); ok {
+			outcome = askbi.E(askbi.Code(te.Code))
+			if te.RetryAfter > 0 {
+				noteRetry(ctx, askbi.Retry(askbi.Code(te.Code), time.Duration(te.RetryAfter)*time.Second, ""))
+			}
+		}
+	} else if err != nil {
+		outcome = err
+	}
+	if r, ok := res.(*mcp.CallToolResult); ok && err == nil {
+		if known, declared := uiSupport(clientCaps(call)); known && !declared {
+			r.Meta = nil // the app's reading of the rows
+		}
+		res = preEncode(r)
+	}
+	return res, err
 }
 
 // clientCaps are the capabilities the client of req sent, as far as the
@@ -681,11 +726,32 @@ type encodedResult struct {
 
 func (r *encodedResult) MarshalJSON() ([]byte, error) { return r.json, nil }
 
+// withResultType returns wire, r's JSON made by toolResult, with the
+// resultType the go-sdk set on r after the tool answered ("complete",
+// for a request of revision 2026-07-28, SEP-2322), which the SDK's own
+// encoding would carry and a 2026-07-28 client requires; wire itself
+// when r has none.
+func withResultType(r *mcp.CallToolResult, wire []byte) []byte {
+	probe := *r
+	probe.Content, probe.StructuredContent, probe.Meta = []mcp.Content{}, nil, nil
+	b, err := probe.MarshalJSON()
+	var rt struct {
+		ResultType string `json:"resultType"`
+	}
+	if err != nil || json.Unmarshal(b, &rt) != nil || rt.ResultType == "" || len(wire) < 2 || wire[0] != '{' {
+		return wire
+	}
+	q, _ := json.Marshal(rt.ResultType)
+	out := make([]byte, 0, len(wire)+len(q)+16)
+	out = append(append(append(out, `{"resultType":`...), q...), ',')
+	return append(out, wire[1:]...)
+}
+
 // preEncode returns r as an encodedResult when its structured content is
 // already encoded, and r itself otherwise.
 func preEncode(r *mcp.CallToolResult) mcp.Result {
 	if enc, ok := r.StructuredContent.(encodedData); ok {
-		return &encodedResult{r, enc.wire}
+		return &encodedResult{r, withResultType(r, enc.wire)}
 	}
 	raw, ok := r.StructuredContent.(json.RawMessage)
 	if !ok || len(raw) == 0 {

@@ -42,6 +42,9 @@ type tool struct {
 	budgeted bool
 	// app tools link the chart app (app.go).
 	app bool
+	// task, when set, says whether a call with these arguments may
+	// become a task (tasks.go): the data reads.
+	task func(args json.RawMessage) bool
 }
 
 // rightsOf reads a call's arguments as In and asks dataexec which rights
@@ -58,6 +61,24 @@ func rightsOf[In interface{ Rights() []access.Right }](args json.RawMessage) []a
 func (d tool) with(argRights func(json.RawMessage) []access.Right) tool {
 	d.argRights = argRights
 	return d
+}
+
+// tasked lets calls of the tool for which may says so become tasks.
+func (d tool) tasked(may func(args json.RawMessage) bool) tool {
+	d.task = may
+	return d
+}
+
+// always is tasked's for every call of a tool.
+func always(json.RawMessage) bool { return true }
+
+// previewOnly is tasked's for explore_data: a preview runs a query; an
+// inspection is quick and a save writes.
+func previewOnly(args json.RawMessage) bool {
+	var in struct {
+		Operation dataexec.ExploreOp `json:"operation"`
+	}
+	return json.Unmarshal(args, &in) == nil && in.Operation == dataexec.ExplorePreview
 }
 
 // charted links the tool to the chart app.
@@ -130,12 +151,12 @@ var tools = []tool{
 		`{"properties":{"results":`+arr+`},"required":["results"]}`, searchReply),
 	activityTool,
 	fromDataAction(dataexec.RunDatasetAction, "Run a dataset and return its rows, cut to fit limit and max_bytes.",
-		`{"properties":{"dataset":`+obj+`,`+tableSchema+`},"required":["dataset","rows"]}`, datasetReply, datasetCut).with(rightsOf[dataexec.Params]).charted(),
+		`{"properties":{"dataset":`+obj+`,`+tableSchema+`},"required":["dataset","rows"]}`, datasetReply, datasetCut).with(rightsOf[dataexec.Params]).charted().tasked(always),
 	fromDataAction(dataexec.ChartDataAction, "Return a chart's labels and series, cut to fit limit and max_bytes.",
-		`{"properties":{"chart":`+obj+`,`+chartSchema+`},"required":["chart","labels","series"]}`, chartDataReply, chartCut).with(rightsOf[dataexec.Params]).charted(),
+		`{"properties":{"chart":`+obj+`,`+chartSchema+`},"required":["chart","labels","series"]}`, chartDataReply, chartCut).with(rightsOf[dataexec.Params]).charted().tasked(always),
 	previewTool,
 	fromDataAction(dataexec.ExploreAction, "Explore sources (owner/admin, all-project key). inspect: connections, or a connection's tables, or a table's columns. preview: run read-only sql. save: preview, then save as a dataset on dashboard_id (needs datasets:write).",
-		`{"properties":{"connections":`+arr+`,"tables":`+arr+`,"dataset":`+obj+`,`+tableSchema+`},"required":["operation"]}`, exploreReply, exploreCut).with(rightsOf[dataexec.Exploration]),
+		`{"properties":{"connections":`+arr+`,"tables":`+arr+`,"dataset":`+obj+`,`+tableSchema+`},"required":["operation"]}`, exploreReply, exploreCut).with(rightsOf[dataexec.Exploration]).tasked(previewOnly),
 }
 
 func toolByName(name string) (tool, bool) {

@@ -56,6 +56,7 @@ type DB struct {
 	Ask         ask.Stores       // conversations, turns, context, tool runs, approvals, receipts
 	Memory      *MemoryStore     // memory.Store
 	OAuth       *OAuthStore      // oauth.Store of the MCP server's authorization server
+	Tasks       *TaskStore       // mcpserver.TaskStore: the MCP server's tasks
 	Connections *ConnectionStore // connections.Store
 	Flows       *FlowStore       // signin.FlowStore
 	// Catalog and Directory are a workspace catalog and a team directory
@@ -97,7 +98,7 @@ func Open(ctx context.Context, url string, o *Options) (*DB, error) {
 		return nil, err
 	}
 	return &DB{SQL: db, url: url,
-		Keys: NewKeyStore(db), Ask: NewAskStores(db), Memory: NewMemoryStore(db), OAuth: NewOAuthStore(db),
+		Keys: NewKeyStore(db), Ask: NewAskStores(db), Memory: NewMemoryStore(db), OAuth: NewOAuthStore(db), Tasks: NewTaskStore(db),
 		Connections: NewConnectionStore(db), Flows: NewFlowStore(db),
 		Catalog: NewCatalog(db), Directory: NewDirectory(db), Demo: NewDemoStore(db), Usage: NewUsageStore(db, opts.Logger),
 		RateLimiter: NewRateLimiter(db, opts.Rate), Leases: NewLeases(db), ConnectionChanges: NewConnectionChanges(db),

@@ -174,3 +174,7 @@ type noRemote struct{}
 func (noRemote) Usable(context.Context, access.Principal) ([]connections.Connection, error) {
 	return nil, nil
 }
+
+func (noRemote) AwaitingTools(context.Context, access.Principal) ([]connections.Connection, error) {
+	return nil, nil
+}

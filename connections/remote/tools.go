@@ -163,6 +163,28 @@ func (r *Tools) Usable(ctx context.Context, p access.Principal) ([]connections.C
 	return out, nil
 }
 
+// AwaitingTools returns the connections of p's team that are ready
+// ([connections.State.Ready]) but have no tool Ask may use yet: one
+// step, allowing a tool, is left (connresolve names it). Errors: those
+// of Usable.
+func (r *Tools) AwaitingTools(ctx context.Context, p access.Principal) ([]connections.Connection, error) {
+	live, err := r.team(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	sts, err := r.store.List(ctx, live.TeamID)
+	if err != nil {
+		return nil, err
+	}
+	var out []connections.Connection
+	for _, st := range sts {
+		if st.Ready() && !slices.ContainsFunc(st.Tools, connections.Tool.Usable) {
+			out = append(out, st.Connection)
+		}
+	}
+	return out, nil
+}
+
 // team passes p through the gate, as a reader of its team's connections.
 func (r *Tools) team(ctx context.Context, p access.Principal) (access.Principal, error) {
 	live, err := r.conns.Begin(ctx, p)

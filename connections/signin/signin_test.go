@@ -398,12 +398,27 @@ func TestConnect(t *testing.T) {
 		if err != nil || again.ID != id || st.AuthorizationURL != "" {
 			t.Errorf("Connect on a connected connection = %+v, %+v, %v; want it as it is, no new sign-in", again, st, err)
 		}
-		// Another conversation does not take over a signed-in
-		// connection: it saves a second one, numbered.
+		// Another conversation, or none, gets the verified provider's
+		// signed-in connection as it is: nothing starts, so its token
+		// stays its owner's, and no "PostHog 2" piles up (issue 41).
+		regs := e.Fake.Stats().Registrations
+		for _, conv := range []string{"conv_b", ""} {
+			c, st, err := e.SignIn.Connect(t.Context(), alice, in, conv)
+			if err != nil || c.ID != id || !c.Active || !st.Reused || st.AuthorizationURL != "" {
+				t.Errorf("Connect from conversation %q = %+v, %+v, %v; want connection %s as it is, no new sign-in", conv, c, st, err, id)
+			}
+		}
+		if list, _ := e.Conns.Listing(t.Context(), alice); len(list.Connections) != 1 || e.Fake.Stats().Registrations != regs {
+			t.Errorf("%d connections, %d registrations after Connect on a signed-in provider; want 1 and %d", len(list.Connections), e.Fake.Stats().Registrations, regs)
+		}
+		// Saved by its URL alone, a connection to the same server is a
+		// second one, numbered, with its own sign-in.
+		byURL := in
+		byURL.Provider = ""
 		var err2 error
-		other, ost, err2 = e.SignIn.Connect(t.Context(), alice, in, "conv_b")
+		other, ost, err2 = e.SignIn.Connect(t.Context(), alice, byURL, "conv_b")
 		if err2 != nil || other.ID == id || other.Name != "PostHog 2" || ost.Reused || ost.AuthorizationURL == "" {
-			t.Fatalf("Connect from another conversation = %+v, %+v, %v; want a second connection named PostHog 2", other, ost, err2)
+			t.Fatalf("Connect by URL from another conversation = %+v, %+v, %v; want a second connection named PostHog 2", other, ost, err2)
 		}
 	})
 

@@ -27,9 +27,10 @@ import (
 // to the same provider and URL, that one is used again (repeated clicks
 // create nothing new; OAuthStart.Reused), and when it is already signed
 // in and active nothing starts (no AuthorizationURL). Otherwise a
-// verified provider's connection to the same URL that was never signed
-// in is used again, from any conversation. A name the team uses gets a
-// number ("PostHog 2").
+// verified provider's connection to the same URL is used again, from
+// any conversation: one signed in and active as it is, else one never
+// signed in. A connection saved by URL alone is not shared that way. A
+// name the team uses gets a number ("PostHog 2").
 //
 // A failed save returns its error and starts nothing (the Connection is
 // zero). When only the start fails, the saved Connection is returned with
@@ -70,12 +71,17 @@ func (s *Service) Connect(ctx context.Context, p access.Principal, in connection
 				break
 			}
 		}
-		// A verified provider's connection that was never signed in (a
-		// start that failed, a sign-in abandoned) is used again from any
-		// conversation, so clicks do not pile up connections.
-		for _, st := range sts {
-			if conn.ID == "" && provider != "" && same(st) && !st.HasToken && !st.Active {
-				conn = st.Connection
+		// A verified provider's connection is used again from any
+		// conversation, so clicks do not pile up connections: one signed
+		// in and active as it is (nothing starts; what may be left is
+		// allowing a tool), else one never signed in (a start that
+		// failed, a sign-in abandoned). One signed in but not active is
+		// not: a new sign-in would replace its owner's token.
+		for _, signedIn := range []bool{true, false} {
+			for _, st := range sts {
+				if conn.ID == "" && provider != "" && same(st) && st.HasToken == signedIn && st.Active == signedIn {
+					conn = st.Connection
+				}
 			}
 		}
 	}

@@ -19,7 +19,7 @@
 //	GET  /charts/{id}/data               get_chart_data: {chart, chart_type, labels, series, row_count, …}
 //	GET  /charts/{id}                    the chart page's view: {chart, place_on, links}
 //	POST /charts/{id}/add-to-dashboard   {"dashboard_id"}: place a preview, as from a chat result
-//	GET  /dashboards/{id}                {dashboard, links}
+//	GET  /dashboards/{id}                {dashboard, charts}: its charts as references with their page URLs
 //
 // The two data routes take the parameters of the MCP tools of the same
 // action, as query parameters: filters (a JSON array of {field, op,
@@ -276,7 +276,8 @@ func (h *handler) place(w http.ResponseWriter, r *http.Request, p access.Princip
 }
 
 // dashboard is GET /dashboards/{id}: the dashboard's reference, with its
-// info line ("4 charts").
+// info line ("4 charts"), and its charts (Executor.DashboardCharts), each
+// with its page, for a page that draws them (GET /charts/{id}).
 func (h *handler) dashboard(w http.ResponseWriter, r *http.Request, p access.Principal) {
 	id := r.PathValue("id")
 	refs, err := h.exec.Resolve(r.Context(), p, []access.Entity{{Type: access.TypeDashboard, ID: id, TeamID: p.TeamID}})
@@ -288,5 +289,14 @@ func (h *handler) dashboard(w http.ResponseWriter, r *http.Request, p access.Pri
 		h.error(w, r, askbi.Errorf(askbi.NotFound, "dashboard not found"))
 		return
 	}
-	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"dashboard": linked{Ref: *refs[0], URL: h.exec.Links()(dataexec.PageDashboard, id)}})
+	charts, err := h.exec.DashboardCharts(r.Context(), p, id)
+	if err != nil {
+		h.error(w, r, err)
+		return
+	}
+	out := make([]linked, len(charts))
+	for i, c := range charts {
+		out[i] = linked{Ref: c, URL: h.exec.Links()(dataexec.PageChart, c.ID)}
+	}
+	httpjson.WriteJSON(w, http.StatusOK, map[string]any{"dashboard": linked{Ref: *refs[0], URL: h.exec.Links()(dataexec.PageDashboard, id)}, "charts": out})
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -206,6 +207,20 @@ func TestAccess(t *testing.T) {
 	d, _ := doc["dashboard"].(map[string]any)
 	if status != 200 || d["name"] != "Growth overview" || d["url"] != "https://bi.example.com/dashboards/dash_growth" {
 		t.Errorf("dashboard = %d %v", status, doc)
+	}
+	// Its charts, for the page to draw: those on it, and no other.
+	var names []string
+	charts, _ := doc["charts"].([]any)
+	for _, c := range charts {
+		c := c.(map[string]any)
+		names = append(names, fmt.Sprint(c["name"]))
+		if !strings.HasPrefix(fmt.Sprint(c["url"]), "https://bi.example.com/charts/") {
+			t.Errorf("chart %v: no page URL", c)
+		}
+	}
+	slices.Sort(names)
+	if want := []string{"MRR on Growth", "Weekly signups"}; !slices.Equal(names, want) {
+		t.Errorf("the dashboard's charts = %v, want %v", names, want)
 	}
 }
 

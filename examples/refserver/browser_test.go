@@ -63,7 +63,8 @@ func mustBrowser(t *testing.T) (tools, chromium string) {
 
 // seedBrowserFixtures adds what the browser tests need beyond the demo
 // workspace: a dataset on an inactive connection, whose runs fail, so a
-// failed step can be seen ("show churn by plan").
+// failed step can be seen ("show churn by plan"), and one with no
+// numeric field, answered with a table ("Signup countries").
 func seedBrowserFixtures(ta *testApp) {
 	at := time.Now().Add(-48 * time.Hour).UTC()
 	ctx := context.Background()
@@ -71,6 +72,9 @@ func seedBrowserFixtures(ta *testApp) {
 		Active: false, CreatedAt: at, UpdatedAt: at})
 	ta.catalog.CreateDataset(ctx, workspace.Dataset{ID: "ds_churn", TeamID: teamAcme, ProjectID: projGrowth, Name: "Churn by plan", Version: 1,
 		Request: workspace.Request{ConnectionID: "conn_legacy", SQL: "SELECT plan, churned FROM churn"}, CreatedAt: at, UpdatedAt: at})
+	ta.catalog.CreateDataset(ctx, workspace.Dataset{ID: "ds_signup_countries", TeamID: teamAcme, ProjectID: projGrowth, Name: "Signup countries", Version: 1,
+		Request: workspace.Request{ConnectionID: "conn_acme_wh",
+			SQL: sqlSignupCountries}, CreatedAt: at, UpdatedAt: at})
 }
 
 // mcpPreviewURL makes a preview as alice through MCP (create_chart_preview,
@@ -153,6 +157,10 @@ func TestBrowser(t *testing.T) {
 			case "streaming.test.mjs":
 				// The mock model streams as the reference server's does.
 				edit = func(c *config) { c.mockDelay = 40 * time.Millisecond }
+			case "slow.test.mjs":
+				// A model that answers slowly: the test moves the page's clock
+				// on while the server has sent nothing yet.
+				edit = func(c *config) { c.mockDelay = 20 * time.Second }
 			case "running.test.mjs":
 				// An action whose approved call runs until the test
 				// releases it.

@@ -52,6 +52,8 @@ const (
 	sqlByCountry     = `SELECT country, sum(signups)::int AS signups FROM signups GROUP BY 1 ORDER BY 2 DESC, 1`
 	sqlMRR           = `SELECT to_char(month, 'YYYY-MM') AS month, mrr FROM mrr ORDER BY month`
 	sqlTickets       = `SELECT to_char(day, 'YYYY-MM-DD') AS day, opened, closed FROM tickets ORDER BY day`
+	// sqlSignupCountries has no number: when each country first signed up.
+	sqlSignupCountries = `SELECT country, to_char(min(day), 'YYYY-MM-DD') AS first_signup FROM signups GROUP BY 1 ORDER BY 1`
 )
 
 // The demo warehouse lives in its own schema, which is all the SQL
@@ -216,6 +218,11 @@ func newDemoSource() demoSource {
 		tickets.Rows = append(tickets.Rows, []any{fmt.Sprintf("2026-11-%02d", d), int64(30 + (d*7)%25), int64(28 + (d*11)%25)})
 	}
 	tables[sqlTickets] = tickets
+	// A query no demo dataset uses: the browser tests seed a dataset on it
+	// (no numeric field, answered with a table).
+	tables[sqlSignupCountries] = &dataexec.Table{Columns: []string{"country", "first_signup"}, Rows: [][]any{
+		{"BR", "2026-09-07"}, {"DE", "2026-09-07"}, {"FR", "2026-09-07"}, {"JP", "2026-09-07"}, {"US", "2026-09-07"},
+	}}
 	return demoSource{tables, dataexec.NewTableSource(tables)}
 }
 

@@ -9,7 +9,7 @@ import (
 
 // demoModelNote says, in the mock model's first answer and on the page,
 // what answers and how to configure a real model.
-const demoModelNote = "You are talking to the built-in demo model: it follows a few phrases and charts what you select, with no AI behind it. " +
+const demoModelNote = "You are talking to the built-in demo model: it looks for your question's words in this workspace, charts the best match and says what it shows, with no AI behind it (it reads English only). " +
 	"For a real model, start the server with -provider openai or -provider anthropic and -model NAME (the key from OPENAI_API_KEY or ANTHROPIC_API_KEY)."
 
 // demoNote is the model note of -provider: the demo model's, or none.

@@ -16,6 +16,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -78,6 +79,7 @@ type config struct {
 	assistantRoles  string
 	demoSignIn      bool
 	mcpResultBytes  int
+	mcpTaskAfter    time.Duration
 	// mcpOrigins are the origins, besides the public URL's, whose browser
 	// pages may call /mcp (comma-separated).
 	mcpOrigins   string
@@ -107,11 +109,12 @@ type config struct {
 	modelOverride ask.Provider
 	// limiterOverride, when set, replaces the rate limiter (tests).
 	limiterOverride access.RateLimiter
-	extraTools      []ask.Tool // offered besides the product's own tools (tests)
+	documentRoots   *x509.CertPool // trusted for client ID metadata documents (tests)
+	extraTools      []ask.Tool     // offered besides the product's own tools (tests)
 }
 
 // defaultMemoryLimit is -memory-limit's default (docs/operations.md).
-const defaultMemoryLimit = "32MiB"
+const defaultMemoryLimit = "48MiB"
 
 // defaultTurnTimeout bounds one chat turn's model and tool work. A turn
 // still running twice that long after it started was abandoned by a
@@ -137,8 +140,9 @@ func main() {
 	flag.StringVar(&cfg.credentialsFile, "credentials-file", "", "write evaluator credentials (JSON) to this file")
 	flag.StringVar(&cfg.assistantRoles, "assistant-roles", "owner,admin,editor,viewer", "the team roles that may use the assistant")
 	flag.DurationVar(&cfg.turnTimeout, "turn-timeout", defaultTurnTimeout, "deadline of one chat turn (model and tools)")
-	flag.BoolVar(&cfg.demoSignIn, "demo-sign-in", true, "let the page sign in as a demo user without a token (turn off when the server is reachable by others)")
+	flag.BoolVar(&cfg.demoSignIn, "demo-sign-in", true, "let the page sign in as a demo user without a token, and OAuth clients describe themselves with client ID metadata documents on this machine (turn off when the server is reachable by others)")
 	flag.StringVar(&cfg.mcpOrigins, "mcp-allowed-origins", "", "comma-separated origins, besides the public URL's, whose browser pages may call /mcp, e.g. http://localhost:6274 for the MCP Inspector's web UI (another Origin gets 403)")
+	flag.DurationVar(&cfg.mcpTaskAfter, "mcp-task-after", mcpserver.DefaultTaskAfter, "how long an MCP data call of a client that declares the Tasks extension runs before it becomes a task the client polls")
 	flag.IntVar(&cfg.mcpResultBytes, "mcp-result-bytes", mcpserver.DefaultResultBytes, "response budget of the MCP data tools, in bytes of serialized tool result (callers may lower it with max_bytes)")
 	flag.StringVar(&cfg.debugAddr, "debug-addr", "", "serve /debug/pprof/ and the Prometheus /metrics on this loopback address (off by default); OTEL_EXPORTER_OTLP_ENDPOINT sends traces and metrics over OTLP/HTTP")
 	flag.Func("model-prices", `model prices in US dollars per million tokens, for the usage view's cost: {"gpt-4o-mini":{"input":0.15,"cached_input":0.075,"output":0.6}}`, func(s string) error { return json.Unmarshal([]byte(s), &cfg.prices) })
@@ -190,9 +194,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer) error
 	}
 	defer app.close()
 
-	// The SDK's recommended limits: no slow-loris, no answer held open
-	// forever (chat turns move their deadlines: package askhttp).
-	srv := httpserve.NewServer(app.routes(), nil)
+	srv := httpserve.NewServer(app.routes(), nil) // the SDK's recommended limits; chat turns move their deadlines (askhttp)
 	if cfg.debugAddr != "" {
 		dsrv, dln, err := httpserve.ListenDebug(cfg.debugAddr, &httpserve.DebugOptions{Metrics: app.metrics})
 		if err != nil {
@@ -205,9 +207,9 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer) error
 	pctx, stopPurge := context.WithCancel(context.Background())
 	defer stopPurge()
 	// Retention: OAuth grants and tokens, connection sign-ins started and
-	// never completed, and a.purges.
+	// never completed, MCP tasks past their TTL, and a.purges.
 	go httpserve.Retain(pctx, append([]httpserve.Purge{{Name: "OAuth retention", Func: app.oauth.Purge},
-		{Name: "connection sign-in retention", Func: app.signin.PurgeOAuth}}, app.purges...), &httpserve.RetentionOptions{Logger: log})
+		{Name: "connection sign-in retention", Func: app.signin.PurgeOAuth}, {Name: "MCP task retention", Func: app.mcp.PurgeTasks}}, app.purges...), &httpserve.RetentionOptions{Logger: log})
 	if err := app.announce(out, cfg); err != nil {
 		return err
 	}
@@ -322,6 +324,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	var flows signin.FlowStore = signin.NewMemoryFlowStore()
 	var demo demoStore = &memDemoStore{}
 	var usageStore usage.Store = usage.NewMemoryStore(nil)
+	var tasks mcpserver.TaskStore = mcpserver.NewMemoryTaskStore(0)
 	// With the state in PostgreSQL: the team, source and turn bounds, and
 	// the connection changes that stop turns, hold across instances.
 	var leases dataexec.Leases
@@ -346,7 +349,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 			}
 			a.closers = append(a.closers, state.Close)
 			keyStore, chats, memories, grants = state.Keys, state.Ask, state.Memory, state.OAuth
-			connStore, flows, demo, usageStore = state.Connections, state.Flows, state.Demo, state.Usage
+			connStore, flows, demo, usageStore, tasks = state.Connections, state.Flows, state.Demo, state.Usage, state.Tasks
 			a.purges = append(a.purges, httpserve.Purge{Name: "audit and usage retention", Func: state.Usage.Purge})
 			pool := dataexec.NewLeasePool(state.Leases, nil) // slots kept for the next call, not taken and released each time
 			leases, publish = pool, state.ConnectionChanges.Publish
@@ -448,14 +451,15 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		return nil, err
 	}
 	a.oauth, err = oauth.New(base, grants, oauthUsers{s: a.sessions, dir: dir}, checker, &oauth.Options{
-		Secret: secret, Audit: audit, Logger: log,
+		Secret: secret, Audit: audit, Logger: log, // documents on loopback: in the demo only
+		ClientDocuments: oauth.DocumentOptions{AllowLoopback: cfg.demoSignIn, RootCAs: cfg.documentRoots},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w (set -public-url to the https URL clients reach)", err)
 	}
 	a.mcp = mcpserver.New(a.executor, gate, access.AnyToken(a.oauth.Verify, a.keys.Verify), &mcpserver.Options{
 		BaseURL: base, Activity: activity, Audit: audit, Logger: log, MaxInFlight: cfg.mcpMaxInFlight, Telemetry: tel,
-		MaxResultBytes:       cfg.mcpResultBytes,
+		MaxResultBytes: cfg.mcpResultBytes, Tasks: mcpserver.TaskOptions{Store: tasks, After: cfg.mcpTaskAfter},
 		ChartImage:           chartimage.PNG,
 		AllowedOrigins:       strings.FieldsFunc(cfg.mcpOrigins, func(r rune) bool { return r == ',' || r == ' ' }),
 		AuthorizationServers: []string{a.oauth.Issuer()},
@@ -521,8 +525,7 @@ func (a *app) routes() http.Handler {
 	as := a.oauth.Handler()
 	mux.Handle("/.well-known/oauth-authorization-server", as)
 	mux.Handle("/oauth/", as)
-	mux.Handle("/account/mcp", as)
-	mux.Handle("/account/mcp/", as)
+	httpserve.HandleTree(mux, "/account/mcp", as)
 	a.loginRoutes(mux)
 	mux.Handle("/api/", datahttp.New(a.executor, a.gate, a.dataAuth, &datahttp.Options{Logger: a.log}))
 	a.webRoutes(mux)
@@ -530,11 +533,8 @@ func (a *app) routes() http.Handler {
 	mux.Handle("GET /readyz", a.ready)
 	mux.Handle("/ai/", askhttp.New(a.assistant, a.memory, a.sessions.authenticate, &askhttp.Options{
 		StreamWindow: a.streamWindow, MessageBytesInFlight: a.messageBytes, Logger: a.log}))
-	mux.Handle("/ai/connections", a.connRoutes)
-	mux.Handle("/ai/connections/", a.connRoutes)
-	usageRoutes := usagehttp.New(a.usage, a.sessions.authenticate, &usagehttp.Options{Logger: a.log})
-	mux.Handle("/ai/usage", usageRoutes)
-	mux.Handle("/ai/usage/", usageRoutes)
+	httpserve.HandleTree(mux, "/ai/connections", a.connRoutes)
+	httpserve.HandleTree(mux, "/ai/usage", usagehttp.New(a.usage, a.sessions.authenticate, &usagehttp.Options{Logger: a.log}))
 	// Every other path and method answers a JSON error too (404, or 405
 	// with Allow).
 	mux.Handle("/", httpjson.NoRoute(mux, "/", a.log))

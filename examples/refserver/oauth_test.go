@@ -11,12 +11,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -367,20 +369,57 @@ func freePort(t *testing.T) int {
 
 // TestConformanceAuthorization runs the conformance suite's
 // authorization-server scenarios (authorization-server-metadata-endpoint,
-// then authorization-code-grant, which reads the first one's result)
-// against the reference server's AS; the test plays the user on the
-// consent page the suite asks a person to open.
+// with its client ID metadata document check, then
+// authorization-code-grant, which reads the first one's result) against
+// the reference server's AS, once with a registered client (DCR, the
+// older way) and once with a client ID metadata document the test serves
+// on loopback (the reference server reads documents there in its demo
+// mode); the test plays the user on the consent page the suite asks a
+// person to open.
 func TestConformanceAuthorization(t *testing.T) {
 	bin := mustTools(t)
 	ta := MustApp(t, nil)
+	port := freePort(t)
+	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", port)
+	var docURL string
+	doc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"client_id": docURL, "client_name": "MCP conformance (document)",
+			"redirect_uris": []string{redirect}, "token_endpoint_auth_method": "none"})
+	}))
+	defer doc.Close()
+	docURL = doc.URL + "/conformance/client.json"
+	for _, tc := range []struct{ name, clientID string }{
+		{"registered client", ta.register(t, "MCP conformance", redirect)},
+		{"client ID metadata document", docURL},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, log, werr := runConformanceAuthorization(t, bin, ta, tc.clientID, port)
+			var ids []string
+			for _, c := range got["SUCCESS"] {
+				ids = append(ids, c.ID)
+			}
+			slices.Sort(ids)
+			t.Logf("conformance authorization (%s): %d SUCCESS, %d WARNING, %d FAILURE", tc.name, len(got["SUCCESS"]), len(got["WARNING"]), len(got["FAILURE"]))
+			want := []string{"authorization-code-grant", "authorization-server-metadata", "authorization-server-metadata-cimd"}
+			if diff := cmp.Diff(want, ids); diff != "" || werr != nil || len(got["FAILURE"])+len(got["WARNING"]) > 0 {
+				t.Errorf("exit %v; passed checks mismatch (-want +got):\n%s\nfailed %+v\nwarnings %+v\n%s", werr, diff, got["FAILURE"], got["WARNING"], log)
+			}
+		})
+	}
+}
+
+// runConformanceAuthorization runs the suite's authorization scenarios
+// for clientID, whose redirect URI is the suite's callback on port, and
+// answers the consent page as alice; it returns the checks by status.
+func runConformanceAuthorization(t *testing.T, bin string, ta *testApp, clientID string, port int) (map[string][]check, string, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	port := freePort(t)
-	id := ta.register(t, "MCP conformance", fmt.Sprintf("http://127.0.0.1:%d/callback", port))
 	out := t.TempDir()
 	// --spec-version 2025-11-25 selects exactly those two scenarios.
 	cmd := peerCmd(ctx, t, bin, "conformance", "authorization", "--url", ta.url, "--spec-version", "2025-11-25",
-		"--client-id", id, "--resource", ta.url+"/mcp", "-p", fmt.Sprint(port), "-o", out)
+		"--client-id", clientID, "--resource", ta.url+"/mcp", "-p", fmt.Sprint(port), "-o", out)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -423,17 +462,10 @@ func TestConformanceAuthorization(t *testing.T) {
 			got[c.Status] = append(got[c.Status], c)
 		}
 	}
-	var ids []string
-	for _, c := range got["SUCCESS"] {
-		ids = append(ids, c.ID)
+	if len(files) != 2 {
+		t.Errorf("%d scenarios ran, want 2", len(files))
 	}
-	slices.Sort(ids)
-	t.Logf("conformance authorization: %d scenarios, %d SUCCESS, %d WARNING, %d FAILURE", len(files), len(got["SUCCESS"]), len(got["WARNING"]), len(got["FAILURE"]))
-	// The one WARNING is client_id_metadata_document_supported: client ID
-	// metadata documents are outside this release (seed 000).
-	if diff := cmp.Diff([]string{"authorization-code-grant", "authorization-server-metadata"}, ids); diff != "" || werr != nil || len(got["FAILURE"]) > 0 {
-		t.Errorf("exit %v; passed checks mismatch (-want +got):\n%s\nfailed %+v\n%s", werr, diff, got["FAILURE"], log.String())
-	}
+	return got, log.String(), werr
 }
 
 // TestRefusedTokenChallenge: every kind of refused token gets 401 whose
@@ -606,6 +638,38 @@ func TestMCPNoSecretsNoSnapshots(t *testing.T) {
 	for _, path := range []string{"/share/chart_weekly_signups", "/public/charts/chart_weekly_signups", "/snapshots/chart_weekly_signups", "/embed/chart_weekly_signups"} {
 		if status, _, _ := ta.Do(t, "GET", path, "", nil); status != http.StatusNotFound {
 			t.Errorf("GET %s = %d, want 404", path, status)
+		}
+	}
+}
+
+// TestDocumentsOnLoopbackOnlyInDemo: the reference server reads client ID
+// metadata documents on this machine only in its demo mode
+// (-demo-sign-in); without it, such a client is refused on the consent
+// page and its document never fetched.
+func TestDocumentsOnLoopbackOnlyInDemo(t *testing.T) {
+	var docURL string
+	var fetched atomic.Bool
+	doc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fetched.Store(true)
+		json.NewEncoder(w).Encode(map[string]any{"client_id": docURL, "redirect_uris": []string{"http://127.0.0.1:9/callback"}})
+	}))
+	defer doc.Close()
+	docURL = doc.URL + "/client.json"
+	q := url.Values{"response_type": {"code"}, "client_id": {docURL}, "redirect_uri": {"http://127.0.0.1:9/callback"},
+		"code_challenge": {strings.Repeat("c", 43)}, "code_challenge_method": {"S256"}}
+	for _, demo := range []bool{true, false} {
+		ta := MustApp(t, func(c *config) { c.demoSignIn = demo })
+		fetched.Store(false)
+		req, _ := http.NewRequest("GET", ta.url+"/oauth/authorize?"+q.Encode(), nil)
+		req.AddCookie(&http.Cookie{Name: sessionCookie, Value: ta.session(t, "alice")})
+		resp, err := noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if ok := resp.StatusCode == http.StatusOK; ok != demo || fetched.Load() != demo {
+			t.Errorf("demo mode %v: consent page %d, document fetched %v: %s", demo, resp.StatusCode, fetched.Load(), b)
 		}
 	}
 }

@@ -79,7 +79,7 @@ func TestREADMEChat(t *testing.T) {
 	}
 	for _, want := range []string{`"available":true`, `"status":"saved"`, `"deleted":0`, `oauth=connected`, `"sign_in":"signed_in"`, `"started":true`,
 		// The connect path ends in data: the connected tool ran, and its answer charts.
-		`{"tool":"Demo_Analytics__pageviews_by_week","summary":"Answer from Demo Analytics"}`, `{"kind":"chart","chart_type":"line","labels":8`,
+		`{"tool":"Demo_Analytics__pageviews_by_week","summary":"Answer from Demo Analytics"}`, `{"kind":"chart","title":"Pageviews from Demo Analytics by week","chart_type":"line","labels":8`,
 		`/datasets/ds_signups_country"`, `"row_count":1`, `/charts/chart_mrr"`, `"chart":"` + ta.url + `/charts/`,
 		"the largest signups is 3410, for US", "I received dot.png (png image", `"code":"too_large"`} {
 		if !strings.Contains(string(out), want) {

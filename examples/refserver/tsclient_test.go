@@ -3,13 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/askbi/askbi/mcpserver/oauth"
 )
 
 // tsReport is what mcptest/tsclient.mjs prints.
@@ -17,6 +23,8 @@ type tsReport struct {
 	SDK           string `json:"sdk"`
 	Server        string `json:"server"`
 	Authorization struct {
+		ClientID            string `json:"client_id"`
+		Registered          bool   `json:"registered"`
 		Resource            string `json:"resource"`
 		CodeChallengeMethod string `json:"code_challenge_method"`
 		StateReturned       bool   `json:"state_returned"`
@@ -122,6 +130,39 @@ func TestTypeScriptSDKClient(t *testing.T) {
 			t.Errorf("token %+v: want an askbi access token and a refresh token", r.Token)
 		}
 		// The consent page's defaults grant read and refresh: no previews.
+		check(t, r, []string{"search_workspace", "get_workspace_activity", "run_dataset", "get_chart_data", "explore_data"}, teamAcme)
+	})
+	t.Run("OAuth with a client ID metadata document", func(t *testing.T) {
+		// The client's document, over https on loopback as the SDK
+		// requires; the reference server trusts the test's certificate
+		// and, in its demo mode, documents on loopback.
+		var docURL string
+		var fetches atomic.Int32
+		doc := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			fetches.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]any{"client_id": docURL, "client_name": "TypeScript SDK test client (document)",
+				"redirect_uris": []string{"http://127.0.0.1:33419/callback"}, "grant_types": []string{"authorization_code", "refresh_token"},
+				"response_types": []string{"code"}, "token_endpoint_auth_method": "none"})
+		}))
+		defer doc.Close()
+		docURL = doc.URL + "/oauth/client-metadata.json"
+		roots := x509.NewCertPool()
+		roots.AddCert(doc.Certificate())
+		ta := MustApp(t, func(c *config) { c.documentRoots = roots })
+		r := runTSClient(t, bin, ta, "oauth", calls, "ASKBI_SESSION_COOKIE="+sessionCookie,
+			"ASKBI_SESSION="+ta.session(t, "alice"), "ASKBI_TEAM="+teamAcme, "ASKBI_CLIENT_METADATA_URL="+docURL)
+		if a := r.Authorization; a.ClientID != docURL || a.Registered || a.CodeChallengeMethod != "S256" || a.Iss != ta.url {
+			t.Errorf("authorization %+v: want client_id %s, no registration, S256, iss %s", a, docURL, ta.url)
+		}
+		if fetches.Load() == 0 {
+			t.Error("the server never fetched the client's document")
+		}
+		for _, e := range ta.audit.Entries() {
+			if e.Action == oauth.ActionRegister {
+				t.Errorf("a client registered: %+v", e)
+			}
+		}
 		check(t, r, []string{"search_workspace", "get_workspace_activity", "run_dataset", "get_chart_data", "explore_data"}, teamAcme)
 	})
 	t.Run("API key", func(t *testing.T) {

@@ -237,6 +237,15 @@ func NewReader(w http.ResponseWriter, r *http.Request, max int64, charge func(n 
 	return &scanner{r: http.MaxBytesReader(w, r.Body, max), max: max, charge: charge, seed: maphash.MakeSeed()}, nil
 }
 
+// NewStrictReader passes the JSON read from r through NewReader's checks
+// of its structure (each key once, nesting, members, key length), for a
+// JSON document that does not come as a request body, such as one the
+// server fetched. It caps nothing: r is capped already, at max bytes,
+// which its errors name.
+func NewStrictReader(r io.Reader, max int64) io.Reader {
+	return &scanner{r: r, max: max, seed: maphash.MakeSeed(), keep: true}
+}
+
 func tooLarge(max int64) error {
 	return askbi.Errorf(askbi.TooLarge, "body: at most %s", Size(max))
 }
@@ -263,6 +272,7 @@ type scanner struct {
 	charge func(int) error
 	seed   maphash.Seed
 	err    error
+	keep   bool // r's own errors are passed on as they are (NewStrictReader)
 
 	stack []frame
 	items int
@@ -290,6 +300,7 @@ func (s *scanner) Read(p []byte) (int, error) {
 	if err != nil && err != io.EOF {
 		var mb *http.MaxBytesError
 		switch {
+		case s.keep:
 		case errors.As(err, &mb):
 			err = tooLarge(s.max)
 		case askbi.ErrorCode(err) == askbi.Internal:

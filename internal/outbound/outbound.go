@@ -13,6 +13,8 @@ package outbound
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -55,6 +57,9 @@ type Options struct {
 	// resolver's DialContext). Every address it answers is checked where
 	// it is dialled, as the system's are.
 	Resolver Resolver
+	// RootCAs are the certificate authorities https servers' chains must
+	// end in. Default the system's; tests set their own test server's.
+	RootCAs *x509.CertPool
 }
 
 // Resolver resolves a host name to its addresses; *net.Resolver is one.
@@ -431,6 +436,9 @@ func NewPool(opts *Options) *Pool {
 		TLSHandshakeTimeout:   o.DialTimeout,
 		ResponseHeaderTimeout: o.Timeout,
 		ExpectContinueTimeout: time.Second,
+	}
+	if o.RootCAs != nil {
+		tr.TLSClientConfig = &tls.Config{RootCAs: o.RootCAs, MinVersion: tls.VersionTLS12}
 	}
 	return &Pool{o: o, tr: tr}
 }

@@ -1,6 +1,7 @@
 package outbound_test
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -371,4 +372,21 @@ func TestDialChecksResolvedNames(t *testing.T) {
 			t.Errorf("GET %s = %v; want refused by the policy", tc.host, err)
 		}
 	}
+}
+
+// TestRootCAs: an https server whose certificate no trusted authority
+// signed is refused; trusted through Options.RootCAs, it answers.
+func TestRootCAs(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	if _, err := outbound.NewClient(nil).Get(srv.URL); err == nil {
+		t.Error("a certificate of an unknown authority was accepted")
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	resp, err := outbound.NewClient(&outbound.Options{RootCAs: pool}).Get(srv.URL)
+	if err != nil {
+		t.Fatalf("with the test authority trusted: %v", err)
+	}
+	resp.Body.Close()
 }

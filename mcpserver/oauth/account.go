@@ -112,7 +112,13 @@ func (s *Server) accountClients(w http.ResponseWriter, r *http.Request) {
 	}
 	out := []connectedClient{}
 	for _, g := range grants {
-		c, err := s.store.Client(ctx, g.ClientID)
+		c, err := s.client(ctx, g.ClientID)
+		if err != nil && isDocumentID(g.ClientID) {
+			// A document that cannot be read now: the grant is still
+			// listed, named by its client_id's host.
+			u, _ := url.Parse(g.ClientID)
+			c, err = Client{ID: g.ClientID, Name: displayHost(u)}, nil
+		}
 		if err != nil {
 			httpjson.WriteError(w, r, s.log, err)
 			return

@@ -37,17 +37,18 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// An unknown client or a redirect URI that is not registered is shown
-	// here, never redirected to (RFC 6749 §4.1.2.1).
-	c, err := s.store.Client(ctx, q.Get("client_id"))
+	// here, never redirected to (RFC 6749 §4.1.2.1). So is a client_id
+	// URL whose metadata document cannot be used.
+	c, err := s.client(ctx, q.Get("client_id"))
 	if err != nil {
-		s.pageError(w, r, err, "This app is not registered here. Connect it again from the app.")
+		s.clientPage(w, r, err)
 		return
 	}
 	if len(q["redirect_uri"]) != 1 || !matchRedirect(c.RedirectURIs, q.Get("redirect_uri")) {
 		s.errorPage(w, http.StatusBadRequest, "The app's return address is not one it registered.")
 		return
 	}
-	ctx = context.WithValue(ctx, redirectKey, q.Get("redirect_uri"))
+	ctx = withClient(context.WithValue(ctx, redirectKey, q.Get("redirect_uri")), c)
 	ar, err := s.newAuthorizeRequest(ctx, c, q)
 	if err != nil {
 		s.writeAuthorizeError(ctx, w, ar, err)
@@ -79,6 +80,11 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	redirect, _ := url.Parse(q.Get("redirect_uri"))
+	var docHost, docID string
+	if isDocumentID(c.ID) {
+		u, _ := url.Parse(c.ID)
+		docHost, docID = displayHost(u), c.ID
+	}
 	var scopes []consentScope
 	for _, sc := range scopesOf(ar.GetRequestedScopes()) {
 		info := scopeInfo[sc]
@@ -86,7 +92,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 			Required: sc == access.ScopeDataRead, Checked: !info.write, Write: info.write})
 	}
 	s.writePage(w, redirect, http.StatusOK, consentPage{
-		Product: s.opts.ProductName, App: c.Name, ReturnHost: returnHost(redirect), User: user,
+		Product: s.opts.ProductName, App: c.Name, ReturnHost: returnHost(redirect), DocHost: docHost, ClientID: docID, User: user,
 		Teams: teams, Scopes: scopes, RequestID: req.ID, CSRF: csrf, Action: s.issuer + "/oauth/authorize",
 		SwitchUser: s.users.SignInURL(s.issuer + "/oauth/authorize?" + r.URL.RawQuery),
 	})
@@ -184,13 +190,26 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, http.StatusUnauthorized, "Sign in, then connect the app again.")
 		return
 	}
+	// A metadata document is read before the request is taken: a
+	// document that cannot be fetched now leaves the page to be answered
+	// again. The client_id field only says which document to read; the
+	// request taken next must name the same client.
+	docID := r.PostForm.Get("client_id")
+	if isDocumentID(docID) {
+		c, err := s.client(ctx, docID)
+		if err != nil {
+			s.clientPage(w, r, err)
+			return
+		}
+		ctx = withClient(ctx, c)
+	}
 	// The request is taken first, so a form can be answered only once.
 	req, err := s.store.TakeRequest(ctx, r.PostForm.Get("request_id"), s.now())
 	if err != nil {
 		s.pageError(w, r, err, "This page has expired or was already answered. Connect the app again.")
 		return
 	}
-	if req.UserID != user || !equalHash(r.PostForm.Get("csrf"), req.CSRFHash) {
+	if req.UserID != user || !equalHash(r.PostForm.Get("csrf"), req.CSRFHash) || isDocumentID(req.ClientID) && req.ClientID != docID {
 		s.errorPage(w, http.StatusForbidden, "This answer did not come from your consent page. Connect the app again.")
 		return
 	}
@@ -380,11 +399,15 @@ type consentTeam struct {
 
 type consentPage struct {
 	Product, App, ReturnHost, User string
-	Teams                          []consentTeam
-	Scopes                         []consentScope
-	RequestID, CSRF, Action        string
-	SwitchUser                     string
-	Error                          string
+	// DocHost is the host of a metadata document client's client_id, the
+	// one thing about the app the server checked; ClientID is that
+	// client_id, for the answer (consent).
+	DocHost, ClientID       string
+	Teams                   []consentTeam
+	Scopes                  []consentScope
+	RequestID, CSRF, Action string
+	SwitchUser              string
+	Error                   string
 }
 
 const pageCSS = `body{font:15px/1.5 system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem;color:#1d2430}` +
@@ -406,10 +429,10 @@ var pageTmpl = template.Must(template.New("consent").Parse(`<!doctype html>
 {{if .Error}}<h1>{{.Product}}</h1><p class="error" role="alert">{{.Error}}</p>{{else}}
 <h1>Connect {{.App}} to {{.Product}}</h1>
 <p><strong>{{.App}}</strong> <span class="unverified">(unverified: the app chose this name)</span> wants to use your data through MCP.
-It will return to <strong>{{.ReturnHost}}</strong>.</p>
+It will return to <strong>{{.ReturnHost}}</strong>.{{if .DocHost}} Its name and return addresses are published by <strong>{{.DocHost}}</strong>.{{end}}</p>
 <p>Signed in as <strong>{{.User}}</strong>. <a href="{{.SwitchUser}}">Not you?</a></p>
 <form method="post" action="{{.Action}}">
-<input type="hidden" name="request_id" value="{{.RequestID}}"><input type="hidden" name="csrf" value="{{.CSRF}}">
+<input type="hidden" name="request_id" value="{{.RequestID}}"><input type="hidden" name="csrf" value="{{.CSRF}}">{{if .ClientID}}<input type="hidden" name="client_id" value="{{.ClientID}}">{{end}}
 <fieldset><legend>Team</legend>
 {{range $i, $t := .Teams}}<label><input type="radio" name="team" value="{{$t.ID}}" required{{if eq $i 0}} checked{{end}}> {{$t.Name}} <small>your role: {{$t.Role}}{{if not $t.Admin}}; you can allow read and refresh on your projects only{{end}}</small></label>
 {{end}}<small>The app gets this one team. Another team needs another consent.</small></fieldset>

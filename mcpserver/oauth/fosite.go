@@ -152,15 +152,16 @@ type storage struct {
 
 func (st storage) store() Store { return st.srv.store }
 
-// GetClient loads a client. A loopback redirect URI that matched a
+// GetClient loads a client (Server.client: registered, or described by
+// its metadata document). A loopback redirect URI that matched a
 // registered one with another port is added for this request only.
 func (st storage) GetClient(ctx context.Context, id string) (fosite.Client, error) {
-	c, err := st.store().Client(ctx, id)
+	c, err := st.srv.client(ctx, id)
 	if askbi.ErrorCode(err) == askbi.NotFound {
 		return nil, fosite.ErrNotFound
 	}
 	if err != nil {
-		return nil, err
+		return nil, fositeClientError(err)
 	}
 	fc := &fositeClient{c: c, audience: []string{st.srv.resource}, redirect: slices.Clone(c.RedirectURIs)}
 	if u, ok := ctx.Value(redirectKey).(string); ok && matchRedirect(c.RedirectURIs, u) && !slices.Contains(fc.redirect, u) {

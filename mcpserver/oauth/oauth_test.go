@@ -70,6 +70,12 @@ var testSecret = []byte(strings.Repeat("k", 32))
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvWith(t, nil)
+}
+
+// newEnvWith is newEnv with the options edit changes.
+func newEnvWith(t *testing.T, edit func(*oauth.Options)) *env {
+	t.Helper()
 	e := &env{store: oauth.NewMemoryStore(), dir: access.NewMemoryDirectory(), audit: access.NewMemoryAudit(0),
 		logs: &bytes.Buffer{}, clock: &clock{t: time.Now()}}
 	for _, p := range [][2]string{{"acme", "growth"}, {"acme", "finance"}, {"globex", "ops"}} {
@@ -85,9 +91,11 @@ func newEnv(t *testing.T) *env {
 	hs := httptest.NewUnstartedServer(nil)
 	e.url = "http://" + hs.Listener.Addr().String()
 	log := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	as, err := oauth.New(e.url, e.store, u, access.NewChecker(e.dir, nil), &oauth.Options{
-		Audit: e.audit, Logger: log, Now: e.clock.Now, Secret: testSecret,
-	})
+	opts := &oauth.Options{Audit: e.audit, Logger: log, Now: e.clock.Now, Secret: testSecret}
+	if edit != nil {
+		edit(opts)
+	}
+	as, err := oauth.New(e.url, e.store, u, access.NewChecker(e.dir, nil), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,9 @@
 // Package oauth is the OAuth 2.1 authorization server of the inbound MCP
-// server: authorization-server metadata (RFC 8414), dynamic client
-// registration (RFC 7591) for public and confidential clients, the
+// server: authorization-server metadata (RFC 8414), client ID metadata
+// documents (an https client_id whose document the server fetches, the
+// MCP spec's way to register since 2025-11-25), dynamic client
+// registration (RFC 7591, the older way) for public and confidential
+// clients, the
 // authorization endpoint with its consent page, the token endpoint (S256
 // PKCE, single-use codes, refresh rotation with replay revocation),
 // revocation (RFC 7009), resource indicators (RFC 8707), the iss
@@ -92,6 +95,9 @@ type Options struct {
 	Secret []byte
 	// ProductName is shown on the consent page. Default "askbi".
 	ProductName string
+	// ClientDocuments configures client ID metadata documents, on by
+	// default.
+	ClientDocuments DocumentOptions
 	// Audit records client registrations, consents, token issues and
 	// revocations. Default none.
 	Audit access.AuditSink
@@ -113,6 +119,7 @@ type Server struct {
 	resource string // issuer + MCPPath: the one resource tokens are for
 	provider fosite.OAuth2Provider
 	strategy strategy
+	docs     *documents // nil when ClientDocuments.Disabled
 	audit    *access.Auditor
 	log      *slog.Logger
 	now      func() time.Time
@@ -181,6 +188,9 @@ func New(publicURL string, store Store, users Users, checker *access.Checker, op
 		s.now = time.Now
 	}
 	s.audit = access.NewAuditor(o.Audit, s.log, s.now)
+	if !o.ClientDocuments.Disabled {
+		s.docs = newDocuments(o.ClientDocuments, s.issuer, s.now)
+	}
 	cfg := &fosite.Config{
 		AccessTokenLifespan:            o.AccessTokenLifespan,
 		RefreshTokenLifespan:           o.RefreshTokenLifespan,
@@ -228,7 +238,7 @@ func (s *Server) Resource() string { return s.resource }
 // Handler serves the authorization server's routes:
 //
 //	GET  /.well-known/oauth-authorization-server  metadata (RFC 8414)
-//	POST /oauth/register                          dynamic client registration (RFC 7591)
+//	POST /oauth/register                          dynamic client registration (RFC 7591), the older way to register
 //	GET  /oauth/authorize                         the consent page (POST: its answer)
 //	POST /oauth/token                             codes and refresh tokens
 //	POST /oauth/revoke                            token revocation (RFC 7009)
@@ -360,7 +370,7 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 		"token_endpoint_auth_methods_supported":          methods,
 		"revocation_endpoint_auth_methods_supported":     methods,
 		"authorization_response_iss_parameter_supported": true,
-		"client_id_metadata_document_supported":          false,
+		"client_id_metadata_document_supported":          s.docs != nil,
 	})
 }
 
@@ -384,6 +394,11 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	if res := r.PostForm["resource"]; len(res) > 1 || len(res) == 1 && res[0] != s.resource {
 		s.provider.WriteAccessError(ctx, w, fosite.NewAccessRequest(nil), errInvalidTarget())
+		return
+	}
+	ctx, err := s.tokenClient(ctx, r)
+	if err != nil {
+		s.provider.WriteAccessError(ctx, w, fosite.NewAccessRequest(nil), err)
 		return
 	}
 	ar, err := s.provider.NewAccessRequest(ctx, r, &fosite.DefaultSession{})

@@ -23,6 +23,6 @@ func Example() {
 	}
 	fmt.Println(len(m.Requests()), "request recorded")
 	// Output:
-	// search_workspace {"query":"signups","types":["dataset"]}
+	// search_workspace {"query":"signup","types":["dataset"]}
 	// 1 request recorded
 }

@@ -1,18 +1,42 @@
 // Package mock is a deterministic, scripted [ask.Provider] for tests and the
 // demo. It needs no credentials and never calls the network.
 //
-// It recognises a few requests and drives the product tools the way a
-// model would:
+// It answers the way a model would with the tools it is given, from
+// what any model sees (the request: system prompt, tools, messages with
+// tool outputs after the sharing filter), never from a catalog of its
+// own:
 //
-//   - "show signups by week" (any "show X by Y"): search_workspace for a
-//     dataset named like X, run_dataset, then create_chart_preview (a bar
-//     chart when Y is a category such as country, else a line chart),
-//     then a short answer.
-//     With one dataset selected it runs that dataset instead of
-//     searching; when the result says the dataset is scoped
-//     (scope_mismatch) it names the scope and asks, offering the
-//     unscoped dataset ("show signups by week on the /pricing page"
-//     includes the scope and answers).
+//   - a question in the user's own words, with nothing selected ("how
+//     are signups trending?", "which country has the most signups",
+//     "compare MRR to last quarter", "what is our revenue", a typo):
+//     search_workspace for its longest word (or the name a synonym gives
+//     it: revenue → MRR), and when that finds no dataset, the datasets it
+//     can see, matched loosely (a plural, "week" for "Weekly", a
+//     synonym, a typo; a trend asked of a series over time). It runs the
+//     best match (run_dataset), charts it (create_chart_preview: a line
+//     over time, else bars) and says which dataset it chose and why, then
+//     what the chart shows in numbers from the run, as far as the sharing
+//     level showed them: at rows, the trend from the first to the last
+//     period with the change and the best period ("Signups rose from
+//     1,180 to 1,629 over 12 weeks (+38%); the best week was 23 Nov"),
+//     the leader of a breakdown, or a comparison with a period before
+//     ("compare … to last quarter"); at aggregates, the count, range and
+//     total, and for a trend or a comparison the two periods' values,
+//     each read with one run filtered to that period; at schema, that it
+//     sees only the fields. A question naming a scoped dataset by the
+//     words of its scope ("EU signups by country") runs it within its
+//     scope. A dataset with no numeric field is answered with a table
+//     (the client shows run_dataset's result) and a sentence. Where
+//     nothing matches it names the datasets it can see. A question in
+//     another language gets the same, after a sentence that says it
+//     reads English only. "show signups by week" (any "show X by Y")
+//     goes the same way and names the preview "Signups by week".
+//   - a follow-up of the last chart it made, with nothing selected:
+//     "change this to a bar chart" (update_chart on it, which the
+//     product holds for approval), "only the last 4 weeks" and "by
+//     country" (a new preview of the same data, narrowed; a breakdown
+//     its dataset lacks is searched for in another), "put it on the
+//     Growth dashboard" (below).
 //   - "create a preview for it": one create_chart_preview per metric
 //     and per breakdown of the conversation's latest run_dataset answer
 //     (or of the one selected dataset), with its dataset and filters; it
@@ -27,28 +51,33 @@
 //   - "delete the Revenue dashboard": search_workspace for the dashboard,
 //     then propose delete_dashboard (destructive: the product asks for
 //     approval), then report what happened.
-//   - "put it on the Growth overview dashboard" after a preview:
+//   - "put it on the Growth dashboard" after a preview:
 //     add_preview_to_dashboard with the conversation's newest preview
-//     and the dashboard named (or the one selected), which the product
-//     holds for approval.
-//   - any other question while one dataset is selected: run_dataset,
-//     then create_chart_preview of it. The X field is one the question
-//     names ("which country"), else the first that is not a number; the
+//     and the dashboard named (that name, else the one name that holds
+//     its words) or the one selected, which the product holds for
+//     approval. A dashboard of another project than the chart's data
+//     is not proposed: the answer says why and names the dashboards of
+//     the chart's project.
+//   - any other question while one dataset is selected: the same run,
+//     chart and numbers with that dataset (a selection beats a name in
+//     the message; when the question names another dataset, the answer
+//     says which one it used). The X field is one the question names
+//     ("which country"), else the first that is not a number; the
 //     series those it names, else the first number. "last 8 weeks"
 //     (days, months, years) filters the X field when it is a time
 //     (day, week, month...): the periods ending with its newest value,
 //     from the rows or the aggregates level's date range, else before
 //     Now.
 //   - any other question while one chart is selected (and no dataset):
-//     get_chart_data of it (the client shows the chart), then one
-//     sentence of what it draws: its series by its X field, the first
-//     and last points (or their ranges where the rows are not shared).
-//     A question that asks for more than the chart draws ("last 4
+//     get_chart_data of it (the client shows the chart), then what it
+//     draws: its series by its X field, and the numbers as above. A
+//     question that asks for more than the chart draws ("last 4
 //     weeks", "by plan" where the chart has no plan) goes on down the
-//     dataset flow above with the chart's first dataset.
+//     dataset flow with the chart's first dataset.
 //   - "change this to a weekly bar chart": update_chart on the single
 //     selected chart (handle @c1), or ask which one when several charts
-//     are selected, or ask for a selection when none is.
+//     are selected; with none selected, on the last chart it made (see
+//     the follow-ups), else it asks for a selection.
 //   - "use the top_pages tool" (any "use the X tool", optionally "with
 //     {json}"): calls the offered tool named X or <connection>__X (a
 //     remote MCP tool an admin approved), with those arguments or {},
@@ -164,6 +193,7 @@ var (
 	providerRe  = regexp.MustCompile(`(?i)\b(posthog|demo analytics|acme analytics|plausible|sentry|mysql|postgresql)\b`)
 	checkAgain  = regexp.MustCompile(`(?i)\b(i added the connection|continue (?:my |the )?request)\b`)
 	continued   = regexp.MustCompile(`(?s)<continue_request from="product"[^>]*>\n[^\n]*\n(.*?)\n</continue_request>`)
+	memoryRe    = regexp.MustCompile(`(?s)<user_memory trust="untrusted">\n.*?</user_memory>\n?`)
 	previewIt   = regexp.MustCompile(`(?i)\b(?:create|make) (?:a )?previews? (?:for|of) (?:it|this|that|them)\b`)
 	putOn       = regexp.MustCompile(`(?i)\b(?:put|add|place|save|pin) (?:it|this|that)(?: chart| preview)? (?:on|to|onto|in) (?:the )?(.+?)(?: dashboard)?\s*[.!]?\s*$`)
 	lastPeriods = regexp.MustCompile(`(?i)\b(?:last|past|previous) (\d{1,3}) (day|week|month|year)s?\b`)
@@ -321,7 +351,10 @@ func answered(tool string, out map[string]any) string {
 }
 
 // rowsLine describes structured content: rows of objects (in a "rows"
-// array or alone), or the sharing filter's summary (columns, row_count).
+// array or alone), or the sharing filter's summary (columns, row_count,
+// aggregates): how many rows of which measure by which label, and its
+// range ("8 rows of pageviews by week, from 7 Sep to 26 Oct: pageviews
+// between 4,200 and 6,490").
 func rowsLine(s any) string {
 	var rows []any
 	switch x := s.(type) {
@@ -330,18 +363,41 @@ func rowsLine(s any) string {
 	case map[string]any:
 		if cols, ok := x["columns"].([]any); ok {
 			if n, ok := x["row_count"].(float64); ok {
-				var names []string
-				for _, c := range cols {
-					names = append(names, fmt.Sprint(c))
-				}
-				line := fmt.Sprintf("%d rows with the columns %s", int(n), strings.Join(names, ", "))
 				aggs, _ := x["aggregates"].(map[string]any)
-				for _, k := range sortedKeys(aggs) {
-					if a, ok := aggs[k].(map[string]any); ok && a["min"] != nil && a["max"] != nil {
-						line += fmt.Sprintf(", %s from %s to %s", k, num(a["min"]), num(a["max"]))
+				label, measure := "", ""
+				for _, c := range cols {
+					name := fmt.Sprint(c)
+					a, _ := aggs[name].(map[string]any)
+					switch {
+					case a["min"] != nil && measure == "":
+						measure = name
+					case a["min"] == nil && label == "" || a["earliest"] != nil:
+						label = name
 					}
 				}
-				return line + " (the rows themselves are not shared with me here)"
+				line := count(int(n), "row")
+				if measure != "" && label != "" {
+					line += " of " + measure + " by " + label
+				} else {
+					var names []string
+					for _, c := range cols {
+						names = append(names, fmt.Sprint(c))
+					}
+					line += " with the columns " + andList(names)
+				}
+				if a, _ := aggs[label].(map[string]any); a["earliest"] != nil {
+					span := dateLabels(fmt.Sprint(a["earliest"]), fmt.Sprint(a["latest"]))
+					line += ", from " + span[0] + " to " + span[1]
+				}
+				if a, _ := aggs[measure].(map[string]any); a["min"] != nil {
+					lo, _ := a["min"].(float64)
+					hi, _ := a["max"].(float64)
+					line += fmt.Sprintf(": %s between %s and %s", measure, fmtNum(lo), fmtNum(hi))
+				}
+				if aggs == nil {
+					return line + " (I see only the columns here, not the values)"
+				}
+				return line + " (I see totals and ranges here, not the rows)"
 			}
 		}
 		rows, _ = x["rows"].([]any)
@@ -375,8 +431,10 @@ func rowsLine(s any) string {
 	if label == "" || measure == "" {
 		return count(len(rows), "row")
 	}
-	return fmt.Sprintf("%s of %s by %s, from %v on %v to %v on %v", count(len(rows), "row"), measure, label,
-		num(first[measure]), first[label], num(last[measure]), last[label])
+	at := dateLabels(fmt.Sprint(first[label]), fmt.Sprint(last[label]))
+	lo, _ := first[measure].(float64)
+	hi, _ := last[measure].(float64)
+	return fmt.Sprintf("%s of %s by %s, from %s on %s to %s on %s", count(len(rows), "row"), measure, label, fmtNum(lo), at[0], fmtNum(hi), at[1])
 }
 
 func sortedKeys(m map[string]any) []string {
@@ -399,7 +457,15 @@ func count(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
 	}
-	return fmt.Sprintf("%d %ss", n, what)
+	return fmt.Sprintf("%d %s", n, plural(what))
+}
+
+// plural is a noun's plural: "rows", "countries".
+func plural(w string) string {
+	if len(w) > 1 && strings.HasSuffix(w, "y") && !strings.ContainsAny(w[len(w)-2:len(w)-1], "aeiou") {
+		return w[:len(w)-1] + "ies"
+	}
+	return w + "s"
 }
 
 func oneLine(s string, n int) string {
@@ -515,6 +581,8 @@ func read(req ask.ModelRequest) turnState {
 		}
 		q = strings.TrimSpace(q[i+len("</selected_items>"):])
 	}
+	// The user's memory is context, not the question.
+	q = strings.TrimSpace(memoryRe.ReplaceAllString(q, ""))
 	if m := continued.FindStringSubmatch(q); m != nil {
 		// The product's note of a continued request: its question is the
 		// one to answer.
@@ -569,8 +637,10 @@ func script(req ask.ModelRequest, n int, now func() time.Time) ask.ModelReply {
 		if name, args := findInstruction(out); name != "" && len(st.outputs) < 6 {
 			return call(n, name, args)
 		}
-		if e, ok := out["error"].(map[string]any); ok {
-			return say("That did not work: %v", e["message"])
+		// A preview of a field with no numbers is the data flow's to
+		// answer (with a table); any other failure is said in words.
+		if e, ok := out["error"].(map[string]any); ok && !(tool == "create_chart_preview" && strings.Contains(fmt.Sprint(e["message"]), "no numeric values")) {
+			return failed(e)
 		}
 		if _, ok := out["rejected"]; ok {
 			return say("OK, I did not do it.")
@@ -587,50 +657,16 @@ func script(req ask.ModelRequest, n int, now func() time.Time) ask.ModelReply {
 	}
 	switch {
 	case putOn.MatchString(st.question):
-		return placeOne(req, st, tool, out, n)
+		return placeOne(req, st, n)
 	case showBy.MatchString(st.question):
 		m := showBy.FindStringSubmatch(st.question)
 		subject, by := strings.ToLower(m[1]), strings.ToLower(m[2])
-		if sm, ok := out["scope_mismatch"].(map[string]any); ok {
-			return scopeQuestion(sm)
+		if ds := st.handles["dataset"]; len(ds) == 1 {
+			// A selected dataset beats a name in the message.
+			return selectedAnswer(st, target{id: ds[0], scoped: true, nameFor: func(dsName string) string { return chartName(dsName, subject, by) }}, n, now)
 		}
-		switch tool {
-		case "":
-			if ds := st.handles["dataset"]; len(ds) == 1 {
-				// A selected dataset beats a name in the message.
-				return call(n, "run_dataset", map[string]any{"dataset_id": ds[0]})
-			}
-			return call(n, "search_workspace", map[string]any{"query": firstWord(subject), "types": []string{"dataset"}})
-		case "search_workspace":
-			id := pick(out, subject+" "+by)
-			if id == "" {
-				return say("I could not find a dataset about %s.", subject)
-			}
-			return call(n, "run_dataset", map[string]any{"dataset_id": id})
-		case "run_dataset":
-			cols, _ := out["columns"].([]any)
-			ds, _ := out["dataset"].(map[string]any)
-			if len(cols) < 2 || ds == nil {
-				return say("The dataset does not have a field to chart.")
-			}
-			typ := "line"
-			if categorical[by] {
-				typ = "bar"
-			}
-			name := chartName(ds["name"], subject, by)
-			args := map[string]any{"dataset_id": ds["id"], "chart_type": typ, "x_field": cols[0], "y_fields": []any{cols[1]}, "name": name}
-			if fs := withScope(nil, ds); fs != nil {
-				args["filters"] = fs
-			}
-			return call(n, "create_chart_preview", args)
-		default:
-			if reply, ok := offer(out); ok {
-				return reply
-			}
-			if out["reused"] != nil {
-				return say("That preview already exists, so I showed it again: %s by %s.", subject, by)
-			}
-			return say("Here is a preview of %s by %s.", subject, by)
+		if len(st.handles["dataset"]) == 0 && len(st.handles["chart"]) == 0 {
+			return searchAnswer(st, parse(st.question), n, now, nil)
 		}
 	case previewIt.MatchString(st.question):
 		return previews(req, st, tool, out, n)
@@ -668,11 +704,16 @@ func script(req ask.ModelRequest, n int, now func() time.Time) ask.ModelReply {
 	case changeChart.MatchString(st.question):
 		typ := strings.ToLower(changeChart.FindStringSubmatch(st.question)[1])
 		charts := st.handles["chart"]
+		if len(charts) == 0 {
+			// "This" is the chart of the last answer.
+			if reply, ok := followUp(st, parse(st.question), previousChart(req), n, now); ok {
+				return reply
+			}
+			return say("Which chart? Select one with Add context, or ask a question about your data first.")
+		}
 		switch {
 		case tool != "":
 			return say("Done: the chart is now a %s chart.", typ)
-		case len(charts) == 0:
-			return say("Which chart? Select one first.")
 		case len(charts) > 1:
 			return say("Which chart do you mean?")
 		}
@@ -682,26 +723,27 @@ func script(req ask.ModelRequest, n int, now func() time.Time) ask.ModelReply {
 		return say("%s", describe(st.files))
 	}
 	if ds := st.handles["dataset"]; len(ds) == 1 && len(st.files) == 0 {
-		if reply, ok := chartSelection(st, tool, out, ds[0], n, now); ok {
-			return reply
-		}
+		return selectedAnswer(st, target{id: ds[0], scoped: true}, n, now)
 	}
 	if c := st.handles["chart"]; len(c) == 1 && len(st.handles["dataset"]) == 0 && len(st.files) == 0 {
-		if reply, ok := chartQuestion(st, tool, out, c[0], n, now); ok {
-			return reply
+		return chartQuestion(st, c[0], n, now)
+	}
+	if len(st.files) == 0 && len(st.handles["dataset"]) == 0 && len(st.handles["chart"]) == 0 {
+		// A question in the user's own words: a follow-up of the last
+		// answer's chart, else a search of the workspace for its words.
+		if q := parse(st.question); !q.greeting {
+			if reply, ok := followUp(st, q, previousChart(req), n, now); ok {
+				return reply
+			}
+			if len(q.content) > 0 {
+				return searchAnswer(st, q, n, now, nil)
+			}
 		}
 	}
 	if tool != "" {
 		return say("Done.")
 	}
 	return say("I can search your workspace, preview data and build charts. Try \"show signups by week\".")
-}
-
-func firstWord(s string) string {
-	if f := strings.Fields(s); len(f) > 0 {
-		return f[0]
-	}
-	return s
 }
 
 // pick returns the ID of the search result whose name shares the most

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,94 +19,13 @@ func isTime(field string) bool {
 	return timeFields[f] || strings.HasSuffix(f, "_date") || strings.HasSuffix(f, "_at") || strings.HasSuffix(f, "_day")
 }
 
-// chartSelection is the flow for any other question while one dataset
-// is selected: run it, then chart it. The X field is a field the
-// question names (a breakdown in words: "which country", "by plan"),
-// else its first field that is not a number; the series are the numeric
-// fields the question names, else the first. "last 8 weeks" (days,
-// months, years) keeps the periods that end with the newest value (of
-// the rows, or of the date range the aggregates level shows), else those
-// before now. ok is false once the flow has nothing more to do.
-func chartSelection(st turnState, tool string, out map[string]any, handle string, n int, now func() time.Time) (ask.ModelReply, bool) {
-	switch tool {
-	case "":
-		return call(n, "run_dataset", map[string]any{"dataset_id": handle}), true
-	case "run_dataset":
-		ds, _ := out["dataset"].(map[string]any)
-		var cols []string
-		for _, c := range asSlice(out["columns"]) {
-			cols = append(cols, fmt.Sprint(c))
-		}
-		if len(cols) < 2 || ds == nil {
-			return say("The dataset does not have a field to chart."), true
-		}
-		rows := asSlice(out["rows"])
-		aggs, _ := out["aggregates"].(map[string]any)
-		isNum := func(i int) bool {
-			a, _ := aggs[cols[i]].(map[string]any)
-			return a["sum"] != nil || numeric(rows, i)
-		}
-		words := map[string]bool{}
-		for _, w := range wordRe.FindAllString(strings.ToLower(st.question), -1) {
-			words[w], words[strings.TrimSuffix(w, "s")] = true, true
-		}
-		named := func(c string) bool { return words[strings.ToLower(c)] }
-		x, named0 := -1, false
-		for i, c := range cols {
-			if !isNum(i) && named(c) {
-				x, named0 = i, true
-				break
-			}
-		}
-		for i := range cols {
-			if x < 0 && !isNum(i) {
-				x = i
-			}
-		}
-		if x < 0 {
-			x = 0
-		}
-		var ys []any
-		for i, c := range cols {
-			if i != x && isNum(i) && named(c) {
-				ys = append(ys, c)
-			}
-		}
-		for i, c := range cols {
-			if len(ys) == 0 && i != x && (isNum(i) || len(aggs) == 0 && len(rows) == 0) {
-				ys = append(ys, c)
-			}
-		}
-		typ := "bar"
-		if isTime(cols[x]) {
-			typ = "line"
-		}
-		name := title(fmt.Sprint(ds["name"]))
-		if named0 && !strings.Contains(strings.ToLower(name), strings.ToLower(cols[x])) {
-			name += " by " + cols[x]
-		}
-		args := map[string]any{"dataset_id": ds["id"], "chart_type": typ, "x_field": cols[x], "y_fields": ys}
-		var filters []any
-		if m := lastPeriods.FindStringSubmatch(st.question); m != nil && isTime(cols[x]) {
-			k, _ := strconv.Atoi(m[1])
-			if from := since(newest(rows, x, aggs[cols[x]]), cols[x], now(), k, strings.ToLower(m[2])); k > 0 && from != "" {
-				filters = append(filters, map[string]any{"field": cols[x], "op": "gte", "value": from})
-				name += fmt.Sprintf(", last %d %ss", k, strings.ToLower(m[2]))
-			}
-		}
-		if fs := withScope(filters, ds); fs != nil {
-			args["filters"] = fs
-		}
-		args["name"] = name
-		return call(n, "create_chart_preview", args), true
-	case "create_chart_preview":
-		if reply, ok := offer(out); ok {
-			return reply, true
-		}
-		c, _ := out["chart"].(map[string]any)
-		return say("Here is a preview of %v.", c["name"]), true
-	}
-	return ask.ModelReply{}, false
+// selectedAnswer is the flow for any other question while one dataset
+// is selected: it runs and charts that dataset (dataAnswer: the X field
+// and series the question names, "last 8 weeks"), and when the
+// question names another dataset it says which one it used.
+func selectedAnswer(st turnState, t target, n int, now func() time.Time) ask.ModelReply {
+	t.selected = true
+	return dataAnswer(st, parse(st.question), t, n, now)
 }
 
 // newest is the latest value of column x: from the rows where they were
@@ -136,17 +54,7 @@ func since(latest, field string, now time.Time, k int, unit string) string {
 	case "year":
 		layout = "2006"
 	}
-	back := func(t time.Time, k int) time.Time {
-		switch unit {
-		case "day":
-			return t.AddDate(0, 0, -k)
-		case "week":
-			return t.AddDate(0, 0, -7*k)
-		case "month":
-			return t.AddDate(0, -k, 0)
-		}
-		return t.AddDate(-k, 0, 0)
-	}
+	back := func(t time.Time, k int) time.Time { return addUnits(t, unit, -k) }
 	for _, l := range []string{"2006-01-02", "2006-01", "2006"} {
 		if t, err := time.Parse(l, latest); err == nil && len(latest) == len(l) {
 			return back(t, k-1).Format(l)
@@ -160,40 +68,86 @@ func asSlice(v any) []any {
 	return s
 }
 
-// placeOne is "put it on the Growth overview dashboard" after a preview:
-// the conversation's newest preview, placed on the dashboard named (or
-// the one selected), which the product holds for approval.
-func placeOne(req ask.ModelRequest, st turnState, tool string, out map[string]any, n int) ask.ModelReply {
+// placeOne is "put it on the Growth dashboard" after a preview: the
+// conversation's newest preview, placed on the dashboard named (the
+// one of that name, else the only one whose name holds its words) or
+// the one selected, which the product holds for approval. A dashboard
+// of another project than the chart's data cannot take it: the answer
+// says so and names the dashboards that can.
+func placeOne(req ask.ModelRequest, st turnState, n int) ask.ModelReply {
 	_, made := outputOf(req, "create_chart_preview")
-	c, _ := made["chart"].(map[string]any)
+	c := asMap(made["chart"])
 	chart, _ := c["id"].(string)
 	name := strings.TrimSpace(putOn.FindStringSubmatch(st.question)[1])
-	switch tool {
-	case "":
-		if chart == "" {
-			return say("Which chart? Ask for a preview first, then tell me where to put it.")
+	if chart == "" {
+		return say("Which chart? Ask for a preview first, then tell me where to put it.")
+	}
+	place := func(dashboard string) ask.ModelReply {
+		out, r := st.need(step{"add_preview_to_dashboard", map[string]any{"chart_id": chart, "dashboard_id": dashboard}}, n)
+		if r != nil {
+			return *r
 		}
-		if d := st.handles["dashboard"]; len(d) == 1 && (name == "" || slices.Contains([]string{"it", "this", "that"}, strings.ToLower(name))) {
-			return call(n, "add_preview_to_dashboard", map[string]any{"chart_id": chart, "dashboard_id": d[0]})
+		if e, ok := out["error"].(map[string]any); ok {
+			return failed(e)
 		}
-		return call(n, "search_workspace", map[string]any{"query": name, "types": []string{"dashboard"}})
-	case "search_workspace":
-		var match []string
-		for _, r := range asSlice(out["results"]) {
-			m, _ := r.(map[string]any)
-			if strings.EqualFold(fmt.Sprint(m["name"]), name) {
-				match = append(match, fmt.Sprint(m["id"]))
+		return say("Added %v to %v.", c["name"], asMap(out["dashboard"])["name"])
+	}
+	if d := st.handles["dashboard"]; len(d) == 1 && (name == "" || slices.Contains([]string{"it", "this", "that", "here"}, strings.ToLower(name))) {
+		return place(d[0])
+	}
+	found, r := st.need(step{"search_workspace", map[string]any{"query": name, "types": []any{"dashboard"}}}, n)
+	if r != nil {
+		return *r
+	}
+	var exact, loose []map[string]any
+	for _, x := range asSlice(found["results"]) {
+		m := asMap(x)
+		if strings.EqualFold(fmt.Sprint(m["name"]), name) {
+			exact = append(exact, m)
+		}
+		loose = append(loose, m)
+	}
+	match := exact
+	if len(match) == 0 {
+		match = loose
+	}
+	switch {
+	case len(match) == 0:
+		return say("I found no dashboard called %s. Say the dashboard's name, or choose one in the chart's Dashboard menu.", name)
+	case len(match) > 1:
+		var names []string
+		for _, m := range match {
+			names = append(names, fmt.Sprint(m["name"]))
+		}
+		return say("Which dashboard do you mean: %s? Say its whole name, or select it.", orList(names))
+	}
+	d := match[0]
+	if cp, _ := c["project_id"].(string); cp != "" && d["project_id"] != nil && d["project_id"] != cp {
+		all, r := st.need(step{"search_workspace", map[string]any{"query": "", "types": []any{"dashboard"}, "limit": 50}}, n)
+		if r != nil {
+			return *r
+		}
+		var fit []string
+		for _, x := range asSlice(all["results"]) {
+			if m := asMap(x); m["project_id"] == cp {
+				fit = append(fit, fmt.Sprint(m["name"]))
 			}
 		}
-		if len(match) != 1 {
-			return say("Which dashboard? I found no single dashboard called %s; select one.", name)
+		line := fmt.Sprintf("%v cannot go on %v: that dashboard belongs to another project than the chart's data, and a chart can only go on a dashboard of its own project.", c["name"], d["name"])
+		if len(fit) == 0 {
+			return say("%s I see no dashboard in its project.", line)
 		}
-		return call(n, "add_preview_to_dashboard", map[string]any{"chart_id": chart, "dashboard_id": match[0]})
-	case "add_preview_to_dashboard":
-		d, _ := out["dashboard"].(map[string]any)
-		return say("Added %v to %v.", c["name"], d["name"])
+		return say("%s It can go on %s: say “put it on %s”, or choose it in the chart's Dashboard menu.", line, orList(fit), fit[0])
 	}
-	return say("Done.")
+	return place(fmt.Sprint(d["id"]))
+}
+
+// orList is "a", "a or b", "a, b or c".
+func orList(parts []string) string {
+	if len(parts) < 2 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
 }
 
 // breakdown is a breakdown named in words: "by country", "which plan".
@@ -202,25 +156,35 @@ var breakdown = regexp.MustCompile(`(?i)\b(?:by|per|each|which|every)\s+([a-z_]+
 // chartQuestion is the flow for any other question while one chart is
 // selected: read the chart (the client shows it) and say what it holds.
 // When the question asks for more than the chart draws (a period, "last
-// 8 weeks", or a breakdown the chart does not have), it continues down
-// chartSelection with the chart's first dataset, so the answer is a
-// preview of that. ok is false once the flow has nothing more to do.
-func chartQuestion(st turnState, tool string, out map[string]any, handle string, n int, now func() time.Time) (ask.ModelReply, bool) {
-	switch tool {
-	case "":
-		return call(n, "get_chart_data", map[string]any{"chart_id": handle}), true
-	case "get_chart_data":
-		var id string
-		if ds := asSlice(out["datasets"]); len(ds) > 0 {
-			m, _ := ds[0].(map[string]any)
-			id, _ = m["id"].(string)
-		}
-		if id != "" && asksMore(st.question, out) {
-			return chartSelection(st, "", nil, id, n, now)
-		}
-		return say("%s", chartLine(out)), true
+// 8 weeks", or a breakdown the chart does not have), it goes on with
+// the chart's first dataset (dataAnswer), so the answer is a preview of
+// that.
+func chartQuestion(st turnState, handle string, n int, now func() time.Time) ask.ModelReply {
+	out, r := st.need(step{"get_chart_data", map[string]any{"chart_id": handle}}, n)
+	if r != nil {
+		return *r
 	}
-	return chartSelection(st, tool, out, "", n, now)
+	var id string
+	if ds := asSlice(out["datasets"]); len(ds) > 0 {
+		id, _ = asMap(ds[0])["id"].(string)
+	}
+	q := parse(st.question)
+	if id != "" && asksMore(st.question, out) {
+		return dataAnswer(st, q, target{id: id, scoped: true}, n, now)
+	}
+	name := fmt.Sprint(asMap(out["chart"])["name"])
+	var cols []string
+	for _, c := range asSlice(out["columns"]) {
+		cols = append(cols, fmt.Sprint(c))
+	}
+	other, r := otherDataset(st, q, id, name, cols, n)
+	if r != nil {
+		return *r
+	}
+	if other != "" {
+		return say("%s", sentences(fmt.Sprintf("Your question names %s, but I read %s, the chart you selected; to use %s, select it instead.", other, name, other), chartLine(out, q)))
+	}
+	return say("%s", chartLine(out, q))
 }
 
 // asksMore reports whether question asks for a period, or a breakdown by
@@ -242,14 +206,14 @@ func asksMore(question string, out map[string]any) bool {
 	return true
 }
 
-// chartLine says in one sentence what a chart read holds, as far as the
-// sharing level showed it: its type, its series by its X field, how many
-// points, and the first and last (the rows), or the range of each (the
-// aggregates).
-func chartLine(out map[string]any) string {
-	c, _ := out["chart"].(map[string]any)
+// chartLine says what a chart read holds, as far as the sharing level
+// showed it: its type, its series by its X field and how many points,
+// then what the numbers say (numbers).
+func chartLine(out map[string]any, q query) string {
+	c := asMap(out["chart"])
+	name := fmt.Sprint(c["name"])
 	cols := asSlice(out["columns"])
-	line := fmt.Sprintf("%v is a %v chart", c["name"], out["chart_type"])
+	line := fmt.Sprintf("%s is a %v chart", name, out["chart_type"])
 	if len(cols) < 2 {
 		return line + "."
 	}
@@ -258,22 +222,6 @@ func chartLine(out map[string]any) string {
 		series = append(series, fmt.Sprint(s))
 	}
 	n, _ := out["row_count"].(float64)
-	line += fmt.Sprintf(" of %s by %s with %s", strings.Join(series, " and "), x, count(int(n), "point"))
-	rows := asSlice(out["rows"])
-	if len(rows) > 0 {
-		first, _ := rows[0].([]any)
-		last, _ := rows[len(rows)-1].([]any)
-		if len(first) > 1 && len(last) > 1 {
-			line += fmt.Sprintf(": %s was %s on %v and %s on %v", series[0], num(first[1]), first[0], num(last[1]), last[0])
-		}
-		return line + "."
-	}
-	aggs, _ := out["aggregates"].(map[string]any)
-	if a, _ := aggs[x].(map[string]any); a["earliest"] != nil {
-		line += fmt.Sprintf(", from %v to %v", a["earliest"], a["latest"])
-	}
-	if a, _ := aggs[series[0]].(map[string]any); a["min"] != nil {
-		line += fmt.Sprintf("; %s ranges from %s to %s", series[0], num(a["min"]), num(a["max"]))
-	}
-	return line + " (the rows themselves are not shared with me here)."
+	line += fmt.Sprintf(" of %s by %s with %s.", strings.Join(series, " and "), x, count(int(n), "point"))
+	return sentences(line, numbers(name, x, series[0], out, levelOf(out), q, nil))
 }

@@ -3,7 +3,8 @@
 // TestTypeScriptSDKClient. With ASKBI_MODE=oauth it connects with no
 // credential and lets the SDK's own OAuth client do the rest: the 401, the
 // protected resource and authorization server metadata, dynamic client
-// registration, S256 PKCE and the token exchange. The consent page is
+// registration (or its client ID metadata document's URL as its
+// client_id), S256 PKCE and the token exchange. The consent page is
 // answered headlessly as a browser would: the page is fetched with the
 // product's session cookie, its form posted back same-origin. With
 // ASKBI_MODE=apikey it sends an API key as the bearer token. Either way it
@@ -48,11 +49,14 @@ async function consent(authURL) {
 }
 
 // provider is an OAuthClientProvider kept in memory, as a desktop client
-// keeps it in its own store.
+// keeps it in its own store. With ASKBI_CLIENT_METADATA_URL it has a
+// client ID metadata document there, which the SDK uses as its client_id
+// instead of registering when the server says it reads them.
 function newProvider() {
   const saved = {};
   return {
     saved,
+    clientMetadataUrl: process.env.ASKBI_CLIENT_METADATA_URL || undefined,
     get redirectUrl() { return "http://127.0.0.1:33419/callback"; },
     get clientMetadata() {
       return {
@@ -93,6 +97,7 @@ if (mode === "oauth") {
   const q = provider.saved.redirect;
   const a = provider.saved.authURL.searchParams;
   report.authorization = {
+    client_id: a.get("client_id"), registered: !!provider.saved.client?.client_id_issued_at,
     resource: a.get("resource"), code_challenge_method: a.get("code_challenge_method"), scope: a.get("scope"),
     state_returned: q.get("state") === provider.saved.state, iss: q.get("iss"),
   };

@@ -102,7 +102,8 @@ for (const [name, viewport] of views) {
     assert.equal(await page.locator(".turn").count(), 1, "Retry sends the same message once");
     assert.equal(await lastTurn(page).locator(".question").innerText(), "show signups by week");
     // The demo model's first answer says what it is, then answers.
-    assert.match(await lastTurn(page).locator(".text").innerText(), /^You are talking to the built-in demo model[^\n]*\n\nHere is a preview of signups by week\.$/);
+    assert.match(await lastTurn(page).locator(".text").innerText(),
+      /^You are talking to the built-in demo model[^\n]*\n\nI used Weekly signups because it matches “signups” and “week”\. Signups ran from [\d,]+ to [\d,]+ a week over 12 weeks/);
     assert.equal(await input.inputValue(), "", "the composer is empty once it was sent");
 
     // The counter: quiet, then a warning near the limit, then over it
@@ -130,14 +131,14 @@ for (const [name, viewport] of views) {
     await signIn(page, "bob"); // the other tests' chats are alice's
     await send(page, "show signups by week");
     const answer = await lastTurn(page).locator(".text").innerText();
-    assert.match(answer, /\n\nHere is a preview of signups by week\.$/, "the demo model's first answer, after its intro");
+    assert.match(answer, /\n\nI used Weekly signups because it matches “signups” and “week”\./, "the demo model's first answer, after its intro");
     await lastTurn(page).getByRole("button", { name: "Copy answer" }).click();
     await page.waitForFunction(() => document.getElementById("activity").textContent === "Answer copied.");
     assert.equal(await page.evaluate(() => navigator.clipboard.readText()), answer);
     await lastTurn(page).getByRole("button", { name: "Ask again" }).click();
     await settled(page);
     assert.deepEqual(await page.locator(".turn .question").allInnerTexts(), ["show signups by week", "show signups by week"], "asked once more");
-    assert.match(await lastTurn(page).locator(".text").innerText(), /signups by week/);
+    assert.match(await lastTurn(page).locator(".text").innerText(), /Weekly signups/);
 
     // New chat, from Home and from another page.
     await page.getByRole("button", { name: "New chat" }).click();

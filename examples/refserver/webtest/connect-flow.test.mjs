@@ -4,7 +4,9 @@
 // provider's sign-in, allow its tool on the connection page, back to the
 // conversation through the conversation bar, Continue request, and the
 // chart of the provider's data in the chat; the older cards offer no
-// actions. At 1280×800, at 375×740, and once by keyboard only.
+// actions; the answer is titled after the question and shown once (issue
+// 41). At 1280×800, at 375×740 in the dark theme, and once by keyboard
+// only.
 
 import { test, before, after } from "node:test";
 import { launch, close, done, shot, signIn, send, settled, lastTurn, phone, assert } from "./lib.mjs";
@@ -31,7 +33,11 @@ async function answered(page, name) {
   assert.equal(await turn.locator(".question").innerText(), "Continue request");
   const chart = turn.locator(".remote-result[data-kind=chart]");
   await chart.waitFor();
-  assert.match(await chart.locator(".chart-title").innerText(), /pageviews_by_week/);
+  // Titled after the question it answers, the tool named beside it.
+  assert.equal((await chart.locator(".chart-title").innerText()).trim(), "Pageviews from Demo Analytics by week");
+  assert.match(await chart.locator(".chart-type").innerText(), /pageviews_by_week from Demo Analytics/);
+  // Shown once: no second "Connection ready" card repeats the answer.
+  assert.equal(await turn.locator(".setup-card").count(), 0, "the answer's turn shows no second card");
   assert.match(await chart.locator("svg.chart-svg").getAttribute("aria-label"), /^Line chart of pageviews, 8 points from 7 Sep to 26 Oct$/);
   assert.equal(await chart.locator("svg.chart-svg circle").count(), 8, "one point per week of the provider's data");
   // The demo shares no rows with the model: it says what it was shown.
@@ -85,8 +91,8 @@ test("At 1280×800: ask, Connect, sign in, allow the tool, back to the chat, Con
   await done(page);
 });
 
-test("At 375×740 the whole flow fits", async () => {
-  const page = await open({ viewport: phone, reducedMotion: "reduce" });
+test("At 375×740 the whole flow fits, in the dark theme", async () => {
+  const page = await open({ viewport: phone, reducedMotion: "reduce", colorScheme: "dark" });
   try { await flow(page, "phone-connect-flow"); } finally { await disconnect(); }
   await done(page);
 });

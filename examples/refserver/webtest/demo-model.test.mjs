@@ -74,7 +74,7 @@ for (const [size, viewport] of [["desktop", desktop], ["phone", phone]]) {
     assert.equal(await chart.locator(".chart-head .badge").innerText(), "Saved", "the saved chart itself, not a preview");
     assert.ok(await chart.locator("svg.chart-svg").count(), "and drawn");
     assert.match(await turn.locator(".answer > .text").last().innerText(),
-      /Weekly signups is a line chart of signups by week with \d+ points, from \d{4}-\d{2}-\d{2} to \d{4}-\d{2}-\d{2}; signups ranges from \d+ to \d+/,
+      /Weekly signups is a line chart of signups by week with 12 points\. Signups ran from [\d,]+ to [\d,]+ a week over 12 weeks \(7 Sep to 23 Nov\), [\d,]+ in all\./,
       "the answer says what it draws, from the aggregates the demo shares");
     await shot(page, `demo-model-selected-chart-${size}`);
 

@@ -129,9 +129,12 @@ test("A failed sign-in returns to the connection page with why, and nothing acti
   await send(page, "show pageviews from Demo Analytics");
   const token = await page.evaluate(() => JSON.parse(sessionStorage.getItem("askbi.session")).token);
   const conv = await page.evaluate(() => Object.entries(sessionStorage).find(([k]) => k.startsWith("askbi.active."))[1]);
-  // Start the sign-in, then come back with the provider's refusal.
+  // Acme's Demo Analytics is signed in by the tests above, and Connect
+  // would give it back as it is: a second account is saved by its URL.
+  // Start that one's sign-in, then come back with the provider's refusal.
+  const url = (await as("alice", "GET", "/ai/connections")).connections.find((c) => c.name === "Demo Analytics").url;
   const doc = await (await fetch(base + "/ai/connections/connect", { method: "POST", headers: { Authorization: "Bearer " + token, "Content-Type": "application/json" },
-    body: JSON.stringify({ provider: "Demo Analytics", conversation_id: conv }) })).json();
+    body: JSON.stringify({ name: "Demo Analytics, second account", url, conversation_id: conv }) })).json();
   const state = new URL(doc.authorization_url).searchParams.get("state");
   await page.goto(`${base}/ai/connections/oauth/callback?error=access_denied&state=${encodeURIComponent(state)}`);
   await page.locator("#connections-return .conn-banner.failed").waitFor();

@@ -37,7 +37,9 @@ export function sentence(code, message, status) {
     case "rate_limited": return "Too many requests right now. Wait a moment, then try again.";
     case "internal": return "Something went wrong on the server. Try again.";
     case "timeout": return "This took too long. Try again, or ask a narrower question.";
-    case "network": return "The server cannot be reached. Check that it is running, then try again.";
+    case "network": return typeof navigator !== "undefined" && navigator.onLine === false
+      ? "You are offline. Try again once you are connected."
+      : "The server cannot be reached. Check that it is running, then try again.";
   }
   if (message && /^context: an item is not available/.test(message)) return UNAVAILABLE;
   if (!message) {
@@ -47,13 +49,25 @@ export function sentence(code, message, status) {
   const field = /^([a-z_]+)(\[\d+\])?(\.[a-z_]+)?: (.*)$/s.exec(m);
   if (field) {
     // "message: at most 4000 characters" reads "Message can have at most
-    // 4,000 characters."
+    // 4,000 characters.", "title: must be …" "Title must be …"; any
+    // other field path is dropped ("attachments[0]: the data is not a
+    // PNG…" reads "The data is not a PNG…"): people do not read field
+    // names.
     let rest = field[4].replace(/\b\d{4,}\b/g, (d) => Number(d).toLocaleString("en"));
     if (/^at (most|least) /.test(rest)) rest = "can have " + rest;
-    m = capitalize(field[1].replace(/_/g, " ")) + (field[3] ? " " + field[3].slice(1).replace(/_/g, " ") : "") + " " + rest;
+    const subject = /^(can|must|is|are|has|should) /.test(rest) && !field[2] && !/_id$/.test(field[1]);
+    m = subject ? capitalize(field[1].replace(/_/g, " ")) + (field[3] ? " " + field[3].slice(1).replace(/_/g, " ") : "") + " " + rest : rest;
   }
   m = capitalize(m);
   return /[.!?]$/.test(m) ? m : m + ".";
+}
+
+// retryable says whether sending the same request again may work: the
+// server or the network failed, or was busy. A request refused for what
+// it holds (a file of another type, a message too long) would be
+// refused again.
+export function retryable(err) {
+  return ["network", "rate_limited", "timeout", "internal", "unavailable"].includes(err.code) || /^http_5/.test(err.code);
 }
 
 async function readJSON(res) {
@@ -149,7 +163,8 @@ export const api = {
   pageChart: (id) => call("GET", "/api/charts/" + encodeURIComponent(id)),
   pagePlace: (id, dashboard) => call("POST", `/api/charts/${encodeURIComponent(id)}/add-to-dashboard`, { dashboard_id: dashboard }),
   pageDashboard: (id) => call("GET", "/api/dashboards/" + encodeURIComponent(id)),
-  datasetData: (id) => call("GET", `/api/datasets/${encodeURIComponent(id)}/data`),
+  datasetData: (id, filters) => call("GET", `/api/datasets/${encodeURIComponent(id)}/data` +
+    (filters && filters.length ? "?filters=" + encodeURIComponent(JSON.stringify(filters)) : "")),
   signOut: () => call("POST", "/signout"),
   demoUsers: () => call("GET", "/demo/principals"),
   demoSignIn: (name) => call("POST", "/demo/sign-in", { name }),

@@ -140,15 +140,29 @@ async function conversationBar() {
   }
 }
 
-// openChats lists the saved chats: open, rename or delete one (deleting
-// asks first).
+// openChats lists the saved chats: search them by title, open, rename
+// or delete one (deleting asks first). The close button sits at the top;
+// Esc or a tap outside closes the list too.
 async function openChats() {
   const d = $("chats");
   const ul = $("chats-list");
   ul.replaceChildren(h("li", { class: "muted" }, "Loading…"));
-  if (!d.open) d.showModal();
+  if (!d.open) {
+    $("chats-query").value = "";
+    d.showModal();
+  }
   const [settled] = await Promise.allSettled([api.conversations(50)]);
-  renderChats(ul, settled, async (id) => {
+  shownChats = settled;
+  showChats();
+}
+
+// shownChats is the list the Chats dialog shows, searched as typed.
+let shownChats = null;
+
+function showChats() {
+  const d = $("chats");
+  const ul = $("chats-list");
+  renderChats(ul, shownChats, async (id) => {
     d.close();
     if (where().page !== "home") location.hash = "#/";
     await home.open(id);
@@ -159,7 +173,7 @@ async function openChats() {
       home.renamed(conversation);
       await openChats();
       $("chats-status").textContent = `Renamed to “${conversation.title}”.`;
-      ul.querySelector(`[aria-label="Rename chat: ${CSS.escape(conversation.title)}"]`)?.focus();
+      ul.querySelector(`[aria-label^="Rename chat: ${CSS.escape(conversation.title)}"]`)?.focus();
     },
     remove: async (c) => {
       if (!await confirm("Delete this chat?", `“${c.title}” and its history are deleted. Charts it saved stay where they are.`, "Delete")) return;
@@ -167,10 +181,20 @@ async function openChats() {
       home.removed(c.id);
       await openChats();
       $("chats-status").textContent = `Deleted “${c.title}”.`;
-      (ul.querySelector("button") || d.querySelector("form button")).focus();
+      (ul.querySelector("button") || $("chats-query")).focus();
     },
-  });
+  }, $("chats-query").value);
 }
+
+$("chats-query").addEventListener("input", () => { if (shownChats) showChats(); });
+$("chats-close").addEventListener("click", () => $("chats").close());
+// A tap on the backdrop (outside the dialog's box) closes it.
+$("chats").addEventListener("click", (ev) => {
+  const d = $("chats");
+  if (ev.target !== d) return;
+  const r = d.getBoundingClientRect();
+  if (ev.clientX < r.left || ev.clientX > r.right || ev.clientY < r.top || ev.clientY > r.bottom) d.close();
+});
 
 // newChat starts an empty chat on Home, from any page.
 async function newChat() {

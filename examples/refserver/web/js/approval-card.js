@@ -16,6 +16,9 @@ import { distinctName, humanize } from "./format.js";
 
 const typeWord = { dashboard: "Dashboard", chart: "Chart", dataset: "Dataset", connection: "Connection" };
 
+// PLACEMENTS are the actions that put charts on a dashboard.
+const PLACEMENTS = new Set(["add_preview_to_dashboard", "add_previews_to_dashboard"]);
+
 // settings lists the arguments that are plain choices ("Chart type: bar"),
 // leaving out the ones that name entities (dashboard_id, a batch's
 // chart_ids): the targets show those by name.
@@ -53,6 +56,7 @@ export class ApprovalCard {
     this.el = h("section", { class: "approval", "aria-label": "Approval: " + (tool.title || tool.label), tabindex: "-1" });
     this.open = true; // until settled: the turn waits for it
     this.record = h("p", { class: "record", role: "status" });
+    this.classId = "approval-class-" + Math.random().toString(36).slice(2, 10);
     this.render(true);
     // While it waits, the card counts down, and once the approval has
     // expired it says so and offers nothing to press: the server would
@@ -80,20 +84,27 @@ export class ApprovalCard {
     // in the transcript, by its scope.
     const charts = (t.targets || []).filter((r) => r.type === "chart").concat(this.charts ? this.charts.refs() : []);
     const name = (r) => r.type === "chart" ? distinctName(r, charts) : r.name;
+    // Once a placement ran, its charts are saved on the dashboard: the
+    // receipt says so rather than the "Preview" they were proposed as.
+    const placed = this.state === "completed" && PLACEMENTS.has(t.name || t.tool);
+    const dash = (t.targets || []).find((r) => r.type === "dashboard");
     const targets = (t.targets || []).map((r) => h("li", {}, `${typeWord[r.type] || "Item"} “${name(r)}”`,
-      r.info ? h("span", { class: "info" }, " · " + r.info) : null));
+      placed && r.type === "chart" ? [" ", h("span", { class: "badge state-saved" }, "Saved"), dash ? h("span", { class: "info" }, " on " + dash.name) : null]
+        : r.info ? h("span", { class: "info" }, " · " + r.info) : null));
     const rows = settings(t.arguments);
     const may = t.can_approve !== false;
     // A choice being sent offers nothing to press a second time.
     const choose = open && !this.deciding;
-    this.approve = may ? h("button", { type: "button", class: "primary", onclick: () => this.decide("approve") }, "Approve") : null;
+    // A destructive action's Approve looks destructive.
+    this.approve = may ? h("button", { type: "button", class: destructive ? "primary destructive" : "primary",
+      "aria-describedby": destructive ? this.classId : null, onclick: () => this.decide("approve") }, "Approve") : null;
     this.reject = h("button", { type: "button", onclick: () => this.decide("reject") }, "Reject");
     this.el.replaceChildren(...[
       h("p", { class: "approval-ask" }, open ? "Ask wants to: " : "Approval: ", h("strong", {}, t.title || t.label)),
       targets.length ? h("ul", { class: "targets" }, targets) : null,
       open && t.shared ? h("p", { class: "approval-shared" }, t.shared) : null,
       rows.length ? h("dl", { class: "settings" }, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])) : null,
-      t.class ? h("p", { class: "approval-class" },
+      t.class ? h("p", { class: "approval-class", id: this.classId },
         h("span", { class: "badge " + (destructive ? "destructive" : "mutating") }, destructive ? "Destructive" : "Changes your workspace"),
         " ", destructive ? "This cannot be undone." : "You can change it again later.") : null,
       open && may ? h("p", { class: "approval-wait" }, "Nothing has changed yet. It runs only if you approve.",
@@ -128,6 +139,7 @@ export class ApprovalCard {
   settle(state, message) {
     this.open = false;
     this.runningNow = false;
+    this.state = state;
     clearInterval(this.timer);
     this.render(false);
     this.record.textContent = outcome(state, message);

@@ -44,3 +44,31 @@ export function title(question) {
   const q = question.split(/\s+/).filter(Boolean).join(" ");
   return q.length > 60 ? q.slice(0, 59) + "…" : q;
 }
+
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+// cellText is a table cell as people read it: a day "7 Sep 2026" (with
+// the time when it has one: "7 Sep 2026, 10:30"), a month "Sep 2026", a
+// number with thousands separators ("62,350", "12.5"); other text as it
+// is; "—" for none.
+export function cellText(v) {
+  if (v === null || v === undefined || v === "") return "—";
+  if (typeof v === "number") return Number.isFinite(v) ? v.toLocaleString("en", { maximumFractionDigits: 2 }) : String(v);
+  if (typeof v === "boolean") return v ? "yes" : "no";
+  if (typeof v === "object") return JSON.stringify(v);
+  const s = String(v);
+  let m = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.exec(s);
+  if (m && +m[2] >= 1 && +m[2] <= 12) {
+    const day = `${+m[3]} ${MONTHS[m[2] - 1]} ${m[1]}`;
+    return m[4] && !(m[4] === "00" && m[5] === "00") ? `${day}, ${m[4]}:${m[5]}` : day;
+  }
+  m = /^(\d{4})-(\d{2})$/.exec(s);
+  if (m && +m[2] >= 1 && +m[2] <= 12) return `${MONTHS[m[2] - 1]} ${m[1]}`;
+  if (/^-?\d+(\.\d+)?$/.test(s) && s.length < 16) return Number(s).toLocaleString("en", { maximumFractionDigits: 2 });
+  return s;
+}
+
+// isNumberCell says whether a cell reads as a number (aligned right).
+export function isNumberCell(v) {
+  return typeof v === "number" || typeof v === "string" && /^-?\d+(\.\d+)?$/.test(v) && v.length < 16;
+}

@@ -4,7 +4,7 @@
 // active conversation is restored after a reload: only its ID is kept, in
 // session storage.
 
-import { api, masked, UNAVAILABLE } from "./api.js";
+import { api, masked, retryable, UNAVAILABLE } from "./api.js";
 import { $, h, icon } from "./dom.js";
 import { ago, greeting, title } from "./format.js";
 import { Composer } from "./composer.js";
@@ -14,9 +14,13 @@ import { Charts } from "./chart-result.js";
 import { Attachments } from "./attachments.js";
 import { Watch } from "./watch.js";
 
-// SUGGESTIONS are questions the demo model answers; a click sends one.
-// None changes anything.
-const SUGGESTIONS = ["Show signups by week", "Show signups by country", "Show MRR by month",
+// SLOW_MS is how long a turn may go without news from the server before
+// the chat says it is taking longer and offers Stop.
+const SLOW_MS = 10000;
+
+// SUGGESTIONS are questions the demo model answers, in a newcomer's
+// words; a click sends one. None changes anything.
+const SUGGESTIONS = ["How are signups trending?", "Which country has the most signups?", "What is our revenue?",
   "Show pageviews from Demo Analytics", "What can you do?"];
 
 export class Home {
@@ -52,6 +56,7 @@ export class Home {
     this.transcript = new Transcript($("transcript"), $("turns"), {
       charts: this.charts,
       live: (text) => this.composer.live(text),
+      onWaiting: () => this.syncWaiting(),
       onDecide: (tv, verb, tool) => this.decide(tv, verb, tool),
       onRetry: (question) => this.submit(question),
       onContext: (items, notice) => { this.setChips(items, false); this.composer.setNotice(notice); },
@@ -66,6 +71,12 @@ export class Home {
       onGiveUp: () => this.composer.live("This is taking long. Reload the page later to see how it ended."),
     });
     $("close-answer").addEventListener("click", () => this.close());
+    // While an approval waits, the composer offers a way to it: Go to it
+    // (one Shift+Tab from the message) or Alt+Shift+A from anywhere.
+    $("to-approval").addEventListener("click", () => this.toApproval());
+    document.addEventListener("keydown", (ev) => {
+      if (ev.altKey && ev.shiftKey && !ev.ctrlKey && !ev.metaKey && ev.code === "KeyA" && !this.el.hidden && this.toApproval()) ev.preventDefault();
+    });
     this.composer.block(status.available ? "" : status.reason || "The assistant is not available.");
     // The host's word on the model (a demo model, and how to set a real one).
     $("model-note").textContent = status.model_note || "";
@@ -126,6 +137,39 @@ export class Home {
     tv.underway();
     this.watch.start(this.conv);
     return true;
+  }
+
+  // syncWaiting shows the composer's note while an approval card of the
+  // open chat waits.
+  syncWaiting() { $("waiting-note").hidden = !this.transcript.waitingCard(); }
+
+  // toApproval moves the keyboard to the newest waiting approval card
+  // (one Tab from its Approve); false when none waits.
+  toApproval() {
+    const card = this.transcript.waitingCard();
+    if (!card) return false;
+    card.el.scrollIntoView({ block: "nearest" });
+    card.focus();
+    return true;
+  }
+
+  // watchSlow says, after SLOW_MS with nothing new from the server while
+  // a turn runs, that the answer is taking longer, and offers Stop;
+  // anything that arrives starts the wait again. It returns poke (call
+  // it on each event) and stop.
+  watchSlow(tv) {
+    let timer = 0;
+    const arm = () => {
+      clearTimeout(timer);
+      tv.slow(null);
+      timer = setTimeout(() => {
+        if (!this.busy) return;
+        tv.slow(() => this.stop());
+        this.composer.live("This is taking longer than usual. You can keep waiting, or stop it.");
+      }, SLOW_MS);
+    };
+    arm();
+    return { poke: arm, stop: () => { clearTimeout(timer); tv.slow(null); } };
   }
 
   selectedDashboard() {
@@ -195,35 +239,40 @@ export class Home {
     this.composer.live("Working…");
     this.abort = new AbortController();
     let started = false; // an event arrived: the server has the message
+    const slow = this.watchSlow(tv);
     try {
       if (first) this.setActive((await api.create()).conversation.id);
       const body = { message: text };
       if (this.dirty) body.context = this.chips.map((c) => ({ entity_type: c.entity_type, id: c.id }));
       if (files.length) body.attachments = Attachments.body(files);
-      await api.message(this.conv, body, (e) => { started = true; tv.handle(e); }, this.abort.signal);
+      await api.message(this.conv, body, (e) => { started = true; slow.poke(); tv.handle(e); }, this.abort.signal);
       this.dirty = false;
     } catch (err) {
       if (err.name === "AbortError") return;
       if (!started) {
         // Not sent (refused before the turn began, or the server could
         // not be reached): the message and its files come back, to send
-        // again as they are (Retry) or once fixed.
+        // again once fixed, or as they are (Retry) when the failure was
+        // the server's or the network's. A refused file is named.
         this.files.put(files);
         if (!this.composer.input.value) this.composer.input.value = text;
         this.composer.sync();
-        tv.fail(err.message, () => {
+        const message = fileProblem(err, files) || err.message;
+        tv.fail(message, retryable(err) ? () => {
           tv.el.remove();
           if (this.composer.input.value === text) this.composer.input.value = "";
           this.submit(text);
-        });
-        this.composer.live(err.message);
+        } : null);
+        this.composer.live(message);
         return;
       }
       tv.fail(err.message);
       this.composer.live(err.message);
       if (err.message === UNAVAILABLE) this.composer.setNotice(UNAVAILABLE);
     } finally {
+      slow.stop();
       this.setBusy(false);
+      this.syncWaiting();
     }
   }
 
@@ -248,9 +297,10 @@ export class Home {
     this.setBusy(true);
     tv.reopen();
     this.abort = new AbortController();
+    const slow = this.watchSlow(tv);
     try {
       await api.decide(this.conv, tool.approval_id, verb, { tool: tool.name, arguments: tool.arguments },
-        (e) => tv.handle(e), this.abort.signal);
+        (e) => { slow.poke(); tv.handle(e); }, this.abort.signal);
       return true;
     } catch (err) {
       if (err.name === "AbortError") return true;
@@ -259,7 +309,9 @@ export class Home {
       if (card) card.problem(err.code === "approval_invalid" ? "This approval has expired or was already used. Nothing ran." : err.message);
       return err.code === "approval_invalid";
     } finally {
+      slow.stop();
       this.setBusy(false);
+      this.syncWaiting();
     }
   }
 
@@ -285,6 +337,7 @@ export class Home {
     $("conv-title").textContent = view.conversation.title || "Chat";
     this.composer.live(""); // the transcript says when an approval waits
     this.transcript.load(view);
+    this.syncWaiting();
     if (this.transcript.running()) this.watch.start(id);
     this.setChips(view.context || [], false);
     this.dirty = false;
@@ -313,6 +366,7 @@ export class Home {
     this.dirty = false;
     this.composer.setNotice("");
     this.composer.live("");
+    this.syncWaiting();
     this.unfocus();
     this.idle();
     this.composer.focus();
@@ -340,23 +394,44 @@ export class Home {
   }
 }
 
+// fileProblem is the sentence for a message refused for one of its
+// files ("attachments[1]: …"), naming the file; "" for another refusal.
+function fileProblem(err, files) {
+  const m = /^attachments\[(\d+)\]: (.*)$/s.exec(err.detail || "");
+  const f = m && files[+m[1]];
+  if (!f) return "";
+  let why = m[2].trim().replace(/\.$/, "");
+  if (/^(the data is )?not /.test(why)) why = "it is " + why.replace(/^the data is /, "");
+  return `The file “${f.name}” was not sent: ${why}. Remove it, or attach another file, then send again.`;
+}
+
 // renderChats lists saved chats by title; choosing one opens it. With
 // manage ({rename(c, title), remove(c)}, each resolving when done) every
 // chat also has Rename (an inline name field: Enter saves, Esc cancels)
 // and Delete.
-export function renderChats(ul, settled, open, manage) {
+//
+// query, when set, keeps the chats whose title holds it (any case).
+// Chats of the same title are told apart by when they started ("30 Nov,
+// 14:05"), also in their buttons' names.
+export function renderChats(ul, settled, open, manage, query) {
   if (settled.status !== "fulfilled") {
     ul.replaceChildren(h("li", { class: "error" }, settled.reason.message));
     return;
   }
-  const list = settled.value.conversations.filter((c) => c.title);
+  const all = settled.value.conversations.filter((c) => c.title);
+  const q = (query || "").trim().toLowerCase();
+  const list = q ? all.filter((c) => c.title.toLowerCase().includes(q)) : all;
+  const started = startedLabels(all);
   const row = (c) => {
     const li = h("li", { class: "chat-row" });
-    const show = () => li.replaceChildren(h("button", { type: "button", class: "row", onclick: () => open(c.id) },
-      h("span", { class: "row-text" }, h("span", { class: "row-label" }, c.title), h("span", { class: "row-info" }, ago(c.updated_at)))),
+    const name = c.title + (started.has(c.id) ? ` (${started.get(c.id)})` : "");
+    const info = (started.has(c.id) ? `Started ${started.get(c.id)} · ` : "") + ago(c.updated_at);
+    // replaceChildren writes a null as the text "null": only nodes here.
+    const show = () => li.replaceChildren(...[h("button", { type: "button", class: "row", onclick: () => open(c.id) },
+      h("span", { class: "row-text" }, h("span", { class: "row-label" }, c.title), h("span", { class: "row-info" }, info))),
     manage ? h("span", { class: "chat-actions" },
-      h("button", { type: "button", class: "link", "aria-label": "Rename chat: " + c.title, onclick: edit }, "Rename"),
-      h("button", { type: "button", class: "link danger", "aria-label": "Delete chat: " + c.title, onclick: remove }, "Delete")) : null);
+      h("button", { type: "button", class: "link", "aria-label": "Rename chat: " + name, onclick: edit }, "Rename"),
+      h("button", { type: "button", class: "link danger", "aria-label": "Delete chat: " + name, onclick: remove }, "Delete")) : null].filter(Boolean));
     const edit = () => {
       const input = h("input", { type: "text", value: c.title, maxlength: "100", "aria-label": "Chat name", required: true });
       const error = h("p", { class: "error", role: "alert" });
@@ -381,5 +456,28 @@ export function renderChats(ul, settled, open, manage) {
     show();
     return li;
   };
-  ul.replaceChildren(...(list.length ? list.map(row) : [h("li", { class: "muted" }, "No chats yet.")]));
+  ul.replaceChildren(...(list.length ? list.map(row) : [h("li", { class: "muted" }, q ? `No chat title has “${query.trim()}”.` : "No chats yet.")]));
+}
+
+// startedLabels names when each chat whose title another chat shares
+// started: "30 Nov, 14:05", with the seconds when that is not enough.
+function startedLabels(chats) {
+  const fmt = (c, seconds) => new Date(c.created_at).toLocaleString("en-GB", { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit",
+    second: seconds ? "2-digit" : undefined });
+  const byTitle = new Map();
+  for (const c of chats) byTitle.set(c.title, [...(byTitle.get(c.title) || []), c]);
+  const out = new Map();
+  for (const twins of byTitle.values()) {
+    if (twins.length < 2) continue;
+    const minutes = twins.map((c) => fmt(c, false));
+    const seconds = new Set(minutes).size < minutes.length;
+    const labels = twins.map((c) => fmt(c, seconds));
+    // Started in the same second: numbered, oldest first.
+    const order = [...twins].sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at));
+    twins.forEach((c, i) => {
+      const same = twins.filter((_, j) => labels[j] === labels[i]);
+      out.set(c.id, same.length > 1 ? `${labels[i]}, ${order.filter((x) => same.includes(x)).indexOf(c) + 1} of ${same.length}` : labels[i]);
+    });
+  }
+  return out;
 }

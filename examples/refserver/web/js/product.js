@@ -8,6 +8,7 @@
 import { api, onUnauthenticated } from "./api.js";
 import { $, h } from "./dom.js";
 import { Charts } from "./chart-result.js";
+import { tableOf, MAX_ROWS } from "./dataset-table.js";
 
 const [, kind, rawID] = location.pathname.split("/");
 const id = decodeURIComponent(rawID || "");
@@ -59,27 +60,43 @@ async function chart() {
   $("product-body").replaceChildren(charts.add({ ...view.chart, data: undefined }));
 }
 
+// dashboard draws the dashboard's charts, each with the chat's chart
+// component (its title opens the chart's page), read-only.
 async function dashboard() {
-  const { dashboard: d } = await api.pageDashboard(id);
+  const { dashboard: d, charts: list } = await api.pageDashboard(id);
   title(d.name);
   $("product-info").textContent = "Dashboard" + (d.info ? " · " + d.info : "");
-  $("product-body").replaceChildren(h("p", {}, "This stands in for the product's dashboard page."));
+  $("product-body-title").textContent = "Charts";
+  $("product-body-title").hidden = false;
+  $("product-body-title").classList.remove("vh");
+  if (!(list || []).length) {
+    $("product-body").replaceChildren(h("p", { class: "muted" }, "This dashboard has no charts yet. Add one from a chat's chart preview."));
+    return;
+  }
+  const charts = new Charts({
+    defaultDashboard: () => "",
+    load: async (cid) => {
+      const doc = await api.pageChart(cid);
+      // On its own dashboard a chart needs no "Saved in" line.
+      return { ...doc.chart, dashboard: undefined, place_on: [], links: doc.links };
+    },
+  });
+  $("product-body").replaceChildren(h("div", { class: "dashboard-grid" },
+    list.map((c) => charts.add({ chart: c, status: "saved", datasets: [] }))));
 }
 
+// dataset shows a dataset's rows: dates and numbers as people read
+// them, in a table the keyboard can scroll.
 async function dataset() {
   const res = await api.datasetData(id);
   title(res.dataset.name);
   $("product-info").textContent = "Dataset" + (res.dataset.info ? " · " + res.dataset.info : "");
-  const shown = res.rows.slice(0, 100);
-  const meta = [`${res.row_count} ${res.row_count === 1 ? "row" : "rows"}`];
+  const shown = Math.min(res.rows.length, MAX_ROWS);
+  const meta = [`${res.row_count.toLocaleString("en")} ${res.row_count === 1 ? "row" : "rows"}`];
   if (res.truncated) meta.push("cut at the row or size limit");
-  if (res.data_date) meta.push("data from " + new Date(res.data_date).toLocaleString());
-  if (shown.length < res.rows.length) meta.push(`showing the first ${shown.length}`);
-  $("product-body").replaceChildren(
-    h("p", { class: "muted" }, meta.join(" · ")),
-    h("div", { class: "table-wrap" }, h("table", { class: "data" },
-      h("thead", {}, h("tr", {}, res.columns.map((c) => h("th", { scope: "col" }, c)))),
-      h("tbody", {}, shown.map((row) => h("tr", {}, row.map((cell) => h("td", {}, cell === null ? "" : String(cell)))))))));
+  if (res.data_date) meta.push("read " + new Date(res.data_date).toLocaleString("en-GB", { day: "numeric", month: "short", year: "numeric", hour: "2-digit", minute: "2-digit" }));
+  if (shown < res.rows.length) meta.push(`showing the first ${shown}`);
+  $("product-body").replaceChildren(h("p", { class: "muted" }, meta.join(" · ")), tableOf(res.columns, res.rows, res.dataset.name + ", its rows"));
 }
 
 const show = { previews: chart, charts: chart, dashboards: dashboard, datasets: dataset }[kind];

@@ -7,23 +7,28 @@
 import { h, icon } from "./dom.js";
 import { draw } from "./chart-svg.js";
 import { chartTypeLabel } from "./format.js";
+import { tableOf, MAX_ROWS } from "./dataset-table.js";
 
 export function remoteOf(result) {
   return result && result.type === "remote_result" && result.kind ? result : null;
 }
 
 export function remoteResult(r) {
-  const name = r.tool + " · " + r.connection;
+  // Titled after the question it answers (the server's title), the tool
+  // named below it.
+  const title = r.title || r.tool;
+  const name = title + " · " + r.connection;
   const parts = [h("header", { class: "chart-head" },
-    h("h3", { class: "chart-title" }, icon("connection"), " ", r.tool),
-    h("span", { class: "chart-type" }, (r.kind === "chart" && r.chart_data ? chartTypeLabel(r.chart_data.chart_type) + " · " : "") + "from " + r.connection))];
+    h("h3", { class: "chart-title" }, icon("connection"), " ", title),
+    h("span", { class: "chart-type" }, (r.kind === "chart" && r.chart_data ? chartTypeLabel(r.chart_data.chart_type) + " · " : "") +
+      (r.title ? r.tool + " from " : "from ") + r.connection))];
   switch (r.kind) {
     case "chart":
       parts.push(h("div", { class: "chart-body" }, draw(r.chart_data)));
-      if (r.table) parts.push(h("details", { class: "remote-rows" }, h("summary", {}, "Rows"), rows(r.table)));
+      if (r.table) parts.push(h("details", { class: "remote-rows" }, h("summary", {}, "Rows"), rows(r.table, title)));
       break;
     case "table":
-      parts.push(h("div", { class: "chart-body" }, r.table && r.table.rows.length ? rows(r.table) : h("p", { class: "muted" }, "The answer has no rows.")));
+      parts.push(h("div", { class: "chart-body" }, r.table && r.table.rows.length ? rows(r.table, title) : h("p", { class: "muted" }, "The answer has no rows.")));
       break;
     default:
       parts.push(h("div", { class: "chart-body" }, r.text ? h("p", { class: "remote-text" }, r.text) : h("p", { class: "muted" }, "The answer has no content.")));
@@ -31,13 +36,9 @@ export function remoteResult(r) {
   return h("section", { class: "chart-result remote-result", "data-kind": r.kind, "aria-label": "Answer of " + name }, parts);
 }
 
-// rows is a table of the answer's rows (at most 100), every cell as text.
-function rows(t) {
-  const shown = t.rows.slice(0, 100);
-  const cell = (v) => (v === null || v === undefined ? "—" : typeof v === "object" ? JSON.stringify(v) : String(v));
-  return h("div", { class: "table-wrap" },
-    h("table", { class: "data" },
-      h("thead", {}, h("tr", {}, t.columns.map((c) => h("th", { scope: "col" }, c)))),
-      h("tbody", {}, shown.map((row) => h("tr", {}, row.map((v) => h("td", {}, cell(v))))))),
-    t.rows.length > shown.length ? h("p", { class: "chart-note" }, `Showing 100 of ${t.rows.length} rows.`) : null);
+// rows is a table of the answer's rows (at most 100), dates and numbers
+// as people read them, in a region the keyboard can scroll.
+function rows(t, label) {
+  return [tableOf(t.columns, t.rows, label + ", as a table"),
+    t.rows.length > MAX_ROWS ? h("p", { class: "chart-note" }, `Showing ${MAX_ROWS} of ${t.rows.length} rows.`) : null];
 }

@@ -83,6 +83,13 @@ export class SetupCard {
           "Set up connection");
         break;
       case "mcp_oauth_setup":
+        if (o.connection_id) {
+          // Connected, with no tool allowed yet: the step left is on the
+          // connection's page (the bar below brings the chat back).
+          kind = "Connected · no tool allowed yet";
+          action = h("a", { class: "button primary", href: "#/connections/" + encodeURIComponent(o.connection_id) }, "Allow a tool");
+          break;
+        }
         kind = "Official MCP server · sign in with " + name;
         action = h("button", { type: "button", class: "primary", onclick: (ev) => this.connect(o, ev.currentTarget) }, "Connect " + name);
         break;
@@ -133,7 +140,9 @@ export class SetupCard {
         this.retry(doc.connection.id, o, sentence(doc.error.code, doc.error.message));
         return;
       }
-      this.status.textContent = o.provider + " is connected. Allow its tools on the connection page.";
+      // Signed in already: the step left is allowing a tool.
+      this.status.replaceChildren(o.provider + " is connected, but Ask may use none of its tools until you allow one. ",
+        h("a", { href: "#/connections/" + encodeURIComponent(doc.connection.id) }, "Allow a tool on its page"), ".");
     } catch (err) {
       this.status.textContent = err.message;
     }

@@ -8,6 +8,7 @@ import { WorkSummary } from "./work-summary.js";
 import { ApprovalCard, decidedCard } from "./approval-card.js";
 import { SetupCard, setupOf } from "./setup-card.js";
 import { remoteOf, remoteResult } from "./remote-result.js";
+import { datasetOf, datasetTable } from "./dataset-table.js";
 
 function chartOf(result) {
   return result && result.chart && result.chart.type === "chart" && result.chart.id ? result : null;
@@ -61,9 +62,10 @@ export class Transcript {
 
   // addSetup keeps a new setup card: only the newest offers actions, as
   // the server marks the older ones inert when the conversation opens.
+  // null settles the older ones for a card not shown.
   addSetup(card) {
     for (const c of this.setupCards) c.settle();
-    this.setupCards.push(card);
+    if (card) this.setupCards.push(card);
   }
 
   // scroll keeps the newest message in view, unless the reader scrolled
@@ -116,6 +118,14 @@ export class Transcript {
     this.scroll(true);
   }
 
+  // waitingCard is the newest approval card of the chat that still
+  // waits for a choice, or null.
+  waitingCard() {
+    let card = null;
+    for (const tv of this.column.children) if (tv.turnView) card = tv.turnView.waiting() || card;
+    return card;
+  }
+
   // running says whether a turn shown still runs on the server.
   running() { return [...new Set(this.turns.values())].some((tv) => tv.onServer); }
 
@@ -160,6 +170,7 @@ class TurnView {
     this.question = question;
     this.cards = new Map();
     this.setups = []; // setup results, shown after the answer's text
+    this.tables = []; // dataset runs: the first is shown as a table when the answer charts nothing
     this.current = null;
     this.work = new WorkSummary({ onRetry: () => t.onRetry(question) });
     this.answer = h("div", { class: "answer" });
@@ -174,6 +185,7 @@ class TurnView {
     this.setSent(items);
     this.el = h("article", { class: "turn" },
       h("div", { class: "question" }, this.sent, h("p", {}, masked(question)), names), this.answer);
+    this.el.turnView = this;
   }
 
   // setSent shows the items the question was sent with: those selected
@@ -208,7 +220,7 @@ class TurnView {
   // restore shows one saved run of a reopened conversation: a pending
   // approval as its card, a decided one as its receipt.
   restore(run, pending, decided) {
-    this.work.update(run);
+    this.work.update(run, (pending || decided || {}).title);
     const chart = chartOf(run.result);
     if (run.approval_id) {
       if (pending) {
@@ -229,6 +241,8 @@ class TurnView {
     if (remote) this.insert(remoteResult(remote));
     const setup = setupOf(run.result);
     if (setup) this.setups.push(setup);
+    const table = datasetOf(run.result);
+    if (table) this.tables.push(table);
   }
 
   // handle applies one live event of this turn.
@@ -267,6 +281,8 @@ class TurnView {
         if (remote) this.insert(remoteResult(remote));
         const setup = setupOf(tool.result);
         if (setup) this.setups.push(setup);
+        const table = datasetOf(tool.result);
+        if (table) this.tables.push(table);
         break;
       }
       case "tool.failed": {
@@ -327,6 +343,17 @@ class TurnView {
     this.finish();
   }
 
+  // slow shows, with stop (a function), that the answer is taking
+  // longer than usual, with a Stop button; null takes the note away.
+  slow(stop) {
+    if (this.slowNote) { this.slowNote.remove(); this.slowNote = null; }
+    if (!stop) return;
+    this.slowNote = h("p", { class: "slow-note" }, "This is taking longer than usual. You can keep waiting, or ",
+      h("button", { type: "button", class: "link", onclick: stop }, "Stop"), " it.");
+    this.answer.insertBefore(this.slowNote, this.work.el);
+    this.t.scroll();
+  }
+
   // stopped ends the turn the user stopped: what arrived stays.
   stopped() {
     this.insert(h("p", { class: "muted turn-stopped" }, "You stopped this answer."));
@@ -339,6 +366,7 @@ class TurnView {
   expired(tool) {
     this.work.update({ ...tool, state: "expired" });
     this.finish(true);
+    if (this.t.onWaiting) this.t.onWaiting();
     if (!this.waiting()) this.t.live("The approval expired. Nothing ran.");
   }
 
@@ -370,12 +398,25 @@ class TurnView {
     // The answer explains the missing access first; the setup cards
     // follow it.
     const explained = [...this.answer.querySelectorAll(".text")].some((p) => p.textContent.trim() !== "");
+    // A dataset read that no chart or other result shows (a dataset
+    // with no numeric field) is shown as its table, after the answer.
+    const tables = this.tables.splice(0);
+    if (tables.length && !this.answer.querySelector(".chart-result")) this.insert(datasetTable(tables[0]));
+    // A continued request's fresh check finds the connection ready: when
+    // the answer shows what came back, a second "Connection ready" card
+    // would only repeat the first one (which it settles).
+    const answered = !!this.answer.querySelector(".chart-result");
     for (const s of this.setups.splice(0)) {
+      if (!s.needs_setup && answered) {
+        this.t.addSetup(null);
+        continue;
+      }
       const card = new SetupCard(s, { say: (text) => this.t.say(text), conversation: () => this.t.conversation(), explained });
       this.t.addSetup(card);
       this.insert(card.el);
     }
     const card = this.waiting();
+    if (this.t.onWaiting) this.t.onWaiting();
     this.work.finish(!!card || !!awaiting);
     this.answerActions(!!card || !!awaiting);
     if (card) {

@@ -5,6 +5,7 @@
 // arguments, queries or data.
 
 import { h, icon } from "./dom.js";
+import { sentence } from "./api.js";
 
 const stateText = {
   running: "Working",
@@ -25,13 +26,20 @@ export class WorkSummary {
     this.el = h("div", { class: "work" });
   }
 
-  // update records a tool event's call (or a saved run).
-  update(call) {
+  // update records a tool event's call (or a saved run). title is the
+  // action in the present ("Delete dashboard"), known for a gated call:
+  // a step that has not (yet) happened reads so ("Delete dashboard ·
+  // Waiting for your approval"); a completed one reads as done
+  // ("Deleted dashboard · Done").
+  update(call, title) {
     const prev = this.steps.get(call.call_id) || {};
     this.steps.set(call.call_id, {
       label: call.label || prev.label,
+      title: title || call.title || prev.title || "",
       state: call.state,
-      error: call.error_message || (call.error && call.error.message) || "",
+      // The server's safe message, as a sentence for people (no field
+      // path, no code).
+      error: stepError(call),
       retry: !!call.retry,
     });
     this.render();
@@ -48,7 +56,7 @@ export class WorkSummary {
     if (!this.steps.size) { this.el.replaceChildren(); return; }
     const items = [...this.steps.values()].map((s) => h("li", { class: "step step-" + s.state, "data-state": s.state },
       icon(stateIcon[s.state] || "clock"),
-      h("span", { class: "step-label" }, s.label),
+      h("span", { class: "step-label" }, s.state !== "completed" && s.title ? s.title : s.label),
       h("span", { class: "step-state" }, stateText[s.state] || s.state),
       s.error ? h("span", { class: "step-error" }, s.error) : null,
       s.retry && s.state === "failed" && this.onRetry
@@ -64,4 +72,10 @@ export class WorkSummary {
     this.el.replaceChildren(h("details", { class: this.waiting ? "work-waiting" : "work-completed", open: this.waiting }, summary,
       h("ol", { class: "steps" }, items)));
   }
+}
+
+// stepError is a failed step's reason as a sentence, "" for none.
+function stepError(call) {
+  const message = call.error_message || (call.error && call.error.message) || "";
+  return message ? sentence(call.error_code || (call.error && call.error.code), message) : "";
 }
