@@ -63,6 +63,13 @@
 //     golden set of the demo workspace.
 //   - memory: explicit, encrypted, personal memory; memory/memorytest
 //     proves its store.
+//   - usage: usage records, the usage view of Ask and MCP together, and
+//     token budgets per team or user; usage/usagetest proves its stores;
+//     usage/usagehttp is the view and the budgets over HTTP.
+//   - telemetry: OpenTelemetry spans and metrics of MCP requests, Ask
+//     turns, model calls, tool runs and data queries, on the host's
+//     providers; telemetry/otelexport builds the Prometheus and OTLP
+//     exporters a server wires.
 //   - httpserve: server limits, readiness and drain around the handlers.
 //   - pgstore: every store of the SDK on PostgreSQL, with the limits and
 //     the change feed several instances share.

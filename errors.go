@@ -28,13 +28,19 @@ const (
 	ApprovalRequired Code = "approval_required"
 	ApprovalInvalid  Code = "approval_invalid"
 	Internal         Code = "internal"
+	// BudgetExceeded refuses a chat turn that would start past a token
+	// budget of the user's team or of the user; its message says who set
+	// the budget and when it resets.
+	BudgetExceeded Code = "budget_exceeded"
 )
 
-// Codes lists every code in its documented order.
+// Codes lists every code in its documented order. New codes are
+// appended; none is ever reordered or removed.
 var Codes = []Code{
 	InvalidArgument, Unauthenticated, Forbidden, ScopeRequired, NotFound,
 	Conflict, RateLimited, TooLarge, Timeout, Unavailable, Unsupported,
 	InvalidResult, ApprovalRequired, ApprovalInvalid, Internal,
+	BudgetExceeded,
 }
 
 // Error is the one error type of askbi.
@@ -145,6 +151,7 @@ var defaultMessages = map[Code]string{
 	ApprovalRequired: "This action needs approval.",
 	ApprovalInvalid:  "The approval is invalid or has expired.",
 	Internal:         "An internal error occurred.",
+	BudgetExceeded:   "The token budget for this period is used up.",
 }
 
 // Wrap adds op to *errp when it is non-nil. A foreign error becomes an

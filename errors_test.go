@@ -111,3 +111,23 @@ func ExampleErrorMessage() {
 	// dataset not found
 	// An internal error occurred.
 }
+
+// TestCodesStable: codes cross the wire, so the list only grows: the
+// codes clients have seen stay, in their order, and each code has a safe
+// default message.
+func TestCodesStable(t *testing.T) {
+	published := []askbi.Code{"invalid_argument", "unauthenticated", "forbidden", "scope_required", "not_found",
+		"conflict", "rate_limited", "too_large", "timeout", "unavailable", "unsupported",
+		"invalid_result", "approval_required", "approval_invalid", "internal", "budget_exceeded"}
+	if len(askbi.Codes) < len(published) {
+		t.Fatalf("Codes has %d codes, fewer than the %d published", len(askbi.Codes), len(published))
+	}
+	if diff := cmp.Diff(published, askbi.Codes[:len(published)]); diff != "" {
+		t.Errorf("published codes reordered or removed (-want +got):\n%s", diff)
+	}
+	for _, c := range askbi.Codes {
+		if m := askbi.ErrorMessage(askbi.E(c)); m == "" || m == askbi.ErrorMessage(askbi.E("no_such_code")) {
+			t.Errorf("%s has no default message of its own: %q", c, m)
+		}
+	}
+}

@@ -48,7 +48,23 @@ var layers = []layer{
 	// connections, data only; every package that reads or writes them
 	// sits on it.
 	{pkg: "workspace", may: []string{"", "access"}},
-	{pkg: "dataexec", may: []string{"", "access", "seal", "workspace", "internal"}},
+	// OpenTelemetry instrumentation: a leaf on the root, on the
+	// OpenTelemetry API alone (the SDK and its exporters are in
+	// telemetry/otelexport, which only a host imports).
+	{pkg: "telemetry", may: []string{""}, never: otelSDK,
+		// Its tests read spans and metrics from the SDK's recorders.
+		tests: []string{"go.opentelemetry.io/otel/sdk"}},
+	// The exporters a server wires: Prometheus and OTLP/HTTP.
+	{pkg: "telemetry/otelexport", may: []string{"", "telemetry"}},
+	// Usage records, the usage view and token budgets, on access; Ask
+	// checks and charges through it, the MCP server feeds it through the
+	// audit log alone.
+	{pkg: "usage", may: []string{"", "access", "telemetry", "internal"}, never: otelSDK},
+	// The usage routes: the view and the budgets over HTTP.
+	{pkg: "usage/usagehttp", may: []string{"", "access", "usage", "internal"}},
+	{pkg: "dataexec", may: []string{"", "access", "seal", "workspace", "telemetry", "internal"}, never: otelSDK,
+		// Its tests read its spans from the OpenTelemetry SDK's recorder.
+		tests: []string{"go.opentelemetry.io/otel/sdk"}},
 	// The Data API and the pages' routes: the executor over HTTP, never
 	// the assistant.
 	// Its tests compare the Data API's answers with the MCP tools'.
@@ -80,21 +96,23 @@ var layers = []layer{
 	{pkg: "dataexec/mysqlsource", may: []string{"", "access", "workspace", "dataexec", "internal"}},
 	// The MCP path never calls a model, never creates a conversation and
 	// never reads memory: it cannot reach the packages that do.
-	{pkg: "mcpserver", may: []string{"", "access", "workspace", "dataexec", "chartview", "internal"},
-		never: []string{"github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go"},
-		// Its benchmarks run the tools on a real PostgreSQL source.
-		tests: []string{"dataexec/pgsource", "github.com/jmoiron/sqlx", "github.com/lib/pq"}},
+	{pkg: "mcpserver", may: []string{"", "access", "workspace", "dataexec", "chartview", "telemetry", "internal"},
+		never: append([]string{"github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go"}, otelSDK...),
+		// Its benchmarks run the tools on a real PostgreSQL source, and
+		// read spans and metrics from the OpenTelemetry SDK.
+		tests: []string{"dataexec/pgsource", "github.com/jmoiron/sqlx", "github.com/lib/pq", "go.opentelemetry.io/otel/sdk"}},
 	// The optional PNG of create_chart_preview (gonum/plot), out of
 	// mcpserver so that a host that does not opt in does not link gonum.
 	{pkg: "mcpserver/chartimage", may: []string{"", "workspace", "dataexec"}},
-	{pkg: "ask", may: []string{"", "access", "workspace", "seal", "dataexec", "memory", "connections", "connresolve", "internal"}},
+	{pkg: "ask", may: []string{"", "access", "workspace", "seal", "dataexec", "memory", "connections", "connresolve", "usage", "telemetry", "internal"},
+		never: otelSDK, tests: []string{"go.opentelemetry.io/otel/sdk"}},
 	// The chat routes: the assistant over HTTP.
 	{pkg: "ask/askhttp", may: []string{"", "access", "workspace", "ask", "dataexec", "memory", "connresolve", "internal"}},
 	// The evaluation harness: it drives the assistant as a host does (the
 	// catalog, executor and gate a host passes, list_connections over the
 	// resolver for the demo workspace) and reads no adapter: a host runs
 	// it in process against its own catalog.
-	{pkg: "ask/askeval", may: []string{"", "access", "workspace", "dataexec", "ask", "connections", "connresolve"}},
+	{pkg: "ask/askeval", may: []string{"", "access", "workspace", "dataexec", "ask", "connections", "connresolve", "usage"}},
 	// The model providers' shared test suite (a recording server and the
 	// tests of ask.Provider), which only the providers' tests import.
 	{pkg: "ask/provider/internal/providertest", may: []string{"", "ask"}},
@@ -112,15 +130,21 @@ var layers = []layer{
 	// the change feed: an adapter of its own, which a host imports beside
 	// the packages whose interfaces it implements. Its tests run those
 	// packages' conformance suites.
-	{pkg: "pgstore", may: []string{"", "access", "workspace", "seal", "dataexec", "dataexec/pgsource", "memory", "connections", "ask", "mcpserver", "internal"}},
+	{pkg: "pgstore", may: []string{"", "access", "workspace", "seal", "dataexec", "dataexec/pgsource", "memory", "connections", "ask", "mcpserver", "usage", "internal"}},
 	{pkg: "examples", may: []string{"", "access", "workspace", "seal", "chartview", "dataexec", "memory", "connections", "connresolve", "ask", "mcpserver", "internal", "httpserve", "examples",
-		"dataexec/pgsource", "dataexec/mysqlsource", "dataexec/mcpsource", "dataexec/datahttp", "connections/connhttp", "ask/askhttp", "pgstore"}},
+		"dataexec/pgsource", "dataexec/mysqlsource", "dataexec/mcpsource", "dataexec/datahttp", "connections/connhttp", "ask/askhttp", "pgstore",
+		"telemetry", "telemetry/otelexport", "usage", "usage/usagehttp"}},
 }
 
 // adapters are the packages that put a part on a transport or a store
 // (HTTP, PostgreSQL, MCP): layers of their own, which no package imports
 // unless its entry names them.
-var adapters = []string{"dataexec/pgsource", "dataexec/mysqlsource", "dataexec/mcpsource", "dataexec/datahttp", "connections/connhttp", "ask/askhttp", "pgstore"}
+var adapters = []string{"dataexec/pgsource", "dataexec/mysqlsource", "dataexec/mcpsource", "dataexec/datahttp", "connections/connhttp", "ask/askhttp", "pgstore",
+	"usage/usagehttp", "telemetry/otelexport"}
+
+// otelSDK is the OpenTelemetry SDK and its exporters: a host's choice,
+// which the SDK's packages never link (they use the API alone).
+var otelSDK = []string{"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters", "github.com/prometheus/client_golang"}
 
 // drivers are the database drivers; only the SQL adapters (and their
 // test harnesses) use them.
@@ -163,7 +187,7 @@ func TestLayering(t *testing.T) {
 				inTests = true
 				continue
 			}
-			if inTests && slices.ContainsFunc(l.tests, func(t string) bool { return imp == t || imp == module+"/"+t }) {
+			if inTests && slices.ContainsFunc(l.tests, func(t string) bool { return imp == t || imp == module+"/"+t || strings.HasPrefix(imp, t+"/") }) {
 				continue
 			}
 			if rel, ours := strings.CutPrefix(imp, module); ours {
@@ -187,6 +211,11 @@ func TestLayering(t *testing.T) {
 			}
 			if hasPrefix(imp, providerSDKs) && !within(pkg, "ask/provider") {
 				t.Errorf("%s imports the model SDK %s", orRoot(pkg), imp)
+			}
+			if imp == "go.opentelemetry.io/otel" {
+				// That package holds the global providers and propagator:
+				// a host passes its own through options instead.
+				t.Errorf("%s imports go.opentelemetry.io/otel, the package of the global providers", orRoot(pkg))
 			}
 		}
 	}

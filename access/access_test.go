@@ -62,26 +62,26 @@ func TestMatrix(t *testing.T) {
 	// Columns follow access.Rights: read, refresh, preview_chart, explore,
 	// save_dataset, edit_dashboard, manage_connections, approve_tools,
 	// use_assistant, manage_memory, call_mutating_tool,
-	// call_destructive_tool.
+	// call_destructive_tool, view_usage, view_team_usage, set_budgets.
 	tests := []struct {
 		name string
 		p    access.Principal
 		want []askbi.Code
 	}{
-		{"session owner", session("owner"), []askbi.Code{ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok}},
-		{"session admin", session("admin"), []askbi.Code{ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok}},
-		{"session editor", session("editor"), []askbi.Code{ok, ok, ok, ok, ok, ok, deny, deny, ok, ok, ok, deny}},
-		{"session viewer", session("viewer"), []askbi.Code{ok, ok, ok, deny, deny, deny, deny, deny, ok, ok, deny, deny}},
-		{"key owner all scopes all projects", key("owner", all, access.AllProjects()), []askbi.Code{ok, ok, ok, ok, ok, ok, deny, deny, deny, deny, deny, deny}},
-		{"key owner all scopes one project", key("owner", all, access.ProjectSet("growth")), []askbi.Code{ok, ok, deny, deny, deny, ok, deny, deny, deny, deny, deny, deny}},
-		{"key owner read only", key("owner", readOnly, access.AllProjects()), []askbi.Code{ok, scope, scope, ok, scope, scope, deny, deny, deny, deny, deny, deny}},
-		{"key owner no scopes", key("owner", nil, access.AllProjects()), []askbi.Code{scope, scope, scope, scope, scope, scope, deny, deny, deny, deny, deny, deny}},
-		{"key admin all scopes", key("admin", all, access.AllProjects()), []askbi.Code{ok, ok, ok, ok, ok, ok, deny, deny, deny, deny, deny, deny}},
-		{"key editor all scopes all projects", key("editor", all, access.AllProjects()), []askbi.Code{ok, ok, deny, deny, deny, ok, deny, deny, deny, deny, deny, deny}},
-		{"key viewer all scopes", key("viewer", all, access.AllProjects()), []askbi.Code{ok, ok, deny, deny, deny, deny, deny, deny, deny, deny, deny, deny}},
-		{"key viewer read only", key("viewer", readOnly, access.AllProjects()), []askbi.Code{ok, scope, scope, deny, scope, scope, deny, deny, deny, deny, deny, deny}},
-		{"oauth owner all scopes", oauth("owner", all), []askbi.Code{ok, ok, ok, ok, ok, ok, deny, deny, deny, deny, deny, deny}},
-		{"oauth owner read and refresh", oauth("owner", []access.Scope{access.ScopeDataRead, access.ScopeDataRefresh}), []askbi.Code{ok, ok, scope, ok, scope, scope, deny, deny, deny, deny, deny, deny}},
+		{"session owner", session("owner"), []askbi.Code{ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok}},
+		{"session admin", session("admin"), []askbi.Code{ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok}},
+		{"session editor", session("editor"), []askbi.Code{ok, ok, ok, ok, ok, ok, deny, deny, ok, ok, ok, deny, ok, deny, deny}},
+		{"session viewer", session("viewer"), []askbi.Code{ok, ok, ok, deny, deny, deny, deny, deny, ok, ok, deny, deny, ok, deny, deny}},
+		{"key owner all scopes all projects", key("owner", all, access.AllProjects()), []askbi.Code{ok, ok, ok, ok, ok, ok, deny, deny, deny, deny, deny, deny, deny, deny, deny}},
+		{"key owner all scopes one project", key("owner", all, access.ProjectSet("growth")), []askbi.Code{ok, ok, deny, deny, deny, ok, deny, deny, deny, deny, deny, deny, deny, deny, deny}},
+		{"key owner read only", key("owner", readOnly, access.AllProjects()), []askbi.Code{ok, scope, scope, ok, scope, scope, deny, deny, deny, deny, deny, deny, deny, deny, deny}},
+		{"key owner no scopes", key("owner", nil, access.AllProjects()), []askbi.Code{scope, scope, scope, scope, scope, scope, deny, deny, deny, deny, deny, deny, deny, deny, deny}},
+		{"key admin all scopes", key("admin", all, access.AllProjects()), []askbi.Code{ok, ok, ok, ok, ok, ok, deny, deny, deny, deny, deny, deny, deny, deny, deny}},
+		{"key editor all scopes all projects", key("editor", all, access.AllProjects()), []askbi.Code{ok, ok, deny, deny, deny, ok, deny, deny, deny, deny, deny, deny, deny, deny, deny}},
+		{"key viewer all scopes", key("viewer", all, access.AllProjects()), []askbi.Code{ok, ok, deny, deny, deny, deny, deny, deny, deny, deny, deny, deny, deny, deny, deny}},
+		{"key viewer read only", key("viewer", readOnly, access.AllProjects()), []askbi.Code{ok, scope, scope, deny, scope, scope, deny, deny, deny, deny, deny, deny, deny, deny, deny}},
+		{"oauth owner all scopes", oauth("owner", all), []askbi.Code{ok, ok, ok, ok, ok, ok, deny, deny, deny, deny, deny, deny, deny, deny, deny}},
+		{"oauth owner read and refresh", oauth("owner", []access.Scope{access.ScopeDataRead, access.ScopeDataRefresh}), []askbi.Code{ok, ok, scope, ok, scope, scope, deny, deny, deny, deny, deny, deny, deny, deny, deny}},
 	}
 	c := access.NewChecker(newDirectory(), nil)
 	ctx := context.Background()
@@ -91,7 +91,8 @@ func TestMatrix(t *testing.T) {
 			for _, r := range access.Rights {
 				e := dashGrowth
 				if r == access.RightManageConnections || r == access.RightApproveTools || r == access.RightUseAssistant || r == access.RightManageMemory ||
-					r == access.RightCallMutatingTool || r == access.RightCallDestructiveTool {
+					r == access.RightCallMutatingTool || r == access.RightCallDestructiveTool || r == access.RightViewUsage ||
+					r == access.RightViewTeamUsage || r == access.RightSetBudgets {
 					e = teamAcme
 				}
 				got = append(got, askbi.ErrorCode(c.Can(ctx, tt.p, r, e)))

@@ -18,6 +18,31 @@ const OutcomeOK = "ok"
 // TypeMemory is the entity type of a memory, as an audit target.
 const TypeMemory EntityType = "memory"
 
+// The audit actions the usage view reads (package usage), named here, in
+// the one audit vocabulary, so that the packages that record them and the
+// view that reads them share one spelling. Other actions are named by the
+// packages that record them (dataexec's "dataset.save", memory's
+// "memory.add", ...).
+const (
+	// ActionMCPToolCall is an MCP tool call; Details["tool"] names the
+	// tool, never its arguments.
+	ActionMCPToolCall = "mcp.tool_call"
+	// ActionMCPInitialize is an MCP client's initialize request;
+	// Details["client"] and Details["client_version"] are what the client
+	// calls itself (its clientInfo, unverified, cut to 64 characters).
+	ActionMCPInitialize = "mcp.initialize"
+	// ActionChatTurn is a chat request that ran a turn (a message, an
+	// approval or a rejection); Details["op"] says which.
+	ActionChatTurn = "chat.turn"
+	// ActionChatToolCall is a tool run in a chat turn; Details["tool"]
+	// names the tool.
+	ActionChatToolCall = "chat.tool_call"
+	// ActionRemoteCall is a call of a remote MCP connection's tool from
+	// Ask; the target is the connection, Details["tool"] the tool and
+	// Details["connection"] the connection's name.
+	ActionRemoteCall = "connection.remote_call"
+)
+
 // AuditEntry is one audited action: who did what to which entity, how it
 // ended, and small safe details (counts, types, tool names). It never
 // holds secrets, SQL text, tool argument values, filter or variable
@@ -150,4 +175,29 @@ func (a *MemoryAudit) Entries() []AuditEntry {
 		out[i].Details = maps.Clone(out[i].Details)
 	}
 	return out
+}
+
+// TeeAudit returns a sink that records each entry on every one of sinks
+// (nil ones left out): the host's own audit log and a usage ledger,
+// say. Its Record tries them all and returns the first error.
+func TeeAudit(sinks ...AuditSink) AuditSink {
+	var t teeAudit
+	for _, s := range sinks {
+		if s != nil {
+			t = append(t, s)
+		}
+	}
+	return t
+}
+
+type teeAudit []AuditSink
+
+func (t teeAudit) Record(ctx context.Context, e AuditEntry) error {
+	var first error
+	for _, s := range t {
+		if err := s.Record(ctx, e); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 )
 
@@ -43,5 +44,28 @@ func BenchmarkMemoryAuditRecord(b *testing.B) {
 	}
 	for b.Loop() {
 		_ = a.Record(context.Background(), e)
+	}
+}
+
+// failingSink refuses every entry.
+type failingSink struct{ n int }
+
+func (f *failingSink) Record(context.Context, access.AuditEntry) error {
+	f.n++
+	return askbi.Errorf(askbi.Unavailable, "down")
+}
+
+// TestTeeAudit: every sink gets each entry, also after one fails, whose
+// error is returned; nil sinks are left out.
+func TestTeeAudit(t *testing.T) {
+	a, b := access.NewMemoryAudit(0), access.NewMemoryAudit(0)
+	down := &failingSink{}
+	tee := access.TeeAudit(a, nil, down, b)
+	err := tee.Record(context.Background(), access.AuditEntry{Action: "x"})
+	if askbi.ErrorCode(err) != askbi.Unavailable {
+		t.Errorf("Record = %v, want the failing sink's unavailable", err)
+	}
+	if len(a.Entries()) != 1 || len(b.Entries()) != 1 || down.n != 1 {
+		t.Errorf("entries: %d, %d, %d tries; want one each", len(a.Entries()), len(b.Entries()), down.n)
 	}
 }

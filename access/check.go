@@ -76,6 +76,14 @@ const (
 	// RightCallDestructiveTool approves an Ask call of an allowed remote
 	// MCP tool marked destructive.
 	RightCallDestructiveTool Right = "call_destructive_tool"
+	// RightViewUsage reads one's own usage of the assistant and the MCP
+	// server, and the budgets that apply to one (package usage).
+	RightViewUsage Right = "view_usage"
+	// RightViewTeamUsage reads every member's usage of the team: the
+	// usage view's whole team. Below it a member sees their own row only.
+	RightViewTeamUsage Right = "view_team_usage"
+	// RightSetBudgets sets and removes the team's token budgets.
+	RightSetBudgets Right = "set_budgets"
 )
 
 // rule is what one Right needs.
@@ -103,6 +111,9 @@ var rules = map[Right]rule{
 	// server, whoever approves it: the role decides who may.
 	RightCallMutatingTool:    {role: RoleEditor, sessionOnly: true},
 	RightCallDestructiveTool: {role: RoleAdmin, sessionOnly: true},
+	RightViewUsage:           {role: RoleViewer, sessionOnly: true},
+	RightViewTeamUsage:       {role: RoleAdmin, sessionOnly: true},
+	RightSetBudgets:          {role: RoleAdmin, sessionOnly: true},
 }
 
 // Scopes returns the scopes a token principal needs for r (none for a
@@ -114,6 +125,7 @@ var Rights = []Right{
 	RightRead, RightRefresh, RightPreviewChart, RightExplore,
 	RightSaveDataset, RightEditDashboard, RightManageConnections, RightApproveTools,
 	RightUseAssistant, RightManageMemory, RightCallMutatingTool, RightCallDestructiveTool,
+	RightViewUsage, RightViewTeamUsage, RightSetBudgets,
 }
 
 // CheckerOptions configures a Checker. The zero value is valid.

@@ -121,6 +121,8 @@ func errApprovalInvalid() error {
 // the stored result without running again; another approval of a call
 // that already ran is Conflict.
 func (a *Assistant) Approve(ctx context.Context, p access.Principal, req ApproveRequest, emit Emit) (err error) {
+	ctx, done := a.request(ctx, p, "approve", req.ConversationID)
+	defer func() { done(err) }()
 	defer askbi.Wrap(&err, "ask.Assistant.Approve")
 	d, err := a.decide(ctx, p, req, emit)
 	if err != nil {
@@ -252,7 +254,9 @@ func (tr *turn) runApproved(ctx context.Context, tool Tool, ap Approval) error {
 	// happens to the request: a call runs at most once, and its approval
 	// counts as used only because it ran.
 	stop := tr.keepLease(ctx)
-	out, runErr := tool.Run(context.WithoutCancel(ctx), Call{Principal: tr.p, ConversationID: tr.conv.ID, Arguments: ap.Arguments})
+	out, runErr := tr.measureTool(context.WithoutCancel(ctx), tool, func(ctx context.Context) (Output, error) {
+		return tool.Run(ctx, Call{Principal: tr.p, ConversationID: tr.conv.ID, Arguments: ap.Arguments})
+	})
 	stop()
 	sctx, cancel := store(ctx)
 	defer cancel()
@@ -335,6 +339,8 @@ func receiptEvent(tool Tool, ap Approval, rc Receipt) Event {
 // Reject burns an approval under the same binding rules as Approve, marks
 // the call rejected, and lets the model answer.
 func (a *Assistant) Reject(ctx context.Context, p access.Principal, req ApproveRequest, emit Emit) (err error) {
+	ctx, done := a.request(ctx, p, "reject", req.ConversationID)
+	defer func() { done(err) }()
 	defer askbi.Wrap(&err, "ask.Assistant.Reject")
 	d, err := a.decide(ctx, p, req, emit)
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/internal/redact"
 	"github.com/askbi/askbi/memory"
+	"github.com/askbi/askbi/telemetry"
+	"github.com/askbi/askbi/usage"
 )
 
 // DefaultTurnLease is Options.TurnLease's default. A turn renews its
@@ -96,6 +98,22 @@ type Options struct {
 	// tool results) before Ask offers, once per conversation, to place
 	// them all on a dashboard. Default 3.
 	OfferPlacementAfter int
+	// Usage, when set, holds the team's token budgets and usage
+	// records: a message whose turn would start past a budget of the
+	// team or the user is refused BudgetExceeded before anything is
+	// saved or the model called (usage.Service.Check), and every model
+	// call's tokens are recorded (usage.Service.Charge). A turn that
+	// started runs to its end, approvals included. Default none.
+	Usage *usage.Service
+	// Audit records each chat request that runs or resumes a turn
+	// (access.ActionChatTurn: a message, an approval, a rejection) and
+	// each tool a turn runs (access.ActionChatToolCall, the tool's name
+	// only): what the usage view counts. Default none.
+	Audit access.AuditSink
+	// Telemetry makes the spans of each chat request, model call and
+	// tool run, and records their metrics (package telemetry). Default
+	// none: off.
+	Telemetry *telemetry.Telemetry
 	// Logger logs internal errors with detail, redacted (RedactLogger).
 	// Default slog.Default().
 	Logger *slog.Logger
@@ -115,7 +133,11 @@ type Assistant struct {
 	tools    *Registry
 	redact   *redact.Redactor
 	running  *turnSlots
-	o        Options
+	audit    *access.Auditor
+	// provName and model name the provider (ModelInfo) for usage
+	// records and telemetry.
+	provName, model string
+	o               Options
 }
 
 // New returns an Assistant keeping its state in stores, every field of
@@ -168,6 +190,8 @@ func New(provider Provider, gate *access.Gate, exec *dataexec.Executor, stores S
 		o.Now = time.Now
 	}
 	a.running = newTurnSlots(o)
+	a.audit = access.NewAuditor(o.Audit, o.Logger, o.Now)
+	a.provName, a.model = modelInfo(provider)
 	if provider == nil && o.Unavailable == "" {
 		o.Unavailable = "The assistant's model is not configured."
 	}
@@ -234,6 +258,20 @@ func (a *Assistant) begin(ctx context.Context, p access.Principal) (access.Princ
 		return access.Principal{}, askbi.NoRetry(askbi.Unavailable, "%s", a.o.Unavailable)
 	}
 	return a.Begin(ctx, p)
+}
+
+// request starts the measures of one chat request of p that runs or
+// resumes a turn (op "send", "approve" or "reject"): its span, and the
+// function that ends it with the request's error and records it in the
+// audit log (access.ActionChatTurn).
+func (a *Assistant) request(ctx context.Context, p access.Principal, op, conversationID string) (context.Context, func(error)) {
+	began := a.audit.Now()
+	ctx, sp := a.o.Telemetry.StartTurn(ctx, op, conversationID)
+	sp.SetTeam(p.TeamID)
+	return ctx, func(err error) {
+		sp.End(err)
+		a.audit.Record(ctx, p, access.ActionChatTurn, access.Team(p.TeamID), began, err, map[string]string{"op": op})
+	}
 }
 
 // TurnTimeout is the deadline of one turn (Options.TurnTimeout), for

@@ -3,6 +3,8 @@ package ask
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/askbi/askbi/usage"
 )
 
 // Role is who wrote a model message.
@@ -71,30 +73,35 @@ type ModelReply struct {
 	Reasoning string `json:"-"`
 	// Usage is what the call cost, as the provider reported it.
 	Usage Usage `json:"usage"`
+	// FinishReason is why the model stopped, as the provider said it
+	// (OpenAI's finish_reason "stop" or "tool_calls", Anthropic's
+	// stop_reason "end_turn" or "tool_use"): for telemetry
+	// (gen_ai.response.finish_reasons). "" when it said nothing. It is
+	// not serialized: a recorded transcript replays without it.
+	FinishReason string `json:"-"`
 }
 
 // Usage is the tokens of one model call, or of a turn's calls summed, as
 // the provider reported them: zero where it reported nothing (an
-// OpenAI-compatible server that ignores stream_options, say).
-type Usage struct {
-	// InputTokens are every input token, those read from or written to
-	// the provider's prompt cache included.
-	InputTokens int64 `json:"input_tokens"`
-	// CachedInputTokens are the input tokens read from the prompt cache:
-	// the static prefix (system prompt and tools) of a repeated request.
-	CachedInputTokens int64 `json:"cached_input_tokens"`
-	// CacheWriteTokens are the input tokens written to the prompt cache
-	// (Anthropic reports them; OpenAI caches without a charge).
-	CacheWriteTokens int64 `json:"cache_write_tokens"`
-	OutputTokens     int64 `json:"output_tokens"`
+// OpenAI-compatible server that ignores stream_options, say). It is
+// [usage.Tokens], the usage records' own, defined once.
+type Usage = usage.Tokens
+
+// ModelInfo is a [Provider] that names itself, for the usage records
+// (usage.Charge) and telemetry (the GenAI semantic conventions'
+// gen_ai.provider.name and gen_ai.request.model): provider as those
+// conventions name it ("openai", "anthropic"), model as the provider
+// does ("gpt-4o-mini"). A provider without it is recorded as "unknown".
+type ModelInfo interface {
+	ModelInfo() (provider, model string)
 }
 
-// Add adds v to u.
-func (u *Usage) Add(v Usage) {
-	u.InputTokens += v.InputTokens
-	u.CachedInputTokens += v.CachedInputTokens
-	u.CacheWriteTokens += v.CacheWriteTokens
-	u.OutputTokens += v.OutputTokens
+// modelInfo is p's provider and model names, "" where it gives none.
+func modelInfo(p Provider) (provider, model string) {
+	if mi, ok := p.(ModelInfo); ok {
+		return mi.ModelInfo()
+	}
+	return "", ""
 }
 
 // Provider is a chat model. Complete streams text deltas to onText as they

@@ -42,8 +42,12 @@ type SendRequest struct {
 // the image it claims, an image for a text-only model: refused before
 // anything is saved, so the client can send again without it), NotFound
 // (unknown conversation, another user's conversation, context entity
-// outside the user's reach), and the provider's and executor's codes.
+// outside the user's reach), BudgetExceeded (a token budget of the team
+// or the user is used up: Options.Usage; refused before anything is
+// saved), and the provider's and executor's codes.
 func (a *Assistant) Send(ctx context.Context, p access.Principal, req SendRequest, emit Emit) (err error) {
+	ctx, done := a.request(ctx, p, "send", req.ConversationID)
+	defer func() { done(err) }()
 	defer askbi.Wrap(&err, "ask.Assistant.Send")
 	msg := strings.TrimSpace(req.Message)
 	switch {
@@ -82,6 +86,13 @@ func (a *Assistant) Send(ctx context.Context, p access.Principal, req SendReques
 			return askbi.Errorf(askbi.InvalidArgument, "attachments: %s saves text only; send the files with a question", memory.Command)
 		}
 		return a.remember(ctx, live, conv, msg, text, emit)
+	}
+	if a.o.Usage != nil {
+		// Before anything is saved and before the model: a refused
+		// message leaves no trace but its answer.
+		if err := a.o.Usage.Check(ctx, live); err != nil {
+			return err
+		}
 	}
 	release, err := a.running.acquire(ctx, live)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+
+	"github.com/askbi/askbi"
 )
 
 // SharingPolicy is the host's per-team decision on what tool output may
@@ -34,6 +36,15 @@ const (
 )
 
 var sharingRank = map[Sharing]int{SharingSchema: 0, SharingAggregates: 1, SharingRows: 2}
+
+// ParseSharing is the level a host's configuration names: "schema",
+// "aggregates" or "rows". Another name is InvalidArgument.
+func ParseSharing(name string) (Sharing, error) {
+	if _, ok := sharingRank[Sharing(name)]; !ok {
+		return "", askbi.Errorf(askbi.InvalidArgument, "must be schema, aggregates or rows")
+	}
+	return Sharing(name), nil
+}
 
 // minSharing is the lower of two levels; an unknown level counts as
 // schema only.

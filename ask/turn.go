@@ -15,6 +15,8 @@ import (
 	"github.com/askbi/askbi/dataexec"
 	"github.com/askbi/askbi/internal/canonjson"
 	"github.com/askbi/askbi/memory"
+	"github.com/askbi/askbi/telemetry"
+	"github.com/askbi/askbi/usage"
 )
 
 // turn is one running turn.
@@ -222,9 +224,8 @@ func (tr *turn) loop(ctx context.Context) error {
 		stream := tr.a.redact.Stream(func(d string) {
 			tr.send(Event{Type: EventMessageDelta, Delta: d})
 		})
-		reply, err := tr.a.provider.Complete(ctx, req, stream.Write)
+		reply, err := tr.complete(ctx, req, stream.Write)
 		stream.Flush()
-		tr.t.Usage.Add(reply.Usage)
 		if err != nil {
 			switch {
 			case aborted(ctx) != nil:
@@ -278,6 +279,37 @@ func (tr *turn) loop(ctx context.Context) error {
 		}
 	}
 	return askbi.Errorf(askbi.Unavailable, "the assistant stopped after %d steps without an answer; ask a narrower question", tr.a.o.MaxIterations)
+}
+
+// complete calls the model once, under its span, and records what the
+// provider reported: the turn's usage, and the usage record of the call
+// (Options.Usage), which a failed record does not fail.
+func (tr *turn) complete(ctx context.Context, req ModelRequest, onText func(string)) (ModelReply, error) {
+	a := tr.a
+	mctx, sp := a.o.Telemetry.StartModel(ctx, a.provName, a.model, tr.p.TeamID)
+	reply, err := a.provider.Complete(mctx, req, onText)
+	u := reply.Usage
+	sp.SetUsage(telemetry.Tokens{Input: u.InputTokens, CachedInput: u.CachedInputTokens, CacheWrite: u.CacheWriteTokens, Output: u.OutputTokens}, reply.FinishReason)
+	sp.End(err)
+	tr.t.Usage.Add(u)
+	if a.o.Usage != nil {
+		if cerr := a.o.Usage.Charge(ctx, tr.p, usage.ModelCall{Provider: a.provName, Model: a.model, Tokens: u}); cerr != nil {
+			a.o.Logger.Error("ask: record a model call's usage", "turn", tr.t.ID, "err", cerr)
+		}
+	}
+	return reply, err
+}
+
+// measureTool runs f, the call of tool, under the tool's span, and
+// records it in the audit log (access.ActionChatToolCall: the tool's
+// name, never its arguments or output).
+func (tr *turn) measureTool(ctx context.Context, tool Tool, f func(context.Context) (Output, error)) (Output, error) {
+	began := tr.a.audit.Now()
+	tctx, sp := tr.a.o.Telemetry.StartTool(ctx, tool.Name)
+	out, err := f(tctx)
+	sp.End(err)
+	tr.a.audit.Record(ctx, tr.p, access.ActionChatToolCall, access.Team(tr.p.TeamID), began, err, map[string]string{"tool": tool.Name})
+	return out, err
 }
 
 // call handles one proposed tool call. It returns paused when the call
@@ -377,7 +409,9 @@ func (tr *turn) run(ctx context.Context, tool Tool, c ToolCall, approval string)
 		return nil, err
 	}
 	tr.send(Event{Type: EventToolRunning, Tool: toolEvent(tool, run)})
-	out, err := tr.runTool(ctx, tool, Call{Principal: tr.p, ConversationID: tr.conv.ID, Arguments: c.Arguments, Message: tr.asked()})
+	out, err := tr.measureTool(ctx, tool, func(ctx context.Context) (Output, error) {
+		return tr.runTool(ctx, tool, Call{Principal: tr.p, ConversationID: tr.conv.ID, Arguments: c.Arguments, Message: tr.asked()})
+	})
 	var data, result json.RawMessage
 	if err == nil {
 		if data, err = tr.marshalRedacted(out.Data); err == nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/telemetry"
 	"github.com/askbi/askbi/workspace"
 )
 
@@ -54,6 +55,13 @@ type Options struct {
 	// Audit records dataset saves and chart previews, changes, placements
 	// and dashboard deletions. Default none.
 	Audit access.AuditSink
+	// Telemetry makes a span of each data request (a dataset run, from
+	// the cache or the source, or an exploration preview: the source's
+	// kind, the cache result, rows and bytes; never the SQL, arguments
+	// or data) and counts the cache results and the source queries in
+	// flight (package telemetry). Default none: off, at the cost of a nil
+	// check.
+	Telemetry *telemetry.Telemetry
 	// Logger logs audit failures. Default slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
@@ -107,6 +115,7 @@ type Executor struct {
 	flights flights
 	slots   *slots
 	audit   *access.Auditor
+	tel     *telemetry.Telemetry
 	now     func() time.Time
 	links   Links
 }
@@ -125,7 +134,7 @@ func NewExecutor(catalog workspace.Catalog, sources Sources, opts *Options) *Exe
 		timeout: o.Timeout, maxRows: o.MaxRows, previewRows: o.PreviewRows, maxBytes: o.MaxBytes,
 		maxRequest: o.MaxRequestBytes, sampleRows: o.SampleRows, chartPoints: o.MaxChartPoints,
 		inspectLimit: o.InspectLimit,
-		cache:        newResultCache(o.Cache), now: o.Now, links: o.Links,
+		cache:        newResultCache(o.Cache), now: o.Now, links: o.Links, tel: o.Telemetry,
 	}
 	if e.links == nil {
 		e.links = PublicLinks("")
@@ -301,8 +310,23 @@ func (e *Executor) preview(ctx context.Context, p access.Principal, req workspac
 	if err != nil {
 		return nil, err
 	}
-	res, _, err := e.fetch(ctx, pl)
+	res, _, err := e.fetchOnce(ctx, pl)
 	return res, err
+}
+
+// fetchOnce is fetch for a request that is never cached (an exploration
+// preview), under its span when telemetry is on.
+func (e *Executor) fetchOnce(ctx context.Context, pl *plan) (*Result, int64, error) {
+	if e.tel == nil {
+		return e.fetch(ctx, pl)
+	}
+	ctx, sp := e.tel.StartQuery(ctx, pl.kind)
+	res, size, err := e.fetch(ctx, pl)
+	if err == nil {
+		sp.SetQuery(telemetry.CacheNone, res.RowCount, size, res.Truncated)
+	}
+	sp.End(err)
+	return res, size, err
 }
 
 // saveDataset previews req and, only when the preview returns rows that
@@ -344,7 +368,7 @@ func (e *Executor) saveDataset(ctx context.Context, p access.Principal, name, da
 	if err != nil {
 		return nil, nil, err
 	}
-	res, _, err := e.fetch(ctx, pl)
+	res, _, err := e.fetchOnce(ctx, pl)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -713,6 +737,7 @@ type plan struct {
 	key     cacheKey
 	who     access.Principal // whose concurrency slots the run takes
 	connID  string
+	kind    string // the connection's type, for telemetry
 }
 
 // datasetPlan validates a dataset run and builds its plan and cache key.
@@ -795,7 +820,7 @@ func (e *Executor) buildPlan(ctx context.Context, live access.Principal, conn wo
 			return nil, err
 		}
 	}
-	return &plan{src: src, query: q, fields: req.Fields, who: live, connID: conn.ID}, nil
+	return &plan{src: src, query: q, fields: req.Fields, who: live, connID: conn.ID, kind: conn.Type}, nil
 }
 
 // validateRequest checks an exploration request before anything runs.
@@ -817,13 +842,36 @@ func validateRequest(r workspace.Request) error {
 	return validateDeclarations(r.Variables)
 }
 
-// run serves a dataset plan from the cache or the source. A failed fetch
-// falls back to the last good result, with a warning, when there is one.
+// run serves a dataset plan from the cache or the source, under its
+// span when telemetry is on.
 func (e *Executor) run(ctx context.Context, pl *plan, refresh bool) (*Result, error) {
+	if e.tel == nil {
+		return e.serve(ctx, pl, refresh, nil)
+	}
+	ctx, sp := e.tel.StartQuery(ctx, pl.kind)
+	cache := telemetry.CacheMiss
+	res, err := e.serve(ctx, pl, refresh, &cache)
+	if err == nil {
+		sp.SetQuery(cache, res.RowCount, res.rowsSize(), res.Truncated)
+	}
+	sp.End(err)
+	return res, err
+}
+
+// serve serves a dataset plan from the cache or the source, and says
+// which in *how when how is not nil. A failed fetch falls back to the
+// last good result, with a warning, when there is one.
+func (e *Executor) serve(ctx context.Context, pl *plan, refresh bool, how *telemetry.CacheResult) (*Result, error) {
 	last, fresh, ok := e.cache.get(pl.key, e.now())
 	if ok && fresh && !refresh {
 		last.Cached = true
+		if how != nil {
+			*how = telemetry.CacheHit
+		}
 		return last, nil
+	}
+	if how != nil && refresh {
+		*how = telemetry.CacheRefresh
 	}
 	res, err := e.flights.do(ctx, pl.key, func(ctx context.Context) (*Result, error) {
 		res, size, err := e.fetch(ctx, pl)
@@ -843,6 +891,9 @@ func (e *Executor) run(ctx context.Context, pl *plan, refresh bool) (*Result, er
 			return nil, err
 		}
 		last.Cached = true
+		if how != nil {
+			*how = telemetry.CacheStale
+		}
 		last.Warning = fmt.Sprintf("showing data from %s; refresh failed: %s",
 			last.DataDate.UTC().Format("2006-01-02 15:04 UTC"), askbi.ErrorMessage(err))
 		return last, nil
@@ -861,7 +912,9 @@ func (e *Executor) fetch(ctx context.Context, pl *plan) (*Result, int64, error) 
 	}
 	tctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
+	done := e.tel.InFlight(ctx, pl.kind)
 	t, err := pl.src.Query(tctx, pl.query)
+	done()
 	release()
 	if err != nil {
 		return nil, 0, e.sourceError(ctx, tctx, err)

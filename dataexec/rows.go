@@ -329,3 +329,13 @@ func (d *rowDecoder) cell() (any, error) {
 	}
 	return nil, d.fail("a known kind")
 }
+
+// rowsSize is the size of r's rows as JSON where they were encoded (a
+// cached result's always are), 0 otherwise: what telemetry reports as a
+// result's bytes.
+func (r *Result) rowsSize() int64 {
+	if r == nil || r.rows == nil || r.rows.json == nil {
+		return 0
+	}
+	return int64(r.rows.json.size)
+}

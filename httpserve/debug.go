@@ -8,13 +8,21 @@ import (
 	"time"
 )
 
+// DebugOptions configures ListenDebug. The zero value is valid.
+type DebugOptions struct {
+	// Metrics, when set, is served at /metrics: the Prometheus scrape
+	// handler (telemetry/otelexport's Setup.Metrics). Default none.
+	Metrics http.Handler
+}
+
 // ListenDebug starts listening for an opt-in debug endpoint on addr:
 // the Go runtime's profiles under /debug/pprof/ (goroutine counts, heap
-// after a GC with ?gc=1), for load tools and operators. It refuses any
-// address that is not loopback: profiles name code paths and hold
-// request data. The caller serves the server on the listener and closes
-// it.
-func ListenDebug(addr string) (*http.Server, net.Listener, error) {
+// after a GC with ?gc=1), for load tools and operators, and the metrics
+// for Prometheus at /metrics when o gives them. It refuses any address
+// that is not loopback: profiles name code paths and hold request data.
+// The caller serves the server on the listener and closes it. o may be
+// nil.
+func ListenDebug(addr string, o *DebugOptions) (*http.Server, net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, err
@@ -29,5 +37,8 @@ func ListenDebug(addr string) (*http.Server, net.Listener, error) {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	if o != nil && o.Metrics != nil {
+		mux.Handle("GET /metrics", o.Metrics)
+	}
 	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln, nil
 }

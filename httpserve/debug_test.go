@@ -13,13 +13,13 @@ import (
 // loopback address and refuses any other.
 func TestDebugLoopbackOnly(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:0", "[::]:0"} {
-		if srv, ln, err := httpserve.ListenDebug(addr); err == nil {
+		if srv, ln, err := httpserve.ListenDebug(addr, nil); err == nil {
 			ln.Close()
 			srv.Close()
 			t.Errorf("ListenDebug(%q) listens on %s; want a refusal", addr, ln.Addr())
 		}
 	}
-	srv, ln, err := httpserve.ListenDebug("127.0.0.1:0")
+	srv, ln, err := httpserve.ListenDebug("127.0.0.1:0", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,6 +84,15 @@ func NewServer(h http.Handler, opts *ServerOptions) *http.Server {
 	}
 }
 
+// HandleTree registers h on mux for path and every path below it
+// (path and path/), as the SDK's handlers that serve a tree of routes
+// (the OAuth account pages, connections, usage) want to be mounted.
+// path has no trailing slash.
+func HandleTree(mux *http.ServeMux, path string, h http.Handler) {
+	mux.Handle(path, h)
+	mux.Handle(path+"/", h)
+}
+
 // Live answers a liveness probe: 200 while the process serves HTTP at
 // all, whatever its dependencies do (a restart would not fix them).
 func Live(w http.ResponseWriter, _ *http.Request) {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -55,6 +56,20 @@ func errorCode(b []byte) string {
 // itself, and logs each change once; the drain makes it fail too and
 // refuses every request with 503 unavailable, while /healthz stays a
 // plain liveness answer until then.
+// TestHandleTree: the path, the paths below it, and nothing beside it.
+func TestHandleTree(t *testing.T) {
+	mux := http.NewServeMux()
+	httpserve.HandleTree(mux, "/ai/usage", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }))
+	for path, want := range map[string]int{"/ai/usage": http.StatusTeapot, "/ai/usage/": http.StatusTeapot, "/ai/usage/budgets/x": http.StatusTeapot,
+		"/ai/usages": http.StatusNotFound, "/ai": http.StatusNotFound} {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		if rec.Code != want {
+			t.Errorf("GET %s = %d, want %d", path, rec.Code, want)
+		}
+	}
+}
+
 func TestReadiness(t *testing.T) {
 	var down atomic.Bool
 	var logs bytes.Buffer

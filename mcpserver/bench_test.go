@@ -18,6 +18,10 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
@@ -25,6 +29,7 @@ import (
 	"github.com/askbi/askbi/internal/pgtest"
 	"github.com/askbi/askbi/internal/proccpu"
 	"github.com/askbi/askbi/mcpserver"
+	"github.com/askbi/askbi/telemetry"
 	"github.com/askbi/askbi/workspace"
 )
 
@@ -50,6 +55,18 @@ const benchSQL = "SELECT id, name, country, value, created, active FROM bench OR
 //     before (a new cache entry each call, as cmd/mcpload -workload
 //     misses makes them) against plain;
 //   - paired/plain-hit/N=8: a cache hit against plain.
+//   - paired/telemetry-none/N=8 and paired/telemetry-none-hit/N=8: the
+//     server with no telemetry against a second one also without: the
+//     control, whose ratios are the measurement's own noise;
+//   - paired/telemetry-noop/N=8 and paired/telemetry-noop-hit/N=8: the
+//     server with no telemetry (Options.Telemetry nil, as a host
+//     without an exporter runs it) as the baseline, against the same
+//     server built with the OpenTelemetry API's no-op providers (every
+//     instrumentation call made, nothing recorded): a miss, and a hit;
+//   - paired/telemetry-sdk/N=8 and paired/telemetry-sdk-hit/N=8: the
+//     same baseline against the server on the OpenTelemetry SDK, every
+//     span sampled and batched to an exporter that drops them, every
+//     metric aggregated (a manual reader): the cost of telemetry on.
 //
 // Metrics: x-plain is the time per call as a multiple of plain at the same
 // N (throughput relative to plain is 1/x-plain); proc-cpu-ms/op is this
@@ -100,9 +117,24 @@ func BenchmarkRunDataset(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := mcpserver.New(exec, gate, e.keys.Verify, &mcpserver.Options{MaxResultBytes: 1 << 20, MaxInFlight: 1 << 10})
-	hs := httptest.NewServer(srv)
+	// The same server, with telemetry on the providers given.
+	serve := func(tel *telemetry.Telemetry) *httptest.Server {
+		exec := dataexec.NewExecutor(e.catalog, dataexec.SourceMap{"conn_acme": src}, &dataexec.Options{Telemetry: tel,
+			Concurrency: dataexec.ConcurrencyOptions{MaxPerPrincipal: 1 << 10, MaxPerTeam: 1 << 10, MaxPerSource: 1 << 10}})
+		return httptest.NewServer(mcpserver.New(exec, gate, e.keys.Verify, &mcpserver.Options{MaxResultBytes: 1 << 20, MaxInFlight: 1 << 10, Telemetry: tel}))
+	}
+	hs := serve(nil)
 	defer hs.Close()
+	none := serve(nil)
+	defer none.Close()
+	noop := serve(telemetry.New(&telemetry.Options{TracerProvider: tracenoop.NewTracerProvider(), MeterProvider: metricnoop.NewMeterProvider()}))
+	defer noop.Close()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(dropSpans{}))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	defer tp.Shutdown(ctx)
+	defer mp.Shutdown(ctx)
+	sdk := serve(telemetry.New(&telemetry.Options{TracerProvider: tp, MeterProvider: mp}))
+	defer sdk.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	pg := newPGCPU(b, db)
 
@@ -130,8 +162,8 @@ func BenchmarkRunDataset(b *testing.B) {
 		}
 		return len(body)
 	}
-	post := func(body string) int {
-		resp, err := client.Do(mcpRequest(ctx, hs.URL, token, body))
+	postTo := func(url, body string) int {
+		resp, err := client.Do(mcpRequest(ctx, url, token, body))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -142,9 +174,11 @@ func BenchmarkRunDataset(b *testing.B) {
 		}
 		return int(n)
 	}
-	call := func(refresh bool) int {
-		return post(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_dataset","arguments":{"dataset_id":"ds_bench","refresh":%v}}}`, refresh))
+	post := func(body string) int { return postTo(hs.URL, body) }
+	callOn := func(url string, refresh bool) int {
+		return postTo(url, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_dataset","arguments":{"dataset_id":"ds_bench","refresh":%v}}}`, refresh))
 	}
+	call := func(refresh bool) int { return callOn(hs.URL, refresh) }
 	// distinct is a miss as a black-box load makes them (cmd/mcpload
 	// -workload misses): a filter value no call used before, which keeps
 	// every row, so that each result is a new cache entry and the cache
@@ -212,6 +246,18 @@ func BenchmarkRunDataset(b *testing.B) {
 	}
 	b.Run("paired/plain-distinct/N=8", func(b *testing.B) { paired(b, 8, pg, nil, plain, distinct) })
 	b.Run("paired/plain-hit/N=8", func(b *testing.B) { paired(b, 8, pg, nil, plain, func() int { return call(false) }) })
+	// Telemetry: the server without it is the baseline.
+	for _, tc := range []struct {
+		name string
+		on   *httptest.Server
+	}{{"none", none}, {"noop", noop}, {"sdk", sdk}} {
+		b.Run("paired/telemetry-"+tc.name+"/N=8", func(b *testing.B) {
+			paired(b, 8, pg, nil, miss, func() int { return callOn(tc.on.URL, true) })
+		})
+		b.Run("paired/telemetry-"+tc.name+"-hit/N=8", func(b *testing.B) {
+			paired(b, 8, pg, nil, func() int { return call(false) }, func() int { return callOn(tc.on.URL, false) })
+		})
+	}
 	for _, n := range []int{8, 32} {
 		b.Run("paired/server-postgres/N="+strconv.Itoa(n), func(b *testing.B) {
 			if peer == nil {
@@ -221,6 +267,13 @@ func BenchmarkRunDataset(b *testing.B) {
 		})
 	}
 }
+
+// dropSpans is a span exporter that drops what it is given: the SDK's
+// whole work on a span, with no exporter's.
+type dropSpans struct{}
+
+func (dropSpans) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (dropSpans) Shutdown(context.Context) error                             { return nil }
 
 // paired runs b.N calls of base and b.N of f (an MCP cache miss) over n
 // goroutines, in alternating batches of 16n calls, and reports f's time

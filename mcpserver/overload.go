@@ -15,6 +15,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
+	"github.com/askbi/askbi/telemetry"
 )
 
 // DefaultMaxInFlight is the default bound on one principal's MCP
@@ -72,6 +73,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		if err == nil {
 			release, ok := s.inFlight.acquire(p.TeamID + "/" + p.UserID)
 			if !ok {
+				s.opts.Telemetry.Refused(r.Context(), telemetry.SurfaceMCP, askbi.RateLimited)
 				writeRPCError(w, http.StatusTooManyRequests, askbi.Retry(askbi.RateLimited, time.Second,
 					"too many requests in flight (at most %d at once); wait for an answer before sending more", s.inFlight.max))
 				return

@@ -44,6 +44,7 @@ import (
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/telemetry"
 )
 
 // Options configures a Server. The zero value is valid; each zero field
@@ -67,8 +68,17 @@ type Options struct {
 	AllowedOrigins []string
 	// Activity feeds get_workspace_activity. Default an empty feed.
 	Activity Activity
-	// Audit records every tool call (ActionToolCall). Default none.
+	// Audit records every tool call (ActionToolCall) and every
+	// initialize, with the name the client gives itself
+	// (access.ActionMCPInitialize): what the usage view reads. Default
+	// none.
 	Audit access.AuditSink
+	// Telemetry makes a span of every MCP request (the MCP semantic
+	// conventions: mcp.method.name, gen_ai.tool.name, mcp.session.id,
+	// error.type), a child of the trace the client sends in the request's
+	// _meta (traceparent), and records the request and tool metrics
+	// (package telemetry). Default none: off.
+	Telemetry *telemetry.Telemetry
 	// MaxBodyBytes caps a request body. Default 1 MiB.
 	MaxBodyBytes int64
 	// MaxResultBytes is the response budget of the data tools
@@ -196,7 +206,7 @@ func New(exec *dataexec.Executor, gate *access.Gate, authn access.TokenLookup, o
 		s.tasks = newTasks(o.Tasks, o.Now, o.Logger)
 		s.addTaskMethods()
 	}
-	s.mcp.AddReceivingMiddleware(s.middleware)
+	s.mcp.AddReceivingMiddleware(s.measure, s.middleware)
 
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,
@@ -448,7 +458,7 @@ func (s *Server) ResourceMetadataHandler() http.Handler {
 
 // ActionToolCall is the audit action of an MCP tool call; its details
 // name the tool, never argument values.
-const ActionToolCall = "mcp.tool_call"
+const ActionToolCall = access.ActionMCPToolCall
 
 const principalKey = "askbi.principal"
 
@@ -494,6 +504,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			// The extensions (MCP Apps, Tasks) are declared to a client
 			// that declares them.
 			res, err := next(ctx, method, req)
+			s.auditInitialize(ctx, method, req, err)
 			var caps *mcp.ClientCapabilities
 			if ir, ok := req.(*mcp.InitializeRequest); ok && ir.Params != nil {
 				caps = ir.Params.Capabilities
@@ -586,7 +597,11 @@ func (s *Server) callTool(ctx context.Context, method string, call *mcp.CallTool
 	}
 	target := access.Team(p.TeamID)
 	var outcome error // the call's outcome, for the audit log
-	defer s.audit.Track(ctx, p, ActionToolCall, &target, map[string]string{"tool": name})(&outcome)
+	details := map[string]string{"tool": name}
+	if client, _ := clientInfo(method, call); client != "" {
+		details["client"] = client
+	}
+	defer s.audit.Track(ctx, p, ActionToolCall, &target, details)(&outcome)
 	var res mcp.Result
 	live, err := s.gate.Begin(ctx, p)
 	if err != nil {

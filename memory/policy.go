@@ -1,6 +1,10 @@
 package memory
 
-import "context"
+import (
+	"context"
+
+	"github.com/askbi/askbi"
+)
 
 // Policy is the host's external-AI setting ("allow feedback and memory with
 // external AI"). [Service.ForModel] asks it on every call, so a change takes
@@ -18,3 +22,15 @@ type StaticPolicy bool
 
 // AllowExternalAI implements Policy.
 func (p StaticPolicy) AllowExternalAI(context.Context, string) (bool, error) { return bool(p), nil }
+
+// ParsePolicy is the policy a host's configuration names: "allow" or
+// "deny" memories with external AI. Another name is InvalidArgument.
+func ParsePolicy(name string) (StaticPolicy, error) {
+	switch name {
+	case "allow":
+		return true, nil
+	case "deny":
+		return false, nil
+	}
+	return false, askbi.Errorf(askbi.InvalidArgument, "must be allow or deny")
+}

@@ -38,6 +38,9 @@ type Options struct {
 	// Rate is the budget of the shared rate limiter (DB.RateLimiter).
 	// Default access.DefaultRate per second, access.DefaultBurst at once.
 	Rate *access.RateOptions
+	// Logger hears of what a store could not write in the background
+	// (DB.Usage's audit entries). Default slog.Default().
+	Logger *slog.Logger
 }
 
 // DB is askbi's state in one PostgreSQL database, migrated: a store for
@@ -62,6 +65,10 @@ type DB struct {
 	Directory *Directory
 	// Demo keeps a demo's sessions and credentials (the reference server).
 	Demo *DemoStore
+	// Usage is the usage view's ledger and the token budgets
+	// (usage.Ledger, usage.Budgets): the audit log, written in batches,
+	// and the usage records. Close writes what it holds.
+	Usage *UsageStore
 
 	// RateLimiter is one budget a principal across instances
 	// (access.NewFallbackRateLimiter keeps one per process through an
@@ -93,13 +100,19 @@ func Open(ctx context.Context, url string, o *Options) (*DB, error) {
 	return &DB{SQL: db, url: url,
 		Keys: NewKeyStore(db), Ask: NewAskStores(db), Memory: NewMemoryStore(db), OAuth: NewOAuthStore(db), Tasks: NewTaskStore(db),
 		Connections: NewConnectionStore(db), Flows: NewFlowStore(db),
-		Catalog: NewCatalog(db), Directory: NewDirectory(db), Demo: NewDemoStore(db),
+		Catalog: NewCatalog(db), Directory: NewDirectory(db), Demo: NewDemoStore(db), Usage: NewUsageStore(db, opts.Logger),
 		RateLimiter: NewRateLimiter(db, opts.Rate), Leases: NewLeases(db), ConnectionChanges: NewConnectionChanges(db),
 	}, nil
 }
 
-// Close closes the pool.
-func (db *DB) Close() error { return db.SQL.Close() }
+// Close writes the audit entries DB.Usage holds and closes the pool.
+func (db *DB) Close() error {
+	uerr := db.Usage.Close()
+	if err := db.SQL.Close(); err != nil {
+		return err
+	}
+	return uerr
+}
 
 // Listen keeps this instance's caches in step with what the other
 // instances on the database change, until ctx ends: a revoked key leaves

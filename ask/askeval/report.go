@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/askbi/askbi/ask"
+	"github.com/askbi/askbi/usage"
 )
 
 // RunResult is one run of a case, scored.
@@ -77,22 +78,8 @@ type Latency struct {
 
 // Prices are a model's prices in US dollars per million tokens, which
 // providers do not report: a host states them for the report's cost.
-type Prices struct {
-	Input float64 `json:"input"`
-	// CachedInput and CacheWrite are the prices of input tokens read
-	// from and written to the prompt cache; zero means Input's.
-	CachedInput float64 `json:"cached_input,omitempty"`
-	CacheWrite  float64 `json:"cache_write,omitempty"`
-	Output      float64 `json:"output"`
-}
-
-// Cost is what u costs at p, in US dollars.
-func (p Prices) Cost(u ask.Usage) float64 {
-	cached, write := cmp.Or(p.CachedInput, p.Input), cmp.Or(p.CacheWrite, p.Input)
-	plain := max(u.InputTokens-u.CachedInputTokens-u.CacheWriteTokens, 0)
-	return (float64(plain)*p.Input + float64(u.CachedInputTokens)*cached + float64(u.CacheWriteTokens)*write +
-		float64(u.OutputTokens)*p.Output) / 1e6
-}
+// They are the usage view's own ([usage.Price]), defined once.
+type Prices = usage.Price
 
 // Report is a scored evaluation: its pass rate by category and case,
 // why runs failed, their cost and latency, and ([Report.CompareWith]) how it

@@ -44,6 +44,7 @@ func (r *Tools) Call(ctx context.Context, p access.Principal, connID, tool, fp s
 		return nil, err
 	}
 	target = connections.Ref(st.Connection)
+	details["connection"] = capRunes(st.Name, 128) // for the usage view: an admin's name for it, never data
 	if st.Auth == connections.AuthOAuth && !st.HasToken {
 		return nil, connections.NeedsSignIn(st.Name)
 	}

@@ -18,7 +18,7 @@ import (
 // ActionCall is the audit action of a call of a remote tool from Ask
 // (access.AuditEntry.Action). Its details name the tool, never the
 // arguments.
-const ActionCall = "connection.remote_call"
+const ActionCall = access.ActionRemoteCall
 
 // Options configures [Tools]. The zero value is valid; each zero field
 // means its default.

@@ -191,6 +191,9 @@ func TestBrowser(t *testing.T) {
 				cmd.Env = append(cmd.Env, "ASKBI_MCP_PREVIEW_URL="+mcpPreviewURL(t, ta))
 			case "running.test.mjs":
 				cmd.Env = append(cmd.Env, "ASKBI_HOLD_URL="+hold.url)
+			case "usage.test.mjs":
+				// The test makes MCP tool calls as alice and as bob.
+				cmd.Env = append(cmd.Env, "ASKBI_MCP_KEY="+ta.apiKey(t, "alice"), "ASKBI_MCP_KEY_BOB="+ta.apiKey(t, "bob"))
 			case "mcp-app.test.mjs", "mcp-cors.test.mjs":
 				// The test host calls the MCP tools as alice.
 				cmd.Env = append(cmd.Env, "ASKBI_MCP_KEY="+ta.apiKey(t, "alice"), "ASKBI_WEB_CLIENT_PORT="+port)

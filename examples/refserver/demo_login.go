@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -30,6 +31,10 @@ import (
 const sessionCookie = "askbi_session"
 
 var teamNames = map[string]string{teamAcme: "Acme", teamGlobex: "Globex"}
+
+// demoTeamName names a demo team, for MCP's OAuth tool results and the
+// budgets' messages.
+func demoTeamName(_ context.Context, id string) string { return cmp.Or(teamNames[id], id) }
 
 // sessionPrefix marks the reference server's product session tokens. They
 // stand in for a host's product login: they authenticate the chat and

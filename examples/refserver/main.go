@@ -15,9 +15,9 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -54,6 +54,9 @@ import (
 	"github.com/askbi/askbi/mcpserver/oauth"
 	"github.com/askbi/askbi/memory"
 	"github.com/askbi/askbi/pgstore"
+	"github.com/askbi/askbi/telemetry/otelexport"
+	"github.com/askbi/askbi/usage"
+	"github.com/askbi/askbi/usage/usagehttp"
 	"github.com/askbi/askbi/workspace"
 )
 
@@ -82,6 +85,7 @@ type config struct {
 	mcpOrigins   string
 	debugAddr    string
 	denyLoopback bool
+	prices       usage.Prices // -model-prices, beside the demo model's (demo_model.go)
 
 	// Overload bounds (zero means the SDK's default).
 	rate            float64
@@ -140,7 +144,8 @@ func main() {
 	flag.StringVar(&cfg.mcpOrigins, "mcp-allowed-origins", "", "comma-separated origins, besides the public URL's, whose browser pages may call /mcp, e.g. http://localhost:6274 for the MCP Inspector's web UI (another Origin gets 403)")
 	flag.DurationVar(&cfg.mcpTaskAfter, "mcp-task-after", mcpserver.DefaultTaskAfter, "how long an MCP data call of a client that declares the Tasks extension runs before it becomes a task the client polls")
 	flag.IntVar(&cfg.mcpResultBytes, "mcp-result-bytes", mcpserver.DefaultResultBytes, "response budget of the MCP data tools, in bytes of serialized tool result (callers may lower it with max_bytes)")
-	flag.StringVar(&cfg.debugAddr, "debug-addr", "", "serve /debug/pprof/ on this loopback address (off by default)")
+	flag.StringVar(&cfg.debugAddr, "debug-addr", "", "serve /debug/pprof/ and the Prometheus /metrics on this loopback address (off by default); OTEL_EXPORTER_OTLP_ENDPOINT sends traces and metrics over OTLP/HTTP")
+	flag.Func("model-prices", `model prices in US dollars per million tokens, for the usage view's cost: {"gpt-4o-mini":{"input":0.15,"cached_input":0.075,"output":0.6}}`, func(s string) error { return json.Unmarshal([]byte(s), &cfg.prices) })
 	flag.BoolVar(&cfg.denyLoopback, "deny-loopback", false, "refuse remote MCP servers on this machine (loopback addresses, localhost), for a server others use; the demo's own MCP servers run on loopback, so the demo connection is then not set up")
 	flag.Float64Var(&cfg.rate, "rate", access.DefaultRate, "requests per second each API key, OAuth grant or session regains")
 	flag.IntVar(&cfg.burst, "rate-burst", access.DefaultBurst, "requests each API key, OAuth grant or session may make at once")
@@ -191,13 +196,13 @@ func run(ctx context.Context, cfg config, log *slog.Logger, out io.Writer) error
 
 	srv := httpserve.NewServer(app.routes(), nil) // the SDK's recommended limits; chat turns move their deadlines (askhttp)
 	if cfg.debugAddr != "" {
-		dsrv, dln, err := httpserve.ListenDebug(cfg.debugAddr)
+		dsrv, dln, err := httpserve.ListenDebug(cfg.debugAddr, &httpserve.DebugOptions{Metrics: app.metrics})
 		if err != nil {
 			return fmt.Errorf("-debug-addr %w", err)
 		}
 		defer dsrv.Close()
 		go dsrv.Serve(dln)
-		fmt.Fprintf(out, "  debug:    http://%s/debug/pprof/ (loopback only)\n", dln.Addr())
+		fmt.Fprintf(out, "  debug:    http://%s/debug/pprof/ and /metrics (loopback only)\n", dln.Addr())
 	}
 	pctx, stopPurge := context.WithCancel(context.Background())
 	defer stopPurge()
@@ -255,6 +260,8 @@ type app struct {
 	executor  *dataexec.Executor
 	catalog   catalogStore
 	assistant *ask.Assistant
+	usage     *usage.Service // the usage view and the token budgets, at /ai/usage
+	metrics   http.Handler   // the Prometheus scrape handler on the debug listener
 	memory    *memory.Service
 	conns     *connections.Service
 	signin    *signin.Service
@@ -316,6 +323,7 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	var connStore connections.Store = connections.NewMemoryStore()
 	var flows signin.FlowStore = signin.NewMemoryFlowStore()
 	var demo demoStore = &memDemoStore{}
+	var usageStore usage.Store = usage.NewMemoryStore(nil)
 	var tasks mcpserver.TaskStore = mcpserver.NewMemoryTaskStore(0)
 	// With the state in PostgreSQL: the team, source and turn bounds, and
 	// the connection changes that stop turns, hold across instances.
@@ -341,7 +349,8 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 			}
 			a.closers = append(a.closers, state.Close)
 			keyStore, chats, memories, grants = state.Keys, state.Ask, state.Memory, state.OAuth
-			connStore, flows, demo, tasks = state.Connections, state.Flows, state.Demo, state.Tasks
+			connStore, flows, demo, usageStore, tasks = state.Connections, state.Flows, state.Demo, state.Usage, state.Tasks
+			a.purges = append(a.purges, httpserve.Purge{Name: "audit and usage retention", Func: state.Usage.Purge})
 			pool := dataexec.NewLeasePool(state.Leases, nil) // slots kept for the next call, not taken and released each time
 			leases, publish = pool, state.ConnectionChanges.Publish
 			a.closers = append(a.closers, func() error { pool.Close(); return nil })
@@ -358,7 +367,15 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	if err != nil {
 		return nil, err
 	}
+	x, err := otelexport.New(ctx, &otelexport.Options{ServiceName: "askbi-refserver", Prometheus: cfg.debugAddr != ""})
+	if err != nil {
+		return nil, err
+	}
+	tel := x.Telemetry
+	a.closers, a.metrics = append(a.closers, func() error { return x.Shutdown(context.Background()) }), x.Metrics
+	// One audit log: here (the last 10,000 entries) and in the usage view's ledger.
 	a.audit = access.NewMemoryAudit(10000)
+	audit := access.TeeAudit(a.audit, usageStore)
 	checker := access.NewChecker(dir, &access.CheckerOptions{Withdraw: withdraw})
 	var limiter access.RateLimiter = access.NewMemoryRateLimiter(rates)
 	if state != nil {
@@ -377,11 +394,11 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	// publish themselves into the catalog, and serve their datasets; OAuth
 	// ones sign in through the callback of the connection routes
 	// (a.connRoutes, mounted at /ai/connections).
-	a.conns = connections.NewService(connStore, keyring, gate, &connections.Options{Catalog: catalog, Audit: a.audit, Logger: log,
+	a.conns = connections.NewService(connStore, keyring, gate, &connections.Options{Catalog: catalog, Audit: audit, Logger: log,
 		DenyLoopback: cfg.denyLoopback, Publish: publish})
 	a.signin = signin.New(a.conns, keyring, &signin.Options{RedirectURL: connhttp.RedirectURL(base, "/ai/connections"), ClientURI: base,
-		Flows: flows, Leases: leases, Audit: a.audit, Logger: log})
-	a.remote = remote.New(a.conns, a.signin, &remote.Options{Audit: a.audit, Logger: log})
+		Flows: flows, Leases: leases, Audit: audit, Logger: log})
+	a.remote = remote.New(a.conns, a.signin, &remote.Options{Audit: audit, Logger: log})
 	if err := a.conns.Records().SyncCatalog(ctx); err != nil {
 		return nil, err
 	}
@@ -411,8 +428,8 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 	// Links: every chat result and MCP tool result links to this server's
 	// pages (demo_web.go) under -public-url.
 	bounds := dataexec.ConcurrencyOptions{MaxPerPrincipal: cfg.maxPerPrincipal, MaxPerTeam: cfg.maxPerTeam, MaxPerSource: cfg.maxPerSource, Shared: leases}
-	a.executor = dataexec.NewExecutor(catalog, mcpsource.Sources(a.remote, sources), &dataexec.Options{Audit: a.audit, Logger: log,
-		Links: dataexec.PublicLinks(base), Concurrency: bounds, Cache: dataexec.CacheOptions{MaxBytes: httpserve.CacheBytes()}})
+	a.executor = dataexec.NewExecutor(catalog, mcpsource.Sources(a.remote, sources), &dataexec.Options{Audit: audit, Logger: log,
+		Links: dataexec.PublicLinks(base), Concurrency: bounds, Cache: dataexec.CacheOptions{MaxBytes: httpserve.CacheBytes()}, Telemetry: tel})
 	a.keys = access.NewKeys(keyStore, dir, &access.KeyOptions{CacheTTL: cfg.keyCacheTTL})
 	if state != nil {
 		// What other instances change reaches this one's caches within a
@@ -434,32 +451,29 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 		return nil, err
 	}
 	a.oauth, err = oauth.New(base, grants, oauthUsers{s: a.sessions, dir: dir}, checker, &oauth.Options{
-		Secret: secret, Audit: a.audit, Logger: log, // documents on loopback: in the demo only
+		Secret: secret, Audit: audit, Logger: log, // documents on loopback: in the demo only
 		ClientDocuments: oauth.DocumentOptions{AllowLoopback: cfg.demoSignIn, RootCAs: cfg.documentRoots},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w (set -public-url to the https URL clients reach)", err)
 	}
 	a.mcp = mcpserver.New(a.executor, gate, access.AnyToken(a.oauth.Verify, a.keys.Verify), &mcpserver.Options{
-		BaseURL: base, Activity: activity, Audit: a.audit, Logger: log, MaxInFlight: cfg.mcpMaxInFlight,
+		BaseURL: base, Activity: activity, Audit: audit, Logger: log, MaxInFlight: cfg.mcpMaxInFlight, Telemetry: tel,
 		MaxResultBytes: cfg.mcpResultBytes, Tasks: mcpserver.TaskOptions{Store: tasks, After: cfg.mcpTaskAfter},
 		ChartImage:           chartimage.PNG,
 		AllowedOrigins:       strings.FieldsFunc(cfg.mcpOrigins, func(r rune) bool { return r == ',' || r == ' ' }),
 		AuthorizationServers: []string{a.oauth.Issuer()},
-		TeamName:             func(_ context.Context, id string) string { return cmp.Or(teamNames[id], id) },
+		TeamName:             demoTeamName,
 	})
-	a.memory = memory.NewService(memories, keyring, gate, &memory.Options{Policy: policy, Audit: a.audit, Logger: log})
+	a.memory = memory.NewService(memories, keyring, gate, &memory.Options{Policy: policy, Audit: audit, Logger: log})
+	a.usage = usage.NewService(usageStore, usageStore, gate, &usage.Options{Prices: demoPrices(cfg), TeamName: demoTeamName, Members: dir, Audit: audit, Telemetry: tel, Logger: log})
 	tools, err := ask.NewRegistry(append(append(ask.ProductTools(a.executor), ask.ListConnections(a.resolver)), cfg.extraTools...)...)
 	if err != nil {
 		return nil, err
 	}
-	var note string
-	if cfg.provider == "mock" {
-		note = demoModelNote
-	}
 	a.assistant = ask.New(model, gate, a.executor, chats, tools, &ask.Options{
 		TurnTimeout: cfg.turnTimeout, Sharing: sharing, Memory: a.memory, Logger: log, Tools: ask.RemoteTools(a.remote),
-		Secrets: []*regexp.Regexp{sessionPattern}, ModelNote: note,
+		Secrets: []*regexp.Regexp{sessionPattern}, ModelNote: demoNote(cfg), Usage: a.usage, Audit: audit, Telemetry: tel,
 		MaxTurnsPerUser: cfg.maxTurnsPerUser, MaxTurnsPerTeam: cfg.maxTurnsPerTeam, TurnSlots: leases,
 	})
 	return a, a.issueCredentials(ctx, cfg, checker, creds)
@@ -467,26 +481,16 @@ func newApp(ctx context.Context, cfg config, base string, log *slog.Logger) (_ *
 
 // parsePolicies reads -sharing and -memory-policy.
 func parsePolicies(cfg config) (ask.SharingPolicy, memory.Policy, error) {
-	var sharing ask.SharingPolicy
-	switch s := ask.Sharing(cfg.sharing); s {
-	case ask.SharingSchema, ask.SharingAggregates, ask.SharingRows:
-		sharing = ask.StaticSharing(s)
-	default:
-		return nil, nil, fmt.Errorf("-sharing %q: must be schema, aggregates or rows", cfg.sharing)
+	level, err := ask.ParseSharing(cfg.sharing)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-sharing %q: %s", cfg.sharing, askbi.ErrorMessage(err))
 	}
-	switch cfg.memoryPolicy {
-	case "allow":
-		return sharing, memory.StaticPolicy(true), nil
-	case "deny":
-		return sharing, memory.StaticPolicy(false), nil
+	policy, err := memory.ParsePolicy(cfg.memoryPolicy)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-memory-policy %q: %s", cfg.memoryPolicy, askbi.ErrorMessage(err))
 	}
-	return nil, nil, fmt.Errorf("-memory-policy %q: must be allow or deny", cfg.memoryPolicy)
+	return ask.StaticSharing(level), policy, nil
 }
-
-// demoModelNote says, in the mock model's first answer and on the page,
-// what answers and how to configure a real model.
-const demoModelNote = "You are talking to the built-in demo model: it looks for your question's words in this workspace, charts the best match and says what it shows, with no AI behind it (it reads English only). " +
-	"For a real model, start the server with -provider openai or -provider anthropic and -model NAME (the key from OPENAI_API_KEY or ANTHROPIC_API_KEY)."
 
 // newProvider builds the chat model from -provider, -model,
 // -provider-base-url and -provider-key-env (package provider). An
@@ -521,8 +525,7 @@ func (a *app) routes() http.Handler {
 	as := a.oauth.Handler()
 	mux.Handle("/.well-known/oauth-authorization-server", as)
 	mux.Handle("/oauth/", as)
-	mux.Handle("/account/mcp", as)
-	mux.Handle("/account/mcp/", as)
+	httpserve.HandleTree(mux, "/account/mcp", as)
 	a.loginRoutes(mux)
 	mux.Handle("/api/", datahttp.New(a.executor, a.gate, a.dataAuth, &datahttp.Options{Logger: a.log}))
 	a.webRoutes(mux)
@@ -530,8 +533,8 @@ func (a *app) routes() http.Handler {
 	mux.Handle("GET /readyz", a.ready)
 	mux.Handle("/ai/", askhttp.New(a.assistant, a.memory, a.sessions.authenticate, &askhttp.Options{
 		StreamWindow: a.streamWindow, MessageBytesInFlight: a.messageBytes, Logger: a.log}))
-	mux.Handle("/ai/connections", a.connRoutes)
-	mux.Handle("/ai/connections/", a.connRoutes)
+	httpserve.HandleTree(mux, "/ai/connections", a.connRoutes)
+	httpserve.HandleTree(mux, "/ai/usage", usagehttp.New(a.usage, a.sessions.authenticate, &usagehttp.Options{Logger: a.log}))
 	// Every other path and method answers a JSON error too (404, or 405
 	// with Allow).
 	mux.Handle("/", httpjson.NoRoute(mux, "/", a.log))

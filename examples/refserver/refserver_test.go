@@ -19,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbi/askbi/httpserve"
 	"github.com/askbi/askbi/internal/chattest"
 	"github.com/askbi/askbi/internal/mysqltest"
 
@@ -30,6 +29,7 @@ import (
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/ask"
 	"github.com/askbi/askbi/chartview"
+	"github.com/askbi/askbi/httpserve"
 	"github.com/askbi/askbi/internal/pgtest"
 	"github.com/askbi/askbi/memory"
 )
@@ -409,6 +409,7 @@ func TestWebPage(t *testing.T) {
 		`<a href="#/connections" id="nav-connections">`, `<a href="#/mcp" id="nav-mcp">`, `<main id="connections-page"`,
 		`id="connections-status" class="status-line" role="status" aria-live="polite"`, `id="connections-error" class="error" role="alert"`,
 		`<main id="mcp-page"`, `<label for="mcp-url"`, `id="mcp-status" class="status-line" role="status" aria-live="polite"`, `id="mcp-empty"`,
+		`<a href="#/usage" id="nav-usage">`, `<main id="usage-page"`, `<label for="usage-period"`, `<label for="budget-tokens"`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %s", want)

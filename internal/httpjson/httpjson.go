@@ -48,6 +48,10 @@ var statuses = map[askbi.Code]int{
 	// request conflicts with server state, and repeating it cannot help.
 	askbi.ApprovalInvalid: http.StatusConflict,
 	askbi.Internal:        http.StatusInternalServerError,
+	// A token budget used up for its period: too many requests over a
+	// long window. No Retry-After: the message says when it resets,
+	// which may be days away.
+	askbi.BudgetExceeded: http.StatusTooManyRequests,
 }
 
 // Status returns the HTTP status of code; an unknown code is 500.

@@ -20,7 +20,7 @@ func TestErrorStatuses(t *testing.T) {
 		askbi.InvalidArgument: 400, askbi.Unauthenticated: 401, askbi.Forbidden: 403, askbi.ScopeRequired: 403,
 		askbi.NotFound: 404, askbi.Conflict: 409, askbi.RateLimited: 429, askbi.TooLarge: 413, askbi.Timeout: 504,
 		askbi.Unavailable: 503, askbi.Unsupported: 501, askbi.InvalidResult: 422, askbi.ApprovalRequired: 409,
-		askbi.ApprovalInvalid: 409, askbi.Internal: 500,
+		askbi.ApprovalInvalid: 409, askbi.Internal: 500, askbi.BudgetExceeded: 429,
 	}
 	// Every code, so a code added without a thought for its status shows
 	// up here instead of answering 500 unnoticed.

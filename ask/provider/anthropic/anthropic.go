@@ -142,6 +142,9 @@ func New(model string, opts *Options) (*Provider, error) {
 // reads images.
 func (p *Provider) ReadsImages() bool { return true }
 
+// ModelInfo implements [ask.ModelInfo]: "anthropic" and the model name.
+func (p *Provider) ModelInfo() (provider, model string) { return "anthropic", p.model }
+
 // Complete sends req as one streamed message. Text deltas go to onText
 // (which may be nil) as they arrive; tool calls are assembled from their
 // streamed input_json_delta parts.

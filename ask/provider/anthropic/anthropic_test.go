@@ -168,6 +168,7 @@ var wire = providertest.Wire[anthropic.Options, *anthropic.Provider]{
 	RoundTrip:        roundTrip,
 	Events:           events,
 	Usage:            ask.Usage{InputTokens: 25 + 2048 + 10, CachedInputTokens: 2048, CacheWriteTokens: 10, OutputTokens: 89},
+	Finish:           "end_turn",
 	Garbled:          event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{`),
 	FailedEvent:      event("error", errorBody("overloaded_error", providertest.SecretBody)),
 	RateLimitedEvent: event("error", errorBody("rate_limit_error", providertest.SecretBody)),
@@ -189,7 +190,7 @@ func TestCompleteToolUseInput(t *testing.T) {
 		t.Fatalf("Complete: %v", err)
 	}
 	want := ask.ModelReply{ToolCalls: []ask.ToolCall{{ID: "toolu_a", Name: "run_query", Arguments: json.RawMessage(`{"sql":"select 1"}`)}}}
-	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(ask.ModelReply{}, "Usage")); diff != "" {
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(ask.ModelReply{}, "Usage", "FinishReason")); diff != "" {
 		t.Errorf("reply mismatch (-want +got):\n%s", diff)
 	}
 }
@@ -310,7 +311,7 @@ func TestCompleteKeepsThinkingApart(t *testing.T) {
 	}
 	want := ask.ModelReply{Text: "Counting them.", Reasoning: "Let me look at the orders. " + private,
 		ToolCalls: []ask.ToolCall{{ID: "toolu_01", Name: "run_query", Arguments: json.RawMessage(`{"sql":"select 1"}`)}}}
-	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(ask.ModelReply{}, "Usage")); diff != "" {
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(ask.ModelReply{}, "Usage", "FinishReason")); diff != "" {
 		t.Errorf("reply mismatch (-want +got):\n%s", diff)
 	}
 	if b, _ := json.Marshal(got); strings.Contains(string(b), "PRIVATE-THOUGHT") {

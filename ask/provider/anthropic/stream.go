@@ -23,6 +23,7 @@ type accumulator struct {
 	order     []int64 // tool_use block indexes in start order
 	stopped   bool    // message_stop arrived, so the message is whole
 	usage     ask.Usage
+	stop      string // the stop_reason
 }
 
 type toolUse struct {
@@ -71,6 +72,9 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onText func(string)) e
 		a.usage = ask.Usage{InputTokens: u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens,
 			CachedInputTokens: u.CacheReadInputTokens, CacheWriteTokens: u.CacheCreationInputTokens, OutputTokens: u.OutputTokens}
 	case "message_delta":
+		if r := string(ev.Delta.StopReason); r != "" {
+			a.stop = r
+		}
 		// Cumulative counts: the output's, and the input's where a
 		// server repeats them.
 		u := ev.Usage
@@ -99,7 +103,7 @@ func (a *accumulator) emit(text string, onText func(string)) {
 
 // reply returns the assembled reply, its tool calls in block order.
 func (a *accumulator) reply() (ask.ModelReply, error) {
-	reply := ask.ModelReply{Text: a.text.String(), Reasoning: a.reasoning.String(), Usage: a.usage}
+	reply := ask.ModelReply{Text: a.text.String(), Reasoning: a.reasoning.String(), Usage: a.usage, FinishReason: a.stop}
 	for _, i := range a.order {
 		t := a.tools[i]
 		if t.name == "" {

@@ -497,6 +497,11 @@ func (p *Provider) Complete(ctx context.Context, req ask.ModelRequest, onText fu
 		reply.Text = p.Intro + "\n\n" + reply.Text
 	}
 	reply.Reasoning = reasoning(req, reply)
+	reply.Usage = estimate(req, reply)
+	reply.FinishReason = "stop"
+	if len(reply.ToolCalls) > 0 {
+		reply.FinishReason = "tool_calls"
+	}
 	if onText != nil && reply.Text != "" {
 		for _, w := range append(pieces, strings.SplitAfter(strings.TrimPrefix(reply.Text, strings.Join(pieces, "")), " ")...) {
 			if err := pause(ctx, p.Delay); err != nil {

@@ -172,6 +172,10 @@ func New(model string, opts *Options) (*Provider, error) {
 // ReadsImages implements [ask.ImageReader]: Options.Images.
 func (p *Provider) ReadsImages() bool { return p.images }
 
+// ModelInfo implements [ask.ModelInfo]: "openai" (an OpenAI-compatible
+// server is recorded as OpenAI's API) and the model name.
+func (p *Provider) ModelInfo() (provider, model string) { return "openai", p.model }
+
 // Complete sends req as one streamed chat completion. Text deltas go to
 // onText (which may be nil) as they arrive; tool calls are assembled from
 // their streamed parts.

@@ -126,6 +126,7 @@ var wire = providertest.Wire[openai.Options, *openai.Provider]{
 	RoundTrip:        roundTrip,
 	Events:           events,
 	Usage:            ask.Usage{InputTokens: 2100, CachedInputTokens: 2048, OutputTokens: 5},
+	Finish:           "stop",
 	Garbled:          frame(`{"id":"chatcmpl-9x1","choices":[{`),
 	FailedEvent:      frame(`{"error":{"message":"` + providertest.SecretBody + `","type":"server_error","code":null}}`),
 	RateLimitedEvent: frame(`{"error":{"message":"` + providertest.SecretBody + `","type":"rate_limit_exceeded"}}`),
@@ -174,7 +175,7 @@ func TestCompleteToolCallIndexes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Complete: %v", err)
 			}
-			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(ask.ModelReply{}, "Usage")); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(ask.ModelReply{}, "Usage", "FinishReason")); diff != "" {
 				t.Errorf("reply mismatch (-want +got):\n%s", diff)
 			}
 		})
@@ -227,7 +228,7 @@ func TestCompleteMaxTokens(t *testing.T) {
 					got[k] = v
 				}
 			}
-			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(ask.ModelReply{}, "Usage")); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(ask.ModelReply{}, "Usage", "FinishReason")); diff != "" {
 				t.Errorf("token fields mismatch (-want +got):\n%s", diff)
 			}
 		})
@@ -326,7 +327,7 @@ func TestCompleteKeepsReasoningApart(t *testing.T) {
 			if diff := cmp.Diff(tt.deltas, deltas); diff != "" {
 				t.Errorf("onText deltas mismatch (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(ask.ModelReply{}, "Usage")); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(ask.ModelReply{}, "Usage", "FinishReason")); diff != "" {
 				t.Errorf("reply mismatch (-want +got):\n%s", diff)
 			}
 		})

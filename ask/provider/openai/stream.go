@@ -29,7 +29,8 @@ type accumulator struct {
 	place     place  // where the content is, for the leading <think> block
 	held      string // content held back while it may open or close the block
 	calls     map[int64]*partialCall
-	finished  bool // a finish_reason arrived, so the reply is whole
+	finished  bool   // a finish_reason arrived, so the reply is whole
+	finish    string // that finish_reason
 	usage     ask.Usage
 }
 
@@ -99,7 +100,7 @@ func (a *accumulator) add(chunk sdk.ChatCompletionChunk, onText func(string)) {
 			pc.args.WriteString(d.Function.Arguments)
 		}
 		if c.FinishReason != "" {
-			a.finished = true
+			a.finished, a.finish = true, c.FinishReason
 		}
 	}
 }
@@ -178,7 +179,7 @@ func (a *accumulator) end(onText func(string)) {
 
 // reply returns the assembled reply, its tool calls in index order.
 func (a *accumulator) reply() (ask.ModelReply, error) {
-	reply := ask.ModelReply{Text: a.text.String(), Reasoning: a.reasoning.String(), Usage: a.usage}
+	reply := ask.ModelReply{Text: a.text.String(), Reasoning: a.reasoning.String(), Usage: a.usage, FinishReason: a.finish}
 	for _, i := range slices.Sorted(maps.Keys(a.calls)) {
 		pc := a.calls[i]
 		if pc.name == "" {

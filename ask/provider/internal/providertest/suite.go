@@ -67,11 +67,14 @@ type Wire[O any, P ask.Provider] struct {
 	// Usage is the usage Events reports in a whole stream, as the reply
 	// must carry it.
 	Usage ask.Usage
+	// Finish is the finish reason Events reports for a whole reply of
+	// text, as the reply must carry it ("stop", "end_turn").
+	Finish string
 }
 
-// ignoreUsage compares replies without their usage, which ReportsUsage
-// checks.
-var ignoreUsage = cmpopts.IgnoreFields(ask.ModelReply{}, "Usage")
+// ignoreUsage compares replies without their usage and finish reason,
+// which ReportsUsage checks.
+var ignoreUsage = cmpopts.IgnoreFields(ask.ModelReply{}, "Usage", "FinishReason")
 
 // Step is one step of a scripted reply: a piece of text, the start of a
 // tool call, or a piece of its arguments.
@@ -170,6 +173,9 @@ func Run[O any, P ask.Provider](t *testing.T, w Wire[O, P]) {
 		}
 		if diff := cmp.Diff(w.Usage, got.Usage); diff != "" {
 			t.Errorf("usage mismatch (-want +got):\n%s", diff)
+		}
+		if w.Finish == "" || got.FinishReason != w.Finish {
+			t.Errorf("finish reason %q, want %q", got.FinishReason, w.Finish)
 		}
 	})
 

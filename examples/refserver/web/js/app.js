@@ -10,6 +10,7 @@ import { Home, renderChats } from "./home.js";
 import { MemoryPage } from "./memory.js";
 import { ConnectionsPage } from "./connections.js";
 import { McpSettingsPage } from "./mcp-settings.js";
+import { UsagePage } from "./usage.js";
 import { confirm } from "./memory.js";
 
 const SESSION = "askbi.session";
@@ -87,7 +88,8 @@ async function start(session) {
   $("who-label").textContent = (session.label || "Signed in") + " · " + roleLabel(status.role);
   $("sign-out").addEventListener("click", () => signOut());
   home = new Home(status, session.label);
-  pages = { memory: new MemoryPage(), connections: new ConnectionsPage(status, { setActive: (id) => home.setActive(id) }), mcp: new McpSettingsPage() };
+  pages = { memory: new MemoryPage(), connections: new ConnectionsPage(status, { setActive: (id) => home.setActive(id) }), mcp: new McpSettingsPage(),
+    usage: new UsagePage(status) };
   $("open-chats").addEventListener("click", openChats);
   $("new-chat").addEventListener("click", newChat);
   $("convbar-open").addEventListener("click", () => { location.hash = "#/"; });
@@ -104,8 +106,8 @@ function where() {
   return { page: pages[name] ? name : "home", rest: rest.map(decodeURIComponent).join("/") };
 }
 
-// route shows the page the address names: Home, Memory, Connections or
-// MCP.
+// route shows the page the address names: Home, Memory, Connections,
+// MCP or Usage.
 async function route() {
   const { page, rest } = where();
   for (const name of ["home", ...Object.keys(pages)]) {
