@@ -10,6 +10,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/internal/sqlcell"
 	"github.com/askbi/askbi/workspace"
 )
 
@@ -195,16 +196,16 @@ func lex(sql string, mode sqlMode) (refs []sqlRef, regions []region, err error) 
 		case c == '?':
 			fail(askbi.Errorf(askbi.InvalidArgument, "query parameters such as ? are not supported; write the values into the query"))
 		case c == '\'':
-			end = quotedEnd(sql, i, !mode.noBackslashEscapes())
+			end = sqlcell.QuotedEnd(sql, i, !mode.noBackslashEscapes())
 		case c == '"':
 			// Under ANSI_QUOTES a name, where a backslash is a character.
-			end = quotedEnd(sql, i, !mode.ansiQuotes() && !mode.noBackslashEscapes())
+			end = sqlcell.QuotedEnd(sql, i, !mode.ansiQuotes() && !mode.noBackslashEscapes())
 		case c == '`':
-			end = quotedEnd(sql, i, false)
+			end = sqlcell.QuotedEnd(sql, i, false)
 		case c == '#':
-			end = lineEnd(sql, i)
+			end = sqlcell.LineEnd(sql, i)
 		case c == '-' && strings.HasPrefix(sql[i:], "--") && (i+2 == len(sql) || sql[i+2] <= ' '):
-			end = lineEnd(sql, i)
+			end = sqlcell.LineEnd(sql, i)
 		case c == '/' && strings.HasPrefix(sql[i:], "/*"):
 			end = len(sql)
 			if n := strings.Index(sql[i+2:], "*/"); n >= 0 {
@@ -222,36 +223,4 @@ func lex(sql string, mode sqlMode) (refs []sqlRef, regions []region, err error) 
 		i = end
 	}
 	return refs, regions, err
-}
-
-// quotedEnd returns the index after the quote closing the region opened
-// at i by the quote sql[i] (a doubled quote is part of the region; with
-// escapes, a backslash escapes the next byte), or len(sql) when it never
-// closes.
-func quotedEnd(sql string, i int, escapes bool) int {
-	q := sql[i]
-	for j := i + 1; j < len(sql); j++ {
-		switch sql[j] {
-		case '\\':
-			if escapes {
-				j++
-			}
-		case q:
-			if j+1 < len(sql) && sql[j+1] == q {
-				j++
-				continue
-			}
-			return j + 1
-		}
-	}
-	return len(sql)
-}
-
-// lineEnd returns the index after the newline ending the line comment
-// at i, or len(sql).
-func lineEnd(sql string, i int) int {
-	if n := strings.IndexByte(sql[i:], '\n'); n >= 0 {
-		return i + n + 1
-	}
-	return len(sql)
 }

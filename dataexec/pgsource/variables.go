@@ -10,6 +10,7 @@ import (
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/dataexec"
+	"github.com/askbi/askbi/internal/sqlcell"
 	"github.com/askbi/askbi/workspace"
 )
 
@@ -217,17 +218,14 @@ func scanSQL(sql string) ([]sqlRef, error) {
 			continue
 		case c == '\'':
 			escape := i > 0 && (sql[i-1] == 'E' || sql[i-1] == 'e') && (i < 2 || !identByte(sql[i-2]))
-			end = quotedEnd(sql, i, '\'', escape)
+			end = sqlcell.QuotedEnd(sql, i, escape)
 			if !escape && strings.IndexByte(sql[i:end], '\\') >= 0 {
 				backslash = true
 			}
 		case c == '"':
-			end = quotedEnd(sql, i, '"', false)
+			end = sqlcell.QuotedEnd(sql, i, false)
 		case c == '-' && strings.HasPrefix(sql[i:], "--"):
-			end = len(sql)
-			if n := strings.IndexByte(sql[i:], '\n'); n >= 0 {
-				end = i + n + 1
-			}
+			end = sqlcell.LineEnd(sql, i)
 		case c == '/' && strings.HasPrefix(sql[i:], "/*"):
 			end = blockCommentEnd(sql, i)
 		case c == '$' && (i == 0 || !identByte(sql[i-1])):
@@ -270,27 +268,6 @@ func paramDigits(s string) int {
 // identByte reports whether c can continue an SQL identifier.
 func identByte(c byte) bool {
 	return c == '_' || c == '$' || c >= 0x80 || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
-}
-
-// quotedEnd returns the index after the quote closing the region opened by
-// q at i (a doubled quote is part of the region; with escape, a backslash
-// escapes the next byte), or len(s) when it never closes.
-func quotedEnd(s string, i int, q byte, escape bool) int {
-	for j := i + 1; j < len(s); j++ {
-		switch s[j] {
-		case '\\':
-			if escape {
-				j++
-			}
-		case q:
-			if j+1 < len(s) && s[j+1] == q {
-				j++
-				continue
-			}
-			return j + 1
-		}
-	}
-	return len(s)
 }
 
 // blockCommentEnd returns the index after the (nested) comment opened at i.

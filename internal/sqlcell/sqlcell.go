@@ -1,12 +1,14 @@
 // Package sqlcell holds what the SQL sources (dataexec/pgsource,
-// dataexec/mysqlsource) measure and say alike: the JSON size of a text
-// cell, and the limits in the words users read.
+// dataexec/mysqlsource) measure, read and say alike: the JSON size of a
+// text cell, where a quoted region or a line comment of SQL text ends,
+// and the limits in the words users read.
 package sqlcell
 
 import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -53,4 +55,36 @@ func Bytes(n int64) string {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// QuotedEnd returns the index after the quote closing the region that
+// the quote s[i] opens (a doubled quote is part of the region; with
+// escapes, a backslash escapes the next byte), or len(s) when it never
+// closes.
+func QuotedEnd(s string, i int, escapes bool) int {
+	q := s[i]
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			if escapes {
+				j++
+			}
+		case q:
+			if j+1 < len(s) && s[j+1] == q {
+				j++
+				continue
+			}
+			return j + 1
+		}
+	}
+	return len(s)
+}
+
+// LineEnd returns the index after the newline ending the line comment
+// that starts at i, or len(s).
+func LineEnd(s string, i int) int {
+	if n := strings.IndexByte(s[i:], '\n'); n >= 0 {
+		return i + n + 1
+	}
+	return len(s)
 }

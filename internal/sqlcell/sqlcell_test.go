@@ -33,3 +33,31 @@ func TestFormats(t *testing.T) {
 		}
 	}
 }
+
+// TestQuotedEnd: a doubled quote stays inside, a backslash escapes only
+// with escapes, and an unclosed region runs to the end.
+func TestQuotedEnd(t *testing.T) {
+	for _, tc := range []struct {
+		s       string
+		escapes bool
+		want    int
+	}{
+		{`'a' x`, false, 3},
+		{`'it''s' x`, false, 7},
+		{`'a\' x`, false, 4},
+		{`'a\' x'`, true, 7},
+		{`"a""b" x`, false, 6},
+		{"`a` x", false, 3},
+		{`'never`, false, 6},
+		{`'ends\`, true, 6},
+	} {
+		if got := QuotedEnd(tc.s, 0, tc.escapes); got != tc.want {
+			t.Errorf("QuotedEnd(%q, escapes %v) = %d, want %d", tc.s, tc.escapes, got, tc.want)
+		}
+	}
+	for s, want := range map[string]int{"-- a\nSELECT": 5, "-- a": 4} {
+		if got := LineEnd(s, 0); got != want {
+			t.Errorf("LineEnd(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
