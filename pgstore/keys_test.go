@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -103,5 +104,30 @@ func TestStoredRowHoldsNoSecret(t *testing.T) {
 	}
 	if _, err := keys.Verify(ctx, secret); err == nil {
 		t.Error("revoked key verified")
+	}
+}
+
+// TestMigrateBesideGrants: a migration that loses a race on a catalog row
+// to another session (here one granting on every table of the schema, as
+// the reference server's demo seeding and an operator's scripts do) runs
+// again instead of failing the start.
+func TestMigrateBesideGrants(t *testing.T) {
+	for range 3 {
+		db := pgtest.MustDB(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for ctx.Err() == nil {
+				db.ExecContext(ctx, `REVOKE ALL ON ALL TABLES IN SCHEMA public FROM PUBLIC`)
+				time.Sleep(time.Millisecond)
+			}
+		}()
+		err := pgstore.Migrate(ctx, db)
+		cancel()
+		<-done
+		if err != nil {
+			t.Fatalf("Migrate beside grants: %v", err)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -169,7 +170,22 @@ func Migrate(ctx context.Context, db *sqlx.DB) error {
 		if err != nil {
 			return err
 		}
-		err = Transact(ctx, db, func(tx *sqlx.Tx) error {
+		err = migrateOne(ctx, db, name, body)
+		if err != nil {
+			return fmt.Errorf("pgstore: migration %s: %w", strings.TrimPrefix(name, "migrations/"), err)
+		}
+	}
+	return nil
+}
+
+// migrateOne applies one migration unless it ran already. A transaction
+// that lost a race on a catalog row to another session (a GRANT on every
+// table of the schema, say: PostgreSQL refuses the second writer with
+// "tuple concurrently updated" rather than wait) or a deadlock rolled
+// back whole, so it runs again, a few times.
+func migrateOne(ctx context.Context, db *sqlx.DB, name string, body []byte) error {
+	for try := 1; ; try++ {
+		err := Transact(ctx, db, func(tx *sqlx.Tx) error {
 			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, migrateLock); err != nil {
 				return err
 			}
@@ -190,11 +206,26 @@ func Migrate(ctx context.Context, db *sqlx.DB) error {
 			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (name) VALUES ($1)`, name)
 			return err
 		})
-		if err != nil {
-			return fmt.Errorf("pgstore: migration %s: %w", strings.TrimPrefix(name, "migrations/"), err)
+		if err == nil || !lostCatalogRace(err) || try == 5 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(try) * 20 * time.Millisecond):
 		}
 	}
-	return nil
+}
+
+// lostCatalogRace reports whether err is PostgreSQL's refusal of a change
+// to a catalog row another transaction changed at the same time, or a
+// deadlock: either rolled the transaction back, which may run again.
+func lostCatalogRace(err error) bool {
+	var pe *pq.Error
+	if !errors.As(err, &pe) {
+		return false
+	}
+	return pe.Code == "40P01" || pe.Code == "XX000" && strings.Contains(pe.Message, "tuple concurrently updated")
 }
 
 // Transact runs fn in a transaction, committing when fn returns nil and

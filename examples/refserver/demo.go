@@ -88,7 +88,17 @@ var warehouseSchema = []string{
 // versions, which seeded the warehouse there.
 var readerSearchPath = []string{
 	`DO $$ BEGIN EXECUTE format('ALTER ROLE %I IN DATABASE %I SET search_path = warehouse', '` + readerRole + `', current_database()); END $$`,
-	`REVOKE ALL ON ALL TABLES IN SCHEMA public FROM ` + readerRole,
+	// Only the tables it holds a grant on: a REVOKE on every table of
+	// public would rewrite each one's catalog row, colliding with the
+	// state migrations another instance runs there at the same time.
+	`DO $$ DECLARE t regclass; BEGIN
+  FOR t IN SELECT DISTINCT c.oid::regclass FROM pg_catalog.pg_class c
+    JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace, aclexplode(c.relacl) a
+    WHERE n.nspname = 'public' AND a.grantee = '` + readerRole + `'::regrole
+  LOOP
+    EXECUTE format('REVOKE ALL ON %s FROM ` + readerRole + `', t);
+  END LOOP;
+END $$`,
 	`ALTER DEFAULT PRIVILEGES IN SCHEMA public REVOKE SELECT ON TABLES FROM ` + readerRole,
 }
 

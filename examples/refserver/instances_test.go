@@ -864,3 +864,39 @@ func TestWarehousesSeededAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestReaderLosesPublicGrants: a database seeded by an earlier version
+// (the warehouse in schema public, the reader granted there) keeps no
+// grant to the reader on public's tables, and the others' grants stay.
+func TestReaderLosesPublicGrants(t *testing.T) {
+	u := pgtest.MustDatabase(t)
+	if _, err := seedWarehouse(t.Context(), u, true); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlx.Open("postgres", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{
+		`CREATE TABLE public.old_orders (id int)`,
+		`CREATE TABLE public.other (id int)`,
+		`GRANT SELECT ON public.old_orders TO ` + readerRole,
+		`GRANT SELECT ON public.other TO PUBLIC`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := seedWarehouse(t.Context(), u, true); err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Old, Other bool }
+	if err := db.Get(&got, `SELECT has_table_privilege($1, 'public.old_orders', 'SELECT') AS old,
+		has_table_privilege($1, 'public.other', 'SELECT') AS other`, readerRole); err != nil {
+		t.Fatal(err)
+	}
+	if got.Old || !got.Other {
+		t.Errorf("after seeding, the reader reads public.old_orders: %v (want false), public.other (PUBLIC's grant): %v (want true)", got.Old, got.Other)
+	}
+}
