@@ -1,7 +1,10 @@
 package mcpserver
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -179,5 +182,52 @@ func TestPreEncodeResultType(t *testing.T) {
 		if rt != "" && !strings.Contains(string(got), `"resultType":"complete"`) {
 			t.Errorf("resultType %q: sent %s", rt, got)
 		}
+	}
+}
+
+// TestAnswerWriter: over HTTP, a result whose JSON was built before goes
+// to the go-sdk as a stand-in, and the answer carries the JSON in its
+// place, once; nothing else in the answer is taken for the stand-in,
+// and without a note (not over HTTP) the result goes as it is.
+func TestAnswerWriter(t *testing.T) {
+	res, err := toolResult(reply{summary: "2 rows.", data: json.RawMessage(`{"rows":[[1,"askbi:answer:x"]]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	encoded := preEncode(res)
+	wire := encoded.(*encodedResult).json
+	if got := sendEncoded(context.Background(), encoded); got != encoded {
+		t.Errorf("without a note, sendEncoded = %T, want the result as it is", got)
+	}
+	note := &answerNote{}
+	ctx := context.WithValue(context.Background(), answerKey{}, note)
+	sent := sendEncoded(ctx, encoded)
+	standIn, err := json.Marshal(sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(standIn) > 64 || bytes.Contains(standIn, wire) {
+		t.Fatalf("the go-sdk is handed %d bytes, want a short stand-in", len(standIn))
+	}
+	if again := sendEncoded(ctx, encoded); again != encoded {
+		t.Errorf("a second result in one request got a stand-in too")
+	}
+	rec := httptest.NewRecorder()
+	w := &answerWriter{ResponseWriter: rec, note: note}
+	// The client's id holds what a stand-in looks like: only the noted
+	// one, named at random, is replaced.
+	msg := `{"jsonrpc":"2.0","id":"askbi:answer:guess","result":` + string(standIn) + `}`
+	if n, err := w.Write([]byte(msg)); n != len(msg) || err != nil {
+		t.Fatalf("Write = %d, %v; want %d, nil", n, err, len(msg))
+	}
+	want := `{"jsonrpc":"2.0","id":"askbi:answer:guess","result":` + string(wire) + `}`
+	if diff := cmp.Diff(want, rec.Body.String()); diff != "" {
+		t.Errorf("the answer (-want +got):\n%s", diff)
+	}
+	// The note is spent: the same bytes again go as they are.
+	rec.Body.Reset()
+	w.Write([]byte(msg))
+	if got := rec.Body.String(); got != msg {
+		t.Errorf("a second write = %.100s, want it unchanged", got)
 	}
 }

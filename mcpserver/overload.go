@@ -1,7 +1,9 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
 	"log/slog"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbi/askbi"
 	"github.com/askbi/askbi/access"
@@ -43,11 +46,19 @@ type authOutcome struct {
 	err   error
 }
 
-// retryNote is where a tool call notes its retry hint, for the
-// Retry-After header of its HTTP answer.
-type retryNote struct{ seconds atomic.Int64 }
+// answerNote is where a tool call leaves, for its HTTP answer, its retry
+// hint (the Retry-After header) and its result's JSON when that was
+// built before (encodedResult): the go-sdk then encodes a stand-in, and
+// answerWriter writes the JSON in its place.
+type answerNote struct {
+	seconds atomic.Int64
 
-type retryKey struct{}
+	mu      sync.Mutex
+	standIn []byte // the stand-in as the go-sdk encodes it
+	encoded []byte // what answerWriter writes in its place
+}
+
+type answerKey struct{}
 
 // guard runs before the go-sdk's bearer check. It authenticates the
 // token once (verify then reads the outcome), answers 503 with
@@ -80,10 +91,10 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			}
 			defer release()
 		}
-		note := &retryNote{}
-		ctx = context.WithValue(ctx, retryKey{}, note)
+		note := &answerNote{}
+		ctx = context.WithValue(ctx, answerKey{}, note)
 		ctx = context.WithValue(ctx, requestKey{}, r.Context())
-		next.ServeHTTP(&retryWriter{ResponseWriter: w, note: note}, r.WithContext(ctx))
+		next.ServeHTTP(&answerWriter{ResponseWriter: w, note: note}, r.WithContext(ctx))
 	})
 }
 
@@ -159,21 +170,47 @@ func withRequest(ctx context.Context) (context.Context, context.CancelFunc) {
 
 // noteRetry records err's retry hint for the HTTP answer.
 func noteRetry(ctx context.Context, err error) {
-	if n, ok := ctx.Value(retryKey{}).(*retryNote); ok {
+	if n, ok := ctx.Value(answerKey{}).(*answerNote); ok {
 		if sec, ok := askbi.RetryAfter(err); ok {
 			n.seconds.Store(int64(sec))
 		}
 	}
 }
 
-// retryWriter adds Retry-After to an answer whose tool call noted one.
-type retryWriter struct {
+// sendEncoded returns what a tools/call answering its HTTP request
+// returns to the go-sdk for res. An encodedResult's JSON goes in the
+// request's answerNote and a stand-in to the go-sdk, whose JSON-RPC layer
+// would otherwise scan and copy the whole answer twice (go-sdk v1.8.0
+// compacts a result once to make the response and again to encode it:
+// about a third of the server's CPU a 1,000-row answer). The stand-in is
+// a JSON string of a random name no client can guess, so that nothing
+// else in the answer can be taken for it. Anything else, or a call with
+// no note (not over HTTP), is returned as it is.
+func sendEncoded(ctx context.Context, res mcp.Result) mcp.Result {
+	r, ok := res.(*encodedResult)
+	n, noted := ctx.Value(answerKey{}).(*answerNote)
+	if !ok || !noted {
+		return res
+	}
+	standIn := []byte(`"askbi:answer:` + rand.Text() + `"`)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.encoded != nil {
+		return res // one answer a request (oneMessage); never two stand-ins
+	}
+	n.standIn, n.encoded = standIn, r.json
+	return &encodedResult{CallToolResult: r.CallToolResult, json: standIn}
+}
+
+// answerWriter adds Retry-After to an answer whose tool call noted one,
+// and writes a result's JSON in place of its stand-in (sendEncoded).
+type answerWriter struct {
 	http.ResponseWriter
-	note *retryNote
+	note *answerNote
 	once sync.Once
 }
 
-func (w *retryWriter) header() {
+func (w *answerWriter) header() {
 	w.once.Do(func() {
 		if sec := w.note.seconds.Load(); sec > 0 {
 			w.ResponseWriter.Header().Set("Retry-After", strconv.FormatInt(sec, 10))
@@ -181,11 +218,34 @@ func (w *retryWriter) header() {
 	})
 }
 
-func (w *retryWriter) WriteHeader(code int) { w.header(); w.ResponseWriter.WriteHeader(code) }
+func (w *answerWriter) WriteHeader(code int) { w.header(); w.ResponseWriter.WriteHeader(code) }
 
-func (w *retryWriter) Write(b []byte) (int, error) { w.header(); return w.ResponseWriter.Write(b) }
+// Write writes b, with the noted result's JSON in place of its stand-in
+// when b holds it. The go-sdk writes each message in one Write.
+func (w *answerWriter) Write(b []byte) (int, error) {
+	w.header()
+	n := w.note
+	n.mu.Lock()
+	standIn, encoded := n.standIn, n.encoded
+	at := -1
+	if standIn != nil {
+		if at = bytes.LastIndex(b, standIn); at >= 0 {
+			n.standIn, n.encoded = nil, nil
+		}
+	}
+	n.mu.Unlock()
+	if at < 0 {
+		return w.ResponseWriter.Write(b)
+	}
+	for _, part := range [][]byte{b[:at], encoded, b[at+len(standIn):]} {
+		if _, err := w.ResponseWriter.Write(part); err != nil {
+			return 0, err
+		}
+	}
+	return len(b), nil
+}
 
-func (w *retryWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *answerWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // rpcError is err as a JSON-RPC error whose data carries the askbi code,
 // message and retry hint.

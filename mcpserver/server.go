@@ -561,11 +561,13 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "tools/call":
 			call := req.(*mcp.CallToolRequest)
 			if s.tasks != nil && tasksDeclared(req) && taskable(call) {
-				return s.callAsTask(ctx, method, call, next)
+				res, err := s.callAsTask(ctx, method, call, next)
+				return sendEncoded(ctx, res), err
 			}
 			ctx, stop := withRequest(ctx)
 			defer stop()
-			return s.callTool(ctx, method, call, next)
+			res, err := s.callTool(ctx, method, call, next)
+			return sendEncoded(ctx, res), err
 		case methodGetTask, methodUpdateTask, methodCancelTask:
 			if s.tasks == nil || !tasksDeclared(req) {
 				return nil, errTasksUndeclared()
@@ -715,10 +717,12 @@ func errorResult(err error) *mcp.CallToolResult {
 // encodedResult is a tool result with its JSON built once, by
 // toolResult, or here from the SDK's own encoding of the rest and the
 // structured content as it was encoded. go-sdk v1.8.0 would encode the
-// result and so escape and compact its data's text once more; it still
-// compacts the whole twice after (docs/go-sdk-raw-structured-content.md
-// has the change upstream that would end that). The embedded result
-// gives it the methods of a Result.
+// result and so escape and compact its data's text once more, and then
+// compact the whole twice: over HTTP, sendEncoded hands it a stand-in
+// instead and the answer's writer puts this JSON in its place
+// (docs/go-sdk-raw-structured-content.md has the change upstream that
+// would make that unnecessary). The embedded result gives it the
+// methods of a Result.
 type encodedResult struct {
 	*mcp.CallToolResult
 	json []byte
