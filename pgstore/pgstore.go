@@ -206,7 +206,7 @@ func migrateOne(ctx context.Context, db *sqlx.DB, name string, body []byte) erro
 			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (name) VALUES ($1)`, name)
 			return err
 		})
-		if err == nil || !lostCatalogRace(err) || try == 5 {
+		if err == nil || !LostCatalogRace(err) || try == 5 {
 			return err
 		}
 		select {
@@ -217,10 +217,12 @@ func migrateOne(ctx context.Context, db *sqlx.DB, name string, body []byte) erro
 	}
 }
 
-// lostCatalogRace reports whether err is PostgreSQL's refusal of a change
-// to a catalog row another transaction changed at the same time, or a
-// deadlock: either rolled the transaction back, which may run again.
-func lostCatalogRace(err error) bool {
+// LostCatalogRace reports whether err is PostgreSQL's refusal of a change
+// to a catalog row another transaction changed at the same time ("tuple
+// concurrently updated": concurrent GRANTs, ALTER ROLE, DDL on one
+// table), or a deadlock: either rolled the transaction back, and a
+// statement that sets the catalog to the same end may run again.
+func LostCatalogRace(err error) bool {
 	var pe *pq.Error
 	if !errors.As(err, &pe) {
 		return false

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
 	"github.com/askbi/askbi/access"
 	"github.com/askbi/askbi/dataexec"
@@ -79,20 +78,13 @@ func seedWarehouse(ctx context.Context, ownerURL string, shared bool) (string, e
 			if err == nil {
 				break
 			}
-			if !concurrentlyUpdated(err) || try == 5 {
+			if !pgstore.LostCatalogRace(err) || try == 5 {
 				return "", fmt.Errorf("create the read-only role: %w", err)
 			}
 			time.Sleep(time.Duration(try) * 50 * time.Millisecond)
 		}
 	}
 	return urlWithUser(ownerURL, readerRole, password)
-}
-
-// concurrentlyUpdated reports whether err is PostgreSQL's refusal of a
-// change to a catalog row another transaction changed at the same time.
-func concurrentlyUpdated(err error) bool {
-	pqErr, ok := errors.AsType[*pq.Error](err)
-	return ok && pqErr.Code == "XX000" && strings.Contains(pqErr.Message, "tuple concurrently updated")
 }
 
 // warehouseLock is the advisory-lock key serializing seedWarehouse.
